@@ -1,0 +1,98 @@
+#include "cli/app.h"
+
+#include <map>
+#include <ostream>
+
+#include "cli/commands.h"
+#include "core/did_you_mean.h"
+
+namespace easyplan::cli {
+namespace {
+
+int UsageError(Context& ctx, const std::string& message, const std::string& hint = "") {
+  ctx.err << "easyplan: error: " << message << "\n";
+  if (!hint.empty()) ctx.err << "  note: " << hint << "\n";
+  return kExitBadInput;
+}
+
+// Every spelling of every option of `app`: "--format", "-o", ...
+std::vector<std::string> OptionSpellings(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* option : app.get_options()) {
+    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+    for (const std::string& name : option->get_snames()) names.push_back("-" + name);
+  }
+  return names;
+}
+
+}  // namespace
+
+int RunApp(int argc, const char* const* argv, Context& ctx) {
+  CLI::App app{"easyplan: resolve HuggingFace/EasyDeL configs and plan their sharding on a device mesh", "easyplan"};
+  app.set_version_flag("--version", "easyplan " EASYPLAN_VERSION);
+  app.require_subcommand(0, 1);
+  app.allow_extras();
+  std::map<std::string, std::function<int(Context&)>> runners;
+  std::vector<std::string> names;
+  for (const Command& command : AllCommands()) {
+    runners[command.name] = command.add(app);
+    names.push_back(command.name);
+  }
+  for (CLI::App* sub : app.get_subcommands({})) sub->allow_extras();
+
+  // An unknown subcommand is the most common slip: answer it before CLI11 does, with a suggestion.
+  if (argc > 1 && argv[1][0] != '-' && runners.count(argv[1]) == 0) {
+    std::string word = argv[1];
+    std::string hint = "commands: ";
+    for (size_t i = 0; i < names.size(); ++i) hint += (i ? ", " : "") + names[i];
+    if (auto suggestion = SuggestClosest(word, names)) {
+      return UsageError(ctx, "unknown command '" + word + "' (did you mean '" + *suggestion + "'?)", hint);
+    }
+    return UsageError(ctx, "unknown command '" + word + "'", hint);
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    ctx.out << app.help();
+    return kExitOk;
+  } catch (const CLI::CallForAllHelp&) {
+    ctx.out << app.help("", CLI::AppFormatMode::All);
+    return kExitOk;
+  } catch (const CLI::CallForVersion&) {
+    ctx.out << "easyplan " EASYPLAN_VERSION "\n";
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    std::string message = e.what();
+    for (CLI::App* sub : app.get_subcommands()) {
+      return UsageError(ctx, sub->get_name() + ": " + message, "run 'easyplan " + sub->get_name() + " --help'");
+    }
+    return UsageError(ctx, message, "run 'easyplan --help'");
+  }
+
+  std::vector<CLI::App*> chosen = app.get_subcommands();
+  const CLI::App* scope = chosen.empty() ? &app : chosen.front();
+  std::vector<std::string> extras = scope->remaining();
+  if (!chosen.empty() && extras.empty()) extras = app.remaining();
+  if (!extras.empty()) {
+    const std::string& word = extras.front();
+    std::string where = chosen.empty() ? "" : scope->get_name() + ": ";
+    std::string hint = "run 'easyplan " + (chosen.empty() ? std::string() : scope->get_name() + " ") + "--help'";
+    if (word.starts_with("-")) {
+      std::string flag = word.substr(0, word.find('='));
+      std::string message = where + "unknown option '" + flag + "'";
+      if (auto suggestion = SuggestClosest(flag, OptionSpellings(*scope))) {
+        message += " (did you mean '" + *suggestion + "'?)";
+      }
+      return UsageError(ctx, message, hint);
+    }
+    return UsageError(ctx, where + "unexpected argument '" + word + "'", hint);
+  }
+  if (chosen.empty()) {
+    ctx.err << app.help();
+    return kExitBadInput;
+  }
+  return runners[chosen.front()->get_name()](ctx);
+}
+
+}  // namespace easyplan::cli

@@ -1,0 +1,30 @@
+#ifndef EASYPLAN_CLI_COMMANDS_H_
+#define EASYPLAN_CLI_COMMANDS_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/context.h"
+
+namespace easyplan::cli {
+
+/// One subcommand: `add` registers its flags on the app and returns the function that runs it after
+/// parsing (the flags struct lives in that closure).
+struct Command {
+  std::string name;
+  std::string help;
+  std::function<std::function<int(Context&)>(CLI::App& app)> add;
+};
+
+/// Every subcommand, in the order `easyplan --help` lists them.
+const std::vector<Command>& AllCommands();
+
+/// Registers `resolve`; defined in cmd_resolve.cc.
+std::function<int(Context&)> AddResolveCommand(CLI::App& app);
+
+}  // namespace easyplan::cli
+
+#endif  // EASYPLAN_CLI_COMMANDS_H_

@@ -1,0 +1,23 @@
+#ifndef EASYPLAN_CLI_CONFIG_INPUT_H_
+#define EASYPLAN_CLI_CONFIG_INPUT_H_
+
+#include <string>
+
+#include "cli/context.h"
+#include "core/document.h"
+
+namespace easyplan::cli {
+
+/// Largest config or overrides file we read; a bigger one is refused, not loaded.
+inline constexpr size_t kMaxInputBytes = 64 << 20;
+
+/// Loads CONFIG as the user named it: a config.json path, a directory holding config.json, or "-"
+/// for standard input. JSON only (config.json is JSON).
+StatusOr<Document> LoadConfigDocument(Context& ctx, const std::string& spec);
+
+/// Loads an overrides file: YAML (.yaml/.yml) or JSON (anything else; JSON is tried first).
+StatusOr<Document> LoadOverridesDocument(Context& ctx, const std::string& path);
+
+}  // namespace easyplan::cli
+
+#endif  // EASYPLAN_CLI_CONFIG_INPUT_H_

@@ -1,0 +1,36 @@
+#ifndef EASYPLAN_CLI_CONTEXT_H_
+#define EASYPLAN_CLI_CONTEXT_H_
+
+#include <iosfwd>
+#include <string>
+
+#include "core/file_system.h"
+#include "core/status.h"
+
+namespace easyplan::cli {
+
+/// Everything a subcommand may touch, passed by reference (no globals): the file system, the
+/// streams, and the options shared by every subcommand.
+struct Context {
+  FileSystem& fs;
+  std::istream& in;
+  std::ostream& out;  // only the requested artifact
+  std::ostream& err;  // diagnostics
+  std::string schemas_dir;  // "" = the embedded data files
+};
+
+/// Exit codes of every subcommand.
+enum ExitCode { kExitOk = 0, kExitFindings = 1, kExitBadInput = 2, kExitInternal = 3 };
+
+/// Prints a diagnostic to ctx.err, one line plus its notes.
+void PrintDiag(Context& ctx, const Diag& diag);
+
+/// Prints a failed Status and returns its exit code (2 for bad input, 3 for internal errors).
+int ReportError(Context& ctx, const Status& status);
+
+/// Writes `text` to stdout, or atomically to `path` (temp + rename) when it is not empty.
+Status WriteOutput(Context& ctx, const std::string& path, const std::string& text);
+
+}  // namespace easyplan::cli
+
+#endif  // EASYPLAN_CLI_CONTEXT_H_

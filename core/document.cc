@@ -1,0 +1,791 @@
+#include "core/document.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cstdio>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <optional>
+#include <utility>
+
+namespace easyplan {
+namespace {
+
+using Position = Document::Position;
+using PositionMap = std::map<std::string, Position>;
+
+/// Values a YAML document may expand to through aliases ("billion laughs" guard).
+constexpr size_t kMaxYamlValues = 1000000;
+/// Literals longer than this are shortened in messages.
+constexpr size_t kMaxLiteralInMessage = 40;
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+std::string Shorten(std::string_view text) {
+  if (text.size() <= kMaxLiteralInMessage) return std::string(text);
+  return std::string(text.substr(0, kMaxLiteralInMessage - 3)) + "...";
+}
+
+/// Length of the well-formed UTF-8 sequence starting at text[i] (1 to 4), or 0 if it is not one
+/// (overlong forms, surrogates and code points above U+10FFFF are rejected).
+size_t Utf8SequenceLength(std::string_view text, size_t i) {
+  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return 1;
+  size_t length = 0;
+  unsigned char low = 0x80, high = 0xBF;  // allowed range of the first continuation byte
+  if (lead >= 0xC2 && lead <= 0xDF) {
+    length = 2;
+  } else if (lead >= 0xE0 && lead <= 0xEF) {
+    length = 3;
+    if (lead == 0xE0) low = 0xA0;
+    if (lead == 0xED) high = 0x9F;
+  } else if (lead >= 0xF0 && lead <= 0xF4) {
+    length = 4;
+    if (lead == 0xF0) low = 0x90;
+    if (lead == 0xF4) high = 0x8F;
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (size_t k = 2; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return 0;
+  }
+  return length;
+}
+
+bool IsValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    const size_t length = Utf8SequenceLength(text, i);
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
+}
+
+void AppendUtf8(uint32_t code_point, std::string* out) {
+  if (code_point < 0x80) {
+    out->push_back(static_cast<char>(code_point));
+  } else if (code_point < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (code_point >> 6)));
+    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+  } else if (code_point < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (code_point >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (code_point >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((code_point >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((code_point >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (code_point & 0x3F)));
+  }
+}
+
+/// For a decimal literal ("-12.5e3"), whether its magnitude is at least 1 (so that a from_chars
+/// range error means overflow rather than underflow). REQUIRES: some mantissa digit is nonzero.
+bool MagnitudeAtLeastOne(std::string_view literal) {
+  long long exponent = 0;  // of the leading nonzero digit
+  long long digits_before_point = 0;
+  long long first_nonzero = -1;  // index among mantissa digits
+  long long digit_index = 0;
+  bool seen_point = false;
+  size_t i = 0;
+  for (; i < literal.size() && literal[i] != 'e' && literal[i] != 'E'; ++i) {
+    const char c = literal[i];
+    if (c == '.') {
+      seen_point = true;
+    } else if (IsDigit(c)) {
+      if (first_nonzero < 0 && c != '0') first_nonzero = digit_index;
+      if (!seen_point) ++digits_before_point;
+      ++digit_index;
+    }
+  }
+  long long written_exponent = 0;
+  if (i < literal.size()) {
+    bool negative = false;
+    for (++i; i < literal.size(); ++i) {
+      if (literal[i] == '-') negative = true;
+      if (IsDigit(literal[i]) && written_exponent < 1000000000) {
+        written_exponent = written_exponent * 10 + (literal[i] - '0');
+      }
+    }
+    if (negative) written_exponent = -written_exponent;
+  }
+  exponent = digits_before_point - first_nonzero - 1 + written_exponent;
+  return exponent >= 0;
+}
+
+/// Parses a decimal float literal in JSON/YAML syntax (a leading '+' is allowed). nullopt when it
+/// overflows a double; underflow gives a (signed) zero or subnormal, as strtod does.
+std::optional<double> ParseDecimalFloat(std::string_view literal) {
+  std::string_view digits = literal;
+  if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
+  double value = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (error == std::errc::result_out_of_range) {
+    if (MagnitudeAtLeastOne(digits)) return std::nullopt;
+    return digits.front() == '-' ? -0.0 : 0.0;
+  }
+  if (error != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return value;
+}
+
+std::string IntegerRangeMessage(std::string_view literal) {
+  return "integer " + Shorten(literal) + " does not fit in 64 bits";
+}
+
+std::string FloatRangeMessage(std::string_view literal) {
+  return "float " + Shorten(literal) + " does not fit in 64 bits";
+}
+
+// -----------------------------------------------------------------------------------------------
+// JSON: a validating scanner that records positions and duplicate keys, then nlohmann for values.
+
+class JsonScanner {
+ public:
+  explicit JsonScanner(std::string_view text, const std::string& file)
+      : text_(text), file_(file) {}
+
+  /// Validates the whole text; on success positions() and duplicates() describe it.
+  Status Run() {
+    SkipWhitespace();
+    if (AtEnd()) return Syntax(pos_, "empty document");
+    std::string pointer;
+    EP_RETURN_IF_ERROR(Value(pointer, 0));
+    SkipWhitespace();
+    if (!AtEnd()) {
+      return Syntax(pos_, "unexpected " + Describe(pos_) + " after the end of the document");
+    }
+    return Status();
+  }
+
+  PositionMap& positions() { return positions_; }
+  std::vector<std::string>& duplicates() { return duplicates_; }
+
+  /// The position of a byte offset, counted from the start of the text.
+  Position PositionOf(size_t offset) const {
+    Position position{1, 1};
+    for (size_t i = 0; i < offset && i < text_.size(); ++i) {
+      if (text_[i] == '\n') {
+        ++position.line;
+        position.column = 1;
+      } else {
+        ++position.column;
+      }
+    }
+    return position;
+  }
+
+ private:
+  bool AtEnd() const { return pos_ >= text_.size(); }
+
+  void SkipWhitespace() {
+    for (; !AtEnd(); ++pos_) {
+      const char c = text_[pos_];
+      if (c == '\n') {
+        ++line_;
+        line_start_ = pos_ + 1;
+      } else if (c != ' ' && c != '\t' && c != '\r') {
+        break;
+      }
+    }
+  }
+
+  Status Syntax(size_t offset, const std::string& reason) const {
+    return Error(offset, "invalid JSON: " + reason);
+  }
+
+  Status Error(size_t offset, std::string message) const {
+    const Position position = PositionOf(offset);
+    return Status::BadInput(SourceLoc{file_, "", position.line, position.column},
+                            std::move(message));
+  }
+
+  /// "'}'", "byte 0xEF" or "end of input", for "unexpected ..." messages.
+  std::string Describe(size_t offset) const {
+    if (offset >= text_.size()) return "end of input";
+    const char c = text_[offset];
+    if (c > ' ' && c < 0x7F) return std::string("'") + c + "'";
+    char hex[16];
+    std::snprintf(hex, sizeof(hex), "byte 0x%02X", static_cast<unsigned char>(c));
+    return hex;
+  }
+
+  Status Value(std::string& pointer, int depth) {
+    SkipWhitespace();
+    if (AtEnd()) return Syntax(pos_, "unexpected end of input");
+    // Values start after whitespace on the current line, so the cached line is exact here.
+    positions_[pointer] = Position{line_, static_cast<int>(pos_ - line_start_ + 1)};
+    const char c = text_[pos_];
+    if (c == '{') return Object(pointer, depth);
+    if (c == '[') return Array(pointer, depth);
+    if (c == '"') return String(nullptr);
+    if (c == '-' || IsDigit(c)) return Number();
+    if (IsAlpha(c)) return Literal();
+    if (c == '\'') return Syntax(pos_, "unexpected ''' (JSON strings use double quotes)");
+    if (c == '/') return Syntax(pos_, "unexpected '/' (JSON has no comments)");
+    return Syntax(pos_, "unexpected " + Describe(pos_));
+  }
+
+  Status EnterContainer(int depth) const {
+    if (depth + 1 > kMaxDocumentDepth) {
+      return Syntax(pos_, "nesting deeper than " + std::to_string(kMaxDocumentDepth) + " levels");
+    }
+    return Status();
+  }
+
+  Status Object(std::string& pointer, int depth) {
+    EP_RETURN_IF_ERROR(EnterContainer(depth));
+    ++pos_;  // '{'
+    SkipWhitespace();
+    if (!AtEnd() && text_[pos_] == '}') {
+      ++pos_;
+      return Status();
+    }
+    std::map<std::string, int> key_counts;
+    while (true) {
+      SkipWhitespace();
+      if (AtEnd()) return Syntax(pos_, "unexpected end of input");
+      if (text_[pos_] == '}') return Syntax(pos_, "trailing comma before '}'");
+      if (text_[pos_] != '"') {
+        return Syntax(pos_, "expected a double-quoted object key, found " + Describe(pos_));
+      }
+      std::string key;
+      EP_RETURN_IF_ERROR(String(&key));
+      SkipWhitespace();
+      if (AtEnd()) return Syntax(pos_, "unexpected end of input");
+      if (text_[pos_] != ':') return Syntax(pos_, "expected ':' after an object key");
+      ++pos_;
+      const size_t parent_size = pointer.size();
+      pointer += '/';
+      pointer += PointerToken(key);
+      const int count = ++key_counts[key];
+      if (count == 2) duplicates_.push_back(pointer);
+      if (count >= 2) ForgetPositionsUnder(pointer);
+      EP_RETURN_IF_ERROR(Value(pointer, depth + 1));
+      pointer.resize(parent_size);
+      SkipWhitespace();
+      if (AtEnd()) return Syntax(pos_, "unexpected end of input");
+      if (text_[pos_] == '}') {
+        ++pos_;
+        return Status();
+      }
+      if (text_[pos_] != ',') return Syntax(pos_, "expected ',' or '}' after an object member");
+      ++pos_;
+    }
+  }
+
+  Status Array(std::string& pointer, int depth) {
+    EP_RETURN_IF_ERROR(EnterContainer(depth));
+    ++pos_;  // '['
+    SkipWhitespace();
+    if (!AtEnd() && text_[pos_] == ']') {
+      ++pos_;
+      return Status();
+    }
+    for (size_t index = 0;; ++index) {
+      SkipWhitespace();
+      if (!AtEnd() && text_[pos_] == ']') return Syntax(pos_, "trailing comma before ']'");
+      const size_t parent_size = pointer.size();
+      pointer += '/';
+      pointer += std::to_string(index);
+      EP_RETURN_IF_ERROR(Value(pointer, depth + 1));
+      pointer.resize(parent_size);
+      SkipWhitespace();
+      if (AtEnd()) return Syntax(pos_, "unexpected end of input");
+      if (text_[pos_] == ']') {
+        ++pos_;
+        return Status();
+      }
+      if (text_[pos_] != ',') return Syntax(pos_, "expected ',' or ']' after an array element");
+      ++pos_;
+    }
+  }
+
+  /// A repeated key replaces the earlier value: drop the positions recorded for it.
+  void ForgetPositionsUnder(const std::string& pointer) {
+    positions_.erase(pointer);
+    // Every pointer below `pointer` sorts in [pointer + "/", pointer + "0") since '0' == '/' + 1.
+    positions_.erase(positions_.lower_bound(pointer + "/"), positions_.lower_bound(pointer + "0"));
+  }
+
+  /// Reads four hex digits at `offset`, or nullopt.
+  std::optional<uint32_t> Hex4(size_t offset) const {
+    if (offset + 4 > text_.size()) return std::nullopt;
+    uint32_t value = 0;
+    const char* begin = text_.data() + offset;
+    const auto [end, error] = std::from_chars(begin, begin + 4, value, 16);
+    if (error != std::errc() || end != begin + 4) return std::nullopt;
+    return value;
+  }
+
+  /// Scans a string at pos_ (on its opening quote), appending its decoded value to `decoded`.
+  Status String(std::string* decoded) {
+    const size_t open = pos_++;
+    while (true) {
+      if (AtEnd()) return Syntax(open, "unterminated string");
+      const unsigned char c = static_cast<unsigned char>(text_[pos_]);
+      if (c == '"') {
+        ++pos_;
+        return Status();
+      }
+      if (c == '\\') {
+        EP_RETURN_IF_ERROR(Escape(open, decoded));
+      } else if (c == '\n') {
+        return Syntax(pos_, "unescaped newline in string (missing closing quote?)");
+      } else if (c < 0x20) {
+        char message[64];
+        std::snprintf(message, sizeof(message), "unescaped control character 0x%02X in string", c);
+        return Syntax(pos_, message);
+      } else {
+        const size_t length = Utf8SequenceLength(text_, pos_);
+        if (length == 0) return Syntax(pos_, "invalid UTF-8 in string");
+        if (decoded != nullptr) decoded->append(text_.substr(pos_, length));
+        pos_ += length;
+      }
+    }
+  }
+
+  /// Decodes the escape sequence at pos_ (on the backslash) of the string opened at `open`.
+  Status Escape(size_t open, std::string* decoded) {
+    if (pos_ + 1 >= text_.size()) return Syntax(open, "unterminated string");
+    const char kind = text_[pos_ + 1];
+    char simple = 0;
+    switch (kind) {
+      case '"': simple = '"'; break;
+      case '\\': simple = '\\'; break;
+      case '/': simple = '/'; break;
+      case 'b': simple = '\b'; break;
+      case 'f': simple = '\f'; break;
+      case 'n': simple = '\n'; break;
+      case 'r': simple = '\r'; break;
+      case 't': simple = '\t'; break;
+      case 'u': break;
+      default:
+        if (kind > ' ' && kind < 0x7F) {
+          return Syntax(pos_, std::string("invalid escape '\\") + kind + "'");
+        }
+        return Syntax(pos_, "invalid escape");
+    }
+    if (simple != 0) {
+      if (decoded != nullptr) decoded->push_back(simple);
+      pos_ += 2;
+      return Status();
+    }
+    const std::optional<uint32_t> unit = Hex4(pos_ + 2);
+    if (!unit) return Syntax(pos_, "invalid \\u escape (expected four hex digits)");
+    uint32_t code_point = *unit;
+    size_t length = 6;
+    if (code_point >= 0xDC00 && code_point <= 0xDFFF) {
+      return Syntax(pos_, "unpaired surrogate in \\u escape");
+    }
+    if (code_point >= 0xD800 && code_point <= 0xDBFF) {
+      const bool has_next = pos_ + 7 < text_.size() && text_[pos_ + 6] == '\\' &&
+                            text_[pos_ + 7] == 'u';
+      const std::optional<uint32_t> low = has_next ? Hex4(pos_ + 8) : std::nullopt;
+      if (!low || *low < 0xDC00 || *low > 0xDFFF) {
+        return Syntax(pos_, "unpaired surrogate in \\u escape");
+      }
+      code_point = 0x10000 + ((code_point - 0xD800) << 10) + (*low - 0xDC00);
+      length = 12;
+    }
+    if (decoded != nullptr) AppendUtf8(code_point, decoded);
+    pos_ += length;
+    return Status();
+  }
+
+  static bool IsNumberish(char c) {
+    return IsDigit(c) || IsAlpha(c) || c == '.' || c == '+' || c == '-' || c == '_';
+  }
+
+  Status Number() {
+    const size_t start = pos_;
+    size_t p = pos_;
+    const auto digits = [&] {
+      const size_t first = p;
+      while (p < text_.size() && IsDigit(text_[p])) ++p;
+      return p > first;
+    };
+    bool valid = true;
+    bool is_integer = true;
+    if (text_[p] == '-') ++p;
+    if (p < text_.size() && text_[p] == '0') {
+      ++p;
+    } else {
+      valid = digits();
+    }
+    if (valid && p < text_.size() && text_[p] == '.') {
+      ++p;
+      is_integer = false;
+      valid = digits();
+    }
+    if (valid && p < text_.size() && (text_[p] == 'e' || text_[p] == 'E')) {
+      ++p;
+      is_integer = false;
+      if (p < text_.size() && (text_[p] == '+' || text_[p] == '-')) ++p;
+      valid = digits();
+    }
+    if (!valid || (p < text_.size() && IsNumberish(text_[p]))) {
+      size_t end = start + 1;
+      while (end < text_.size() && IsNumberish(text_[end])) ++end;
+      return Syntax(start, "invalid number '" + Shorten(text_.substr(start, end - start)) + "'");
+    }
+    const std::string_view literal = text_.substr(start, p - start);
+    if (is_integer) {
+      int64_t value = 0;
+      const auto result = std::from_chars(literal.data(), literal.data() + literal.size(), value);
+      if (result.ec != std::errc()) return Error(start, IntegerRangeMessage(literal));
+    } else if (!ParseDecimalFloat(literal)) {
+      return Error(start, FloatRangeMessage(literal));
+    }
+    pos_ = p;
+    return Status();
+  }
+
+  Status Literal() {
+    const size_t start = pos_;
+    size_t end = pos_;
+    while (end < text_.size() && (IsAlpha(text_[end]) || IsDigit(text_[end]) || text_[end] == '_')) {
+      ++end;
+    }
+    const std::string_view word = text_.substr(start, end - start);
+    if (word == "true" || word == "false" || word == "null") {
+      pos_ = end;
+      return Status();
+    }
+    std::string hint;
+    if (word == "True" || word == "TRUE") hint = " (JSON spells it true)";
+    if (word == "False" || word == "FALSE") hint = " (JSON spells it false)";
+    if (word == "None" || word == "Null" || word == "NULL" || word == "nil") {
+      hint = " (JSON spells it null)";
+    }
+    return Syntax(start, "invalid literal '" + Shorten(word) + "'" + hint);
+  }
+
+  std::string_view text_;
+  const std::string& file_;
+  size_t pos_ = 0;
+  int line_ = 1;           // line of pos_ after SkipWhitespace
+  size_t line_start_ = 0;  // offset of the first byte of line_
+  PositionMap positions_;
+  std::vector<std::string> duplicates_;
+};
+
+/// "[json.exception.parse_error.101] parse error at line 1, column 8: syntax error ... - x" -> "x".
+std::string ShortNlohmannReason(const std::string& what) {
+  std::string reason = what;
+  if (!reason.empty() && reason.front() == '[') {
+    const size_t close = reason.find("] ");
+    if (close != std::string::npos) reason = reason.substr(close + 2);
+  }
+  const size_t column = reason.find("column ");
+  const size_t colon = column == std::string::npos ? column : reason.find(": ", column);
+  if (colon != std::string::npos) reason = reason.substr(colon + 2);
+  const size_t dash = reason.rfind(" - ");
+  if (dash != std::string::npos) reason = reason.substr(dash + 3);
+  return reason;
+}
+
+// -----------------------------------------------------------------------------------------------
+// YAML: yaml-cpp nodes -> Json with core-schema resolution.
+
+/// Matches [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? (YAML 1.2 core float).
+bool IsYamlDecimalFloat(std::string_view s) {
+  size_t p = 0;
+  const auto digits = [&] {
+    const size_t first = p;
+    while (p < s.size() && IsDigit(s[p])) ++p;
+    return p - first;
+  };
+  if (p < s.size() && (s[p] == '-' || s[p] == '+')) ++p;
+  if (p < s.size() && s[p] == '.') {
+    ++p;
+    if (digits() == 0) return false;
+  } else {
+    if (digits() == 0) return false;
+    if (p < s.size() && s[p] == '.') {
+      ++p;
+      digits();
+    }
+  }
+  if (p < s.size() && (s[p] == 'e' || s[p] == 'E')) {
+    ++p;
+    if (p < s.size() && (s[p] == '-' || s[p] == '+')) ++p;
+    if (digits() == 0) return false;
+  }
+  return p == s.size();
+}
+
+bool AllOf(std::string_view s, bool (*predicate)(char)) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!predicate(c)) return false;
+  }
+  return true;
+}
+
+/// Resolves a plain scalar to a Json value, or returns the error message for out-of-range numbers.
+std::optional<std::string> ResolvePlainScalar(const std::string& s, Json* out) {
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
+    *out = nullptr;
+    return std::nullopt;
+  }
+  if (s == "true" || s == "True" || s == "TRUE") {
+    *out = true;
+    return std::nullopt;
+  }
+  if (s == "false" || s == "False" || s == "FALSE") {
+    *out = false;
+    return std::nullopt;
+  }
+  const std::string_view view(s);
+  const auto parse_int = [&](std::string_view digits, int base) -> std::optional<std::string> {
+    int64_t value = 0;
+    const auto result = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
+    if (result.ec != std::errc()) return IntegerRangeMessage(s);
+    *out = value;
+    return std::nullopt;
+  };
+  const std::string_view unsigned_part = (s[0] == '-' || s[0] == '+') ? view.substr(1) : view;
+  if (AllOf(unsigned_part, IsDigit)) return parse_int(s[0] == '+' ? view.substr(1) : view, 10);
+  const auto is_hex = [](char c) {
+    return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+  };
+  const auto is_octal = [](char c) { return c >= '0' && c <= '7'; };
+  if (view.starts_with("0x") && AllOf(view.substr(2), is_hex)) return parse_int(view.substr(2), 16);
+  if (view.starts_with("0o") && AllOf(view.substr(2), is_octal)) {
+    return parse_int(view.substr(2), 8);
+  }
+  if (IsYamlDecimalFloat(view)) {
+    const std::optional<double> value = ParseDecimalFloat(view);
+    if (!value) return FloatRangeMessage(s);
+    *out = *value;
+    return std::nullopt;
+  }
+  if (unsigned_part == ".inf" || unsigned_part == ".Inf" || unsigned_part == ".INF") {
+    *out = s[0] == '-' ? -std::numeric_limits<double>::infinity()
+                       : std::numeric_limits<double>::infinity();
+    return std::nullopt;
+  }
+  if (s == ".nan" || s == ".NaN" || s == ".NAN") {
+    *out = std::numeric_limits<double>::quiet_NaN();
+    return std::nullopt;
+  }
+  *out = s;
+  return std::nullopt;
+}
+
+class YamlConverter {
+ public:
+  explicit YamlConverter(const std::string& file) : file_(file) {}
+
+  Status Convert(const YAML::Node& node, std::string& pointer, int depth, Json* out) {
+    if (++values_ > kMaxYamlValues) {
+      return Error(node, "invalid YAML: document expands to more than " + std::to_string(kMaxYamlValues) +
+                             " values (through aliases?)");
+    }
+    const YAML::Mark mark = node.Mark();
+    if (mark.line >= 0) positions_[pointer] = Position{mark.line + 1, mark.column + 1};
+    switch (node.Type()) {
+      case YAML::NodeType::Scalar:
+        return Scalar(node, out);
+      case YAML::NodeType::Sequence:
+        return Sequence(node, pointer, depth, out);
+      case YAML::NodeType::Map:
+        return Mapping(node, pointer, depth, out);
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        *out = nullptr;
+        return Status();
+    }
+    return Status();
+  }
+
+  PositionMap& positions() { return positions_; }
+  std::vector<std::string>& duplicates() { return duplicates_; }
+
+  Status Error(const YAML::Node& node, std::string reason) const {
+    SourceLoc loc{file_, "", 0, 0};
+    const YAML::Mark mark = node.Mark();
+    if (mark.line >= 0) {
+      loc.line = mark.line + 1;
+      loc.column = mark.column + 1;
+    }
+    return Status::BadInput(std::move(loc), std::move(reason));
+  }
+
+ private:
+  Status Scalar(const YAML::Node& node, Json* out) {
+    const std::string& text = node.Scalar();
+    if (!IsValidUtf8(text)) return Error(node, "invalid YAML: invalid UTF-8 in scalar");
+    const std::string& tag = node.Tag();
+    if (tag == "!" || tag == "tag:yaml.org,2002:str") {
+      *out = text;
+      return Status();
+    }
+    if (std::optional<std::string> error = ResolvePlainScalar(text, out)) {
+      return Error(node, std::move(*error));
+    }
+    return Status();
+  }
+
+  Status EnterContainer(const YAML::Node& node, int depth) const {
+    if (depth + 1 > kMaxDocumentDepth) {
+      return Error(node, "invalid YAML: nesting deeper than " + std::to_string(kMaxDocumentDepth) +
+                             " levels");
+    }
+    return Status();
+  }
+
+  Status Sequence(const YAML::Node& node, std::string& pointer, int depth, Json* out) {
+    EP_RETURN_IF_ERROR(EnterContainer(node, depth));
+    *out = Json::array();
+    size_t index = 0;
+    for (const YAML::Node& item : node) {
+      const size_t parent_size = pointer.size();
+      pointer += '/';
+      pointer += std::to_string(index++);
+      Json value;
+      EP_RETURN_IF_ERROR(Convert(item, pointer, depth + 1, &value));
+      out->push_back(std::move(value));
+      pointer.resize(parent_size);
+    }
+    return Status();
+  }
+
+  Status Mapping(const YAML::Node& node, std::string& pointer, int depth, Json* out) {
+    EP_RETURN_IF_ERROR(EnterContainer(node, depth));
+    *out = Json::object();
+    std::map<std::string, int> key_counts;
+    for (const auto& entry : node) {
+      const YAML::Node key_node = entry.first;
+      std::string key;
+      if (key_node.IsScalar()) {
+        key = key_node.Scalar();
+        if (!IsValidUtf8(key)) return Error(key_node, "invalid YAML: invalid UTF-8 in scalar");
+      } else if (key_node.IsNull()) {
+        key = "null";
+      } else {
+        return Error(key_node, std::string("invalid YAML: a mapping key must be a scalar, not a ") +
+                                   (key_node.IsMap() ? "mapping" : "sequence"));
+      }
+      const size_t parent_size = pointer.size();
+      pointer += '/';
+      pointer += PointerToken(key);
+      const int count = ++key_counts[key];
+      if (count == 2) duplicates_.push_back(pointer);
+      if (count >= 2) {
+        positions_.erase(pointer);
+        positions_.erase(positions_.lower_bound(pointer + "/"),
+                         positions_.lower_bound(pointer + "0"));
+      }
+      Json value;
+      EP_RETURN_IF_ERROR(Convert(entry.second, pointer, depth + 1, &value));
+      (*out)[key] = std::move(value);
+      pointer.resize(parent_size);
+    }
+    return Status();
+  }
+
+  const std::string& file_;
+  size_t values_ = 0;
+  PositionMap positions_;
+  std::vector<std::string> duplicates_;
+};
+
+}  // namespace
+
+Document::Document(std::string file, Json root, std::map<std::string, Position> positions,
+                   std::vector<std::string> duplicate_keys)
+    : file_(std::move(file)),
+      root_(std::move(root)),
+      positions_(std::move(positions)),
+      duplicate_keys_(std::move(duplicate_keys)) {}
+
+SourceLoc Document::Locate(std::string_view pointer) const {
+  SourceLoc loc{file_, std::string(pointer), 0, 0};
+  std::string_view probe = pointer;
+  while (true) {
+    const auto it = positions_.find(std::string(probe));
+    if (it != positions_.end()) {
+      loc.line = it->second.line;
+      loc.column = it->second.column;
+      return loc;
+    }
+    if (probe.empty()) return loc;
+    const size_t slash = probe.rfind('/');
+    probe = slash == std::string_view::npos ? std::string_view() : probe.substr(0, slash);
+  }
+}
+
+std::string PointerToken(std::string_view key) {
+  std::string token;
+  token.reserve(key.size());
+  for (char c : key) {
+    if (c == '~') {
+      token += "~0";
+    } else if (c == '/') {
+      token += "~1";
+    } else {
+      token += c;
+    }
+  }
+  return token;
+}
+
+StatusOr<Document> ParseJsonDocument(std::string_view text, std::string file) {
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
+  JsonScanner scanner(text, file);
+  EP_RETURN_IF_ERROR(scanner.Run());
+  Json root;
+  try {
+    // The scanner has checked the ranges, so every unsigned integer fits in int64: store it as one.
+    root = Json::parse(text.begin(), text.end(), [](int, Json::parse_event_t event, Json& parsed) {
+      if (event == Json::parse_event_t::value && parsed.is_number_unsigned()) {
+        parsed = static_cast<int64_t>(parsed.get<uint64_t>());
+      }
+      return true;
+    });
+  } catch (const Json::parse_error& e) {
+    const Document::Position position = scanner.PositionOf(e.byte > 0 ? e.byte - 1 : 0);
+    return Status::BadInput(SourceLoc{file, "", position.line, position.column},
+                            "invalid JSON: " + ShortNlohmannReason(e.what()));
+  } catch (const std::exception& e) {
+    return Status::BadInput(SourceLoc{file, "", 0, 0},
+                            "invalid JSON: " + ShortNlohmannReason(e.what()));
+  }
+  return Document(std::move(file), std::move(root), std::move(scanner.positions()),
+                  std::move(scanner.duplicates()));
+}
+
+StatusOr<Document> ParseYamlDocument(std::string_view text, std::string file) {
+  try {
+    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
+    if (documents.empty()) return Document(std::move(file), Json(nullptr));
+    YamlConverter converter(file);
+    if (documents.size() > 1) {
+      return converter.Error(documents[1], "invalid YAML: expected a single document, found " +
+                                               std::to_string(documents.size()));
+    }
+    Json root;
+    std::string pointer;
+    EP_RETURN_IF_ERROR(converter.Convert(documents[0], pointer, 0, &root));
+    return Document(std::move(file), std::move(root), std::move(converter.positions()),
+                    std::move(converter.duplicates()));
+  } catch (const YAML::Exception& e) {
+    SourceLoc loc{file, "", 0, 0};
+    if (e.mark.line >= 0) {
+      loc.line = e.mark.line + 1;
+      loc.column = e.mark.column + 1;
+    }
+    return Status::BadInput(std::move(loc), "invalid YAML: " + e.msg);
+  } catch (const std::exception& e) {
+    return Status::BadInput(SourceLoc{file, "", 0, 0}, std::string("invalid YAML: ") + e.what());
+  }
+}
+
+}  // namespace easyplan

@@ -1,0 +1,373 @@
+#include "core/emit.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/document.h"
+#include "core/json.h"
+
+namespace easyplan {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+/// Equality that also requires equal kinds (integer 1 vs float 1.0; signed and unsigned integers
+/// are both "integer"), NaN == NaN, equal signs of zero, and equal key order.
+::testing::AssertionResult SameJson(const Json& a, const Json& b, const std::string& path = "") {
+  if (std::string_view(JsonTypeName(a)) != JsonTypeName(b)) {
+    return ::testing::AssertionFailure() << "at '" << path << "': " << JsonTypeName(a) << " "
+                                         << a.dump() << " vs " << JsonTypeName(b) << " "
+                                         << b.dump();
+  }
+  if (a.is_number_float()) {
+    const double x = a.get<double>(), y = b.get<double>();
+    const bool same = (std::isnan(x) && std::isnan(y)) || (x == y && std::signbit(x) == std::signbit(y));
+    if (!same) return ::testing::AssertionFailure() << "at '" << path << "': " << x << " vs " << y;
+    return ::testing::AssertionSuccess();
+  }
+  if (a.is_object()) {
+    if (a.size() != b.size()) return ::testing::AssertionFailure() << "at '" << path << "': size";
+    auto it = b.begin();
+    for (const auto& [key, value] : a.items()) {
+      if (key != it.key()) {
+        return ::testing::AssertionFailure() << "at '" << path << "': key '" << key << "' vs '"
+                                             << it.key() << "'";
+      }
+      ::testing::AssertionResult inner = SameJson(value, it.value(), path + "/" + key);
+      if (!inner) return inner;
+      ++it;
+    }
+    return ::testing::AssertionSuccess();
+  }
+  if (a.is_array()) {
+    if (a.size() != b.size()) return ::testing::AssertionFailure() << "at '" << path << "': size";
+    for (size_t i = 0; i < a.size(); ++i) {
+      ::testing::AssertionResult inner = SameJson(a[i], b[i], path + "/" + std::to_string(i));
+      if (!inner) return inner;
+    }
+    return ::testing::AssertionSuccess();
+  }
+  if (a != b) return ::testing::AssertionFailure() << "at '" << path << "': " << a << " vs " << b;
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult YamlRoundTrips(const Json& value) {
+  const std::string yaml = EmitYaml(value);
+  StatusOr<Document> doc = ParseYamlDocument(yaml, "emitted.yaml");
+  if (!doc.ok()) {
+    return ::testing::AssertionFailure() << doc.status().ToString() << "\nyaml:\n" << yaml;
+  }
+  ::testing::AssertionResult same = SameJson(value, doc->root());
+  if (!same) same << "\nyaml:\n" << yaml;
+  return same;
+}
+
+// -----------------------------------------------------------------------------------------------
+// EmitJson
+
+TEST(EmitJsonTest, IndentsByTwoKeepsKeyOrderAndEndsWithNewline) {
+  Json value = Json::object();
+  value["z"] = 1;
+  value["a"] = Json::array({true, nullptr, "s"});
+  value["m"] = Json{{"f", 1.5}};
+  value["e"] = Json::object();
+  value["ea"] = Json::array();
+  EXPECT_EQ(EmitJson(value),
+            "{\n"
+            "  \"z\": 1,\n"
+            "  \"a\": [\n"
+            "    true,\n"
+            "    null,\n"
+            "    \"s\"\n"
+            "  ],\n"
+            "  \"m\": {\n"
+            "    \"f\": 1.5\n"
+            "  },\n"
+            "  \"e\": {},\n"
+            "  \"ea\": []\n"
+            "}\n");
+}
+
+TEST(EmitJsonTest, RendersNumbersAsNlohmannDoes) {
+  EXPECT_EQ(EmitJson(Json::array({500000.0, 1e-05, 1e30, -0.0, 0.1, 42, -7})),
+            "[\n  500000.0,\n  1e-05,\n  1e+30,\n  -0.0,\n  0.1,\n  42,\n  -7\n]\n");
+  EXPECT_EQ(EmitJson(Json::array({kNaN, kInf})), "[\n  null,\n  null\n]\n");
+}
+
+TEST(EmitJsonTest, KeepsUtf8AndEscapesControlCharacters) {
+  EXPECT_EQ(EmitJson(Json{{"\xC3\xA9", "\xE2\x82\xAC\n\x01\""}}),
+            "{\n  \"\xC3\xA9\": \"\xE2\x82\xAC\\n\\u0001\\\"\"\n}\n");
+}
+
+TEST(EmitJsonTest, ReplacesInvalidUtf8InsteadOfThrowing) {
+  EXPECT_EQ(EmitJson(Json("a\xFF" "b")), "\"a\xEF\xBF\xBD" "b\"\n");
+}
+
+TEST(EmitJsonTest, TopLevelScalarsAndEmptyContainers) {
+  EXPECT_EQ(EmitJson(Json(42)), "42\n");
+  EXPECT_EQ(EmitJson(Json(nullptr)), "null\n");
+  EXPECT_EQ(EmitJson(Json::object()), "{}\n");
+  EXPECT_EQ(EmitJson(Json::array()), "[]\n");
+}
+
+TEST(EmitJsonTest, RoundTripsThroughParseJsonDocument) {
+  const Json value = Json::parse(
+      R"({"a": [1, -1, 2.5, 1e-05, "x\ny", {"b": null}], "c": {}, "\u00e9": [[], [true]]})");
+  StatusOr<Document> doc = ParseJsonDocument(EmitJson(value), "out.json");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  EXPECT_TRUE(SameJson(value, doc->root()));
+}
+
+// -----------------------------------------------------------------------------------------------
+// EmitYaml: layout
+
+TEST(EmitYamlTest, WritesBlockMappingsFlowScalarSequencesAndDashItems) {
+  const Json value = Json::parse(R"({
+    "model_type": "llama",
+    "mesh_shape": [1, -1, 1, 1, 1],
+    "rope_scaling": {"factor": 8.0, "type": "llama3"},
+    "params": [
+      {"name": "model/embed_tokens/embedding", "spec": ["fsdp", "tp"], "shape": [128256, 4096]},
+      {"name": "lm_head/kernel", "spec": [null, "tp"]}
+    ],
+    "empty_map": {},
+    "empty_list": [],
+    "nested": [[1, 2], [3, [4]], [], {}, [{"a": 1}]]
+  })");
+  EXPECT_EQ(EmitYaml(value),
+            "model_type: llama\n"
+            "mesh_shape: [1, -1, 1, 1, 1]\n"
+            "rope_scaling:\n"
+            "  factor: 8.0\n"
+            "  type: llama3\n"
+            "params:\n"
+            "  - name: model/embed_tokens/embedding\n"
+            "    spec: [fsdp, tp]\n"
+            "    shape: [128256, 4096]\n"
+            "  - name: lm_head/kernel\n"
+            "    spec: [null, tp]\n"
+            "empty_map: {}\n"
+            "empty_list: []\n"
+            "nested:\n"
+            "  - [1, 2]\n"
+            "  - - 3\n"
+            "    - [4]\n"
+            "  - []\n"
+            "  - {}\n"
+            "  - - a: 1\n");
+  EXPECT_TRUE(YamlRoundTrips(value));
+}
+
+TEST(EmitYamlTest, DeeplyNestedMappingsIndentByTwo) {
+  const Json value = Json::parse(R"({"a": {"b": [{"c": [1, {"d": 2}], "e": "f"}]}})");
+  EXPECT_EQ(EmitYaml(value),
+            "a:\n"
+            "  b:\n"
+            "    - c:\n"
+            "        - 1\n"
+            "        - d: 2\n"
+            "      e: f\n");
+  EXPECT_TRUE(YamlRoundTrips(value));
+}
+
+TEST(EmitYamlTest, FlowSequenceMustFitIn80Columns) {
+  // "k: [" + s + "]" is 5 + |s| columns.
+  const std::string fits(75, 'a'), too_long(76, 'a');
+  EXPECT_EQ(EmitYaml(Json{{"k", Json::array({fits})}}), "k: [" + fits + "]\n");
+  EXPECT_EQ(EmitYaml(Json{{"k", Json::array({too_long})}}), "k:\n  - " + too_long + "\n");
+  // At top level there is no head: "[" + s + "]".
+  EXPECT_EQ(EmitYaml(Json::array({std::string(78, 'b')})), "[" + std::string(78, 'b') + "]\n");
+  EXPECT_EQ(EmitYaml(Json::array({std::string(79, 'b')})), "- " + std::string(79, 'b') + "\n");
+  // Inside a sequence the head is the indented dash.
+  const Json nested = Json::array({Json::array({std::string(76, 'c')})});
+  EXPECT_EQ(EmitYaml(nested), "- [" + std::string(76, 'c') + "]\n");
+  const Json nested_long = Json::array({Json::array({std::string(77, 'c')})});
+  EXPECT_EQ(EmitYaml(nested_long), "- - " + std::string(77, 'c') + "\n");
+}
+
+TEST(EmitYamlTest, SequencesWithContainersUseBlockStyle) {
+  EXPECT_EQ(EmitYaml(Json::array({1, Json::array()})), "- 1\n- []\n");
+  EXPECT_EQ(EmitYaml(Json::array({1, Json::object({{"a", 1}})})), "- 1\n- a: 1\n");
+}
+
+TEST(EmitYamlTest, TopLevelScalarsAndEmptyContainers) {
+  EXPECT_EQ(EmitYaml(Json(nullptr)), "null\n");
+  EXPECT_EQ(EmitYaml(Json(true)), "true\n");
+  EXPECT_EQ(EmitYaml(Json(false)), "false\n");
+  EXPECT_EQ(EmitYaml(Json(-42)), "-42\n");
+  EXPECT_EQ(EmitYaml(Json(1.5)), "1.5\n");
+  EXPECT_EQ(EmitYaml(Json("hello")), "hello\n");
+  EXPECT_EQ(EmitYaml(Json("two words")), "\"two words\"\n");
+  EXPECT_EQ(EmitYaml(Json::object()), "{}\n");
+  EXPECT_EQ(EmitYaml(Json::array()), "[]\n");
+}
+
+TEST(EmitYamlTest, KeysFollowTheStringQuotingRule) {
+  Json value = Json::object();
+  value[""] = 1;
+  value["a b"] = 2;
+  value["1"] = 3;
+  value["null"] = 4;
+  value["ok_key"] = 5;
+  value["yes"] = 6;
+  EXPECT_EQ(EmitYaml(value),
+            "\"\": 1\n\"a b\": 2\n\"1\": 3\n\"null\": 4\nok_key: 5\n\"yes\": 6\n");
+  EXPECT_TRUE(YamlRoundTrips(value));
+}
+
+// -----------------------------------------------------------------------------------------------
+// EmitYaml: scalars
+
+struct ScalarCase {
+  Json value;
+  std::string yaml;  // without the trailing newline
+};
+
+class EmitYamlScalarTest : public ::testing::TestWithParam<ScalarCase> {};
+
+TEST_P(EmitYamlScalarTest, WritesScalarAndReadsItBack) {
+  EXPECT_EQ(EmitYaml(GetParam().value), GetParam().yaml + "\n");
+  EXPECT_TRUE(YamlRoundTrips(GetParam().value));
+  EXPECT_TRUE(YamlRoundTrips(Json{{"key", GetParam().value}}));
+  EXPECT_TRUE(YamlRoundTrips(Json::array({GetParam().value, 1})));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Floats, EmitYamlScalarTest,
+    ::testing::Values(ScalarCase{500000.0, "500000.0"}, ScalarCase{1e-05, "1.0e-05"},
+                      ScalarCase{1e30, "1.0e+30"}, ScalarCase{1e16, "1.0e+16"},
+                      ScalarCase{1.5e300, "1.5e+300"}, ScalarCase{-0.0, "-0.0"},
+                      ScalarCase{0.1, "0.1"}, ScalarCase{-2.5e-08, "-2.5e-08"},
+                      ScalarCase{5e-324, "5.0e-324"}, ScalarCase{kInf, ".inf"},
+                      ScalarCase{-kInf, "-.inf"}, ScalarCase{kNaN, ".nan"}));
+
+INSTANTIATE_TEST_SUITE_P(
+    Integers, EmitYamlScalarTest,
+    ::testing::Values(ScalarCase{0, "0"}, ScalarCase{-1, "-1"},
+                      ScalarCase{std::numeric_limits<int64_t>::max(), "9223372036854775807"},
+                      ScalarCase{std::numeric_limits<int64_t>::min(), "-9223372036854775808"}));
+
+INSTANTIATE_TEST_SUITE_P(
+    Strings, EmitYamlScalarTest,
+    ::testing::Values(
+        ScalarCase{"llama", "llama"},
+        ScalarCase{"model/embed_tokens/embedding", "model/embed_tokens/embedding"},
+        ScalarCase{"a.b-c_d", "a.b-c_d"}, ScalarCase{"_x", "_x"}, ScalarCase{"nan", "nan"},
+        ScalarCase{"inf", "inf"}, ScalarCase{"yesno", "yesno"}, ScalarCase{"bf16", "bf16"},
+        ScalarCase{"", "\"\""}, ScalarCase{"1", "\"1\""}, ScalarCase{"1e5", "\"1e5\""},
+        ScalarCase{"0x1F", "\"0x1F\""}, ScalarCase{".inf", "\".inf\""},
+        ScalarCase{"true", "\"true\""}, ScalarCase{"True", "\"True\""},
+        ScalarCase{"FALSE", "\"FALSE\""}, ScalarCase{"null", "\"null\""},
+        ScalarCase{"Null", "\"Null\""}, ScalarCase{"~", "\"~\""}, ScalarCase{"yes", "\"yes\""},
+        ScalarCase{"YES", "\"YES\""}, ScalarCase{"No", "\"No\""}, ScalarCase{"On", "\"On\""},
+        ScalarCase{"oFF", "\"oFF\""}, ScalarCase{"y", "\"y\""}, ScalarCase{"N", "\"N\""},
+        ScalarCase{"a b", "\"a b\""}, ScalarCase{"a: b", "\"a: b\""},
+        ScalarCase{"-x", "\"-x\""}, ScalarCase{"a#b", "\"a#b\""},
+        ScalarCase{"it's", "\"it's\""}, ScalarCase{"[x]", "\"[x]\""},
+        ScalarCase{"x\ny", "\"x\\ny\""}, ScalarCase{"tab\t", "\"tab\\t\""},
+        ScalarCase{"q\"b\\", "\"q\\\"b\\\\\""}, ScalarCase{"\x01", "\"\\u0001\""},
+        ScalarCase{"\x7F", "\"\\u007f\""}, ScalarCase{"\xC3\xA9", "\"\xC3\xA9\""},
+        ScalarCase{"\xC2\x85", "\"\\u0085\""}, ScalarCase{"\xC2\xA0", "\"\xC2\xA0\""},
+        ScalarCase{"a\xE2\x80\xA8" "b", "\"a\\u2028b\""},
+        ScalarCase{"\xE2\x80\xA9", "\"\\u2029\""}, ScalarCase{"\xEF\xBB\xBF", "\"\\ufeff\""},
+        ScalarCase{" lead", "\" lead\""}, ScalarCase{"trail ", "\"trail \""}));
+
+TEST(EmitYamlTest, ReplacesInvalidUtf8) {
+  EXPECT_EQ(EmitYaml(Json("a\xFF" "b")), "\"a\xEF\xBF\xBD" "b\"\n");
+}
+
+// -----------------------------------------------------------------------------------------------
+// EmitYaml: randomized round trip
+
+/// Builds random values from pieces chosen to trip up quoting and number resolution.
+class RandomJson {
+ public:
+  explicit RandomJson(uint32_t seed) : rng_(seed) {}
+
+  Json Value(int depth) {
+    const int kind = Uniform(depth >= 4 ? 6 : 9);
+    switch (kind) {
+      case 0: return nullptr;
+      case 1: return Uniform(2) == 1;
+      case 2: return Integer();
+      case 3: return Float();
+      case 4:
+      case 5: return String();
+      case 6:
+      case 7: {
+        Json object = Json::object();
+        const int size = Uniform(5);
+        for (int i = 0; i < size; ++i) object[String()] = Value(depth + 1);
+        return object;
+      }
+      default: {
+        Json array = Json::array();
+        const int size = Uniform(6);
+        for (int i = 0; i < size; ++i) array.push_back(Value(depth + 1));
+        return array;
+      }
+    }
+  }
+
+ private:
+  int Uniform(int n) { return static_cast<int>(rng_() % static_cast<uint32_t>(n)); }
+
+  Json Integer() {
+    static constexpr int64_t kSpecial[] = {0, 1, -1, 7, 10, 4096, INT64_MAX, INT64_MIN};
+    if (Uniform(2) == 0) return kSpecial[Uniform(8)];
+    return static_cast<int64_t>(rng_());
+  }
+
+  Json Float() {
+    static constexpr double kSpecial[] = {0.0,   -0.0,  0.5,   1.0,    1e-05, 1e30,
+                                          1e300, 1e-320, 3.14, 500000.0, kInf, -kInf};
+    const int pick = Uniform(4);
+    if (pick == 0) return kSpecial[Uniform(12)];
+    if (pick == 1) return kNaN;
+    // Random bit patterns cover subnormals and every exponent; keep the finite ones.
+    double value = std::bit_cast<double>(rng_());
+    while (!std::isfinite(value)) value = std::bit_cast<double>(rng_());
+    return value;
+  }
+
+  std::string String() {
+    static const char* const kPieces[] = {
+        "a",  "Z",  "_",    "x1",  "1",    "0",    "-",    ".",    "/",      " ",   ":",
+        "#",  "'",  "\"",   "\\",  "\n",   "\t",   "\r",   "[",    "]",      "{",   "}",
+        ",",  "&",  "*",    "!",   "%",    "@",    "`",    "?",    "|",      ">",   "~",
+        "e5", "0x", "true", "yes", "null", "No",   ".inf", ".nan", "\xC3\xA9", "\x7F",
+        "\x01", "\xC2\x85", "\xE2\x80\xA8", "\xEF\xBB\xBF", "\xF0\x9F\x98\x80", "---", "...",
+    };
+    constexpr int kNumPieces = sizeof(kPieces) / sizeof(kPieces[0]);
+    std::string out;
+    const int count = Uniform(4);
+    for (int i = 0; i < count; ++i) out += kPieces[Uniform(kNumPieces)];
+    return out;
+  }
+
+  std::mt19937 rng_;
+};
+
+TEST(EmitYamlTest, RandomValuesRoundTripThroughParseYamlDocument) {
+  RandomJson random(20240611);
+  for (int i = 0; i < 3000; ++i) {
+    const Json value = random.Value(0);
+    ASSERT_TRUE(YamlRoundTrips(value)) << "iteration " << i;
+  }
+}
+
+TEST(EmitYamlTest, IsDeterministic) {
+  RandomJson first(7), second(7);
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(EmitYaml(first.Value(0)), EmitYaml(second.Value(0)));
+}
+
+}  // namespace
+}  // namespace easyplan

@@ -1,0 +1,247 @@
+#include "core/file_system.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+#include <utility>
+
+namespace easyplan {
+namespace {
+
+std::string ErrnoMessage(int error) { return std::generic_category().message(error); }
+
+Status ReadError(const std::string& path, int error) {
+  return Status::BadInput({}, "cannot read '" + path + "': " + ErrnoMessage(error));
+}
+
+Status TooLarge(const std::string& path, size_t max_bytes) {
+  return Status::BadInput({}, "'" + path + "' is larger than " + std::to_string(max_bytes) +
+                                  " bytes");
+}
+
+Status IsADirectory(const std::string& path) {
+  return Status::BadInput({}, "'" + path + "' is a directory");
+}
+
+Status WriteError(const std::string& path, int error) {
+  return Status::BadInput({}, "cannot write '" + path + "': " + ErrnoMessage(error));
+}
+
+Status ListError(const std::string& dir, int error) {
+  return Status::BadInput({}, "cannot list '" + dir + "': " + ErrnoMessage(error));
+}
+
+/// Closes a file descriptor when it goes out of scope (unless released).
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  ~ScopedFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+  /// Closes now; returns 0 or the errno of close().
+  int Close() {
+    const int result = ::close(fd_);
+    fd_ = -1;
+    return result == 0 ? 0 : errno;
+  }
+
+ private:
+  int fd_;
+};
+
+/// Splits "a/b/c.json" into {"a/b", "c.json"}, "c.json" into {"", "c.json"}, "/c" into {"/", "c"}.
+std::pair<std::string, std::string> SplitDirAndName(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return {"", path};
+  return {slash == 0 ? "/" : path.substr(0, slash), path.substr(slash + 1)};
+}
+
+/// A name for a temp file beside `path`, distinct per process, time and attempt.
+std::string TempPathFor(const std::string& dir, const std::string& name, int attempt) {
+  const auto ticks = std::chrono::steady_clock::now().time_since_epoch().count();
+  char suffix[64];
+  std::snprintf(suffix, sizeof(suffix), ".tmp-%ld-%llx-%d", static_cast<long>(::getpid()),
+                static_cast<unsigned long long>(ticks), attempt);
+  std::string prefix = dir.empty() ? "" : (dir == "/" ? "/" : dir + "/");
+  return prefix + "." + name + suffix;
+}
+
+/// Writes all of `contents` to `fd`; returns 0 or errno.
+int WriteAll(int fd, std::string_view contents) {
+  while (!contents.empty()) {
+    const ssize_t written = ::write(fd, contents.data(), contents.size());
+    if (written < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    contents.remove_prefix(static_cast<size_t>(written));
+  }
+  return 0;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// RealFileSystem
+
+StatusOr<std::string> RealFileSystem::ReadFile(const std::string& path, size_t max_bytes) const {
+  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return errno == EISDIR ? IsADirectory(path) : ReadError(path, errno);
+  struct stat info;
+  if (::fstat(fd.get(), &info) != 0) return ReadError(path, errno);
+  if (S_ISDIR(info.st_mode)) return IsADirectory(path);
+  if (S_ISREG(info.st_mode) && static_cast<uint64_t>(info.st_size) > max_bytes) {
+    return TooLarge(path, max_bytes);
+  }
+  // Pipes and devices report no size, so read until EOF but never keep more than max_bytes.
+  std::string contents;
+  char buffer[65536];
+  while (true) {
+    const ssize_t got = ::read(fd.get(), buffer, sizeof(buffer));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return ReadError(path, errno);
+    }
+    if (got == 0) break;
+    if (contents.size() + static_cast<size_t>(got) > max_bytes) return TooLarge(path, max_bytes);
+    contents.append(buffer, static_cast<size_t>(got));
+  }
+  return contents;
+}
+
+bool RealFileSystem::IsDirectory(const std::string& path) const {
+  std::error_code error;
+  return std::filesystem::is_directory(path, error);
+}
+
+bool RealFileSystem::Exists(const std::string& path) const {
+  std::error_code error;
+  return std::filesystem::exists(path, error);
+}
+
+StatusOr<std::vector<std::string>> RealFileSystem::ListFiles(const std::string& dir) const {
+  std::error_code error;
+  std::filesystem::directory_iterator it(dir, error);
+  if (error) return ListError(dir, error.value());
+  std::vector<std::string> names;
+  for (; it != std::filesystem::directory_iterator(); it.increment(error)) {
+    if (error) break;
+    std::error_code type_error;
+    if (it->is_regular_file(type_error)) names.push_back(it->path().filename().string());
+  }
+  if (error) return ListError(dir, error.value());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Status RealFileSystem::WriteFileAtomically(const std::string& path, std::string_view contents) {
+  const auto [dir, name] = SplitDirAndName(path);
+  if (name.empty()) return WriteError(path, EISDIR);
+
+  std::string temp_path;
+  int fd_number = -1;
+  for (int attempt = 0; attempt < 100 && fd_number < 0; ++attempt) {
+    temp_path = TempPathFor(dir, name, attempt);
+    fd_number = ::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd_number < 0 && errno != EEXIST) return WriteError(path, errno);
+  }
+  if (fd_number < 0) return WriteError(path, EEXIST);
+  ScopedFd fd(fd_number);
+
+  auto fail = [&](int error) {
+    if (fd.get() >= 0) fd.Close();
+    ::unlink(temp_path.c_str());
+    return WriteError(path, error);
+  };
+
+  if (const int error = WriteAll(fd.get(), contents); error != 0) return fail(error);
+  struct stat old_info;
+  if (::stat(path.c_str(), &old_info) == 0 && S_ISREG(old_info.st_mode)) {
+    if (::fchmod(fd.get(), old_info.st_mode & 07777) != 0) return fail(errno);
+  }
+  if (::fsync(fd.get()) != 0) return fail(errno);
+  if (const int error = fd.Close(); error != 0) return fail(error);
+  if (::rename(temp_path.c_str(), path.c_str()) != 0) return fail(errno);
+
+  // Best effort: make the rename itself durable. The new file is already in place either way.
+  ScopedFd dir_fd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() >= 0) ::fsync(dir_fd.get());
+  return Status();
+}
+
+// ---------------------------------------------------------------------------------------------
+// MemFileSystem
+
+void MemFileSystem::AddFile(std::string path, std::string contents) {
+  files_[std::move(path)] = std::move(contents);
+}
+
+void MemFileSystem::AddDirectory(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  directories_.insert(std::move(path));
+}
+
+StatusOr<std::string> MemFileSystem::ReadFile(const std::string& path, size_t max_bytes) const {
+  const auto it = files_.find(path);
+  if (it == files_.end()) {
+    return IsDirectory(path) ? IsADirectory(path) : ReadError(path, ENOENT);
+  }
+  if (it->second.size() > max_bytes) return TooLarge(path, max_bytes);
+  return it->second;
+}
+
+bool MemFileSystem::IsDirectory(const std::string& path) const {
+  std::string dir = path;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (dir.empty() || dir == "." || dir == "/") return true;
+  if (directories_.count(dir) > 0) return true;
+  const std::string prefix = dir + "/";
+  for (const std::string& known : directories_) {
+    if (known.starts_with(prefix)) return true;
+  }
+  const auto it = files_.lower_bound(prefix);
+  return it != files_.end() && it->first.starts_with(prefix);
+}
+
+bool MemFileSystem::Exists(const std::string& path) const {
+  return files_.count(path) > 0 || IsDirectory(path);
+}
+
+StatusOr<std::vector<std::string>> MemFileSystem::ListFiles(const std::string& dir) const {
+  if (!IsDirectory(dir)) return ListError(dir, files_.count(dir) > 0 ? ENOTDIR : ENOENT);
+  std::string prefix = dir;
+  while (prefix.size() > 1 && prefix.back() == '/') prefix.pop_back();
+  if (prefix == ".") prefix.clear();
+  if (!prefix.empty() && prefix != "/") prefix += "/";
+  std::vector<std::string> names;
+  for (const auto& [path, contents] : files_) {
+    if (!path.starts_with(prefix)) continue;
+    std::string rest = path.substr(prefix.size());
+    if (!rest.empty() && rest.find('/') == std::string::npos) names.push_back(std::move(rest));
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Status MemFileSystem::WriteFileAtomically(const std::string& path, std::string_view contents) {
+  const auto [dir, name] = SplitDirAndName(path);
+  if (name.empty() || (files_.count(path) == 0 && IsDirectory(path))) {
+    return WriteError(path, EISDIR);
+  }
+  if (files_.count(dir) > 0) return WriteError(path, ENOTDIR);
+  if (!IsDirectory(dir)) return WriteError(path, ENOENT);
+  files_[path] = std::string(contents);
+  return Status();
+}
+
+}  // namespace easyplan

@@ -1,0 +1,80 @@
+#ifndef EASYPLAN_CORE_FILE_SYSTEM_H_
+#define EASYPLAN_CORE_FILE_SYSTEM_H_
+
+// File access behind a small interface: RealFileSystem for the tool, MemFileSystem for tests.
+// Library code takes a FileSystem& and never touches the disk directly.
+
+#include <cstddef>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace easyplan {
+
+/// Reading, listing and atomically writing files. Paths are used as given (relative paths are
+/// relative to the working directory) and are quoted verbatim in error messages.
+class FileSystem {
+ public:
+  virtual ~FileSystem() = default;
+
+  /// The whole file. Errors (BadInput, no location): "cannot read '<path>': <strerror>",
+  /// "'<path>' is a directory", "'<path>' is larger than <max_bytes> bytes".
+  virtual StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) const = 0;
+
+  /// True if `path` names an existing directory (following symlinks).
+  virtual bool IsDirectory(const std::string& path) const = 0;
+
+  /// True if `path` names an existing file or directory (following symlinks).
+  virtual bool Exists(const std::string& path) const = 0;
+
+  /// Sorted names (not paths) of the regular files directly inside `dir`; subdirectories are
+  /// skipped. Error (BadInput): "cannot list '<dir>': <strerror>".
+  virtual StatusOr<std::vector<std::string>> ListFiles(const std::string& dir) const = 0;
+
+  /// Writes to a temp file in the same directory, flushes, then renames over `path`: readers see
+  /// the old file or the whole new one, never a partial file. On failure the temp file is removed.
+  /// Error (BadInput): "cannot write '<path>': <strerror>".
+  virtual Status WriteFileAtomically(const std::string& path, std::string_view contents) = 0;
+};
+
+/// The operating system's file system (POSIX).
+class RealFileSystem final : public FileSystem {
+ public:
+  StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) const override;
+  bool IsDirectory(const std::string& path) const override;
+  bool Exists(const std::string& path) const override;
+  StatusOr<std::vector<std::string>> ListFiles(const std::string& dir) const override;
+  /// The new file keeps the permission bits of the file it replaces; a new file gets 0666 minus
+  /// the umask, as with an ordinary create.
+  Status WriteFileAtomically(const std::string& path, std::string_view contents) override;
+};
+
+/// An in-memory file system for tests. Paths are plain strings split at '/', without any
+/// normalization ("a/./b" and "a/b" differ). A directory exists when it was added with
+/// AddDirectory, when some file lies below it, or when it is "", "." or "/". Writing needs the
+/// parent directory to exist. Not thread-safe.
+class MemFileSystem final : public FileSystem {
+ public:
+  /// Adds or replaces a file.
+  void AddFile(std::string path, std::string contents);
+  /// Adds an (empty) directory.
+  void AddDirectory(std::string path);
+
+  StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) const override;
+  bool IsDirectory(const std::string& path) const override;
+  bool Exists(const std::string& path) const override;
+  StatusOr<std::vector<std::string>> ListFiles(const std::string& dir) const override;
+  Status WriteFileAtomically(const std::string& path, std::string_view contents) override;
+
+ private:
+  std::map<std::string, std::string> files_;
+  std::set<std::string> directories_;
+};
+
+}  // namespace easyplan
+
+#endif  // EASYPLAN_CORE_FILE_SYSTEM_H_

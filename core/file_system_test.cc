@@ -1,0 +1,269 @@
+#include "core/file_system.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+namespace easyplan {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A fresh directory under the system temp dir, removed with everything in it at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "easyplan_fs_test_XXXXXX").string();
+    EXPECT_NE(::mkdtemp(pattern.data()), nullptr);
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code error;
+    fs::remove_all(path_, error);
+  }
+  std::string Path(const std::string& name) const { return path_ + "/" + name; }
+  const std::string& path() const { return path_; }
+
+  /// Every entry of the directory (files and directories, hidden ones included), sorted.
+  std::vector<std::string> Entries() const {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(path_)) {
+      names.push_back(entry.path().filename().string());
+    }
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+ private:
+  std::string path_;
+};
+
+void WriteRaw(const std::string& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary);
+  out << contents;
+}
+
+std::string ReadRaw(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// ---------------------------------------------------------------------------------------------
+// RealFileSystem
+
+TEST(RealFileSystemTest, ReadFileReturnsWholeContents) {
+  TempDir dir;
+  std::string big(200000, 'x');
+  big += "end\n";
+  WriteRaw(dir.Path("big.txt"), big);
+  RealFileSystem real;
+  StatusOr<std::string> contents = real.ReadFile(dir.Path("big.txt"), 1 << 20);
+  ASSERT_TRUE(contents.ok()) << contents.status().ToString();
+  EXPECT_EQ(*contents, big);
+}
+
+TEST(RealFileSystemTest, ReadFileOfMissingFileNamesPathAndReason) {
+  TempDir dir;
+  RealFileSystem real;
+  const std::string path = dir.Path("missing.json");
+  StatusOr<std::string> contents = real.ReadFile(path, 100);
+  ASSERT_FALSE(contents.ok());
+  EXPECT_EQ(contents.status().kind(), ErrorKind::kBadInput);
+  EXPECT_EQ(contents.status().diag().message,
+            "cannot read '" + path + "': No such file or directory");
+}
+
+TEST(RealFileSystemTest, ReadFileRejectsDirectory) {
+  TempDir dir;
+  RealFileSystem real;
+  StatusOr<std::string> contents = real.ReadFile(dir.path(), 100);
+  ASSERT_FALSE(contents.ok());
+  EXPECT_EQ(contents.status().diag().message, "'" + dir.path() + "' is a directory");
+}
+
+TEST(RealFileSystemTest, ReadFileEnforcesMaxBytes) {
+  TempDir dir;
+  WriteRaw(dir.Path("f"), "12345");
+  RealFileSystem real;
+  EXPECT_TRUE(real.ReadFile(dir.Path("f"), 5).ok());
+  StatusOr<std::string> contents = real.ReadFile(dir.Path("f"), 4);
+  ASSERT_FALSE(contents.ok());
+  EXPECT_EQ(contents.status().diag().message, "'" + dir.Path("f") + "' is larger than 4 bytes");
+}
+
+TEST(RealFileSystemTest, ExistsAndIsDirectory) {
+  TempDir dir;
+  WriteRaw(dir.Path("f"), "x");
+  RealFileSystem real;
+  EXPECT_TRUE(real.Exists(dir.Path("f")));
+  EXPECT_FALSE(real.IsDirectory(dir.Path("f")));
+  EXPECT_TRUE(real.Exists(dir.path()));
+  EXPECT_TRUE(real.IsDirectory(dir.path()));
+  EXPECT_FALSE(real.Exists(dir.Path("nope")));
+  EXPECT_FALSE(real.IsDirectory(dir.Path("nope")));
+}
+
+TEST(RealFileSystemTest, ListFilesReturnsSortedRegularFilesOnly) {
+  TempDir dir;
+  WriteRaw(dir.Path("b.yaml"), "");
+  WriteRaw(dir.Path("a.yaml"), "");
+  WriteRaw(dir.Path("C.yaml"), "");
+  fs::create_directory(dir.Path("subdir"));
+  RealFileSystem real;
+  StatusOr<std::vector<std::string>> names = real.ListFiles(dir.path());
+  ASSERT_TRUE(names.ok()) << names.status().ToString();
+  EXPECT_EQ(*names, (std::vector<std::string>{"C.yaml", "a.yaml", "b.yaml"}));
+}
+
+TEST(RealFileSystemTest, ListFilesOfMissingDirectoryFails) {
+  TempDir dir;
+  RealFileSystem real;
+  StatusOr<std::vector<std::string>> names = real.ListFiles(dir.Path("nope"));
+  ASSERT_FALSE(names.ok());
+  EXPECT_EQ(names.status().diag().message,
+            "cannot list '" + dir.Path("nope") + "': No such file or directory");
+}
+
+TEST(RealFileSystemTest, WriteFileAtomicallyCreatesCompleteFileAndNoTemp) {
+  TempDir dir;
+  RealFileSystem real;
+  const std::string contents = std::string(300000, 'a') + "tail\n";
+  ASSERT_TRUE(real.WriteFileAtomically(dir.Path("plan.json"), contents).ok());
+  EXPECT_EQ(ReadRaw(dir.Path("plan.json")), contents);
+  EXPECT_EQ(dir.Entries(), std::vector<std::string>{"plan.json"});
+}
+
+TEST(RealFileSystemTest, WriteFileAtomicallyReplacesExistingFileAndKeepsItsMode) {
+  TempDir dir;
+  const std::string path = dir.Path("plan.json");
+  WriteRaw(path, "old contents that are longer than the new ones\n");
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  RealFileSystem real;
+  ASSERT_TRUE(real.WriteFileAtomically(path, "new\n").ok());
+  EXPECT_EQ(ReadRaw(path), "new\n");
+  struct stat info;
+  ASSERT_EQ(::stat(path.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 0640u);
+  EXPECT_EQ(dir.Entries(), std::vector<std::string>{"plan.json"});
+}
+
+TEST(RealFileSystemTest, WriteFileAtomicallyWritesEmptyFile) {
+  TempDir dir;
+  RealFileSystem real;
+  ASSERT_TRUE(real.WriteFileAtomically(dir.Path("empty"), "").ok());
+  EXPECT_TRUE(fs::exists(dir.Path("empty")));
+  EXPECT_EQ(fs::file_size(dir.Path("empty")), 0u);
+}
+
+TEST(RealFileSystemTest, WriteFileAtomicallyIntoMissingDirectoryFailsAndLeavesNothing) {
+  TempDir dir;
+  RealFileSystem real;
+  const std::string path = dir.Path("missing/plan.json");
+  Status status = real.WriteFileAtomically(path, "x");
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.kind(), ErrorKind::kBadInput);
+  EXPECT_EQ(status.diag().message, "cannot write '" + path + "': No such file or directory");
+  EXPECT_TRUE(dir.Entries().empty());
+}
+
+TEST(RealFileSystemTest, WriteFileAtomicallyOverDirectoryFailsAndRemovesTemp) {
+  TempDir dir;
+  fs::create_directory(dir.Path("out"));
+  RealFileSystem real;
+  Status status = real.WriteFileAtomically(dir.Path("out"), "x");
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.diag().message, "cannot write '" + dir.Path("out") + "': Is a directory");
+  EXPECT_EQ(dir.Entries(), std::vector<std::string>{"out"});
+  EXPECT_TRUE(fs::is_empty(dir.Path("out")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// MemFileSystem
+
+TEST(MemFileSystemTest, ReadsAddedFiles) {
+  MemFileSystem mem;
+  mem.AddFile("config.json", "{}");
+  mem.AddFile("config.json", "{\"a\": 1}");
+  StatusOr<std::string> contents = mem.ReadFile("config.json", 100);
+  ASSERT_TRUE(contents.ok());
+  EXPECT_EQ(*contents, "{\"a\": 1}");
+}
+
+TEST(MemFileSystemTest, ReadErrorsMatchRealFileSystem) {
+  MemFileSystem mem;
+  mem.AddFile("dir/f.yaml", "12345");
+  EXPECT_EQ(mem.ReadFile("nope.json", 100).status().diag().message,
+            "cannot read 'nope.json': No such file or directory");
+  EXPECT_EQ(mem.ReadFile("dir", 100).status().diag().message, "'dir' is a directory");
+  EXPECT_EQ(mem.ReadFile("dir/f.yaml", 4).status().diag().message,
+            "'dir/f.yaml' is larger than 4 bytes");
+  EXPECT_TRUE(mem.ReadFile("dir/f.yaml", 5).ok());
+}
+
+TEST(MemFileSystemTest, DirectoriesAreImpliedByFilesOrAdded) {
+  MemFileSystem mem;
+  mem.AddFile("a/b/c.txt", "");
+  mem.AddDirectory("empty/");
+  EXPECT_TRUE(mem.IsDirectory("a"));
+  EXPECT_TRUE(mem.IsDirectory("a/b"));
+  EXPECT_TRUE(mem.IsDirectory("a/b/"));
+  EXPECT_FALSE(mem.IsDirectory("a/b/c.txt"));
+  EXPECT_FALSE(mem.IsDirectory("a/b/c"));
+  EXPECT_TRUE(mem.IsDirectory("empty"));
+  EXPECT_TRUE(mem.Exists("a/b/c.txt"));
+  EXPECT_TRUE(mem.Exists("a"));
+  EXPECT_FALSE(mem.Exists("a/x"));
+}
+
+TEST(MemFileSystemTest, ListFilesReturnsSortedDirectChildren) {
+  MemFileSystem mem;
+  mem.AddFile("rules/qwen2.yaml", "");
+  mem.AddFile("rules/llama.yaml", "");
+  mem.AddFile("rules/sub/deep.yaml", "");
+  mem.AddFile("rulesx.yaml", "");
+  mem.AddFile("top.yaml", "");
+  StatusOr<std::vector<std::string>> names = mem.ListFiles("rules");
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(*names, (std::vector<std::string>{"llama.yaml", "qwen2.yaml"}));
+  StatusOr<std::vector<std::string>> top = mem.ListFiles(".");
+  ASSERT_TRUE(top.ok());
+  EXPECT_EQ(*top, (std::vector<std::string>{"rulesx.yaml", "top.yaml"}));
+  EXPECT_EQ(mem.ListFiles("nope").status().diag().message,
+            "cannot list 'nope': No such file or directory");
+  EXPECT_EQ(mem.ListFiles("top.yaml").status().diag().message,
+            "cannot list 'top.yaml': Not a directory");
+}
+
+TEST(MemFileSystemTest, WriteFileAtomicallyStoresContents) {
+  MemFileSystem mem;
+  mem.AddDirectory("out");
+  ASSERT_TRUE(mem.WriteFileAtomically("out/plan.json", "{}\n").ok());
+  ASSERT_TRUE(mem.WriteFileAtomically("plan.yaml", "a: 1\n").ok());
+  EXPECT_EQ(*mem.ReadFile("out/plan.json", 100), "{}\n");
+  EXPECT_EQ(*mem.ReadFile("plan.yaml", 100), "a: 1\n");
+}
+
+TEST(MemFileSystemTest, WriteFileAtomicallyNeedsParentDirectory) {
+  MemFileSystem mem;
+  mem.AddFile("file", "");
+  mem.AddDirectory("dir");
+  EXPECT_EQ(mem.WriteFileAtomically("missing/plan.json", "x").diag().message,
+            "cannot write 'missing/plan.json': No such file or directory");
+  EXPECT_EQ(mem.WriteFileAtomically("file/plan.json", "x").diag().message,
+            "cannot write 'file/plan.json': Not a directory");
+  EXPECT_EQ(mem.WriteFileAtomically("dir", "x").diag().message,
+            "cannot write 'dir': Is a directory");
+  EXPECT_FALSE(mem.Exists("missing/plan.json"));
+  EXPECT_TRUE(mem.WriteFileAtomically("dir/plan.json", "x").ok());
+}
+
+}  // namespace
+}  // namespace easyplan

@@ -1,0 +1,25 @@
+#include "core/json.h"
+
+namespace easyplan {
+
+const char* JsonTypeName(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return "boolean";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned: return "integer";
+    case Json::value_t::number_float: return "float";
+    case Json::value_t::string: return "string";
+    case Json::value_t::array: return "array";
+    case Json::value_t::object: return "object";
+    default: return "value";
+  }
+}
+
+std::string JsonForMessage(const Json& value, size_t max_chars) {
+  std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  if (text.size() > max_chars) text = text.substr(0, max_chars - 3) + "...";
+  return text;
+}
+
+}  // namespace easyplan

@@ -1,0 +1,81 @@
+#ifndef EASYPLAN_SCHEMAS_SCHEMA_H_
+#define EASYPLAN_SCHEMAS_SCHEMA_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/json.h"
+#include "core/status.h"
+#include "schemas/expression.h"
+#include "schemas/type_spec.h"
+
+namespace easyplan::schemas {
+
+/// Which EasyDeL defaults fill missing attributes: `add_basic_configurations` (what a loaded config
+/// gets, the default) or the `EasyDeLBaseConfig.__init__` signature (what a constructed config holds).
+enum class DefaultsProfile { kAddBasic, kInit };
+
+/// One declared key: its type, allowed values and default. Loaded from a schema YAML entry.
+struct FieldSpec {
+  std::string name;
+  TypeSpec type;
+  std::optional<Json> default_value;          // add_basic profile (families: the only profile)
+  std::optional<Expression> default_expr;
+  std::optional<Json> init_default_value;     // __init__ profile override
+  std::optional<Expression> init_default_expr;
+  std::vector<Json> allowed;                  // enum; empty = unrestricted
+  std::optional<Json> forced;                 // EasyDeL always assigns this value
+  bool copy_to_sub_configs = true;            // read_basics_from_config copies it
+  SourceLoc loc;                              // schema file and line, for messages
+};
+
+/// A value computed after all overrides: `name = value` when `when` holds.
+struct DerivedSpec {
+  std::string name;
+  Expression value;
+  std::optional<Expression> when;
+  SourceLoc loc;
+};
+
+/// A condition a resolved config must satisfy; `message` holds `{expr}` placeholders.
+struct CheckSpec {
+  enum class Phase { kInput, kResolved };
+  std::string key;
+  Expression require;
+  std::optional<Expression> when;
+  std::string message;
+  Phase phase = Phase::kResolved;
+  SourceLoc loc;
+};
+
+/// A model family (one HF model_type): schemas/families/<model_type>.yaml.
+struct FamilySchema {
+  std::string model_type;
+  std::string config_class;
+  std::string inherits;                                           // "" = none
+  std::vector<std::pair<std::string, std::string>> attribute_map;  // alias -> stored name
+  std::vector<FieldSpec> fields;
+  std::vector<DerivedSpec> derived;
+  std::vector<CheckSpec> checks;
+  std::vector<std::pair<std::string, std::string>> sub_configs;  // key -> family
+  std::string source;                                             // schema path for messages
+};
+
+/// EasyDeL's base attributes and PartitionAxis fields: schemas/easydel.yaml.
+struct EasyDelSchema {
+  std::vector<FieldSpec> attributes;
+  std::vector<FieldSpec> partition_axis;
+  std::string source;
+};
+
+/// Parse a family file. `text` is YAML; `path` names it in messages.
+StatusOr<FamilySchema> ParseFamilySchema(std::string_view text, const std::string& path);
+
+/// Parse the EasyDeL attribute file.
+StatusOr<EasyDelSchema> ParseEasyDelSchema(std::string_view text, const std::string& path);
+
+}  // namespace easyplan::schemas
+
+#endif  // EASYPLAN_SCHEMAS_SCHEMA_H_

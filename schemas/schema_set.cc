@@ -1,0 +1,50 @@
+#include "schemas/schema_set.h"
+
+namespace easyplan::schemas {
+namespace {
+constexpr char kFamilyDir[] = "schemas/families";
+
+std::string Stem(const std::string& path) {
+  size_t slash = path.rfind('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  return name.ends_with(".yaml") ? name.substr(0, name.size() - 5) : "";
+}
+}  // namespace
+
+StatusOr<const EasyDelSchema*> SchemaSet::EasyDel() {
+  if (!easydel_) {
+    const std::string path = "schemas/easydel.yaml";
+    EP_ASSIGN_OR_RETURN(std::string text, source_.Read(path));
+    EP_ASSIGN_OR_RETURN(EasyDelSchema schema, ParseEasyDelSchema(text, source_.DisplayPath(path)));
+    easydel_ = std::make_unique<EasyDelSchema>(std::move(schema));
+  }
+  return easydel_.get();
+}
+
+StatusOr<const FamilySchema*> SchemaSet::Family(const std::string& model_type) {
+  if (auto it = families_.find(model_type); it != families_.end()) return it->second.get();
+  std::string path = std::string(kFamilyDir) + "/" + model_type + ".yaml";
+  bool exists = false;
+  for (const std::string& listed : source_.List(kFamilyDir)) exists = exists || listed == path;
+  if (!exists) return static_cast<const FamilySchema*>(nullptr);
+  EP_ASSIGN_OR_RETURN(std::string text, source_.Read(path));
+  EP_ASSIGN_OR_RETURN(FamilySchema family, ParseFamilySchema(text, source_.DisplayPath(path)));
+  if (family.model_type != model_type) {
+    return Status::BadInput({source_.DisplayPath(path)}, "model_type '" + family.model_type +
+                                                             "' does not match the file name '" + model_type + "'");
+  }
+  auto& slot = families_[model_type];
+  slot = std::make_unique<FamilySchema>(std::move(family));
+  return slot.get();
+}
+
+std::vector<std::string> SchemaSet::FamilyNames() const {
+  std::vector<std::string> names;
+  for (const std::string& path : source_.List(kFamilyDir)) {
+    std::string stem = Stem(path);
+    if (!stem.empty() && stem[0] != '_') names.push_back(stem);
+  }
+  return names;
+}
+
+}  // namespace easyplan::schemas

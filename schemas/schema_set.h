@@ -1,0 +1,37 @@
+#ifndef EASYPLAN_SCHEMAS_SCHEMA_SET_H_
+#define EASYPLAN_SCHEMAS_SCHEMA_SET_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "schemas/data_source.h"
+#include "schemas/schema.h"
+
+namespace easyplan::schemas {
+
+/// The schemas of one run, parsed on first use (a resolve touches three or four of the files, so
+/// nothing else is parsed). Not thread-safe; one per Context.
+class SchemaSet {
+ public:
+  explicit SchemaSet(DataSource source) : source_(std::move(source)) {}
+
+  /// schemas/easydel.yaml.
+  StatusOr<const EasyDelSchema*> EasyDel();
+
+  /// schemas/families/<model_type>.yaml; nullptr (not an error) when there is no such family.
+  StatusOr<const FamilySchema*> Family(const std::string& model_type);
+
+  /// Every family name, sorted (file stems not starting with '_').
+  std::vector<std::string> FamilyNames() const;
+
+ private:
+  DataSource source_;
+  std::unique_ptr<EasyDelSchema> easydel_;
+  std::map<std::string, std::unique_ptr<FamilySchema>> families_;
+};
+
+}  // namespace easyplan::schemas
+
+#endif  // EASYPLAN_SCHEMAS_SCHEMA_SET_H_
