@@ -88,8 +88,9 @@ int RunResolve(const ResolveFlags& flags, Context& ctx) {
 
 std::function<int(Context&)> AddResolveCommand(CLI::App& app) {
   auto flags = std::make_shared<ResolveFlags>();
-  CLI::App* cmd = app.add_subcommand("resolve", "print the complete config EasyDeL would use, with every default "
-                                                "and derived field");
+  CLI::App* cmd = app.add_subcommand("resolve",
+                                     "print the complete config EasyDeL would use, with every default "
+                                     "and derived field");
   cmd->add_option("CONFIG", flags->config, "config.json, a directory holding one, or - for stdin")->required();
   cmd->add_option("--format", flags->format, "output format: json or yaml (default json)");
   cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
@@ -98,11 +99,13 @@ std::function<int(Context&)> AddResolveCommand(CLI::App& app) {
   cmd->add_option("--defaults", flags->defaults,
                   "EasyDeL defaults for missing attributes: add_basic (a loaded config, the default) or init "
                   "(the EasyDeLBaseConfig constructor)");
-  cmd->add_option("--set", flags->sets, "KEY=VALUE override (repeatable); VALUE is JSON or a string; "
-                                        "dotted keys reach into objects: rope_scaling.factor=8");
+  cmd->add_option("--set", flags->sets,
+                  "KEY=VALUE override (repeatable); VALUE is JSON or a string; "
+                  "dotted keys reach into objects: rope_scaling.factor=8");
   cmd->add_option("--overrides", flags->overrides, "YAML or JSON object of overrides (below --set)");
-  cmd->add_option("--devices", flags->devices, "device count: fills the -1 in sharding_axis_dims and checks "
-                                               "the product");
+  cmd->add_option("--devices", flags->devices,
+                  "device count: fills the -1 in sharding_axis_dims and checks "
+                  "the product");
   cmd->add_flag("--strict", flags->strict, "treat warnings (likely typos, unknown model_type) as errors");
   cmd->add_option("--schemas-dir", flags->schemas_dir,
                   "read schemas/ from this checkout directory instead of the built-in copies");

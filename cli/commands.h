@@ -1,11 +1,10 @@
 #ifndef EASYPLAN_CLI_COMMANDS_H_
 #define EASYPLAN_CLI_COMMANDS_H_
 
+#include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/context.h"
 

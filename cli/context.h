@@ -14,8 +14,8 @@ namespace easyplan::cli {
 struct Context {
   FileSystem& fs;
   std::istream& in;
-  std::ostream& out;  // only the requested artifact
-  std::ostream& err;  // diagnostics
+  std::ostream& out;        // only the requested artifact
+  std::ostream& err;        // diagnostics
   std::string schemas_dir;  // "" = the embedded data files
 };
 

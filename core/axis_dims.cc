@@ -52,16 +52,17 @@ StatusOr<std::vector<int64_t>> FillAxisDims(std::span<const int64_t> dims, int64
     if (devices % product != 0) {
       return Status::BadInput({}, "cannot fill the -1 in " + what + " " + FormatAxisDims(dims) + " for " +
                                       std::to_string(devices) + " devices: " + std::to_string(devices) +
-                                      " is not divisible by the product of the other axes (" +
-                                      std::to_string(product) + ")");
+                                      " is not divisible by the product of the other axes (" + std::to_string(product) +
+                                      ")");
     }
     filled[static_cast<size_t>(unknown_index)] = devices / product;
     return filled;
   }
   if (product != devices) {
-    return Status::BadInput({}, what + " " + FormatAxisDims(dims) + " uses " + std::to_string(product) +
-                                    " devices, but there are " + std::to_string(devices) +
-                                    "; the product of the axis sizes must equal the device count (or use -1 for one axis)");
+    return Status::BadInput(
+        {}, what + " " + FormatAxisDims(dims) + " uses " + std::to_string(product) + " devices, but there are " +
+                std::to_string(devices) +
+                "; the product of the axis sizes must equal the device count (or use -1 for one axis)");
   }
   return filled;
 }

@@ -36,8 +36,9 @@ TEST(AxisDimsTest, ErrorsStateTheNumbers) {
   EXPECT_EQ(FillError({2, 2, 2}, 4),
             "dims [2, 2, 2] uses 8 devices, but there are 4; the product of the axis sizes must equal the device "
             "count (or use -1 for one axis)");
-  EXPECT_EQ(FillError({4, -1}, 2),
-            "cannot fill the -1 in dims [4, -1] for 2 devices: 2 is not divisible by the product of the other axes (4)");
+  EXPECT_EQ(
+      FillError({4, -1}, 2),
+      "cannot fill the -1 in dims [4, -1] for 2 devices: 2 is not divisible by the product of the other axes (4)");
   EXPECT_EQ(FillError({1, 0, 1}, 2), "dims [1, 0, 1]: entry 1 is 0, expected a positive size or -1");
 }
 

@@ -38,9 +38,7 @@ TEST(CheckedMathTest, MulDetectsOverflow) {
   EXPECT_EQ(CheckedMul(kMin, -1), std::nullopt);
 }
 
-TEST(CheckedMathTest, EmptyProductIsOne) {
-  EXPECT_EQ(CheckedProduct({}), 1);
-}
+TEST(CheckedMathTest, EmptyProductIsOne) { EXPECT_EQ(CheckedProduct({}), 1); }
 
 TEST(CheckedMathTest, ProductMultipliesAllValues) {
   const std::vector<int64_t> dims = {2, 3, 4, 5};

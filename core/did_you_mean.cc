@@ -39,8 +39,7 @@ size_t EditDistance(std::string_view a, std::string_view b) {
   return prev[n];
 }
 
-std::optional<std::string> SuggestClosest(std::string_view word,
-                                          const std::vector<std::string>& candidates) {
+std::optional<std::string> SuggestClosest(std::string_view word, const std::vector<std::string>& candidates) {
   if (word.empty()) return std::nullopt;
   const std::string lowered = AsciiLowered(word);
 
@@ -65,8 +64,7 @@ std::optional<std::string> SuggestClosest(std::string_view word,
   for (const std::string& candidate : candidates) {
     if (candidate == word) continue;
     const std::string lowered_candidate = AsciiLowered(candidate);
-    const bool word_is_prefix =
-        lowered.size() >= 4 && lowered_candidate.starts_with(std::string_view(lowered));
+    const bool word_is_prefix = lowered.size() >= 4 && lowered_candidate.starts_with(std::string_view(lowered));
     const bool candidate_is_prefix =
         lowered_candidate.size() >= 4 && lowered.starts_with(std::string_view(lowered_candidate));
     if (!word_is_prefix && !candidate_is_prefix) continue;

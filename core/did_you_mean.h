@@ -25,8 +25,7 @@ size_t EditDistance(std::string_view a, std::string_view b);
 ///     `word` (ignoring ASCII case), the shortest of them ("flash" -> "flash_attn2").
 /// Ties go to the earliest candidate. A candidate identical to `word` is never suggested, and an
 /// empty `word` gets no suggestion.
-std::optional<std::string> SuggestClosest(std::string_view word,
-                                          const std::vector<std::string>& candidates);
+std::optional<std::string> SuggestClosest(std::string_view word, const std::vector<std::string>& candidates);
 
 /// Items in double quotes joined by ", ": {"a", "b"} -> `"a", "b"`; {} -> "". For "expected one
 /// of ..." messages. Items are not escaped.

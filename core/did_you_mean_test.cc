@@ -76,8 +76,7 @@ TEST(SuggestClosestTest, TiesGoToTheEarliestCandidate) {
 TEST(SuggestClosestTest, FallsBackToShortestPrefixMatch) {
   const std::vector<std::string> kernels = {"vanilla", "flash_attn2_extra", "flash_attn2", "ring"};
   EXPECT_EQ(SuggestClosest("flash", kernels), "flash_attn2");
-  EXPECT_EQ(SuggestClosest("num_attention_head", {"hidden_size", "num_attention_heads"}),
-            "num_attention_heads");
+  EXPECT_EQ(SuggestClosest("num_attention_head", {"hidden_size", "num_attention_heads"}), "num_attention_heads");
   // A candidate is a prefix of the word; among several, the shortest wins too.
   EXPECT_EQ(SuggestClosest("rope_scaling_factor_value", {"rope_scaling"}), "rope_scaling");
   EXPECT_EQ(SuggestClosest("rope_scaling_factor_value", {"rope_scaling", "rope"}), "rope");

@@ -3,8 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
-#include <cstdio>
 #include <cmath>
+#include <cstdio>
 #include <exception>
 #include <limits>
 #include <optional>
@@ -88,7 +88,6 @@ void AppendUtf8(uint32_t code_point, std::string* out) {
 /// For a decimal literal ("-12.5e3"), whether its magnitude is at least 1 (so that a from_chars
 /// range error means overflow rather than underflow). REQUIRES: some mantissa digit is nonzero.
 bool MagnitudeAtLeastOne(std::string_view literal) {
-  long long exponent = 0;  // of the leading nonzero digit
   long long digits_before_point = 0;
   long long first_nonzero = -1;  // index among mantissa digits
   long long digit_index = 0;
@@ -115,12 +114,14 @@ bool MagnitudeAtLeastOne(std::string_view literal) {
     }
     if (negative) written_exponent = -written_exponent;
   }
-  exponent = digits_before_point - first_nonzero - 1 + written_exponent;
+  // The power of ten of the leading nonzero digit.
+  const long long exponent = digits_before_point - first_nonzero - 1 + written_exponent;
   return exponent >= 0;
 }
 
 /// Parses a decimal float literal in JSON/YAML syntax (a leading '+' is allowed). nullopt when it
 /// overflows a double; underflow gives a (signed) zero or subnormal, as strtod does.
+/// REQUIRES: `literal` is a well-formed literal (checked by the caller's grammar).
 std::optional<double> ParseDecimalFloat(std::string_view literal) {
   std::string_view digits = literal;
   if (!digits.empty() && digits.front() == '+') digits.remove_prefix(1);
@@ -142,13 +143,31 @@ std::string FloatRangeMessage(std::string_view literal) {
   return "float " + Shorten(literal) + " does not fit in 64 bits";
 }
 
+/// Duplicate-key bookkeeping for one object: call Note() before parsing each member's value.
+class KeyTracker {
+ public:
+  /// Records that `key` (whose member is at `pointer`) was seen. A repeated key replaces the
+  /// earlier value, so the positions recorded under it are dropped and the pointer is reported once.
+  void Note(const std::string& key, const std::string& pointer, PositionMap* positions,
+            std::vector<std::string>* duplicates) {
+    const int count = ++counts_[key];
+    if (count < 2) return;
+    if (count == 2) duplicates->push_back(pointer);
+    positions->erase(pointer);
+    // Every pointer below `pointer` sorts in [pointer + "/", pointer + "0") since '0' == '/' + 1.
+    positions->erase(positions->lower_bound(pointer + "/"), positions->lower_bound(pointer + "0"));
+  }
+
+ private:
+  std::map<std::string, int> counts_;
+};
+
 // -----------------------------------------------------------------------------------------------
 // JSON: a validating scanner that records positions and duplicate keys, then nlohmann for values.
 
 class JsonScanner {
  public:
-  explicit JsonScanner(std::string_view text, const std::string& file)
-      : text_(text), file_(file) {}
+  explicit JsonScanner(std::string_view text, const std::string& file) : text_(text), file_(file) {}
 
   /// Validates the whole text; on success positions() and duplicates() describe it.
   Status Run() {
@@ -195,14 +214,11 @@ class JsonScanner {
     }
   }
 
-  Status Syntax(size_t offset, const std::string& reason) const {
-    return Error(offset, "invalid JSON: " + reason);
-  }
+  Status Syntax(size_t offset, const std::string& reason) const { return Error(offset, "invalid JSON: " + reason); }
 
   Status Error(size_t offset, std::string message) const {
     const Position position = PositionOf(offset);
-    return Status::BadInput(SourceLoc{file_, "", position.line, position.column},
-                            std::move(message));
+    return Status::BadInput(SourceLoc{file_, "", position.line, position.column}, std::move(message));
   }
 
   /// "'}'", "byte 0xEF" or "end of input", for "unexpected ..." messages.
@@ -246,7 +262,7 @@ class JsonScanner {
       ++pos_;
       return Status();
     }
-    std::map<std::string, int> key_counts;
+    KeyTracker keys;
     while (true) {
       SkipWhitespace();
       if (AtEnd()) return Syntax(pos_, "unexpected end of input");
@@ -263,9 +279,7 @@ class JsonScanner {
       const size_t parent_size = pointer.size();
       pointer += '/';
       pointer += PointerToken(key);
-      const int count = ++key_counts[key];
-      if (count == 2) duplicates_.push_back(pointer);
-      if (count >= 2) ForgetPositionsUnder(pointer);
+      keys.Note(key, pointer, &positions_, &duplicates_);
       EP_RETURN_IF_ERROR(Value(pointer, depth + 1));
       pointer.resize(parent_size);
       SkipWhitespace();
@@ -304,13 +318,6 @@ class JsonScanner {
       if (text_[pos_] != ',') return Syntax(pos_, "expected ',' or ']' after an array element");
       ++pos_;
     }
-  }
-
-  /// A repeated key replaces the earlier value: drop the positions recorded for it.
-  void ForgetPositionsUnder(const std::string& pointer) {
-    positions_.erase(pointer);
-    // Every pointer below `pointer` sorts in [pointer + "/", pointer + "0") since '0' == '/' + 1.
-    positions_.erase(positions_.lower_bound(pointer + "/"), positions_.lower_bound(pointer + "0"));
   }
 
   /// Reads four hex digits at `offset`, or nullopt.
@@ -354,27 +361,17 @@ class JsonScanner {
   Status Escape(size_t open, std::string* decoded) {
     if (pos_ + 1 >= text_.size()) return Syntax(open, "unterminated string");
     const char kind = text_[pos_ + 1];
-    char simple = 0;
-    switch (kind) {
-      case '"': simple = '"'; break;
-      case '\\': simple = '\\'; break;
-      case '/': simple = '/'; break;
-      case 'b': simple = '\b'; break;
-      case 'f': simple = '\f'; break;
-      case 'n': simple = '\n'; break;
-      case 'r': simple = '\r'; break;
-      case 't': simple = '\t'; break;
-      case 'u': break;
-      default:
-        if (kind > ' ' && kind < 0x7F) {
-          return Syntax(pos_, std::string("invalid escape '\\") + kind + "'");
-        }
-        return Syntax(pos_, "invalid escape");
-    }
-    if (simple != 0) {
-      if (decoded != nullptr) decoded->push_back(simple);
+    // The one-character escapes and what they stand for.
+    constexpr std::string_view kEscaped = "\"\\/bfnrt";
+    constexpr std::string_view kMeaning = "\"\\/\b\f\n\r\t";
+    if (const size_t simple = kEscaped.find(kind); simple != std::string_view::npos) {
+      if (decoded != nullptr) decoded->push_back(kMeaning[simple]);
       pos_ += 2;
       return Status();
+    }
+    if (kind != 'u') {
+      if (kind > ' ' && kind < 0x7F) return Syntax(pos_, std::string("invalid escape '\\") + kind + "'");
+      return Syntax(pos_, "invalid escape");
     }
     const std::optional<uint32_t> unit = Hex4(pos_ + 2);
     if (!unit) return Syntax(pos_, "invalid \\u escape (expected four hex digits)");
@@ -384,8 +381,7 @@ class JsonScanner {
       return Syntax(pos_, "unpaired surrogate in \\u escape");
     }
     if (code_point >= 0xD800 && code_point <= 0xDBFF) {
-      const bool has_next = pos_ + 7 < text_.size() && text_[pos_ + 6] == '\\' &&
-                            text_[pos_ + 7] == 'u';
+      const bool has_next = pos_ + 7 < text_.size() && text_[pos_ + 6] == '\\' && text_[pos_ + 7] == 'u';
       const std::optional<uint32_t> low = has_next ? Hex4(pos_ + 8) : std::nullopt;
       if (!low || *low < 0xDC00 || *low > 0xDFFF) {
         return Syntax(pos_, "unpaired surrogate in \\u escape");
@@ -398,9 +394,7 @@ class JsonScanner {
     return Status();
   }
 
-  static bool IsNumberish(char c) {
-    return IsDigit(c) || IsAlpha(c) || c == '.' || c == '+' || c == '-' || c == '_';
-  }
+  static bool IsNumberish(char c) { return IsDigit(c) || IsAlpha(c) || c == '.' || c == '+' || c == '-' || c == '_'; }
 
   Status Number() {
     const size_t start = pos_;
@@ -552,9 +546,7 @@ std::optional<std::string> ResolvePlainScalar(const std::string& s, Json* out) {
   };
   const std::string_view unsigned_part = (s[0] == '-' || s[0] == '+') ? view.substr(1) : view;
   if (AllOf(unsigned_part, IsDigit)) return parse_int(s[0] == '+' ? view.substr(1) : view, 10);
-  const auto is_hex = [](char c) {
-    return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-  };
+  const auto is_hex = [](char c) { return IsDigit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
   const auto is_octal = [](char c) { return c >= '0' && c <= '7'; };
   if (view.starts_with("0x") && AllOf(view.substr(2), is_hex)) return parse_int(view.substr(2), 16);
   if (view.starts_with("0o") && AllOf(view.substr(2), is_octal)) {
@@ -567,8 +559,7 @@ std::optional<std::string> ResolvePlainScalar(const std::string& s, Json* out) {
     return std::nullopt;
   }
   if (unsigned_part == ".inf" || unsigned_part == ".Inf" || unsigned_part == ".INF") {
-    *out = s[0] == '-' ? -std::numeric_limits<double>::infinity()
-                       : std::numeric_limits<double>::infinity();
+    *out = s[0] == '-' ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
     return std::nullopt;
   }
   if (s == ".nan" || s == ".NaN" || s == ".NAN") {
@@ -635,8 +626,7 @@ class YamlConverter {
 
   Status EnterContainer(const YAML::Node& node, int depth) const {
     if (depth + 1 > kMaxDocumentDepth) {
-      return Error(node, "invalid YAML: nesting deeper than " + std::to_string(kMaxDocumentDepth) +
-                             " levels");
+      return Error(node, "invalid YAML: nesting deeper than " + std::to_string(kMaxDocumentDepth) + " levels");
     }
     return Status();
   }
@@ -660,7 +650,7 @@ class YamlConverter {
   Status Mapping(const YAML::Node& node, std::string& pointer, int depth, Json* out) {
     EP_RETURN_IF_ERROR(EnterContainer(node, depth));
     *out = Json::object();
-    std::map<std::string, int> key_counts;
+    KeyTracker keys;
     for (const auto& entry : node) {
       const YAML::Node key_node = entry.first;
       std::string key;
@@ -676,13 +666,7 @@ class YamlConverter {
       const size_t parent_size = pointer.size();
       pointer += '/';
       pointer += PointerToken(key);
-      const int count = ++key_counts[key];
-      if (count == 2) duplicates_.push_back(pointer);
-      if (count >= 2) {
-        positions_.erase(pointer);
-        positions_.erase(positions_.lower_bound(pointer + "/"),
-                         positions_.lower_bound(pointer + "0"));
-      }
+      keys.Note(key, pointer, &positions_, &duplicates_);
       Json value;
       EP_RETURN_IF_ERROR(Convert(entry.second, pointer, depth + 1, &value));
       (*out)[key] = std::move(value);
@@ -755,11 +739,9 @@ StatusOr<Document> ParseJsonDocument(std::string_view text, std::string file) {
     return Status::BadInput(SourceLoc{file, "", position.line, position.column},
                             "invalid JSON: " + ShortNlohmannReason(e.what()));
   } catch (const std::exception& e) {
-    return Status::BadInput(SourceLoc{file, "", 0, 0},
-                            "invalid JSON: " + ShortNlohmannReason(e.what()));
+    return Status::BadInput(SourceLoc{file, "", 0, 0}, "invalid JSON: " + ShortNlohmannReason(e.what()));
   }
-  return Document(std::move(file), std::move(root), std::move(scanner.positions()),
-                  std::move(scanner.duplicates()));
+  return Document(std::move(file), std::move(root), std::move(scanner.positions()), std::move(scanner.duplicates()));
 }
 
 StatusOr<Document> ParseYamlDocument(std::string_view text, std::string file) {
@@ -768,8 +750,8 @@ StatusOr<Document> ParseYamlDocument(std::string_view text, std::string file) {
     if (documents.empty()) return Document(std::move(file), Json(nullptr));
     YamlConverter converter(file);
     if (documents.size() > 1) {
-      return converter.Error(documents[1], "invalid YAML: expected a single document, found " +
-                                               std::to_string(documents.size()));
+      return converter.Error(documents[1],
+                             "invalid YAML: expected a single document, found " + std::to_string(documents.size()));
     }
     Json root;
     std::string pointer;

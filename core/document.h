@@ -69,7 +69,9 @@ StatusOr<Document> ParseJsonDocument(std::string_view text, std::string file);
 /// and empty -> null; true/false/True/False/TRUE/FALSE -> boolean; [-+]?[0-9]+, 0x.., 0o.. ->
 /// int64; decimal/exponent forms, .inf, -.inf, .nan -> float; anything else, and every quoted
 /// or !!str-tagged scalar, -> string (so `yes`, `on` and `0b1` are strings). Mapping keys must be
-/// scalars and are used as strings. Aliases are expanded. An empty stream gives a null root.
+/// scalars and are used as strings (a null key becomes "null"). Aliases are expanded; merge keys
+/// (`<<: *base`, a YAML 1.1 feature) are not, and stay an ordinary "<<" key. More than one
+/// document is an error. An empty stream gives a null root.
 /// Errors are BadInput "invalid YAML: <reason>" at {file, line, column}.
 StatusOr<Document> ParseYamlDocument(std::string_view text, std::string file);
 

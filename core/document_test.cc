@@ -150,8 +150,7 @@ TEST(JsonDocumentTest, SkipsUtf8BomWithoutCountingIt) {
 }
 
 TEST(JsonDocumentTest, IntegersAreInt64NeverUnsigned) {
-  const Document doc =
-      ParseJsonOrDie("[9223372036854775807, -9223372036854775808, 0, -0, 5, 1.0, 1e2]");
+  const Document doc = ParseJsonOrDie("[9223372036854775807, -9223372036854775808, 0, -0, 5, 1.0, 1e2]");
   const Json& root = doc.root();
   EXPECT_TRUE(root[0].is_number_integer());
   EXPECT_FALSE(root[0].is_number_unsigned());
@@ -256,18 +255,14 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"['a']",
                   "config.json:1:2: error: invalid JSON: unexpected ''' (JSON strings use double "
                   "quotes)"},
-        ErrorCase{"// comment\n{}",
-                  "config.json:1:1: error: invalid JSON: unexpected '/' (JSON has no comments)"},
+        ErrorCase{"// comment\n{}", "config.json:1:1: error: invalid JSON: unexpected '/' (JSON has no comments)"},
         ErrorCase{"[\"a\\qb\"]", "config.json:1:4: error: invalid JSON: invalid escape '\\q'"},
         ErrorCase{"[\"\\u12\"]",
                   "config.json:1:3: error: invalid JSON: invalid \\u escape (expected four hex "
                   "digits)"},
-        ErrorCase{"[\"\\ud800\"]",
-                  "config.json:1:3: error: invalid JSON: unpaired surrogate in \\u escape"},
-        ErrorCase{"[\"\\ud800\\u0041\"]",
-                  "config.json:1:3: error: invalid JSON: unpaired surrogate in \\u escape"},
-        ErrorCase{"[\"\\udc00\"]",
-                  "config.json:1:3: error: invalid JSON: unpaired surrogate in \\u escape"},
+        ErrorCase{"[\"\\ud800\"]", "config.json:1:3: error: invalid JSON: unpaired surrogate in \\u escape"},
+        ErrorCase{"[\"\\ud800\\u0041\"]", "config.json:1:3: error: invalid JSON: unpaired surrogate in \\u escape"},
+        ErrorCase{"[\"\\udc00\"]", "config.json:1:3: error: invalid JSON: unpaired surrogate in \\u escape"},
         ErrorCase{"[\"a\tb\"]",
                   "config.json:1:4: error: invalid JSON: unescaped control character 0x09 in "
                   "string"},
@@ -276,33 +271,28 @@ INSTANTIATE_TEST_SUITE_P(
                   "closing quote?)"},
         ErrorCase{"[\"\xFF\"]", "config.json:1:3: error: invalid JSON: invalid UTF-8 in string"},
         ErrorCase{"[\"\xC0\xAF\"]", "config.json:1:3: error: invalid JSON: invalid UTF-8 in string"},
-        ErrorCase{"[\"\xED\xA0\x80\"]",
-                  "config.json:1:3: error: invalid JSON: invalid UTF-8 in string"},
+        ErrorCase{"[\"\xED\xA0\x80\"]", "config.json:1:3: error: invalid JSON: invalid UTF-8 in string"},
         ErrorCase{"\xC3\xA9", "config.json:1:1: error: invalid JSON: unexpected byte 0xC3"},
         ErrorCase{"{\"n\": 9223372036854775808}",
                   "config.json:1:7: error: integer 9223372036854775808 does not fit in 64 bits"},
         ErrorCase{"[\n  -9223372036854775809]",
                   "config.json:2:3: error: integer -9223372036854775809 does not fit in 64 bits"},
         ErrorCase{"[1e400]", "config.json:1:2: error: float 1e400 does not fit in 64 bits"},
-        ErrorCase{"[-1.5e308000]",
-                  "config.json:1:2: error: float -1.5e308000 does not fit in 64 bits"}));
+        ErrorCase{"[-1.5e308000]", "config.json:1:2: error: float -1.5e308000 does not fit in 64 bits"}));
 
 TEST(JsonDocumentTest, NestingIsLimitedTo200Levels) {
   const std::string ok = std::string(200, '[') + std::string(200, ']');
   EXPECT_TRUE(ParseJsonDocument(ok, "config.json").ok());
   const std::string too_deep = std::string(201, '[') + std::string(201, ']');
-  EXPECT_EQ(JsonError(too_deep),
-            "config.json:1:201: error: invalid JSON: nesting deeper than 200 levels");
+  EXPECT_EQ(JsonError(too_deep), "config.json:1:201: error: invalid JSON: nesting deeper than 200 levels");
   const std::string objects = "{\"a\":" + std::string(200, '[') + std::string(200, ']') + "}";
-  EXPECT_EQ(JsonError(objects),
-            "config.json:1:205: error: invalid JSON: nesting deeper than 200 levels");
+  EXPECT_EQ(JsonError(objects), "config.json:1:205: error: invalid JSON: nesting deeper than 200 levels");
 }
 
 TEST(JsonDocumentTest, LongLiteralsAreShortenedInMessages) {
   const std::string digits(60, '9');
   EXPECT_EQ(JsonError("[" + digits + "]"),
-            "config.json:1:2: error: integer " + std::string(37, '9') +
-                "... does not fit in 64 bits");
+            "config.json:1:2: error: integer " + std::string(37, '9') + "... does not fit in 64 bits");
 }
 
 TEST(JsonDocumentTest, DecodesEscapes) {
@@ -336,28 +326,24 @@ TEST_P(YamlScalarTest, ResolvesWithCoreSchema) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, YamlScalarTest,
     ::testing::Values(
-        ScalarCase{"", nullptr}, ScalarCase{"~", nullptr}, ScalarCase{"null", nullptr},
-        ScalarCase{"Null", nullptr}, ScalarCase{"NULL", nullptr}, ScalarCase{"nULL", "nULL"},
-        ScalarCase{"true", true}, ScalarCase{"True", true}, ScalarCase{"TRUE", true},
-        ScalarCase{"false", false}, ScalarCase{"False", false}, ScalarCase{"FALSE", false},
-        ScalarCase{"tRUE", "tRUE"}, ScalarCase{"yes", "yes"}, ScalarCase{"No", "No"},
-        ScalarCase{"on", "on"}, ScalarCase{"off", "off"}, ScalarCase{"y", "y"},
-        ScalarCase{"42", 42}, ScalarCase{"-7", -7}, ScalarCase{"+3", 3}, ScalarCase{"007", 7},
-        ScalarCase{"0", 0}, ScalarCase{"9223372036854775807", INT64_MAX},
+        ScalarCase{"", nullptr}, ScalarCase{"~", nullptr}, ScalarCase{"null", nullptr}, ScalarCase{"Null", nullptr},
+        ScalarCase{"NULL", nullptr}, ScalarCase{"nULL", "nULL"}, ScalarCase{"true", true}, ScalarCase{"True", true},
+        ScalarCase{"TRUE", true}, ScalarCase{"false", false}, ScalarCase{"False", false}, ScalarCase{"FALSE", false},
+        ScalarCase{"tRUE", "tRUE"}, ScalarCase{"yes", "yes"}, ScalarCase{"No", "No"}, ScalarCase{"on", "on"},
+        ScalarCase{"off", "off"}, ScalarCase{"y", "y"}, ScalarCase{"42", 42}, ScalarCase{"-7", -7}, ScalarCase{"+3", 3},
+        ScalarCase{"007", 7}, ScalarCase{"0", 0}, ScalarCase{"9223372036854775807", INT64_MAX},
         ScalarCase{"-9223372036854775808", INT64_MIN}, ScalarCase{"0x1F", 31},
-        ScalarCase{"0x7fffffffffffffff", INT64_MAX}, ScalarCase{"0o17", 15},
-        ScalarCase{"0b101", "0b101"}, ScalarCase{"0x", "0x"}, ScalarCase{"0xG", "0xG"},
-        ScalarCase{"1_000", "1_000"}, ScalarCase{"1.5", 1.5}, ScalarCase{"-0.5", -0.5},
-        ScalarCase{"+0.25", 0.25}, ScalarCase{".5", 0.5}, ScalarCase{"1.", 1.0},
-        ScalarCase{"1e5", 100000.0}, ScalarCase{"1E-3", 0.001}, ScalarCase{"1.0e+30", 1e30},
-        ScalarCase{"1e-05", 1e-05}, ScalarCase{"500000.0", 500000.0},
+        ScalarCase{"0x7fffffffffffffff", INT64_MAX}, ScalarCase{"0o17", 15}, ScalarCase{"0b101", "0b101"},
+        ScalarCase{"0x", "0x"}, ScalarCase{"0xG", "0xG"}, ScalarCase{"1_000", "1_000"}, ScalarCase{"1.5", 1.5},
+        ScalarCase{"-0.5", -0.5}, ScalarCase{"+0.25", 0.25}, ScalarCase{".5", 0.5}, ScalarCase{"1.", 1.0},
+        ScalarCase{"1e5", 100000.0}, ScalarCase{"1.e2", 100.0}, ScalarCase{"-.5", -0.5}, ScalarCase{"1E-3", 0.001},
+        ScalarCase{"1.0e+30", 1e30}, ScalarCase{"1e-05", 1e-05}, ScalarCase{"500000.0", 500000.0},
         ScalarCase{".inf", INFINITY}, ScalarCase{".Inf", INFINITY}, ScalarCase{"+.INF", INFINITY},
-        ScalarCase{"-.inf", -INFINITY}, ScalarCase{".nan", NAN}, ScalarCase{".NaN", NAN},
-        ScalarCase{"inf", "inf"}, ScalarCase{"nan", "nan"}, ScalarCase{"-.nan", "-.nan"},
-        ScalarCase{"1.2.3", "1.2.3"}, ScalarCase{"e5", "e5"}, ScalarCase{".", "."},
-        ScalarCase{"12abc", "12abc"}, ScalarCase{"bf16", "bf16"}, ScalarCase{"a b c", "a b c"},
-        ScalarCase{"'42'", "42"}, ScalarCase{"\"true\"", "true"}, ScalarCase{"'null'", "null"},
-        ScalarCase{"''", ""}, ScalarCase{"!!str 42", "42"}, ScalarCase{"\"\\u00e9\"", "\xC3\xA9"},
+        ScalarCase{"-.inf", -INFINITY}, ScalarCase{".nan", NAN}, ScalarCase{".NaN", NAN}, ScalarCase{"inf", "inf"},
+        ScalarCase{"nan", "nan"}, ScalarCase{"-.nan", "-.nan"}, ScalarCase{"1.2.3", "1.2.3"}, ScalarCase{"e5", "e5"},
+        ScalarCase{".", "."}, ScalarCase{"12abc", "12abc"}, ScalarCase{"bf16", "bf16"}, ScalarCase{"a b c", "a b c"},
+        ScalarCase{"'42'", "42"}, ScalarCase{"\"true\"", "true"}, ScalarCase{"'null'", "null"}, ScalarCase{"''", ""},
+        ScalarCase{"!!str 42", "42"}, ScalarCase{"\"\\u00e9\"", "\xC3\xA9"},
         ScalarCase{"|\n  two\n  lines\n", "two\nlines\n"}));
 
 TEST(YamlDocumentTest, LocateReportsMarksOneBased) {
@@ -377,6 +363,15 @@ TEST(YamlDocumentTest, LocateReportsMarksOneBased) {
   EXPECT_EQ(At(doc, "/mesh/0/tp"), "6:9");
   EXPECT_EQ(At(doc, "/mesh/0/sp"), "5:5");
   EXPECT_EQ(doc.Locate("/mesh/0/tp").ToString(), "request.yaml:6:9");
+}
+
+TEST(YamlDocumentTest, SkipsUtf8BomWithoutCountingIt) {
+  const Document doc = ParseYamlOrDie(
+      "\xEF\xBB\xBF"
+      "a: 1\nb: [2, 3]\n");
+  EXPECT_EQ(doc.root().dump(), R"({"a":1,"b":[2,3]})");
+  EXPECT_EQ(At(doc, "/a"), "1:4");
+  EXPECT_EQ(At(doc, "/b/1"), "2:8");
 }
 
 TEST(YamlDocumentTest, KeysKeepFileOrderAndAreStrings) {
@@ -419,8 +414,7 @@ TEST(YamlDocumentTest, SyntaxErrorReportsLineAndColumn) {
   EXPECT_EQ(doc.status().kind(), ErrorKind::kBadInput);
   EXPECT_EQ(doc.status().diag().loc.file, "cfg.yaml");
   EXPECT_EQ(doc.status().ToString(), "cfg.yaml:2:1: error: invalid YAML: end of sequence flow not found");
-  EXPECT_EQ(YamlError("a: b\n c: d\n"),
-            "request.yaml:2:3: error: invalid YAML: illegal map value");
+  EXPECT_EQ(YamlError("a: b\n c: d\n"), "request.yaml:2:3: error: invalid YAML: illegal map value");
 }
 
 TEST(YamlDocumentTest, RejectsNonScalarKeys) {
@@ -449,8 +443,7 @@ TEST(YamlDocumentTest, RejectsMoreThanOneDocument) {
 }
 
 TEST(YamlDocumentTest, RejectsInvalidUtf8) {
-  EXPECT_EQ(YamlError("a: \"\xFF\xFE\"\n"),
-            "request.yaml:1:4: error: invalid YAML: invalid UTF-8 in scalar");
+  EXPECT_EQ(YamlError("a: \"\xFF\xFE\"\n"), "request.yaml:1:4: error: invalid YAML: invalid UTF-8 in scalar");
 }
 
 TEST(YamlDocumentTest, NestingIsLimitedTo200Levels) {
@@ -460,8 +453,7 @@ TEST(YamlDocumentTest, NestingIsLimitedTo200Levels) {
 }
 
 TEST(YamlDocumentTest, SelfReferentialAliasIsRejectedNotFollowedForever) {
-  EXPECT_EQ(YamlError("&a [*a]\n"),
-            "request.yaml:1:1: error: invalid YAML: nesting deeper than 200 levels");
+  EXPECT_EQ(YamlError("&a [*a]\n"), "request.yaml:1:1: error: invalid YAML: nesting deeper than 200 levels");
 }
 
 TEST(YamlDocumentTest, AliasExpansionIsBounded) {

@@ -11,10 +11,32 @@ namespace easyplan {
 
 /// Element types of tensors and of EasyDeL's dtype attributes, named as jax.numpy names them.
 enum class DType {
-  kBool, kInt4, kInt8, kInt16, kInt32, kInt64, kUInt4, kUInt8, kUInt16, kUInt32, kUInt64,
-  kFloat16, kBFloat16, kFloat32, kFloat64, kComplex64, kComplex128,
-  kFloat8E4M3, kFloat8E4M3FN, kFloat8E4M3FNUZ, kFloat8E4M3B11FNUZ, kFloat8E5M2, kFloat8E5M2FNUZ,
-  kFloat8E3M4, kFloat8E8M0FNU, kFloat4E2M1FN,
+  kBool,
+  kInt4,
+  kInt8,
+  kInt16,
+  kInt32,
+  kInt64,
+  kUInt4,
+  kUInt8,
+  kUInt16,
+  kUInt32,
+  kUInt64,
+  kFloat16,
+  kBFloat16,
+  kFloat32,
+  kFloat64,
+  kComplex64,
+  kComplex128,
+  kFloat8E4M3,
+  kFloat8E4M3FN,
+  kFloat8E4M3FNUZ,
+  kFloat8E4M3B11FNUZ,
+  kFloat8E5M2,
+  kFloat8E5M2FNUZ,
+  kFloat8E3M4,
+  kFloat8E8M0FNU,
+  kFloat4E2M1FN,
 };
 
 /// Canonical name: "bfloat16", "float8_e4m3fn", ...

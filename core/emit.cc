@@ -25,12 +25,10 @@ bool IsPlainSafe(const std::string& text) {
   const auto is_letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
   if (!is_letter(text[0]) && text[0] != '_') return false;
   for (char c : text) {
-    const bool allowed = is_letter(c) || (c >= '0' && c <= '9') || c == '_' || c == '.' ||
-                         c == '/' || c == '-';
+    const bool allowed = is_letter(c) || (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '/' || c == '-';
     if (!allowed) return false;
   }
-  for (const char* reserved : {"null", "Null", "NULL", "true", "True", "TRUE", "false", "False",
-                               "FALSE"}) {
+  for (const char* reserved : {"null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE"}) {
     if (text == reserved) return false;
   }
   const std::string lowered = AsciiLowered(text);
@@ -44,8 +42,7 @@ bool IsPlainSafe(const std::string& text) {
 /// escapes, DEL, C1 controls, U+2028, U+2029 and U+FEFF are escaped, since YAML does not allow
 /// them raw (or treats them as line breaks).
 std::string Quoted(const std::string& text) {
-  const std::string json =
-      Json(text).dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
+  const std::string json = Json(text).dump(-1, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace);
   std::string out;
   out.reserve(json.size());
   char escape[8];
@@ -58,8 +55,7 @@ std::string Quoted(const std::string& text) {
       std::snprintf(escape, sizeof(escape), "\\u%04x", next);
       out += escape;
       ++i;
-    } else if (c == 0xE2 && next == 0x80 && i + 2 < json.size() &&
-               (json[i + 2] == '\xA8' || json[i + 2] == '\xA9')) {
+    } else if (c == 0xE2 && next == 0x80 && i + 2 < json.size() && (json[i + 2] == '\xA8' || json[i + 2] == '\xA9')) {
       out += json[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";
       i += 2;
     } else if (c == 0xEF && next == 0xBB && i + 2 < json.size() && json[i + 2] == '\xBF') {
@@ -72,9 +68,7 @@ std::string Quoted(const std::string& text) {
   return out;
 }
 
-std::string StringText(const std::string& text) {
-  return IsPlainSafe(text) ? text : Quoted(text);
-}
+std::string StringText(const std::string& text) { return IsPlainSafe(text) ? text : Quoted(text); }
 
 std::string FloatText(double value) {
   if (std::isnan(value)) return ".nan";
@@ -90,15 +84,23 @@ std::string FloatText(double value) {
 /// A scalar, or an empty object/array, on one line.
 std::string InlineText(const Json& value) {
   switch (value.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return value.get<bool>() ? "true" : "false";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return value.get<bool>() ? "true" : "false";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return value.dump();
-    case Json::value_t::number_float: return FloatText(value.get<double>());
-    case Json::value_t::string: return StringText(value.get_ref<const std::string&>());
-    case Json::value_t::object: return "{}";
-    case Json::value_t::array: return "[]";
-    default: return Quoted(value.dump(-1, ' ', false, Json::error_handler_t::replace));
+    case Json::value_t::number_unsigned:
+      return value.dump();
+    case Json::value_t::number_float:
+      return FloatText(value.get<double>());
+    case Json::value_t::string:
+      return StringText(value.get_ref<const std::string&>());
+    case Json::value_t::object:
+      return "{}";
+    case Json::value_t::array:
+      return "[]";
+    default:
+      return Quoted(value.dump(-1, ' ', false, Json::error_handler_t::replace));
   }
 }
 

@@ -23,9 +23,8 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 /// are both "integer"), NaN == NaN, equal signs of zero, and equal key order.
 ::testing::AssertionResult SameJson(const Json& a, const Json& b, const std::string& path = "") {
   if (std::string_view(JsonTypeName(a)) != JsonTypeName(b)) {
-    return ::testing::AssertionFailure() << "at '" << path << "': " << JsonTypeName(a) << " "
-                                         << a.dump() << " vs " << JsonTypeName(b) << " "
-                                         << b.dump();
+    return ::testing::AssertionFailure() << "at '" << path << "': " << JsonTypeName(a) << " " << a.dump() << " vs "
+                                         << JsonTypeName(b) << " " << b.dump();
   }
   if (a.is_number_float()) {
     const double x = a.get<double>(), y = b.get<double>();
@@ -38,8 +37,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
     auto it = b.begin();
     for (const auto& [key, value] : a.items()) {
       if (key != it.key()) {
-        return ::testing::AssertionFailure() << "at '" << path << "': key '" << key << "' vs '"
-                                             << it.key() << "'";
+        return ::testing::AssertionFailure() << "at '" << path << "': key '" << key << "' vs '" << it.key() << "'";
       }
       ::testing::AssertionResult inner = SameJson(value, it.value(), path + "/" + key);
       if (!inner) return inner;
@@ -108,7 +106,10 @@ TEST(EmitJsonTest, KeepsUtf8AndEscapesControlCharacters) {
 }
 
 TEST(EmitJsonTest, ReplacesInvalidUtf8InsteadOfThrowing) {
-  EXPECT_EQ(EmitJson(Json("a\xFF" "b")), "\"a\xEF\xBF\xBD" "b\"\n");
+  EXPECT_EQ(EmitJson(Json("a\xFF"
+                          "b")),
+            "\"a\xEF\xBF\xBD"
+            "b\"\n");
 }
 
 TEST(EmitJsonTest, TopLevelScalarsAndEmptyContainers) {
@@ -119,8 +120,7 @@ TEST(EmitJsonTest, TopLevelScalarsAndEmptyContainers) {
 }
 
 TEST(EmitJsonTest, RoundTripsThroughParseJsonDocument) {
-  const Json value = Json::parse(
-      R"({"a": [1, -1, 2.5, 1e-05, "x\ny", {"b": null}], "c": {}, "\u00e9": [[], [true]]})");
+  const Json value = Json::parse(R"({"a": [1, -1, 2.5, 1e-05, "x\ny", {"b": null}], "c": {}, "\u00e9": [[], [true]]})");
   StatusOr<Document> doc = ParseJsonDocument(EmitJson(value), "out.json");
   ASSERT_TRUE(doc.ok()) << doc.status().ToString();
   EXPECT_TRUE(SameJson(value, doc->root()));
@@ -218,8 +218,7 @@ TEST(EmitYamlTest, KeysFollowTheStringQuotingRule) {
   value["null"] = 4;
   value["ok_key"] = 5;
   value["yes"] = 6;
-  EXPECT_EQ(EmitYaml(value),
-            "\"\": 1\n\"a b\": 2\n\"1\": 3\n\"null\": 4\nok_key: 5\n\"yes\": 6\n");
+  EXPECT_EQ(EmitYaml(value), "\"\": 1\n\"a b\": 2\n\"1\": 3\n\"null\": 4\nok_key: 5\n\"yes\": 6\n");
   EXPECT_TRUE(YamlRoundTrips(value));
 }
 
@@ -240,48 +239,46 @@ TEST_P(EmitYamlScalarTest, WritesScalarAndReadsItBack) {
   EXPECT_TRUE(YamlRoundTrips(Json::array({GetParam().value, 1})));
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Floats, EmitYamlScalarTest,
-    ::testing::Values(ScalarCase{500000.0, "500000.0"}, ScalarCase{1e-05, "1.0e-05"},
-                      ScalarCase{1e30, "1.0e+30"}, ScalarCase{1e16, "1.0e+16"},
-                      ScalarCase{1.5e300, "1.5e+300"}, ScalarCase{-0.0, "-0.0"},
-                      ScalarCase{0.1, "0.1"}, ScalarCase{-2.5e-08, "-2.5e-08"},
-                      ScalarCase{5e-324, "5.0e-324"}, ScalarCase{kInf, ".inf"},
-                      ScalarCase{-kInf, "-.inf"}, ScalarCase{kNaN, ".nan"}));
+INSTANTIATE_TEST_SUITE_P(Floats, EmitYamlScalarTest,
+                         ::testing::Values(ScalarCase{500000.0, "500000.0"}, ScalarCase{1e-05, "1.0e-05"},
+                                           ScalarCase{1e30, "1.0e+30"}, ScalarCase{1e16, "1.0e+16"},
+                                           ScalarCase{1.5e300, "1.5e+300"}, ScalarCase{-0.0, "-0.0"},
+                                           ScalarCase{0.1, "0.1"}, ScalarCase{-2.5e-08, "-2.5e-08"},
+                                           ScalarCase{5e-324, "5.0e-324"}, ScalarCase{kInf, ".inf"},
+                                           ScalarCase{-kInf, "-.inf"}, ScalarCase{kNaN, ".nan"}));
 
-INSTANTIATE_TEST_SUITE_P(
-    Integers, EmitYamlScalarTest,
-    ::testing::Values(ScalarCase{0, "0"}, ScalarCase{-1, "-1"},
-                      ScalarCase{std::numeric_limits<int64_t>::max(), "9223372036854775807"},
-                      ScalarCase{std::numeric_limits<int64_t>::min(), "-9223372036854775808"}));
+INSTANTIATE_TEST_SUITE_P(Integers, EmitYamlScalarTest,
+                         ::testing::Values(ScalarCase{0, "0"}, ScalarCase{-1, "-1"},
+                                           ScalarCase{std::numeric_limits<int64_t>::max(), "9223372036854775807"},
+                                           ScalarCase{std::numeric_limits<int64_t>::min(), "-9223372036854775808"}));
 
 INSTANTIATE_TEST_SUITE_P(
     Strings, EmitYamlScalarTest,
     ::testing::Values(
-        ScalarCase{"llama", "llama"},
-        ScalarCase{"model/embed_tokens/embedding", "model/embed_tokens/embedding"},
-        ScalarCase{"a.b-c_d", "a.b-c_d"}, ScalarCase{"_x", "_x"}, ScalarCase{"nan", "nan"},
-        ScalarCase{"inf", "inf"}, ScalarCase{"yesno", "yesno"}, ScalarCase{"bf16", "bf16"},
-        ScalarCase{"", "\"\""}, ScalarCase{"1", "\"1\""}, ScalarCase{"1e5", "\"1e5\""},
-        ScalarCase{"0x1F", "\"0x1F\""}, ScalarCase{".inf", "\".inf\""},
-        ScalarCase{"true", "\"true\""}, ScalarCase{"True", "\"True\""},
-        ScalarCase{"FALSE", "\"FALSE\""}, ScalarCase{"null", "\"null\""},
-        ScalarCase{"Null", "\"Null\""}, ScalarCase{"~", "\"~\""}, ScalarCase{"yes", "\"yes\""},
-        ScalarCase{"YES", "\"YES\""}, ScalarCase{"No", "\"No\""}, ScalarCase{"On", "\"On\""},
-        ScalarCase{"oFF", "\"oFF\""}, ScalarCase{"y", "\"y\""}, ScalarCase{"N", "\"N\""},
-        ScalarCase{"a b", "\"a b\""}, ScalarCase{"a: b", "\"a: b\""},
-        ScalarCase{"-x", "\"-x\""}, ScalarCase{"a#b", "\"a#b\""},
-        ScalarCase{"it's", "\"it's\""}, ScalarCase{"[x]", "\"[x]\""},
-        ScalarCase{"x\ny", "\"x\\ny\""}, ScalarCase{"tab\t", "\"tab\\t\""},
-        ScalarCase{"q\"b\\", "\"q\\\"b\\\\\""}, ScalarCase{"\x01", "\"\\u0001\""},
-        ScalarCase{"\x7F", "\"\\u007f\""}, ScalarCase{"\xC3\xA9", "\"\xC3\xA9\""},
+        ScalarCase{"llama", "llama"}, ScalarCase{"model/embed_tokens/embedding", "model/embed_tokens/embedding"},
+        ScalarCase{"a.b-c_d", "a.b-c_d"}, ScalarCase{"_x", "_x"}, ScalarCase{"nan", "nan"}, ScalarCase{"inf", "inf"},
+        ScalarCase{"yesno", "yesno"}, ScalarCase{"bf16", "bf16"}, ScalarCase{"", "\"\""}, ScalarCase{"1", "\"1\""},
+        ScalarCase{"1e5", "\"1e5\""}, ScalarCase{"0x1F", "\"0x1F\""}, ScalarCase{".inf", "\".inf\""},
+        ScalarCase{"true", "\"true\""}, ScalarCase{"True", "\"True\""}, ScalarCase{"FALSE", "\"FALSE\""},
+        ScalarCase{"null", "\"null\""}, ScalarCase{"Null", "\"Null\""}, ScalarCase{"~", "\"~\""},
+        ScalarCase{"yes", "\"yes\""}, ScalarCase{"YES", "\"YES\""}, ScalarCase{"No", "\"No\""},
+        ScalarCase{"On", "\"On\""}, ScalarCase{"oFF", "\"oFF\""}, ScalarCase{"y", "\"y\""}, ScalarCase{"N", "\"N\""},
+        ScalarCase{"a b", "\"a b\""}, ScalarCase{"a: b", "\"a: b\""}, ScalarCase{"-x", "\"-x\""},
+        ScalarCase{"a#b", "\"a#b\""}, ScalarCase{"it's", "\"it's\""}, ScalarCase{"[x]", "\"[x]\""},
+        ScalarCase{"x\ny", "\"x\\ny\""}, ScalarCase{"tab\t", "\"tab\\t\""}, ScalarCase{"q\"b\\", "\"q\\\"b\\\\\""},
+        ScalarCase{"\x01", "\"\\u0001\""}, ScalarCase{"\x7F", "\"\\u007f\""}, ScalarCase{"\xC3\xA9", "\"\xC3\xA9\""},
         ScalarCase{"\xC2\x85", "\"\\u0085\""}, ScalarCase{"\xC2\xA0", "\"\xC2\xA0\""},
-        ScalarCase{"a\xE2\x80\xA8" "b", "\"a\\u2028b\""},
+        ScalarCase{"a\xE2\x80\xA8"
+                   "b",
+                   "\"a\\u2028b\""},
         ScalarCase{"\xE2\x80\xA9", "\"\\u2029\""}, ScalarCase{"\xEF\xBB\xBF", "\"\\ufeff\""},
         ScalarCase{" lead", "\" lead\""}, ScalarCase{"trail ", "\"trail \""}));
 
 TEST(EmitYamlTest, ReplacesInvalidUtf8) {
-  EXPECT_EQ(EmitYaml(Json("a\xFF" "b")), "\"a\xEF\xBF\xBD" "b\"\n");
+  EXPECT_EQ(EmitYaml(Json("a\xFF"
+                          "b")),
+            "\"a\xEF\xBF\xBD"
+            "b\"\n");
 }
 
 // -----------------------------------------------------------------------------------------------
@@ -295,12 +292,17 @@ class RandomJson {
   Json Value(int depth) {
     const int kind = Uniform(depth >= 4 ? 6 : 9);
     switch (kind) {
-      case 0: return nullptr;
-      case 1: return Uniform(2) == 1;
-      case 2: return Integer();
-      case 3: return Float();
+      case 0:
+        return nullptr;
+      case 1:
+        return Uniform(2) == 1;
+      case 2:
+        return Integer();
+      case 3:
+        return Float();
       case 4:
-      case 5: return String();
+      case 5:
+        return String();
       case 6:
       case 7: {
         Json object = Json::object();
@@ -327,8 +329,7 @@ class RandomJson {
   }
 
   Json Float() {
-    static constexpr double kSpecial[] = {0.0,   -0.0,  0.5,   1.0,    1e-05, 1e30,
-                                          1e300, 1e-320, 3.14, 500000.0, kInf, -kInf};
+    static constexpr double kSpecial[] = {0.0, -0.0, 0.5, 1.0, 1e-05, 1e30, 1e300, 1e-320, 3.14, 500000.0, kInf, -kInf};
     const int pick = Uniform(4);
     if (pick == 0) return kSpecial[Uniform(12)];
     if (pick == 1) return kNaN;
@@ -340,11 +341,56 @@ class RandomJson {
 
   std::string String() {
     static const char* const kPieces[] = {
-        "a",  "Z",  "_",    "x1",  "1",    "0",    "-",    ".",    "/",      " ",   ":",
-        "#",  "'",  "\"",   "\\",  "\n",   "\t",   "\r",   "[",    "]",      "{",   "}",
-        ",",  "&",  "*",    "!",   "%",    "@",    "`",    "?",    "|",      ">",   "~",
-        "e5", "0x", "true", "yes", "null", "No",   ".inf", ".nan", "\xC3\xA9", "\x7F",
-        "\x01", "\xC2\x85", "\xE2\x80\xA8", "\xEF\xBB\xBF", "\xF0\x9F\x98\x80", "---", "...",
+        "a",
+        "Z",
+        "_",
+        "x1",
+        "1",
+        "0",
+        "-",
+        ".",
+        "/",
+        " ",
+        ":",
+        "#",
+        "'",
+        "\"",
+        "\\",
+        "\n",
+        "\t",
+        "\r",
+        "[",
+        "]",
+        "{",
+        "}",
+        ",",
+        "&",
+        "*",
+        "!",
+        "%",
+        "@",
+        "`",
+        "?",
+        "|",
+        ">",
+        "~",
+        "e5",
+        "0x",
+        "true",
+        "yes",
+        "null",
+        "No",
+        ".inf",
+        ".nan",
+        "\xC3\xA9",
+        "\x7F",
+        "\x01",
+        "\xC2\x85",
+        "\xE2\x80\xA8",
+        "\xEF\xBB\xBF",
+        "\xF0\x9F\x98\x80",
+        "---",
+        "...",
     };
     constexpr int kNumPieces = sizeof(kPieces) / sizeof(kPieces[0]);
     std::string out;

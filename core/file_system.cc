@@ -22,13 +22,10 @@ Status ReadError(const std::string& path, int error) {
 }
 
 Status TooLarge(const std::string& path, size_t max_bytes) {
-  return Status::BadInput({}, "'" + path + "' is larger than " + std::to_string(max_bytes) +
-                                  " bytes");
+  return Status::BadInput({}, "'" + path + "' is larger than " + std::to_string(max_bytes) + " bytes");
 }
 
-Status IsADirectory(const std::string& path) {
-  return Status::BadInput({}, "'" + path + "' is a directory");
-}
+Status IsADirectory(const std::string& path) { return Status::BadInput({}, "'" + path + "' is a directory"); }
 
 Status WriteError(const std::string& path, int error) {
   return Status::BadInput({}, "cannot write '" + path + "': " + ErrnoMessage(error));
@@ -182,9 +179,7 @@ Status RealFileSystem::WriteFileAtomically(const std::string& path, std::string_
 // ---------------------------------------------------------------------------------------------
 // MemFileSystem
 
-void MemFileSystem::AddFile(std::string path, std::string contents) {
-  files_[std::move(path)] = std::move(contents);
-}
+void MemFileSystem::AddFile(std::string path, std::string contents) { files_[std::move(path)] = std::move(contents); }
 
 void MemFileSystem::AddDirectory(std::string path) {
   while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -213,9 +208,7 @@ bool MemFileSystem::IsDirectory(const std::string& path) const {
   return it != files_.end() && it->first.starts_with(prefix);
 }
 
-bool MemFileSystem::Exists(const std::string& path) const {
-  return files_.count(path) > 0 || IsDirectory(path);
-}
+bool MemFileSystem::Exists(const std::string& path) const { return files_.count(path) > 0 || IsDirectory(path); }
 
 StatusOr<std::vector<std::string>> MemFileSystem::ListFiles(const std::string& dir) const {
   if (!IsDirectory(dir)) return ListError(dir, files_.count(dir) > 0 ? ENOTDIR : ENOENT);

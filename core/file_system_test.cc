@@ -77,8 +77,7 @@ TEST(RealFileSystemTest, ReadFileOfMissingFileNamesPathAndReason) {
   StatusOr<std::string> contents = real.ReadFile(path, 100);
   ASSERT_FALSE(contents.ok());
   EXPECT_EQ(contents.status().kind(), ErrorKind::kBadInput);
-  EXPECT_EQ(contents.status().diag().message,
-            "cannot read '" + path + "': No such file or directory");
+  EXPECT_EQ(contents.status().diag().message, "cannot read '" + path + "': No such file or directory");
 }
 
 TEST(RealFileSystemTest, ReadFileRejectsDirectory) {
@@ -128,8 +127,7 @@ TEST(RealFileSystemTest, ListFilesOfMissingDirectoryFails) {
   RealFileSystem real;
   StatusOr<std::vector<std::string>> names = real.ListFiles(dir.Path("nope"));
   ASSERT_FALSE(names.ok());
-  EXPECT_EQ(names.status().diag().message,
-            "cannot list '" + dir.Path("nope") + "': No such file or directory");
+  EXPECT_EQ(names.status().diag().message, "cannot list '" + dir.Path("nope") + "': No such file or directory");
 }
 
 TEST(RealFileSystemTest, WriteFileAtomicallyCreatesCompleteFileAndNoTemp) {
@@ -203,8 +201,7 @@ TEST(MemFileSystemTest, ReadErrorsMatchRealFileSystem) {
   EXPECT_EQ(mem.ReadFile("nope.json", 100).status().diag().message,
             "cannot read 'nope.json': No such file or directory");
   EXPECT_EQ(mem.ReadFile("dir", 100).status().diag().message, "'dir' is a directory");
-  EXPECT_EQ(mem.ReadFile("dir/f.yaml", 4).status().diag().message,
-            "'dir/f.yaml' is larger than 4 bytes");
+  EXPECT_EQ(mem.ReadFile("dir/f.yaml", 4).status().diag().message, "'dir/f.yaml' is larger than 4 bytes");
   EXPECT_TRUE(mem.ReadFile("dir/f.yaml", 5).ok());
 }
 
@@ -236,10 +233,8 @@ TEST(MemFileSystemTest, ListFilesReturnsSortedDirectChildren) {
   StatusOr<std::vector<std::string>> top = mem.ListFiles(".");
   ASSERT_TRUE(top.ok());
   EXPECT_EQ(*top, (std::vector<std::string>{"rulesx.yaml", "top.yaml"}));
-  EXPECT_EQ(mem.ListFiles("nope").status().diag().message,
-            "cannot list 'nope': No such file or directory");
-  EXPECT_EQ(mem.ListFiles("top.yaml").status().diag().message,
-            "cannot list 'top.yaml': Not a directory");
+  EXPECT_EQ(mem.ListFiles("nope").status().diag().message, "cannot list 'nope': No such file or directory");
+  EXPECT_EQ(mem.ListFiles("top.yaml").status().diag().message, "cannot list 'top.yaml': Not a directory");
 }
 
 TEST(MemFileSystemTest, WriteFileAtomicallyStoresContents) {
@@ -259,8 +254,7 @@ TEST(MemFileSystemTest, WriteFileAtomicallyNeedsParentDirectory) {
             "cannot write 'missing/plan.json': No such file or directory");
   EXPECT_EQ(mem.WriteFileAtomically("file/plan.json", "x").diag().message,
             "cannot write 'file/plan.json': Not a directory");
-  EXPECT_EQ(mem.WriteFileAtomically("dir", "x").diag().message,
-            "cannot write 'dir': Is a directory");
+  EXPECT_EQ(mem.WriteFileAtomically("dir", "x").diag().message, "cannot write 'dir': Is a directory");
   EXPECT_FALSE(mem.Exists("missing/plan.json"));
   EXPECT_TRUE(mem.WriteFileAtomically("dir/plan.json", "x").ok());
 }

@@ -4,15 +4,23 @@ namespace easyplan {
 
 const char* JsonTypeName(const Json& value) {
   switch (value.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return "boolean";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return "boolean";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "integer";
-    case Json::value_t::number_float: return "float";
-    case Json::value_t::string: return "string";
-    case Json::value_t::array: return "array";
-    case Json::value_t::object: return "object";
-    default: return "value";
+    case Json::value_t::number_unsigned:
+      return "integer";
+    case Json::value_t::number_float:
+      return "float";
+    case Json::value_t::string:
+      return "string";
+    case Json::value_t::array:
+      return "array";
+    case Json::value_t::object:
+      return "object";
+    default:
+      return "value";
   }
 }
 

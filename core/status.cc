@@ -17,9 +17,15 @@ std::string Diag::ToString() const {
   std::string out = loc.ToString();
   if (!out.empty()) out += ": ";
   switch (severity) {
-    case Severity::kNote: out += "note: "; break;
-    case Severity::kWarning: out += "warning: "; break;
-    case Severity::kError: out += "error: "; break;
+    case Severity::kNote:
+      out += "note: ";
+      break;
+    case Severity::kWarning:
+      out += "warning: ";
+      break;
+    case Severity::kError:
+      out += "error: ";
+      break;
   }
   if (!loc.pointer.empty()) out += loc.pointer + ": ";
   out += message;
@@ -40,8 +46,7 @@ Status Status::BadInput(SourceLoc loc, std::string message, std::vector<std::str
 }
 
 Status Status::Internal(std::string message) {
-  return Error(Diag{Severity::kError, {}, "internal error: " + std::move(message), {}},
-               ErrorKind::kInternal);
+  return Error(Diag{Severity::kError, {}, "internal error: " + std::move(message), {}}, ErrorKind::kInternal);
 }
 
 const Diag& Status::diag() const {
@@ -58,8 +63,7 @@ std::string Status::ToString() const { return ok() ? "ok" : diag_->ToString(); }
 
 namespace internal {
 void CheckFailed(const char* condition, const char* file, int line, const std::string& msg) {
-  std::fprintf(stderr, "easyplan: internal error: %s:%d: check failed: %s: %s\n", file, line,
-               condition, msg.c_str());
+  std::fprintf(stderr, "easyplan: internal error: %s:%d: check failed: %s: %s\n", file, line, condition, msg.c_str());
   std::abort();
 }
 }  // namespace internal

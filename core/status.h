@@ -61,9 +61,9 @@ class [[nodiscard]] Status {
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  StatusOr(T value) : value_(std::move(value)) {}        // NOLINT: implicit by design
   StatusOr(Status status) : value_(std::move(status)) {  // NOLINT: implicit by design
-    if (std::get<Status>(value_).ok()) std::abort();      // an ok Status carries no value
+    if (std::get<Status>(value_).ok()) std::abort();     // an ok Status carries no value
   }
 
   bool ok() const { return std::holds_alternative<T>(value_); }
@@ -91,10 +91,10 @@ namespace internal {
 #define EP_STATUS_CONCAT(a, b) EP_STATUS_CONCAT_INNER(a, b)
 
 /// Returns the Status from the enclosing function when `expr` is not ok.
-#define EP_RETURN_IF_ERROR(expr)                         \
-  do {                                                   \
-    ::easyplan::Status ep_status_ = (expr);              \
-    if (!ep_status_.ok()) return ep_status_;             \
+#define EP_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    ::easyplan::Status ep_status_ = (expr);  \
+    if (!ep_status_.ok()) return ep_status_; \
   } while (false)
 
 #define EP_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
@@ -103,12 +103,11 @@ namespace internal {
   lhs = std::move(tmp).value()
 
 /// `EP_ASSIGN_OR_RETURN(auto x, F());` unwraps a StatusOr or returns its Status.
-#define EP_ASSIGN_OR_RETURN(lhs, expr) \
-  EP_ASSIGN_OR_RETURN_IMPL(EP_STATUS_CONCAT(ep_statusor_, __LINE__), lhs, expr)
+#define EP_ASSIGN_OR_RETURN(lhs, expr) EP_ASSIGN_OR_RETURN_IMPL(EP_STATUS_CONCAT(ep_statusor_, __LINE__), lhs, expr)
 
 /// Invariant check: a violated invariant is a bug, so it aborts with file:line (never for user input).
-#define EP_CHECK(cond, msg)                                                   \
-  do {                                                                        \
+#define EP_CHECK(cond, msg)                                                           \
+  do {                                                                                \
     if (!(cond)) ::easyplan::internal::CheckFailed(#cond, __FILE__, __LINE__, (msg)); \
   } while (false)
 

@@ -29,7 +29,7 @@ class DataSource {
  private:
   DataSource(std::string root, const FileSystem* fs) : root_(std::move(root)), fs_(fs) {}
 
-  std::string root_;             // "" for embedded
+  std::string root_;                // "" for embedded
   const FileSystem* fs_ = nullptr;  // null for embedded
 };
 

@@ -36,8 +36,7 @@ class Expression {
   const std::string& text() const { return text_; }
 
  private:
-  Expression(std::string text, std::shared_ptr<const ExprNode> root)
-      : text_(std::move(text)), root_(std::move(root)) {}
+  Expression(std::string text, std::shared_ptr<const ExprNode> root) : text_(std::move(text)), root_(std::move(root)) {}
 
   std::string text_;
   std::shared_ptr<const ExprNode> root_;

@@ -20,11 +20,16 @@ class Evaluator {
 
   StatusOr<Json> Eval(const ExprNode& node) {
     switch (node.kind) {
-      case ExprKind::kLiteral: return node.value;
-      case ExprKind::kName: return Lookup(node.name);
-      case ExprKind::kAttribute: return EvalAttribute(node);
-      case ExprKind::kIndex: return EvalIndex(node);
-      case ExprKind::kCall: return EvalCall(node);
+      case ExprKind::kLiteral:
+        return node.value;
+      case ExprKind::kName:
+        return Lookup(node.name);
+      case ExprKind::kAttribute:
+        return EvalAttribute(node);
+      case ExprKind::kIndex:
+        return EvalIndex(node);
+      case ExprKind::kCall:
+        return EvalCall(node);
       case ExprKind::kList: {
         Json list = Json::array();
         for (const auto& child : node.children) {
@@ -33,9 +38,12 @@ class Evaluator {
         }
         return list;
       }
-      case ExprKind::kComprehension: return EvalComprehension(node);
-      case ExprKind::kUnary: return EvalUnary(node);
-      case ExprKind::kBinary: return EvalBinary(node);
+      case ExprKind::kComprehension:
+        return EvalComprehension(node);
+      case ExprKind::kUnary:
+        return EvalUnary(node);
+      case ExprKind::kBinary:
+        return EvalBinary(node);
       case ExprKind::kConditional: {
         EP_ASSIGN_OR_RETURN(Json condition, Eval(*node.children[0]));
         return Eval(*node.children[IsTruthy(condition) ? 1 : 2]);
@@ -45,9 +53,7 @@ class Evaluator {
   }
 
  private:
-  Status Error(const std::string& what) const {
-    return Status::BadInput({}, "expression '" + text_ + "': " + what);
-  }
+  Status Error(const std::string& what) const { return Status::BadInput({}, "expression '" + text_ + "': " + what); }
 
   Json Lookup(const std::string& name) const {
     auto local = locals_.find(name);
@@ -99,7 +105,8 @@ class Evaluator {
     const std::string& f = node.name;
     auto arity = [&](size_t lo, size_t hi) -> Status {
       if (args.size() < lo || args.size() > hi) {
-        return Error(f + "() takes " + (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
+        return Error(f + "() takes " +
+                     (lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi)) +
                      " arguments, got " + std::to_string(args.size()));
       }
       return Status();
@@ -325,15 +332,23 @@ class Evaluator {
 
 bool IsTruthy(const Json& value) {
   switch (value.type()) {
-    case Json::value_t::null: return false;
-    case Json::value_t::boolean: return value.get<bool>();
-    case Json::value_t::number_integer: return value.get<int64_t>() != 0;
-    case Json::value_t::number_unsigned: return value.get<uint64_t>() != 0;
-    case Json::value_t::number_float: return value.get<double>() != 0.0;
-    case Json::value_t::string: return !value.get_ref<const std::string&>().empty();
+    case Json::value_t::null:
+      return false;
+    case Json::value_t::boolean:
+      return value.get<bool>();
+    case Json::value_t::number_integer:
+      return value.get<int64_t>() != 0;
+    case Json::value_t::number_unsigned:
+      return value.get<uint64_t>() != 0;
+    case Json::value_t::number_float:
+      return value.get<double>() != 0.0;
+    case Json::value_t::string:
+      return !value.get_ref<const std::string&>().empty();
     case Json::value_t::array:
-    case Json::value_t::object: return !value.empty();
-    default: return true;
+    case Json::value_t::object:
+      return !value.empty();
+    default:
+      return true;
   }
 }
 

@@ -112,9 +112,7 @@ class Parser {
     return Status();
   }
 
-  const Token& Peek(size_t ahead = 0) const {
-    return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)];
-  }
+  const Token& Peek(size_t ahead = 0) const { return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)]; }
   bool IsOp(std::string_view op, size_t ahead = 0) const {
     return Peek(ahead).kind == TokenKind::kOperator && Peek(ahead).text == op;
   }
@@ -127,8 +125,7 @@ class Parser {
     return Status();
   }
 
-  static NodePtr Make(ExprKind kind, std::vector<NodePtr> children = {}, std::string op = "",
-                      std::string name = "") {
+  static NodePtr Make(ExprKind kind, std::vector<NodePtr> children = {}, std::string op = "", std::string name = "") {
     auto node = std::make_shared<ExprNode>();
     node->kind = kind;
     node->children = std::move(children);

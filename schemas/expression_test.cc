@@ -47,9 +47,9 @@ TEST(ExpressionTest, ConditionalAndBooleanOperators) {
 
 TEST(ExpressionTest, ComprehensionBuildsLayerTypes) {
   Json config = {{"num_hidden_layers", 4}};
-  EXPECT_EQ(Eval("['sliding_attention' if (i + 1) % 2 == 1 else 'full_attention' for i in range(num_hidden_layers)]",
-                 config),
-            Json({"sliding_attention", "full_attention", "sliding_attention", "full_attention"}));
+  EXPECT_EQ(
+      Eval("['sliding_attention' if (i + 1) % 2 == 1 else 'full_attention' for i in range(num_hidden_layers)]", config),
+      Json({"sliding_attention", "full_attention", "sliding_attention", "full_attention"}));
   EXPECT_EQ(Eval("[i for i in range(2, 6) if i not in [3]]"), Json({2, 4, 5}));
 }
 

@@ -23,15 +23,14 @@ constexpr int kMaxSubConfigDepth = 4;
 
 // Keys every HF config may carry that no class declares as a field; never reported as typos.
 const std::set<std::string>& WellKnownExtraKeys() {
-  static const std::set<std::string> kKeys = {"model_type", "transformers_version", "_name_or_path", "auto_map",
-                                              "torch_dtype", "dtype", "architectures", "quantization_config"};
+  static const std::set<std::string> kKeys = {"model_type",    "transformers_version", "_name_or_path",
+                                              "auto_map",      "torch_dtype",          "dtype",
+                                              "architectures", "quantization_config"};
   return kKeys;
 }
 
 // Renders a value for a message: strings bare, everything else as compact JSON.
-std::string Show(const Json& value) {
-  return value.is_string() ? value.get<std::string>() : JsonForMessage(value);
-}
+std::string Show(const Json& value) { return value.is_string() ? value.get<std::string>() : JsonForMessage(value); }
 
 // The family chain: the family itself, then what it inherits, outermost last.
 struct FamilyChain {
@@ -101,8 +100,8 @@ class Resolver {
   // the schema that supplied a default.
   SourceLoc Where(const std::string& pointer) const {
     if (pointer.empty()) return input_.config.Locate("");
-    std::string top = pointer.substr(1, pointer.find('/', 1) == std::string::npos ? std::string::npos
-                                                                                   : pointer.find('/', 1) - 1);
+    std::string top =
+        pointer.substr(1, pointer.find('/', 1) == std::string::npos ? std::string::npos : pointer.find('/', 1) - 1);
     // Undo RFC 6901 escaping of the first token to find its origin.
     std::string key;
     for (size_t i = 0; i < top.size(); ++i) {
@@ -147,7 +146,8 @@ class Resolver {
     std::string known;
     for (const std::string& name : names) known += (known.empty() ? "" : ", ") + name;
     if (model_type.empty()) {
-      Warn(SourceLoc{input_.config.file()}, "no model_type; only the EasyDeL and transformers base defaults are applied",
+      Warn(SourceLoc{input_.config.file()},
+           "no model_type; only the EasyDeL and transformers base defaults are applied",
            {"known model types: " + known});
       return;
     }
@@ -163,8 +163,8 @@ class Resolver {
     if (input_.overrides) {
       const Json& overrides = input_.overrides->root();
       if (!overrides.is_object()) {
-        return Status::BadInput(input_.overrides->Locate(""), std::string("expected an object of overrides, found ") +
-                                                                  JsonTypeName(overrides));
+        return Status::BadInput(input_.overrides->Locate(""),
+                                std::string("expected an object of overrides, found ") + JsonTypeName(overrides));
       }
       for (const std::string& key : MergeOverrides(config, overrides)) origin_[key] = kOverrides;
     }
@@ -202,8 +202,8 @@ class Resolver {
 
   Status ResolveObject(Json& config, const std::string& prefix, const FamilyChain& chain, bool top_level) {
     const FamilySchema* family = chain.primary();
-    std::string default_origin = "default:" + (family && family->model_type != "_hf_base" ? family->model_type
-                                                                                          : std::string("transformers"));
+    std::string default_origin =
+        "default:" + (family && family->model_type != "_hf_base" ? family->model_type : std::string("transformers"));
     // 1. Aliases: a value given under an alias moves to its stored name.
     if (family != nullptr) {
       for (const auto& [alias, stored] : family->attribute_map) {
@@ -272,8 +272,8 @@ class Resolver {
   StatusOr<Json> DefaultOf(const FieldSpec& field, const Json& scope, const std::string& prefix, bool easydel) const {
     bool init = easydel && options_.profile == DefaultsProfile::kInit;
     if (init && field.init_default_value) return *field.init_default_value;
-    const std::optional<Expression>& expr = init && field.init_default_expr ? field.init_default_expr
-                                                                             : field.default_expr;
+    const std::optional<Expression>& expr =
+        init && field.init_default_expr ? field.init_default_expr : field.default_expr;
     if (init && field.init_default_expr) {
       auto value = field.init_default_expr->Evaluate(scope);
       if (!value.ok()) return ExprFailure(prefix + "/" + field.name, value.status(), field.loc);
@@ -341,8 +341,8 @@ class Resolver {
         EP_ASSIGN_OR_RETURN(value, DefaultOf(field, resolved, pointer, false));
       }
       if (auto expected = field.type.Check(value)) {
-        return Bad(pointer + "/" + field.name, "expected " + *expected + ", found " + JsonTypeName(value) + " " +
-                                                   Show(value));
+        return Bad(pointer + "/" + field.name,
+                   "expected " + *expected + ", found " + JsonTypeName(value) + " " + Show(value));
       }
       resolved[field.name] = std::move(value);
     }
@@ -357,8 +357,8 @@ class Resolver {
     Json original = *it;
     if (auto expected = field.type.Check(*it)) {
       std::string found = std::string(JsonTypeName(original)) + " " + JsonForMessage(original);
-      if (original.is_number_unsigned() || (original.is_number_integer() && original.get<int64_t>() <= 0 &&
-                                            field.type.text().starts_with("size"))) {
+      if (original.is_number_unsigned() ||
+          (original.is_number_integer() && original.get<int64_t>() <= 0 && field.type.text().starts_with("size"))) {
         found = JsonForMessage(original);
       }
       std::vector<std::string> notes;
@@ -376,7 +376,8 @@ class Resolver {
     for (size_t i = 0; i < values.size(); ++i) {
       if (std::find(field.allowed.begin(), field.allowed.end(), values[i]) != field.allowed.end()) continue;
       std::vector<std::string> allowed;
-      for (const Json& value : field.allowed) allowed.push_back(value.is_string() ? value.get<std::string>() : value.dump());
+      for (const Json& value : field.allowed)
+        allowed.push_back(value.is_string() ? value.get<std::string>() : value.dump());
       std::string message = field.name + " " + JsonForMessage(values[i]) + " is not one EasyDeL accepts";
       if (values[i].is_string()) {
         if (auto suggestion = SuggestClosest(values[i].get<std::string>(), allowed)) {
@@ -511,8 +512,8 @@ class Resolver {
     if (auto it = sub.find("model_type"); it != sub.end() && it->is_string()) name = it->get<std::string>();
     EP_ASSIGN_OR_RETURN(const FamilySchema* family, schemas_.Family(name));
     if (family == nullptr) {
-      Warn(Where(pointer + "/model_type"), "unknown model_type '" + name + "' in " + key +
-                                               "; only the base defaults are applied");
+      Warn(Where(pointer + "/model_type"),
+           "unknown model_type '" + name + "' in " + key + "; only the base defaults are applied");
     }
     EP_ASSIGN_OR_RETURN(FamilyChain chain, LoadChain(family));
     ++sub_config_depth_;
@@ -541,8 +542,8 @@ class Resolver {
       std::string name = names[i].get<std::string>();
       if (name.empty()) return Bad("/sharding_axis_names/" + std::to_string(i), "axis names must not be empty");
       if (!seen.insert(name).second) {
-        return Bad("/sharding_axis_names/" + std::to_string(i), "axis name '" + name + "' appears twice in " +
-                                                                    JsonForMessage(names));
+        return Bad("/sharding_axis_names/" + std::to_string(i),
+                   "axis name '" + name + "' appears twice in " + JsonForMessage(names));
       }
       axis_names.push_back(name);
     }
@@ -582,8 +583,9 @@ class Resolver {
       }
     }
     if (!config["kv_cache_quantization_config"].is_null() && config["use_sharded_kv_caching"] == true) {
-      Warn(Where("/use_sharded_kv_caching"),
-           "KV-cache quantization together with sharded KV caching: EasyDeL warns that this combination is unsupported");
+      Warn(
+          Where("/use_sharded_kv_caching"),
+          "KV-cache quantization together with sharded KV caching: EasyDeL warns that this combination is unsupported");
     }
     return Status();
   }

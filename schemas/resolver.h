@@ -27,9 +27,9 @@ struct ResolveOptions {
 
 /// The complete config a framework would hold, and where each top-level value came from.
 struct ResolvedConfig {
-  Json config;         ///< file keys in file order, then added keys in schema order
-  Json provenance;     ///< same keys: "file", "overrides", "set", "default:<family>", "default:easydel", "derived"
-  std::string family;  ///< the family schema used; "" when model_type is missing or unknown
+  Json config;              ///< file keys in file order, then added keys in schema order
+  Json provenance;          ///< same keys: "file", "overrides", "set", "default:<family>", "default:easydel", "derived"
+  std::string family;       ///< the family schema used; "" when model_type is missing or unknown
   std::vector<Diag> diags;  ///< warnings and notes (errors are returned as Status instead)
 };
 

@@ -274,8 +274,9 @@ TEST_F(ResolverTest, UnknownFamilyStillResolvesBaseDefaultsWithAWarning) {
   EXPECT_EQ(result->config["tie_word_embeddings"], true);
   EXPECT_EQ(result->config["blocksize_q"], 512);
   ASSERT_EQ(result->diags.size(), 1u);
-  EXPECT_EQ(result->diags[0].message,
-            "unknown model_type 'tyo' (did you mean 'toy'?); only the EasyDeL and transformers base defaults are applied");
+  EXPECT_EQ(
+      result->diags[0].message,
+      "unknown model_type 'tyo' (did you mean 'toy'?); only the EasyDeL and transformers base defaults are applied");
 }
 
 TEST_F(ResolverTest, SetErrorsNameTheFlag) {

@@ -21,14 +21,14 @@ enum class DefaultsProfile { kAddBasic, kInit };
 struct FieldSpec {
   std::string name;
   TypeSpec type;
-  std::optional<Json> default_value;          // add_basic profile (families: the only profile)
+  std::optional<Json> default_value;  // add_basic profile (families: the only profile)
   std::optional<Expression> default_expr;
-  std::optional<Json> init_default_value;     // __init__ profile override
+  std::optional<Json> init_default_value;  // __init__ profile override
   std::optional<Expression> init_default_expr;
-  std::vector<Json> allowed;                  // enum; empty = unrestricted
-  std::optional<Json> forced;                 // EasyDeL always assigns this value
-  bool copy_to_sub_configs = true;            // read_basics_from_config copies it
-  SourceLoc loc;                              // schema file and line, for messages
+  std::vector<Json> allowed;        // enum; empty = unrestricted
+  std::optional<Json> forced;       // EasyDeL always assigns this value
+  bool copy_to_sub_configs = true;  // read_basics_from_config copies it
+  SourceLoc loc;                    // schema file and line, for messages
 };
 
 /// A value computed after all overrides: `name = value` when `when` holds.
@@ -54,13 +54,13 @@ struct CheckSpec {
 struct FamilySchema {
   std::string model_type;
   std::string config_class;
-  std::string inherits;                                           // "" = none
+  std::string inherits;                                            // "" = none
   std::vector<std::pair<std::string, std::string>> attribute_map;  // alias -> stored name
   std::vector<FieldSpec> fields;
   std::vector<DerivedSpec> derived;
   std::vector<CheckSpec> checks;
   std::vector<std::pair<std::string, std::string>> sub_configs;  // key -> family
-  std::string source;                                             // schema path for messages
+  std::string source;                                            // schema path for messages
 };
 
 /// EasyDeL's base attributes and PartitionAxis fields: schemas/easydel.yaml.

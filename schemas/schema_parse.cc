@@ -99,8 +99,8 @@ class SchemaReader {
       if (!literal->has_value()) continue;
       Json copy = **literal;
       if (auto expected = field.type.Check(copy)) {
-        return Error(pointer, "default of '" + field.name + "' is " + JsonForMessage(**literal) +
-                                  ", but its type '" + field.type.text() + "' expects " + *expected);
+        return Error(pointer, "default of '" + field.name + "' is " + JsonForMessage(**literal) + ", but its type '" +
+                                  field.type.text() + "' expects " + *expected);
       }
     }
     return field;
@@ -142,8 +142,9 @@ StatusOr<FamilySchema> ParseFamilySchema(std::string_view text, const std::strin
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
   SchemaReader reader(doc);
   const Json& root = doc.root();
-  EP_RETURN_IF_ERROR(reader.CheckKeys(root, "", {"model_type", "config_class", "inherits", "attribute_map", "fields",
-                                                 "derived", "checks", "sub_configs"}));
+  EP_RETURN_IF_ERROR(reader.CheckKeys(
+      root, "",
+      {"model_type", "config_class", "inherits", "attribute_map", "fields", "derived", "checks", "sub_configs"}));
   FamilySchema family;
   family.source = path;
   EP_ASSIGN_OR_RETURN(family.model_type, reader.String(root, "", "model_type", true));

@@ -30,8 +30,8 @@ StatusOr<const FamilySchema*> SchemaSet::Family(const std::string& model_type) {
   EP_ASSIGN_OR_RETURN(std::string text, source_.Read(path));
   EP_ASSIGN_OR_RETURN(FamilySchema family, ParseFamilySchema(text, source_.DisplayPath(path)));
   if (family.model_type != model_type) {
-    return Status::BadInput({source_.DisplayPath(path)}, "model_type '" + family.model_type +
-                                                             "' does not match the file name '" + model_type + "'");
+    return Status::BadInput({source_.DisplayPath(path)},
+                            "model_type '" + family.model_type + "' does not match the file name '" + model_type + "'");
   }
   auto& slot = families_[model_type];
   slot = std::make_unique<FamilySchema>(std::move(family));

@@ -80,13 +80,20 @@ StatusOr<TypeSpec> TypeSpec::Parse(std::string_view text) {
 
 bool TypeSpec::Matches(const Alternative& alt, Json& value) const {
   switch (alt.base) {
-    case Base::kAny: return true;
-    case Base::kSize: return IsInteger(value) && value.get<int64_t>() >= 1;
-    case Base::kUInt: return IsInteger(value) && value.get<int64_t>() >= 0;
-    case Base::kInt: return IsInteger(value);
-    case Base::kNumber: return value.is_number();
-    case Base::kBool: return value.is_boolean();
-    case Base::kString: return value.is_string();
+    case Base::kAny:
+      return true;
+    case Base::kSize:
+      return IsInteger(value) && value.get<int64_t>() >= 1;
+    case Base::kUInt:
+      return IsInteger(value) && value.get<int64_t>() >= 0;
+    case Base::kInt:
+      return IsInteger(value);
+    case Base::kNumber:
+      return value.is_number();
+    case Base::kBool:
+      return value.is_boolean();
+    case Base::kString:
+      return value.is_string();
     case Base::kDType: {
       if (!value.is_string()) return false;
       auto dtype = ParseDType(value.get<std::string>());
@@ -102,7 +109,8 @@ bool TypeSpec::Matches(const Alternative& alt, Json& value) const {
       }
       return true;
     }
-    case Base::kObject: return value.is_object();
+    case Base::kObject:
+      return value.is_object();
     case Base::kList: {
       if (!value.is_array()) return false;
       if (!alt.element) return true;

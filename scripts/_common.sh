@@ -7,7 +7,7 @@ EASYPLAN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 EASYPLAN_BUILD_DIR="${EASYPLAN_BUILD_DIR:-$EASYPLAN_ROOT/build}"
 
 EASYPLAN_PACKAGES=(
-  g++ cmake ninja-build pkg-config
+  g++ cmake ninja-build pkg-config clang-format git
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )

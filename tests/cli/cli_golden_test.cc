@@ -53,8 +53,8 @@ class GoldenTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(GoldenTest, MatchesRecordedOutput) {
   const fs::path base = kGoldenDir / GetParam();
   const bool update = std::getenv("EASYPLAN_UPDATE_GOLDEN") != nullptr;
-  fs::path tmp = fs::temp_directory_path() / ("easyplan-golden-" + std::to_string(::getpid()) + "-" +
-                                              ReplaceAll(GetParam(), "/", "_"));
+  fs::path tmp = fs::temp_directory_path() /
+                 ("easyplan-golden-" + std::to_string(::getpid()) + "-" + ReplaceAll(GetParam(), "/", "_"));
   fs::remove_all(tmp);
   fs::create_directories(tmp);
 
