@@ -1,6 +1,8 @@
 #include "cli/app.h"
 
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <ostream>
 
 #include "cli/commands.h"
@@ -16,14 +18,53 @@ int UsageError(Context& ctx, const std::string& message, const std::string& hint
 }
 
 // Every spelling of every option of `app`: "--format", "-o", ...
-std::vector<std::string> OptionSpellings(const CLI::App& app) {
-  std::vector<std::string> names;
+void AddOptionSpellings(const CLI::App& app, std::vector<std::string>* names) {
   for (const CLI::Option* option : app.get_options()) {
-    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
-    for (const std::string& name : option->get_snames()) names.push_back("-" + name);
+    for (const std::string& name : option->get_lnames()) names->push_back("--" + name);
+    for (const std::string& name : option->get_snames()) names->push_back("-" + name);
   }
-  return names;
 }
+
+// The global limit flags (core/limits.h), accepted before or after the subcommand.
+struct LimitFlags {
+  std::optional<int64_t> max_input_bytes;
+  std::optional<int64_t> max_depth;
+  std::optional<int64_t> max_values;
+
+  void Add(CLI::App& app) {
+    const Limits defaults;
+    app.add_option("--max-input-bytes", max_input_bytes,
+                   "refuse input files larger than this (default " + std::to_string(defaults.max_input_bytes) + ")");
+    app.add_option("--max-depth", max_depth,
+                   "refuse JSON/YAML nested deeper than this (default " + std::to_string(defaults.max_depth) +
+                       ", at most " + std::to_string(Limits::kMaxDepthCeiling) + ")");
+    app.add_option("--max-values", max_values,
+                   "refuse documents with more values than this, YAML aliases counted at each use (default " +
+                       std::to_string(defaults.max_values) + ")");
+  }
+
+  // Applies the flags that were given to `limits`; a value out of range is a usage error.
+  Status Apply(Limits& limits) const {
+    const auto check = [](const char* flag, int64_t value, int64_t most) {
+      if (value >= 1 && value <= most) return Status();
+      return Status::BadInput({}, std::string(flag) + " must be between 1 and " + std::to_string(most) + ", found " +
+                                      std::to_string(value));
+    };
+    if (max_input_bytes) {
+      EP_RETURN_IF_ERROR(check("--max-input-bytes", *max_input_bytes, INT64_MAX));
+      limits.max_input_bytes = static_cast<size_t>(*max_input_bytes);
+    }
+    if (max_depth) {
+      EP_RETURN_IF_ERROR(check("--max-depth", *max_depth, Limits::kMaxDepthCeiling));
+      limits.max_depth = static_cast<int>(*max_depth);
+    }
+    if (max_values) {
+      EP_RETURN_IF_ERROR(check("--max-values", *max_values, INT64_MAX));
+      limits.max_values = static_cast<size_t>(*max_values);
+    }
+    return Status();
+  }
+};
 
 }  // namespace
 
@@ -32,13 +73,18 @@ int RunApp(int argc, const char* const* argv, Context& ctx) {
   app.set_version_flag("--version", "easyplan " EASYPLAN_VERSION);
   app.require_subcommand(0, 1);
   app.allow_extras();
+  LimitFlags limit_flags;
+  limit_flags.Add(app);
   std::map<std::string, std::function<int(Context&)>> runners;
   std::vector<std::string> names;
   for (const Command& command : AllCommands()) {
     runners[command.name] = command.add(app);
     names.push_back(command.name);
   }
-  for (CLI::App* sub : app.get_subcommands({})) sub->allow_extras();
+  for (CLI::App* sub : app.get_subcommands({})) {
+    sub->allow_extras();
+    sub->fallthrough();  // the global flags also work after the subcommand
+  }
 
   // An unknown subcommand is the most common slip: answer it before CLI11 does, with a suggestion.
   if (argc > 1 && argv[1][0] != '-' && runners.count(argv[1]) == 0) {
@@ -81,7 +127,10 @@ int RunApp(int argc, const char* const* argv, Context& ctx) {
     if (word.starts_with("-")) {
       std::string flag = word.substr(0, word.find('='));
       std::string message = where + "unknown option '" + flag + "'";
-      if (auto suggestion = SuggestClosest(flag, OptionSpellings(*scope))) {
+      std::vector<std::string> spellings;
+      AddOptionSpellings(*scope, &spellings);
+      if (scope != &app) AddOptionSpellings(app, &spellings);
+      if (auto suggestion = SuggestClosest(flag, spellings)) {
         message += " (did you mean '" + *suggestion + "'?)";
       }
       return UsageError(ctx, message, hint);
@@ -92,6 +141,7 @@ int RunApp(int argc, const char* const* argv, Context& ctx) {
     ctx.err << app.help();
     return kExitBadInput;
   }
+  if (Status status = limit_flags.Apply(ctx.limits); !status.ok()) return ReportError(ctx, status);
   return runners[chosen.front()->get_name()](ctx);
 }
 

@@ -8,8 +8,7 @@
 
 namespace easyplan::cli {
 
-/// Largest config or overrides file we read; a bigger one is refused, not loaded.
-inline constexpr size_t kMaxInputBytes = 64 << 20;
+/// Both loaders apply ctx.limits (core/limits.h): input size, nesting depth, value count.
 
 /// Loads CONFIG as the user named it: a config.json path, a directory holding config.json, or "-"
 /// for standard input. JSON only (config.json is JSON).

@@ -1,5 +1,7 @@
 #include "cli/context.h"
 
+#include <cerrno>
+#include <cstring>
 #include <ostream>
 
 namespace easyplan::cli {
@@ -17,10 +19,16 @@ int ReportError(Context& ctx, const Status& status) {
 
 Status WriteOutput(Context& ctx, const std::string& path, const std::string& text) {
   if (path.empty() || path == "-") {
+    if (!ctx.out) return Status::BadInput({}, "cannot write to standard output: it is closed");
+    errno = 0;
     ctx.out << text;
     ctx.out.flush();
-    if (!ctx.out) return Status::BadInput({}, "cannot write to standard output");
-    return Status();
+    if (ctx.out) return Status();
+    // The reader went away (`easyplan resolve X | head`): what it read is all it wanted.
+    if (errno == EPIPE) return Status();
+    const int error = errno;
+    return Status::BadInput({}, "cannot write to standard output" +
+                                    (error != 0 ? ": " + std::string(std::strerror(error)) : std::string()));
   }
   return ctx.fs.WriteFileAtomically(path, text);
 }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/file_system.h"
+#include "core/limits.h"
 #include "core/status.h"
 
 namespace easyplan::cli {
@@ -17,6 +18,7 @@ struct Context {
   std::ostream& out;        // only the requested artifact
   std::ostream& err;        // diagnostics
   std::string schemas_dir;  // "" = the embedded data files
+  Limits limits;            // --max-input-bytes, --max-depth, --max-values (global flags)
 };
 
 /// Exit codes of every subcommand.
@@ -28,7 +30,9 @@ void PrintDiag(Context& ctx, const Diag& diag);
 /// Prints a failed Status and returns its exit code (2 for bad input, 3 for internal errors).
 int ReportError(Context& ctx, const Status& status);
 
-/// Writes `text` to stdout, or atomically to `path` (temp + rename) when it is not empty.
+/// Writes `text` to stdout, or atomically to `path` (temp + rename) when it is not empty. A reader
+/// that goes away early (`easyplan ... | head`: EPIPE) is not an error: the rest of the output is
+/// dropped quietly and the command still succeeds (main() ignores SIGPIPE; docs/HARDENING.md).
 Status WriteOutput(Context& ctx, const std::string& path, const std::string& text);
 
 }  // namespace easyplan::cli

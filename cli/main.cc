@@ -1,11 +1,38 @@
 // easyplan: config compiler and sharding planner. main() builds the command table, parses flags
 // and maps every outcome to an exit code: 0 ok, 1 findings, 2 bad input or usage, 3 internal error.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
 #include <exception>
 #include <iostream>
 
 #include "cli/app.h"
 
+namespace {
+
+// Whether descriptor `fd` was open at startup. A closed one is reopened on /dev/null so that no file
+// easyplan opens later lands on 0, 1 or 2 (where a stray write to stdout would corrupt it).
+// Descriptors are checked lowest first, and open() returns the lowest free one, so it lands on `fd`.
+bool KeepStandardDescriptor(int fd, int flags) {
+  if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF) return true;
+  const int opened = ::open("/dev/null", flags);
+  if (opened >= 0 && opened != fd) ::close(opened);
+  return false;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  // Writing to a pipe whose reader has gone (`easyplan resolve X | head`) must not kill the process:
+  // WriteOutput sees EPIPE instead and exits quietly (docs/HARDENING.md).
+  std::signal(SIGPIPE, SIG_IGN);
+  const bool stdin_open = KeepStandardDescriptor(0, O_RDONLY);
+  const bool stdout_open = KeepStandardDescriptor(1, O_WRONLY);
+  KeepStandardDescriptor(2, O_WRONLY);
+  if (!stdin_open) std::cin.setstate(std::ios::badbit);    // "cannot read standard input: it is closed"
+  if (!stdout_open) std::cout.setstate(std::ios::badbit);  // "cannot write to standard output: ..."
   try {
     easyplan::RealFileSystem fs;
     easyplan::cli::Context ctx{fs, std::cin, std::cout, std::cerr, ""};

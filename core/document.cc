@@ -16,8 +16,6 @@ namespace {
 using Position = Document::Position;
 using PositionMap = std::map<std::string, Position>;
 
-/// Values a YAML document may expand to through aliases ("billion laughs" guard).
-constexpr size_t kMaxYamlValues = 1000000;
 /// Literals longer than this are shortened in messages.
 constexpr size_t kMaxLiteralInMessage = 40;
 
@@ -146,35 +144,55 @@ std::string FloatRangeMessage(std::string_view literal) {
 /// Duplicate-key bookkeeping for one object: call Note() before parsing each member's value.
 class KeyTracker {
  public:
-  /// Records that `key` (whose member is at `pointer`) was seen. A repeated key replaces the
-  /// earlier value, so the positions recorded under it are dropped and the pointer is reported once.
-  void Note(const std::string& key, const std::string& pointer, PositionMap* positions,
-            std::vector<std::string>* duplicates) {
-    const int count = ++counts_[key];
-    if (count < 2) return;
-    if (count == 2) duplicates->push_back(pointer);
+  /// Records that `key` (whose member is at `pointer`) was seen; returns the index of its earlier
+  /// member, or nullopt for a new key (which will be member number size()). A repeated key replaces
+  /// the earlier value in place (Python's json keeps the first position and the last value), so the
+  /// positions recorded under it are dropped and the pointer is reported once.
+  std::optional<size_t> Note(const std::string& key, const std::string& pointer, PositionMap* positions,
+                             std::vector<std::string>* duplicates) {
+    const auto [it, inserted] = members_.try_emplace(key, Member{members_.size(), 0});
+    if (inserted) return std::nullopt;
+    if (++it->second.repeats == 1) duplicates->push_back(pointer);
     positions->erase(pointer);
     // Every pointer below `pointer` sorts in [pointer + "/", pointer + "0") since '0' == '/' + 1.
     positions->erase(positions->lower_bound(pointer + "/"), positions->lower_bound(pointer + "0"));
+    return it->second.index;
   }
 
  private:
-  std::map<std::string, int> counts_;
+  struct Member {
+    size_t index;
+    int repeats;
+  };
+  std::map<std::string, Member> members_;
 };
 
+/// Sets member `key` of the object `object` to `value` in O(1) (nlohmann's ordered_map looks keys up
+/// linearly, which makes building an object of n keys O(n^2)): `existing` is what KeyTracker::Note
+/// returned for the key.
+void SetMember(Json* object, std::optional<size_t> existing, std::string key, Json value) {
+  if (existing) {
+    Json::object_t::Container& members = *object->get_ptr<Json::object_t*>();
+    members[*existing].second = std::move(value);
+  } else {
+    AppendMember(*object, std::move(key), std::move(value));
+  }
+}
+
 // -----------------------------------------------------------------------------------------------
-// JSON: a validating scanner that records positions and duplicate keys, then nlohmann for values.
+// JSON: a validating recursive-descent parser that records positions and duplicate keys.
 
 class JsonScanner {
  public:
-  explicit JsonScanner(std::string_view text, const std::string& file) : text_(text), file_(file) {}
+  JsonScanner(std::string_view text, const std::string& file, const Limits& limits)
+      : text_(text), file_(file), limits_(limits) {}
 
-  /// Validates the whole text; on success positions() and duplicates() describe it.
-  Status Run() {
+  /// Parses the whole text into `root`; on success positions() and duplicates() describe it.
+  Status Run(Json* root) {
     SkipWhitespace();
     if (AtEnd()) return Syntax(pos_, "empty document");
     std::string pointer;
-    EP_RETURN_IF_ERROR(Value(pointer, 0));
+    EP_RETURN_IF_ERROR(Value(pointer, 0, root));
     SkipWhitespace();
     if (!AtEnd()) {
       return Syntax(pos_, "unexpected " + Describe(pos_) + " after the end of the document");
@@ -216,9 +234,9 @@ class JsonScanner {
 
   Status Syntax(size_t offset, const std::string& reason) const { return Error(offset, "invalid JSON: " + reason); }
 
-  Status Error(size_t offset, std::string message) const {
+  Status Error(size_t offset, std::string message, std::vector<std::string> notes = {}) const {
     const Position position = PositionOf(offset);
-    return Status::BadInput(SourceLoc{file_, "", position.line, position.column}, std::move(message));
+    return Status::BadInput(SourceLoc{file_, "", position.line, position.column}, std::move(message), std::move(notes));
   }
 
   /// "'}'", "byte 0xEF" or "end of input", for "unexpected ..." messages.
@@ -231,31 +249,42 @@ class JsonScanner {
     return hex;
   }
 
-  Status Value(std::string& pointer, int depth) {
+  Status Value(std::string& pointer, int depth, Json* out) {
     SkipWhitespace();
     if (AtEnd()) return Syntax(pos_, "unexpected end of input");
+    if (++values_ > limits_.max_values) {
+      return Error(pos_, "invalid JSON: document has more than " + std::to_string(limits_.max_values) + " values",
+                   {LimitNote("--max-values", limits_.max_values)});
+    }
     // Values start after whitespace on the current line, so the cached line is exact here.
     positions_[pointer] = Position{line_, static_cast<int>(pos_ - line_start_ + 1)};
     const char c = text_[pos_];
-    if (c == '{') return Object(pointer, depth);
-    if (c == '[') return Array(pointer, depth);
-    if (c == '"') return String(nullptr);
-    if (c == '-' || IsDigit(c)) return Number();
-    if (IsAlpha(c)) return Literal();
+    if (c == '{') return Object(pointer, depth, out);
+    if (c == '[') return Array(pointer, depth, out);
+    if (c == '"') {
+      std::string decoded;
+      EP_RETURN_IF_ERROR(String(&decoded));
+      *out = std::move(decoded);
+      return Status();
+    }
+    if (c == '-' || IsDigit(c)) return Number(out);
+    if (IsAlpha(c)) return Literal(out);
     if (c == '\'') return Syntax(pos_, "unexpected ''' (JSON strings use double quotes)");
     if (c == '/') return Syntax(pos_, "unexpected '/' (JSON has no comments)");
     return Syntax(pos_, "unexpected " + Describe(pos_));
   }
 
   Status EnterContainer(int depth) const {
-    if (depth + 1 > kMaxDocumentDepth) {
-      return Syntax(pos_, "nesting deeper than " + std::to_string(kMaxDocumentDepth) + " levels");
+    if (depth + 1 > limits_.max_depth) {
+      return Error(pos_, "invalid JSON: nesting deeper than " + std::to_string(limits_.max_depth) + " levels",
+                   {LimitNote("--max-depth", limits_.max_depth)});
     }
     return Status();
   }
 
-  Status Object(std::string& pointer, int depth) {
+  Status Object(std::string& pointer, int depth, Json* out) {
     EP_RETURN_IF_ERROR(EnterContainer(depth));
+    *out = Json::object();
     ++pos_;  // '{'
     SkipWhitespace();
     if (!AtEnd() && text_[pos_] == '}') {
@@ -279,8 +308,10 @@ class JsonScanner {
       const size_t parent_size = pointer.size();
       pointer += '/';
       pointer += PointerToken(key);
-      keys.Note(key, pointer, &positions_, &duplicates_);
-      EP_RETURN_IF_ERROR(Value(pointer, depth + 1));
+      const std::optional<size_t> existing = keys.Note(key, pointer, &positions_, &duplicates_);
+      Json value;
+      EP_RETURN_IF_ERROR(Value(pointer, depth + 1, &value));
+      SetMember(out, existing, std::move(key), std::move(value));
       pointer.resize(parent_size);
       SkipWhitespace();
       if (AtEnd()) return Syntax(pos_, "unexpected end of input");
@@ -293,8 +324,10 @@ class JsonScanner {
     }
   }
 
-  Status Array(std::string& pointer, int depth) {
+  Status Array(std::string& pointer, int depth, Json* out) {
     EP_RETURN_IF_ERROR(EnterContainer(depth));
+    *out = Json::array();
+    Json::array_t& items = *out->get_ptr<Json::array_t*>();
     ++pos_;  // '['
     SkipWhitespace();
     if (!AtEnd() && text_[pos_] == ']') {
@@ -307,7 +340,8 @@ class JsonScanner {
       const size_t parent_size = pointer.size();
       pointer += '/';
       pointer += std::to_string(index);
-      EP_RETURN_IF_ERROR(Value(pointer, depth + 1));
+      items.emplace_back();
+      EP_RETURN_IF_ERROR(Value(pointer, depth + 1, &items.back()));
       pointer.resize(parent_size);
       SkipWhitespace();
       if (AtEnd()) return Syntax(pos_, "unexpected end of input");
@@ -396,7 +430,7 @@ class JsonScanner {
 
   static bool IsNumberish(char c) { return IsDigit(c) || IsAlpha(c) || c == '.' || c == '+' || c == '-' || c == '_'; }
 
-  Status Number() {
+  Status Number(Json* out) {
     const size_t start = pos_;
     size_t p = pos_;
     const auto digits = [&] {
@@ -433,14 +467,17 @@ class JsonScanner {
       int64_t value = 0;
       const auto result = std::from_chars(literal.data(), literal.data() + literal.size(), value);
       if (result.ec != std::errc()) return Error(start, IntegerRangeMessage(literal));
-    } else if (!ParseDecimalFloat(literal)) {
-      return Error(start, FloatRangeMessage(literal));
+      *out = value;
+    } else {
+      const std::optional<double> value = ParseDecimalFloat(literal);
+      if (!value) return Error(start, FloatRangeMessage(literal));
+      *out = *value;
     }
     pos_ = p;
     return Status();
   }
 
-  Status Literal() {
+  Status Literal(Json* out) {
     const size_t start = pos_;
     size_t end = pos_;
     while (end < text_.size() && (IsAlpha(text_[end]) || IsDigit(text_[end]) || text_[end] == '_')) {
@@ -448,6 +485,11 @@ class JsonScanner {
     }
     const std::string_view word = text_.substr(start, end - start);
     if (word == "true" || word == "false" || word == "null") {
+      if (word == "null") {
+        *out = nullptr;
+      } else {
+        *out = word == "true";
+      }
       pos_ = end;
       return Status();
     }
@@ -462,27 +504,14 @@ class JsonScanner {
 
   std::string_view text_;
   const std::string& file_;
+  const Limits& limits_;
+  size_t values_ = 0;
   size_t pos_ = 0;
   int line_ = 1;           // line of pos_ after SkipWhitespace
   size_t line_start_ = 0;  // offset of the first byte of line_
   PositionMap positions_;
   std::vector<std::string> duplicates_;
 };
-
-/// "[json.exception.parse_error.101] parse error at line 1, column 8: syntax error ... - x" -> "x".
-std::string ShortNlohmannReason(const std::string& what) {
-  std::string reason = what;
-  if (!reason.empty() && reason.front() == '[') {
-    const size_t close = reason.find("] ");
-    if (close != std::string::npos) reason = reason.substr(close + 2);
-  }
-  const size_t column = reason.find("column ");
-  const size_t colon = column == std::string::npos ? column : reason.find(": ", column);
-  if (colon != std::string::npos) reason = reason.substr(colon + 2);
-  const size_t dash = reason.rfind(" - ");
-  if (dash != std::string::npos) reason = reason.substr(dash + 3);
-  return reason;
-}
 
 // -----------------------------------------------------------------------------------------------
 // YAML: yaml-cpp nodes -> Json with core-schema resolution.
@@ -572,12 +601,14 @@ std::optional<std::string> ResolvePlainScalar(const std::string& s, Json* out) {
 
 class YamlConverter {
  public:
-  explicit YamlConverter(const std::string& file) : file_(file) {}
+  YamlConverter(const std::string& file, const Limits& limits) : file_(file), limits_(limits) {}
 
   Status Convert(const YAML::Node& node, std::string& pointer, int depth, Json* out) {
-    if (++values_ > kMaxYamlValues) {
-      return Error(node, "invalid YAML: document expands to more than " + std::to_string(kMaxYamlValues) +
-                             " values (through aliases?)");
+    if (++values_ > limits_.max_values) {
+      return Error(node,
+                   "invalid YAML: document expands to more than " + std::to_string(limits_.max_values) +
+                       " values (through aliases?)",
+                   {LimitNote("--max-values", limits_.max_values)});
     }
     const YAML::Mark mark = node.Mark();
     if (mark.line >= 0) positions_[pointer] = Position{mark.line + 1, mark.column + 1};
@@ -599,14 +630,14 @@ class YamlConverter {
   PositionMap& positions() { return positions_; }
   std::vector<std::string>& duplicates() { return duplicates_; }
 
-  Status Error(const YAML::Node& node, std::string reason) const {
+  Status Error(const YAML::Node& node, std::string reason, std::vector<std::string> notes = {}) const {
     SourceLoc loc{file_, "", 0, 0};
     const YAML::Mark mark = node.Mark();
     if (mark.line >= 0) {
       loc.line = mark.line + 1;
       loc.column = mark.column + 1;
     }
-    return Status::BadInput(std::move(loc), std::move(reason));
+    return Status::BadInput(std::move(loc), std::move(reason), std::move(notes));
   }
 
  private:
@@ -625,8 +656,9 @@ class YamlConverter {
   }
 
   Status EnterContainer(const YAML::Node& node, int depth) const {
-    if (depth + 1 > kMaxDocumentDepth) {
-      return Error(node, "invalid YAML: nesting deeper than " + std::to_string(kMaxDocumentDepth) + " levels");
+    if (depth + 1 > limits_.max_depth) {
+      return Error(node, "invalid YAML: nesting deeper than " + std::to_string(limits_.max_depth) + " levels",
+                   {LimitNote("--max-depth", limits_.max_depth)});
     }
     return Status();
   }
@@ -634,14 +666,14 @@ class YamlConverter {
   Status Sequence(const YAML::Node& node, std::string& pointer, int depth, Json* out) {
     EP_RETURN_IF_ERROR(EnterContainer(node, depth));
     *out = Json::array();
+    Json::array_t& items = *out->get_ptr<Json::array_t*>();
     size_t index = 0;
     for (const YAML::Node& item : node) {
       const size_t parent_size = pointer.size();
       pointer += '/';
       pointer += std::to_string(index++);
-      Json value;
-      EP_RETURN_IF_ERROR(Convert(item, pointer, depth + 1, &value));
-      out->push_back(std::move(value));
+      items.emplace_back();
+      EP_RETURN_IF_ERROR(Convert(item, pointer, depth + 1, &items.back()));
       pointer.resize(parent_size);
     }
     return Status();
@@ -666,16 +698,17 @@ class YamlConverter {
       const size_t parent_size = pointer.size();
       pointer += '/';
       pointer += PointerToken(key);
-      keys.Note(key, pointer, &positions_, &duplicates_);
+      const std::optional<size_t> existing = keys.Note(key, pointer, &positions_, &duplicates_);
       Json value;
       EP_RETURN_IF_ERROR(Convert(entry.second, pointer, depth + 1, &value));
-      (*out)[key] = std::move(value);
+      SetMember(out, existing, std::move(key), std::move(value));
       pointer.resize(parent_size);
     }
     return Status();
   }
 
   const std::string& file_;
+  const Limits& limits_;
   size_t values_ = 0;
   PositionMap positions_;
   std::vector<std::string> duplicates_;
@@ -721,34 +754,19 @@ std::string PointerToken(std::string_view key) {
   return token;
 }
 
-StatusOr<Document> ParseJsonDocument(std::string_view text, std::string file) {
+StatusOr<Document> ParseJsonDocument(std::string_view text, std::string file, const Limits& limits) {
   if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
-  JsonScanner scanner(text, file);
-  EP_RETURN_IF_ERROR(scanner.Run());
+  JsonScanner scanner(text, file, limits);
   Json root;
-  try {
-    // The scanner has checked the ranges, so every unsigned integer fits in int64: store it as one.
-    root = Json::parse(text.begin(), text.end(), [](int, Json::parse_event_t event, Json& parsed) {
-      if (event == Json::parse_event_t::value && parsed.is_number_unsigned()) {
-        parsed = static_cast<int64_t>(parsed.get<uint64_t>());
-      }
-      return true;
-    });
-  } catch (const Json::parse_error& e) {
-    const Document::Position position = scanner.PositionOf(e.byte > 0 ? e.byte - 1 : 0);
-    return Status::BadInput(SourceLoc{file, "", position.line, position.column},
-                            "invalid JSON: " + ShortNlohmannReason(e.what()));
-  } catch (const std::exception& e) {
-    return Status::BadInput(SourceLoc{file, "", 0, 0}, "invalid JSON: " + ShortNlohmannReason(e.what()));
-  }
+  EP_RETURN_IF_ERROR(scanner.Run(&root));
   return Document(std::move(file), std::move(root), std::move(scanner.positions()), std::move(scanner.duplicates()));
 }
 
-StatusOr<Document> ParseYamlDocument(std::string_view text, std::string file) {
+StatusOr<Document> ParseYamlDocument(std::string_view text, std::string file, const Limits& limits) {
   try {
     const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
     if (documents.empty()) return Document(std::move(file), Json(nullptr));
-    YamlConverter converter(file);
+    YamlConverter converter(file, limits);
     if (documents.size() > 1) {
       return converter.Error(documents[1],
                              "invalid YAML: expected a single document, found " + std::to_string(documents.size()));

@@ -11,12 +11,10 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/limits.h"
 #include "core/status.h"
 
 namespace easyplan {
-
-/// Documents nest at most this deep (objects and arrays); deeper input is rejected.
-inline constexpr int kMaxDocumentDepth = 200;
 
 /// A parsed document: its value, the file it came from and the 1-based line:column of every
 /// value in the text, keyed by RFC 6901 JSON pointer.
@@ -63,7 +61,9 @@ class Document {
 /// skipped and not counted in columns. Errors are BadInput at {file, line, column}, e.g.
 /// "invalid JSON: expected ',' or '}' after an object member", "invalid JSON: empty document",
 /// "integer 9223372036854775808 does not fit in 64 bits". Integers become int64 (never uint64).
-StatusOr<Document> ParseJsonDocument(std::string_view text, std::string file);
+/// Nesting deeper than limits.max_depth or more than limits.max_values values is an error (with a
+/// note naming the flag that raises the limit). Time and memory are linear in the text's size.
+StatusOr<Document> ParseJsonDocument(std::string_view text, std::string file, const Limits& limits = {});
 
 /// Parses one YAML document with YAML 1.2 core-schema resolution of plain scalars: null/Null/NULL/~
 /// and empty -> null; true/false/True/False/TRUE/FALSE -> boolean; [-+]?[0-9]+, 0x.., 0o.. ->
@@ -72,8 +72,10 @@ StatusOr<Document> ParseJsonDocument(std::string_view text, std::string file);
 /// scalars and are used as strings (a null key becomes "null"). Aliases are expanded; merge keys
 /// (`<<: *base`, a YAML 1.1 feature) are not, and stay an ordinary "<<" key. More than one
 /// document is an error. An empty stream gives a null root.
+/// Nesting deeper than limits.max_depth, or more than limits.max_values values once aliases are
+/// expanded (each use counted again: "billion laughs"), is an error.
 /// Errors are BadInput "invalid YAML: <reason>" at {file, line, column}.
-StatusOr<Document> ParseYamlDocument(std::string_view text, std::string file);
+StatusOr<Document> ParseYamlDocument(std::string_view text, std::string file, const Limits& limits = {});
 
 /// JSON pointer escaping of one reference token ("a/b" -> "a~1b", "~" -> "~0").
 std::string PointerToken(std::string_view key);

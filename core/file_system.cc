@@ -27,6 +27,28 @@ Status TooLarge(const std::string& path, size_t max_bytes) {
 
 Status IsADirectory(const std::string& path) { return Status::BadInput({}, "'" + path + "' is a directory"); }
 
+Status NotARegularFile(const std::string& path) { return Status::BadInput({}, "'" + path + "' is not a regular file"); }
+
+/// The range [offset, offset + length) is not inside a file of `size` bytes.
+Status RangeBeyondEnd(const std::string& path, int64_t offset, int64_t length, int64_t size) {
+  // offset + length may overflow int64; the message only needs the exact end, so use unsigned math.
+  const uint64_t end = static_cast<uint64_t>(offset) + static_cast<uint64_t>(length);
+  return Status::BadInput({}, "cannot read bytes [" + std::to_string(offset) + ", " + std::to_string(end) + ") of '" +
+                                  path + "': the file has only " + std::to_string(size) + " bytes");
+}
+
+/// A negative offset or length is a caller bug, not bad input.
+Status CheckRangeArguments(const std::string& path, int64_t offset, int64_t length) {
+  if (offset < 0 || length < 0) {
+    return Status::Internal("ReadFileRange('" + path + "', " + std::to_string(offset) + ", " + std::to_string(length) +
+                            "): negative offset or length");
+  }
+  return Status();
+}
+
+/// True when [offset, offset + length) lies inside a file of `size` bytes (all arguments >= 0).
+bool RangeFits(int64_t offset, int64_t length, int64_t size) { return offset <= size && length <= size - offset; }
+
 Status WriteError(const std::string& path, int error) {
   return Status::BadInput({}, "cannot write '" + path + "': " + ErrnoMessage(error));
 }
@@ -116,6 +138,41 @@ StatusOr<std::string> RealFileSystem::ReadFile(const std::string& path, size_t m
   return contents;
 }
 
+StatusOr<int64_t> RealFileSystem::FileSize(const std::string& path) const {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0) return ReadError(path, errno);
+  if (S_ISDIR(info.st_mode)) return IsADirectory(path);
+  if (!S_ISREG(info.st_mode)) return NotARegularFile(path);
+  return static_cast<int64_t>(info.st_size);
+}
+
+StatusOr<std::string> RealFileSystem::ReadFileRange(const std::string& path, int64_t offset, int64_t length) const {
+  EP_RETURN_IF_ERROR(CheckRangeArguments(path, offset, length));
+  ScopedFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return errno == EISDIR ? IsADirectory(path) : ReadError(path, errno);
+  struct stat info;
+  if (::fstat(fd.get(), &info) != 0) return ReadError(path, errno);
+  if (S_ISDIR(info.st_mode)) return IsADirectory(path);
+  if (!S_ISREG(info.st_mode)) return NotARegularFile(path);
+  const int64_t size = static_cast<int64_t>(info.st_size);
+  // Checked before allocating: a length taken from a corrupt file must not become a huge buffer.
+  if (!RangeFits(offset, length, size)) return RangeBeyondEnd(path, offset, length, size);
+  std::string contents(static_cast<size_t>(length), '\0');
+  int64_t done = 0;
+  while (done < length) {
+    const ssize_t got = ::pread(fd.get(), contents.data() + done, static_cast<size_t>(length - done),
+                                static_cast<off_t>(offset + done));
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      return ReadError(path, errno);
+    }
+    // The file shrank after fstat.
+    if (got == 0) return RangeBeyondEnd(path, offset, length, offset + done);
+    done += got;
+  }
+  return contents;
+}
+
 bool RealFileSystem::IsDirectory(const std::string& path) const {
   std::error_code error;
   return std::filesystem::is_directory(path, error);
@@ -193,6 +250,25 @@ StatusOr<std::string> MemFileSystem::ReadFile(const std::string& path, size_t ma
   }
   if (it->second.size() > max_bytes) return TooLarge(path, max_bytes);
   return it->second;
+}
+
+StatusOr<int64_t> MemFileSystem::FileSize(const std::string& path) const {
+  const auto it = files_.find(path);
+  if (it == files_.end()) {
+    return IsDirectory(path) ? IsADirectory(path) : ReadError(path, ENOENT);
+  }
+  return static_cast<int64_t>(it->second.size());
+}
+
+StatusOr<std::string> MemFileSystem::ReadFileRange(const std::string& path, int64_t offset, int64_t length) const {
+  EP_RETURN_IF_ERROR(CheckRangeArguments(path, offset, length));
+  const auto it = files_.find(path);
+  if (it == files_.end()) {
+    return IsDirectory(path) ? IsADirectory(path) : ReadError(path, ENOENT);
+  }
+  const int64_t size = static_cast<int64_t>(it->second.size());
+  if (!RangeFits(offset, length, size)) return RangeBeyondEnd(path, offset, length, size);
+  return it->second.substr(static_cast<size_t>(offset), static_cast<size_t>(length));
 }
 
 bool MemFileSystem::IsDirectory(const std::string& path) const {

@@ -5,6 +5,7 @@
 // Library code takes a FileSystem& and never touches the disk directly.
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -24,6 +25,17 @@ class FileSystem {
   /// The whole file. Errors (BadInput, no location): "cannot read '<path>': <strerror>",
   /// "'<path>' is a directory", "'<path>' is larger than <max_bytes> bytes".
   virtual StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) const = 0;
+
+  /// The size in bytes of the file at `path`. Errors (BadInput, no location): "cannot read '<path>':
+  /// <strerror>", "'<path>' is a directory", "'<path>' is not a regular file".
+  virtual StatusOr<int64_t> FileSize(const std::string& path) const = 0;
+
+  /// Exactly the `length` bytes at `offset`, and nothing else of the file: the size is checked before
+  /// anything is allocated, so a length read from a corrupt file cannot make it allocate more than the
+  /// file holds. Errors (BadInput, no location) are those of FileSize plus "cannot read bytes
+  /// [<offset>, <end>) of '<path>': the file has only <size> bytes". A negative offset or length is a
+  /// caller bug (Internal).
+  virtual StatusOr<std::string> ReadFileRange(const std::string& path, int64_t offset, int64_t length) const = 0;
 
   /// True if `path` names an existing directory (following symlinks).
   virtual bool IsDirectory(const std::string& path) const = 0;
@@ -45,6 +57,8 @@ class FileSystem {
 class RealFileSystem final : public FileSystem {
  public:
   StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) const override;
+  StatusOr<int64_t> FileSize(const std::string& path) const override;
+  StatusOr<std::string> ReadFileRange(const std::string& path, int64_t offset, int64_t length) const override;
   bool IsDirectory(const std::string& path) const override;
   bool Exists(const std::string& path) const override;
   StatusOr<std::vector<std::string>> ListFiles(const std::string& dir) const override;
@@ -65,6 +79,8 @@ class MemFileSystem final : public FileSystem {
   void AddDirectory(std::string path);
 
   StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) const override;
+  StatusOr<int64_t> FileSize(const std::string& path) const override;
+  StatusOr<std::string> ReadFileRange(const std::string& path, int64_t offset, int64_t length) const override;
   bool IsDirectory(const std::string& path) const override;
   bool Exists(const std::string& path) const override;
   StatusOr<std::vector<std::string>> ListFiles(const std::string& dir) const override;

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -183,6 +184,86 @@ TEST(RealFileSystemTest, WriteFileAtomicallyOverDirectoryFailsAndRemovesTemp) {
   EXPECT_TRUE(fs::is_empty(dir.Path("out")));
 }
 
+TEST(RealFileSystemTest, FileSizeReportsBytesWithoutReading) {
+  TempDir dir;
+  WriteRaw(dir.Path("f"), std::string(12345, 'z'));
+  WriteRaw(dir.Path("empty"), "");
+  RealFileSystem real;
+  StatusOr<int64_t> size = real.FileSize(dir.Path("f"));
+  ASSERT_TRUE(size.ok()) << size.status().ToString();
+  EXPECT_EQ(*size, 12345);
+  EXPECT_EQ(*real.FileSize(dir.Path("empty")), 0);
+}
+
+TEST(RealFileSystemTest, FileSizeOfMissingFileOrDirectoryFails) {
+  TempDir dir;
+  RealFileSystem real;
+  EXPECT_EQ(real.FileSize(dir.Path("nope")).status().diag().message,
+            "cannot read '" + dir.Path("nope") + "': No such file or directory");
+  EXPECT_EQ(real.FileSize(dir.path()).status().diag().message, "'" + dir.path() + "' is a directory");
+}
+
+TEST(RealFileSystemTest, ReadFileRangeReturnsExactlyTheRange) {
+  TempDir dir;
+  WriteRaw(dir.Path("f"), "0123456789");
+  RealFileSystem real;
+  StatusOr<std::string> middle = real.ReadFileRange(dir.Path("f"), 3, 4);
+  ASSERT_TRUE(middle.ok()) << middle.status().ToString();
+  EXPECT_EQ(*middle, "3456");
+  EXPECT_EQ(*real.ReadFileRange(dir.Path("f"), 0, 10), "0123456789");
+  EXPECT_EQ(*real.ReadFileRange(dir.Path("f"), 10, 0), "");
+  EXPECT_EQ(*real.ReadFileRange(dir.Path("f"), 7, 3), "789");
+}
+
+TEST(RealFileSystemTest, ReadFileRangeOfLargeFileReadsAcrossChunks) {
+  TempDir dir;
+  std::string big(300000, 'a');
+  big[150000] = 'X';
+  big += "tail";
+  WriteRaw(dir.Path("big"), big);
+  RealFileSystem real;
+  StatusOr<std::string> range = real.ReadFileRange(dir.Path("big"), 100000, 200004);
+  ASSERT_TRUE(range.ok()) << range.status().ToString();
+  EXPECT_EQ(*range, big.substr(100000));
+}
+
+TEST(RealFileSystemTest, ReadFileRangeBeyondEndFailsBeforeAllocating) {
+  TempDir dir;
+  WriteRaw(dir.Path("f"), "0123456789");
+  RealFileSystem real;
+  const std::string path = dir.Path("f");
+  EXPECT_EQ(real.ReadFileRange(path, 8, 3).status().diag().message,
+            "cannot read bytes [8, 11) of '" + path + "': the file has only 10 bytes");
+  EXPECT_EQ(real.ReadFileRange(path, 11, 0).status().diag().message,
+            "cannot read bytes [11, 11) of '" + path + "': the file has only 10 bytes");
+  // A length no machine could allocate is refused by the size check, not by the allocator.
+  StatusOr<std::string> huge = real.ReadFileRange(path, 8, int64_t{1} << 62);
+  ASSERT_FALSE(huge.ok());
+  EXPECT_EQ(huge.status().kind(), ErrorKind::kBadInput);
+  EXPECT_EQ(huge.status().diag().message,
+            "cannot read bytes [8, 4611686018427387912) of '" + path + "': the file has only 10 bytes");
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  EXPECT_EQ(
+      real.ReadFileRange(path, max, max).status().diag().message,
+      "cannot read bytes [9223372036854775807, 18446744073709551614) of '" + path + "': the file has only 10 bytes");
+}
+
+TEST(RealFileSystemTest, ReadFileRangeErrorsNameThePath) {
+  TempDir dir;
+  RealFileSystem real;
+  EXPECT_EQ(real.ReadFileRange(dir.Path("nope"), 0, 1).status().diag().message,
+            "cannot read '" + dir.Path("nope") + "': No such file or directory");
+  EXPECT_EQ(real.ReadFileRange(dir.path(), 0, 1).status().diag().message, "'" + dir.path() + "' is a directory");
+}
+
+TEST(RealFileSystemTest, ReadFileRangeWithNegativeArgumentsIsAnInternalError) {
+  TempDir dir;
+  WriteRaw(dir.Path("f"), "0123456789");
+  RealFileSystem real;
+  EXPECT_EQ(real.ReadFileRange(dir.Path("f"), -1, 2).status().kind(), ErrorKind::kInternal);
+  EXPECT_EQ(real.ReadFileRange(dir.Path("f"), 0, -2).status().kind(), ErrorKind::kInternal);
+}
+
 // ---------------------------------------------------------------------------------------------
 // MemFileSystem
 
@@ -257,6 +338,23 @@ TEST(MemFileSystemTest, WriteFileAtomicallyNeedsParentDirectory) {
   EXPECT_EQ(mem.WriteFileAtomically("dir", "x").diag().message, "cannot write 'dir': Is a directory");
   EXPECT_FALSE(mem.Exists("missing/plan.json"));
   EXPECT_TRUE(mem.WriteFileAtomically("dir/plan.json", "x").ok());
+}
+
+TEST(MemFileSystemTest, FileSizeAndReadFileRangeMatchRealFileSystem) {
+  MemFileSystem mem;
+  mem.AddFile("dir/f.bin", "0123456789");
+  EXPECT_EQ(*mem.FileSize("dir/f.bin"), 10);
+  EXPECT_EQ(*mem.ReadFileRange("dir/f.bin", 3, 4), "3456");
+  EXPECT_EQ(*mem.ReadFileRange("dir/f.bin", 10, 0), "");
+  EXPECT_EQ(mem.FileSize("nope").status().diag().message, "cannot read 'nope': No such file or directory");
+  EXPECT_EQ(mem.FileSize("dir").status().diag().message, "'dir' is a directory");
+  EXPECT_EQ(mem.ReadFileRange("nope", 0, 1).status().diag().message, "cannot read 'nope': No such file or directory");
+  EXPECT_EQ(mem.ReadFileRange("dir", 0, 1).status().diag().message, "'dir' is a directory");
+  EXPECT_EQ(mem.ReadFileRange("dir/f.bin", 8, 3).status().diag().message,
+            "cannot read bytes [8, 11) of 'dir/f.bin': the file has only 10 bytes");
+  EXPECT_EQ(mem.ReadFileRange("dir/f.bin", 8, int64_t{1} << 62).status().diag().message,
+            "cannot read bytes [8, 4611686018427387912) of 'dir/f.bin': the file has only 10 bytes");
+  EXPECT_EQ(mem.ReadFileRange("dir/f.bin", -1, 1).status().kind(), ErrorKind::kInternal);
 }
 
 }  // namespace

@@ -24,6 +24,11 @@ const char* JsonTypeName(const Json& value) {
   }
 }
 
+void AppendMember(Json& object, std::string key, Json value) {
+  Json::object_t::Container& members = *object.get_ptr<Json::object_t*>();
+  members.emplace_back(std::move(key), std::move(value));
+}
+
 std::string JsonForMessage(const Json& value, size_t max_chars) {
   std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (text.size() > max_chars) text = text.substr(0, max_chars - 3) + "...";

@@ -13,6 +13,11 @@ using Json = nlohmann::ordered_json;
 /// "integer", "float", "string", "boolean", "null", "object" or "array": the words our messages use.
 const char* JsonTypeName(const Json& value);
 
+/// Appends member `key` to `object` without looking for an existing one: ordered_json's own
+/// insertion searches the members linearly, which makes building an n-key object O(n^2).
+/// REQUIRES: object.is_object() and it has no member named `key`.
+void AppendMember(Json& object, std::string key, Json value);
+
 /// Compact one-line rendering for messages: strings quoted, long values shortened with "...".
 std::string JsonForMessage(const Json& value, size_t max_chars = 60);
 

@@ -1,9 +1,36 @@
 #include "schemas/overrides.h"
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 namespace easyplan::schemas {
 namespace {
+
+// The deepest nesting (a scalar is 0, [] is 1) and the value count of `value`, walked without
+// recursion so that a --set value nested 100000 deep is measured, not followed down the stack. Stops
+// counting once either exceeds its limit.
+struct Extent {
+  int depth = 0;
+  size_t values = 0;
+};
+Extent Measure(const Json& value, const Limits& limits) {
+  Extent extent;
+  std::vector<std::pair<const Json*, int>> pending = {{&value, 0}};
+  while (!pending.empty()) {
+    const auto [node, depth] = pending.back();
+    pending.pop_back();
+    ++extent.values;
+    if (node->is_structured()) {
+      extent.depth = std::max(extent.depth, depth + 1);
+      if (extent.depth > limits.max_depth || extent.values > limits.max_values) break;
+      for (const Json& child : *node) pending.emplace_back(&child, depth + 1);
+    }
+  }
+  return extent;
+}
 
 void DeepMerge(Json& target, const Json& source) {
   for (const auto& [key, value] : source.items()) {
@@ -17,8 +44,14 @@ void DeepMerge(Json& target, const Json& source) {
 
 }  // namespace
 
-StatusOr<std::string> ApplySet(Json& config, const std::string& assignment) {
-  SourceLoc loc{"--set " + assignment};
+std::string SetForMessage(const std::string& assignment) {
+  constexpr size_t kMax = 80;
+  if (assignment.size() <= kMax) return "--set " + assignment;
+  return "--set " + assignment.substr(0, kMax - 3) + "...";
+}
+
+StatusOr<std::string> ApplySet(Json& config, const std::string& assignment, const Limits& limits) {
+  SourceLoc loc{SetForMessage(assignment)};
   size_t eq = assignment.find('=');
   if (eq == std::string::npos) {
     return Status::BadInput(loc, "expected KEY=VALUE, found no '='", {"example: --set rope_scaling.factor=8"});
@@ -40,6 +73,17 @@ StatusOr<std::string> ApplySet(Json& config, const std::string& assignment) {
     path.push_back(segment);
     if (dot == std::string::npos) break;
     start = dot + 1;
+  }
+  // The key's segments nest objects too: both count against the depth limit.
+  const Extent extent = Measure(value, limits);
+  const int depth = static_cast<int>(std::min<size_t>(path.size(), INT_MAX / 2)) + extent.depth;
+  if (depth > limits.max_depth) {
+    return Status::BadInput(loc, "the value nests deeper than " + std::to_string(limits.max_depth) + " levels",
+                            {LimitNote("--max-depth", limits.max_depth)});
+  }
+  if (extent.values > limits.max_values) {
+    return Status::BadInput(loc, "the value has more than " + std::to_string(limits.max_values) + " values",
+                            {LimitNote("--max-values", limits.max_values)});
   }
   Json* node = &config;
   std::string walked;

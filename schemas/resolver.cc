@@ -88,7 +88,7 @@ class Resolver {
     result.family = family_name_;
     result.config = Order(config, chain);
     result.provenance = Json::object();
-    for (const auto& item : result.config.items()) result.provenance[item.key()] = origin_[item.key()];
+    for (const auto& item : result.config.items()) AppendMember(result.provenance, item.key(), origin_[item.key()]);
     result.diags = std::move(diags_);
     return result;
   }
@@ -120,7 +120,7 @@ class Resolver {
     } else if (origin == kOverrides && input_.overrides) {
       loc = input_.overrides->Locate(pointer);
     } else if (origin == kSet) {
-      loc.file = "--set " + set_text_.at(key);
+      loc.file = SetForMessage(set_text_.at(key));
     } else {
       loc.file = input_.config.file();
     }
@@ -169,7 +169,7 @@ class Resolver {
       for (const std::string& key : MergeOverrides(config, overrides)) origin_[key] = kOverrides;
     }
     for (const std::string& assignment : input_.sets) {
-      EP_ASSIGN_OR_RETURN(std::string key, ApplySet(config, assignment));
+      EP_ASSIGN_OR_RETURN(std::string key, ApplySet(config, assignment, options_.limits));
       origin_[key] = kSet;
       set_text_[key] = assignment;
     }
@@ -419,6 +419,8 @@ class Resolver {
       const std::string* best = nullptr;
       size_t best_distance = 3;
       for (const std::string& candidate : known) {
+        // Lengths differing by more than 2 mean more than 2 edits: skip the O(length^2) distance.
+        if (key.size() > candidate.size() + 2 || candidate.size() > key.size() + 2) continue;
         size_t distance = EditDistance(key, candidate);
         size_t limit = std::min(key.size(), candidate.size()) >= 8 ? 2 : 1;
         if (distance <= limit && distance < best_distance && key.size() >= 4) {
@@ -609,10 +611,14 @@ class Resolver {
 
     std::set<std::string> aliases;
     for (const auto& [stored, alias] : alias_of) aliases.insert(alias);
+    // Member lookups through this index: ordered_json's own are linear, and a config may hold many
+    // unknown keys.
+    std::map<std::string_view, const Json*> members;
+    for (const auto& [key, value] : config.get_ref<const Json::object_t&>()) members.emplace(key, &value);
     std::vector<std::string> input_keys, added_keys;
     std::set<std::string> is_input(input_order_.begin(), input_order_.end());
     for (const std::string& key : input_order_) {
-      if (config.contains(key) && !aliases.count(key)) input_keys.push_back(key);
+      if (members.count(key) && !aliases.count(key)) input_keys.push_back(key);
     }
     for (const auto& item : config.items()) {
       if (!is_input.count(item.key()) && !aliases.count(item.key())) added_keys.push_back(item.key());
@@ -623,12 +629,16 @@ class Resolver {
       return ra < rb;
     });
     Json ordered = Json::object();
+    std::set<std::string> written;
+    const auto write = [&](const std::string& key) {
+      auto member = members.find(key);
+      if (member == members.end() || !written.insert(key).second) return;
+      AppendMember(ordered, key, *member->second);
+    };
     for (const auto* keys : {&input_keys, &added_keys}) {
       for (const std::string& key : *keys) {
-        ordered[key] = config[key];
-        if (auto alias = alias_of.find(key); alias != alias_of.end() && config.contains(alias->second)) {
-          ordered[alias->second] = config[alias->second];
-        }
+        write(key);
+        if (auto alias = alias_of.find(key); alias != alias_of.end()) write(alias->second);
       }
     }
     return ordered;

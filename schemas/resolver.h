@@ -7,6 +7,7 @@
 
 #include "core/document.h"
 #include "core/json.h"
+#include "core/limits.h"
 #include "core/status.h"
 #include "schemas/schema.h"
 #include "schemas/schema_set.h"
@@ -23,6 +24,7 @@ struct ConfigInput {
 struct ResolveOptions {
   DefaultsProfile profile = DefaultsProfile::kAddBasic;
   std::optional<int64_t> devices;  // fills the -1 in sharding_axis_dims when set
+  Limits limits;                   // applied to --set values (the documents were parsed under them)
 };
 
 /// The complete config a framework would hold, and where each top-level value came from.

@@ -1,0 +1,43 @@
+#ifndef EASYPLAN_CORE_LIMITS_H_
+#define EASYPLAN_CORE_LIMITS_H_
+
+// Resource limits for untrusted input, in one place. easyplan reads files users edit by hand and
+// metadata from anywhere; each limit below turns an input that would exhaust memory, time or stack
+// into a BadInput error (exit 2) that names the limit and the global flag raising it. Nothing is
+// ever silently truncated. docs/HARDENING.md lists them with their reasons.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace easyplan {
+
+struct Limits {
+  /// Largest input read, in bytes: a config, an overrides file, standard input. Flag:
+  /// --max-input-bytes. Real config.json files are a few KiB; 64 MiB leaves room for any metadata.
+  size_t max_input_bytes = size_t{64} << 20;
+
+  /// Deepest nesting of objects and arrays in a JSON or YAML document, or in a `--set` value
+  /// (dotted key segments count). Flag: --max-depth, at most kMaxDepthCeiling. Configs nest 3 deep;
+  /// the parsers, the resolver and the emitters recurse once per level, so this bounds stack use.
+  int max_depth = 200;
+
+  /// Values (objects, arrays and scalars, each counted once) one document may hold, with every use
+  /// of a YAML alias counted again ("billion laughs"). Flag: --max-values. Bounds the memory and
+  /// time one document costs after parsing: at most a few hundred bytes per value.
+  size_t max_values = 1000000;
+
+  /// --max-depth may not exceed this: deeper recursion would risk overflowing the stack (yaml-cpp
+  /// itself refuses 2000 levels).
+  static constexpr int kMaxDepthCeiling = 1000;
+};
+
+/// The note attached to an error caused by a limit: "the limit is 200; raise it with --max-depth N".
+inline std::string LimitNote(std::string_view flag, uint64_t limit) {
+  return "the limit is " + std::to_string(limit) + "; raise it with " + std::string(flag) + " N";
+}
+
+}  // namespace easyplan
+
+#endif  // EASYPLAN_CORE_LIMITS_H_
