@@ -52,6 +52,7 @@ int RunResolve(const ResolveFlags& flags, Context& ctx) {
   schemas::ResolveOptions options;
   options.profile = flags.defaults == "init" ? schemas::DefaultsProfile::kInit : schemas::DefaultsProfile::kAddBasic;
   options.devices = flags.devices;
+  options.limits = ctx.limits;
 
   std::string schemas_dir = flags.schemas_dir.empty() ? ctx.schemas_dir : flags.schemas_dir;
   schemas::SchemaSet schemas(schemas_dir.empty() ? schemas::DataSource::Embedded()

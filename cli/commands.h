@@ -24,6 +24,9 @@ const std::vector<Command>& AllCommands();
 /// Registers `resolve`; defined in cmd_resolve.cc.
 std::function<int(Context&)> AddResolveCommand(CLI::App& app);
 
+/// Registers `tree`; defined in cmd_tree.cc.
+std::function<int(Context&)> AddTreeCommand(CLI::App& app);
+
 }  // namespace easyplan::cli
 
 #endif  // EASYPLAN_CLI_COMMANDS_H_

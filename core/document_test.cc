@@ -284,9 +284,13 @@ TEST(JsonDocumentTest, NestingIsLimitedTo200Levels) {
   const std::string ok = std::string(200, '[') + std::string(200, ']');
   EXPECT_TRUE(ParseJsonDocument(ok, "config.json").ok());
   const std::string too_deep = std::string(201, '[') + std::string(201, ']');
-  EXPECT_EQ(JsonError(too_deep), "config.json:1:201: error: invalid JSON: nesting deeper than 200 levels");
+  EXPECT_EQ(JsonError(too_deep),
+            "config.json:1:201: error: invalid JSON: nesting deeper than 200 levels\n  note: the limit is 200; raise "
+            "it with --max-depth N");
   const std::string objects = "{\"a\":" + std::string(200, '[') + std::string(200, ']') + "}";
-  EXPECT_EQ(JsonError(objects), "config.json:1:205: error: invalid JSON: nesting deeper than 200 levels");
+  EXPECT_EQ(JsonError(objects),
+            "config.json:1:205: error: invalid JSON: nesting deeper than 200 levels\n  note: the limit is 200; raise "
+            "it with --max-depth N");
 }
 
 TEST(JsonDocumentTest, LongLiteralsAreShortenedInMessages) {
@@ -449,11 +453,14 @@ TEST(YamlDocumentTest, RejectsInvalidUtf8) {
 TEST(YamlDocumentTest, NestingIsLimitedTo200Levels) {
   EXPECT_TRUE(ParseYamlDocument(std::string(200, '[') + std::string(200, ']'), "r.yaml").ok());
   EXPECT_EQ(YamlError(std::string(201, '[') + std::string(201, ']')),
-            "request.yaml:1:201: error: invalid YAML: nesting deeper than 200 levels");
+            "request.yaml:1:201: error: invalid YAML: nesting deeper than 200 levels\n  note: the limit is 200; raise "
+            "it with --max-depth N");
 }
 
 TEST(YamlDocumentTest, SelfReferentialAliasIsRejectedNotFollowedForever) {
-  EXPECT_EQ(YamlError("&a [*a]\n"), "request.yaml:1:1: error: invalid YAML: nesting deeper than 200 levels");
+  EXPECT_EQ(YamlError("&a [*a]\n"),
+            "request.yaml:1:1: error: invalid YAML: nesting deeper than 200 levels\n  note: the limit is 200; raise it "
+            "with --max-depth N");
 }
 
 TEST(YamlDocumentTest, AliasExpansionIsBounded) {

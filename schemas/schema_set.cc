@@ -3,6 +3,7 @@
 namespace easyplan::schemas {
 namespace {
 constexpr char kFamilyDir[] = "schemas/families";
+constexpr char kTreeDir[] = "schemas/trees";
 
 std::string Stem(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -41,6 +42,42 @@ StatusOr<const FamilySchema*> SchemaSet::Family(const std::string& model_type) {
 std::vector<std::string> SchemaSet::FamilyNames() const {
   std::vector<std::string> names;
   for (const std::string& path : source_.List(kFamilyDir)) {
+    std::string stem = Stem(path);
+    if (!stem.empty() && stem[0] != '_') names.push_back(stem);
+  }
+  return names;
+}
+
+StatusOr<const TreeTemplate*> SchemaSet::Tree(const std::string& model_type) {
+  if (auto it = trees_.find(model_type); it != trees_.end()) return it->second.get();
+  std::string path = std::string(kTreeDir) + "/" + model_type + ".yaml";
+  std::string blocks_path = std::string(kTreeDir) + "/_blocks.yaml";
+  bool exists = false;
+  bool blocks_exist = false;
+  for (const std::string& listed : source_.List(kTreeDir)) {
+    exists = exists || listed == path;
+    blocks_exist = blocks_exist || listed == blocks_path;
+  }
+  if (!exists) return static_cast<const TreeTemplate*>(nullptr);
+  EP_ASSIGN_OR_RETURN(std::string text, source_.Read(path));
+  std::string blocks_text;
+  if (blocks_exist) {
+    EP_ASSIGN_OR_RETURN(blocks_text, source_.Read(blocks_path));
+  }
+  EP_ASSIGN_OR_RETURN(TreeTemplate tree, ParseTreeTemplate(text, source_.DisplayPath(path), blocks_text,
+                                                           source_.DisplayPath(blocks_path)));
+  if (tree.model_type != model_type) {
+    return Status::BadInput({source_.DisplayPath(path)},
+                            "model_type '" + tree.model_type + "' does not match the file name '" + model_type + "'");
+  }
+  auto& slot = trees_[model_type];
+  slot = std::make_unique<TreeTemplate>(std::move(tree));
+  return slot.get();
+}
+
+std::vector<std::string> SchemaSet::TreeNames() const {
+  std::vector<std::string> names;
+  for (const std::string& path : source_.List(kTreeDir)) {
     std::string stem = Stem(path);
     if (!stem.empty() && stem[0] != '_') names.push_back(stem);
   }

@@ -8,6 +8,7 @@
 
 #include "schemas/data_source.h"
 #include "schemas/schema.h"
+#include "schemas/tree_template.h"
 
 namespace easyplan::schemas {
 
@@ -26,10 +27,18 @@ class SchemaSet {
   /// Every family name, sorted (file stems not starting with '_').
   std::vector<std::string> FamilyNames() const;
 
+  /// schemas/trees/<model_type>.yaml (with the shared schemas/trees/_blocks.yaml); nullptr (not an
+  /// error) when the family has no parameter-tree template.
+  StatusOr<const TreeTemplate*> Tree(const std::string& model_type);
+
+  /// Every model_type with a tree template, sorted.
+  std::vector<std::string> TreeNames() const;
+
  private:
   DataSource source_;
   std::unique_ptr<EasyDelSchema> easydel_;
   std::map<std::string, std::unique_ptr<FamilySchema>> families_;
+  std::map<std::string, std::unique_ptr<TreeTemplate>> trees_;
 };
 
 }  // namespace easyplan::schemas

@@ -1,0 +1,45 @@
+#include "core/human.h"
+
+#include <gtest/gtest.h>
+
+#include <clocale>
+#include <limits>
+
+namespace easyplan {
+namespace {
+
+TEST(WithThousandsTest, GroupsDigitsByThree) {
+  EXPECT_EQ(WithThousands(0), "0");
+  EXPECT_EQ(WithThousands(999), "999");
+  EXPECT_EQ(WithThousands(1000), "1,000");
+  EXPECT_EQ(WithThousands(8030261248), "8,030,261,248");
+  EXPECT_EQ(WithThousands(-1234567), "-1,234,567");
+  EXPECT_EQ(WithThousands(std::numeric_limits<int64_t>::min()), "-9,223,372,036,854,775,808");
+}
+
+TEST(HumanBytesTest, UsesDecimalUnitsWithThreeSignificantFigures) {
+  EXPECT_EQ(HumanBytes(0), "0 B");
+  EXPECT_EQ(HumanBytes(999), "999 B");
+  EXPECT_EQ(HumanBytes(1000), "1.00 kB");
+  EXPECT_EQ(HumanBytes(16060522496), "16.1 GB");
+  EXPECT_EQ(HumanBytes(123456789012), "123 GB");
+}
+
+TEST(HumanBytesTest, RoundingUpCarriesIntoTheNextUnit) { EXPECT_EQ(HumanBytes(999'960'000'000), "1.00 TB"); }
+
+TEST(HumanBytesBinaryTest, UsesBinaryUnits) {
+  EXPECT_EQ(HumanBytesBinary(1024), "1.00 KiB");
+  EXPECT_EQ(HumanBytesBinary(int64_t{80} << 30), "80.0 GiB");
+}
+
+TEST(HumanBytesTest, IgnoresTheProcessLocale) {
+  const char* previous = std::setlocale(LC_ALL, nullptr);
+  std::string saved = previous ? previous : "C";
+  if (std::setlocale(LC_ALL, "de_DE.UTF-8") == nullptr) GTEST_SKIP() << "de_DE.UTF-8 locale not installed";
+  EXPECT_EQ(HumanBytes(16060522496), "16.1 GB");
+  EXPECT_EQ(WithThousands(1234567), "1,234,567");
+  std::setlocale(LC_ALL, saved.c_str());
+}
+
+}  // namespace
+}  // namespace easyplan
