@@ -1,0 +1,46 @@
+#include "core/mesh.h"
+
+#include <fmt/format.h>
+
+namespace easyplan {
+
+int64_t Mesh::NumDevices() const {
+  int64_t total = 1;
+  for (int64_t size : shape) total *= size;
+  return total;
+}
+
+std::optional<int> Mesh::AxisIndex(const std::string& name) const {
+  for (size_t i = 0; i < axis_names.size(); ++i) {
+    if (axis_names[i] == name) return static_cast<int>(i);
+  }
+  return std::nullopt;
+}
+
+std::vector<int64_t> Mesh::Coordinates(int64_t device) const {
+  std::vector<int64_t> coords(shape.size());
+  for (size_t k = shape.size(); k-- > 0;) {
+    coords[k] = device % shape[k];
+    device /= shape[k];
+  }
+  return coords;
+}
+
+int64_t Mesh::SliceIndex(int64_t device) const {
+  if (dcn_shape.empty()) return 0;
+  std::vector<int64_t> coords = Coordinates(device);
+  int64_t slice = 0;
+  for (size_t k = 0; k < shape.size(); ++k) {
+    int64_t ici = shape[k] / dcn_shape[k];
+    slice = slice * dcn_shape[k] + coords[k] / ici;
+  }
+  return slice;
+}
+
+std::string Mesh::ToString() const {
+  std::vector<std::string> parts;
+  for (size_t k = 0; k < shape.size(); ++k) parts.push_back(fmt::format("{}={}", axis_names[k], shape[k]));
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace easyplan

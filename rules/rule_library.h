@@ -1,0 +1,40 @@
+#ifndef EASYPLAN_RULES_RULE_LIBRARY_H_
+#define EASYPLAN_RULES_RULE_LIBRARY_H_
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/file_system.h"
+#include "rules/presets.h"
+#include "rules/rule_set.h"
+#include "schemas/data_source.h"
+
+namespace easyplan::rules {
+
+/// The built-in rule sets (rules/<family>.yaml, embedded at build time) and the presets, loaded on
+/// first use; or a user's rule file (`--rules FILE`). One per run, not thread-safe.
+class RuleLibrary {
+ public:
+  explicit RuleLibrary(schemas::DataSource source) : source_(std::move(source)) {}
+
+  StatusOr<const Presets*> GetPresets();
+
+  /// The built-in rule set whose `model_types` lists `model_type`. BadInput naming the families that
+  /// have rules (with a did-you-mean) when none does.
+  StatusOr<const RuleSet*> ForModelType(const std::string& model_type);
+
+  /// A user's rule file, read through `fs` (at most `max_bytes`).
+  StatusOr<const RuleSet*> FromFile(const FileSystem& fs, const std::string& path, size_t max_bytes);
+
+ private:
+  StatusOr<const RuleSet*> Load(const std::string& path);
+
+  schemas::DataSource source_;
+  std::unique_ptr<Presets> presets_;
+  std::map<std::string, std::unique_ptr<RuleSet>> sets_;  // by path
+};
+
+}  // namespace easyplan::rules
+
+#endif  // EASYPLAN_RULES_RULE_LIBRARY_H_
