@@ -7,6 +7,10 @@ const std::vector<Command>& AllCommands() {
       {"resolve", "print the complete config EasyDeL would use, with every default and derived field",
        AddResolveCommand},
       {"tree", "list every tensor of the model: name, shape, dtype, size", AddTreeCommand},
+      {"plan", "lay the partition rules on the mesh: the shards and bytes of every device", AddPlanCommand},
+      {"explain", "show how the rules and the mesh decide the sharding of matching tensors", AddExplainCommand},
+      {"validate", "check a plan for CI: unmatched tensors, bad axes, indivisible dims, dead rules, memory",
+       AddValidateCommand},
   };
   return kCommands;
 }

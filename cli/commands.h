@@ -27,6 +27,11 @@ std::function<int(Context&)> AddResolveCommand(CLI::App& app);
 /// Registers `tree`; defined in cmd_tree.cc.
 std::function<int(Context&)> AddTreeCommand(CLI::App& app);
 
+/// Registers `plan`, `explain` and `validate`; defined in cmd_plan.cc, cmd_explain.cc, cmd_validate.cc.
+std::function<int(Context&)> AddPlanCommand(CLI::App& app);
+std::function<int(Context&)> AddExplainCommand(CLI::App& app);
+std::function<int(Context&)> AddValidateCommand(CLI::App& app);
+
 }  // namespace easyplan::cli
 
 #endif  // EASYPLAN_CLI_COMMANDS_H_

@@ -24,8 +24,9 @@ class RuleLibrary {
   /// have rules (with a did-you-mean) when none does.
   StatusOr<const RuleSet*> ForModelType(const std::string& model_type);
 
-  /// A user's rule file, read through `fs` (at most `max_bytes`).
-  StatusOr<const RuleSet*> FromFile(const FileSystem& fs, const std::string& path, size_t max_bytes);
+  /// A user's rule file, read through `fs` (at most `max_bytes`, at most `max_rules` rules).
+  StatusOr<const RuleSet*> FromFile(const FileSystem& fs, const std::string& path, size_t max_bytes,
+                                    size_t max_rules = 100000);
 
  private:
   StatusOr<const RuleSet*> Load(const std::string& path);

@@ -1,5 +1,6 @@
 #include "schemas/layout_convert.h"
 
+#include <algorithm>
 #include <array>
 
 namespace easyplan::schemas {
@@ -48,8 +49,8 @@ std::string SlashesToDots(std::string text) {
 
 Shape Permute(const Shape& shape, const std::array<std::array<int, 6>, 7>& table) {
   if (shape.rank() < 2 || shape.rank() > 6) return shape;
-  return shape.Permuted(std::span<const int>(table[static_cast<size_t>(shape.rank())].data(),
-                                             static_cast<size_t>(shape.rank())));
+  return shape.Permuted(
+      std::span<const int>(table[static_cast<size_t>(shape.rank())].data(), static_cast<size_t>(shape.rank())));
 }
 
 // "a.experts.{expert}.w1.weight" -> "a.experts.w1.weight".
@@ -101,12 +102,28 @@ std::vector<NamedShape> EasyDelToHf(std::string_view easydel_path, const Shape& 
   std::vector<NamedShape> out;
   out.reserve(static_cast<size_t>(experts));
   for (int64_t e = 0; e < experts; ++e) {
-    std::string expert_name = at == std::string::npos
-                                  ? name
-                                  : name.substr(0, at + 9) + std::to_string(e) + "." + name.substr(at + 9);
+    std::string expert_name =
+        at == std::string::npos ? name : name.substr(0, at + 9) + std::to_string(e) + "." + name.substr(at + 9);
     out.push_back({std::move(expert_name), Shape(one)});
   }
   return out;
+}
+
+std::vector<int> HfDimsInEasyDel(int hf_rank, bool kernel, bool stacked_experts) {
+  std::vector<int> dims(static_cast<size_t>(std::max(hf_rank, 0)));
+  if (stacked_experts) {
+    // stack [E, d0, d1, ...] (HF dim k at stack dim k + 1), then the (0, 2, 1) swap for 2-D kernels.
+    for (int k = 0; k < hf_rank; ++k) dims[static_cast<size_t>(k)] = k + 1;
+    if (kernel && hf_rank == 2) dims = {2, 1};
+    return dims;
+  }
+  for (int k = 0; k < hf_rank; ++k) dims[static_cast<size_t>(k)] = k;
+  if (!kernel || hf_rank < 2 || hf_rank > 6) return dims;
+  // EasyDeL dim j holds HF dim kForward[j]: invert.
+  for (int j = 0; j < hf_rank; ++j) {
+    dims[static_cast<size_t>(kForward[static_cast<size_t>(hf_rank)][static_cast<size_t>(j)])] = j;
+  }
+  return dims;
 }
 
 }  // namespace easyplan::schemas

@@ -40,6 +40,11 @@ NamedShape HfToEasyDel(std::string_view hf_name, const Shape& hf_shape, TensorKi
 /// is split into one tensor per expert, in expert order. Returns the HF tensors.
 std::vector<NamedShape> EasyDelToHf(std::string_view easydel_path, const Shape& shape, int64_t experts);
 
+/// For each dim k of an HF tensor, the dim of its EasyDeL counterpart that dim becomes, by the
+/// converter's permutations: `kernel` says the EasyDeL name ends in "kernel" (only kernels are
+/// permuted); with `stacked_experts` the EasyDeL tensor is the stack [E, ...] whose dim 0 is the expert.
+std::vector<int> HfDimsInEasyDel(int hf_rank, bool kernel, bool stacked_experts);
+
 }  // namespace easyplan::schemas
 
 #endif  // EASYPLAN_SCHEMAS_LAYOUT_CONVERT_H_

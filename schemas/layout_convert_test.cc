@@ -168,3 +168,31 @@ TEST(LayoutConvertTest, RoundTripReproducesTheHfTensors) {
 
 }  // namespace
 }  // namespace easyplan::schemas
+
+namespace easyplan::schemas {
+namespace {
+
+TEST(HfDimsInEasyDelTest, AgreesWithTheConverterOnDistinctDims) {
+  // Distinct sizes make every dim identifiable: HF dim k must land where its size lands.
+  for (int rank = 1; rank <= 6; ++rank) {
+    std::vector<int64_t> dims;
+    for (int k = 0; k < rank; ++k) dims.push_back(10 + k);
+    const Shape hf{std::vector<int64_t>(dims)};
+    const NamedShape ed = HfToEasyDel("model.x.weight", hf, TensorKind::kAuto, 0);
+    const std::vector<int> map = HfDimsInEasyDel(rank, true, false);
+    for (int k = 0; k < rank; ++k) EXPECT_EQ(ed.shape[map[static_cast<size_t>(k)]], hf[k]) << "rank " << rank;
+  }
+  const NamedShape stacked = HfToEasyDel("model.experts.{expert}.w1.weight", Shape{14336, 4096}, TensorKind::kAuto, 8);
+  const std::vector<int> map = HfDimsInEasyDel(2, true, true);
+  EXPECT_EQ(stacked.shape[map[0]], 14336);
+  EXPECT_EQ(stacked.shape[map[1]], 4096);
+  EXPECT_EQ(stacked.shape[0], 8);
+}
+
+TEST(HfDimsInEasyDelTest, NonKernelsKeepTheirDims) {
+  EXPECT_EQ(HfDimsInEasyDel(2, false, false), (std::vector<int>{0, 1}));
+  EXPECT_EQ(HfDimsInEasyDel(1, true, false), (std::vector<int>{0}));
+}
+
+}  // namespace
+}  // namespace easyplan::schemas

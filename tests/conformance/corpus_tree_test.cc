@@ -15,9 +15,9 @@ namespace {
 
 struct TreeFacts {
   std::string model_dir;
-  std::string config_file;   // inside model_dir
-  int64_t hf_params;         // hf-configs.md §6 "computed" (stored tensors, tied head once)
-  std::string index_file;    // "" when the corpus has none
+  std::string config_file;  // inside model_dir
+  int64_t hf_params;        // hf-configs.md §6 "computed" (stored tensors, tied head once)
+  std::string index_file;   // "" when the corpus has none
   bool include_buffers = false;
 };
 

@@ -1,0 +1,108 @@
+// `easyplan validate CONFIG`: the plan's findings for CI, with exit code 1 on errors (or warnings
+// under --strict), as text, JSON, JUnit XML or GitHub annotations.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/plan_format.h"
+#include "cli/plan_setup.h"
+#include "core/byte_size.h"
+#include "core/human.h"
+
+namespace easyplan::cli {
+namespace {
+
+struct ValidateFlags {
+  PlanFlags plan;
+  std::string format = "text";
+  std::string output;
+  std::string max_memory;
+};
+
+/// Devices whose parameters alone exceed the budget: one finding, the worst device first.
+void AddBudgetFindings(const planner::Plan& plan, int64_t budget, const std::string& budget_text,
+                       std::vector<planner::Finding>& findings) {
+  int64_t over = 0;
+  int64_t worst = -1;
+  for (size_t d = 0; d < plan.device_bytes.size(); ++d) {
+    if (plan.device_bytes[d] <= budget) continue;
+    ++over;
+    if (worst < 0 || plan.device_bytes[d] > plan.device_bytes[static_cast<size_t>(worst)])
+      worst = static_cast<int64_t>(d);
+  }
+  if (over == 0) return;
+  const int64_t bytes = plan.device_bytes[static_cast<size_t>(worst)];
+  planner::Finding finding{
+      .code = planner::FindingCode::kOverBudget,
+      .severity = Severity::kError,
+      .message =
+          fmt::format("device {} holds {} of parameters, over the --max-memory budget of {} by {}{}", worst,
+                      HumanBytes(bytes), budget_text, HumanBytes(bytes - budget),
+                      over > 1 ? fmt::format(" ({} of {} devices are over)", over, plan.device_bytes.size()) : ""),
+      .count = 0,
+      .notes = {"shard the largest replicated tensors (see `easyplan plan --format table`), or add devices to an "
+                "axis that shards them"}};
+  findings.insert(findings.begin(), std::move(finding));
+}
+
+StatusOr<int> RunValidate(const ValidateFlags& flags, Context& ctx) {
+  EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"text", "json", "junit", "github"}));
+  std::optional<int64_t> budget;
+  if (!flags.max_memory.empty()) {
+    EP_ASSIGN_OR_RETURN(budget, ParseByteSize(flags.max_memory, "--max-memory"));
+  }
+  EP_ASSIGN_OR_RETURN(std::unique_ptr<PlanInputs> inputs, LoadPlanInputs(ctx, flags.plan));
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs->Request()));
+  std::vector<planner::Finding> findings = plan.findings;
+  if (budget) AddBudgetFindings(plan, *budget, flags.max_memory, findings);
+
+  int errors = 0, warnings = 0;
+  for (const planner::Finding& finding : findings) {
+    errors += finding.severity == Severity::kError;
+    warnings += finding.severity == Severity::kWarning;
+  }
+  const bool strict = flags.plan.config.strict;
+  const bool failed = errors > 0 || (strict && warnings > 0);
+  const DeviceSummary summary = SummarizeDevices(plan.device_bytes);
+
+  std::string text;
+  if (flags.format == "json") {
+    text = FindingsToJsonText(
+        findings, fmt::format("  \"ok\": {},\n  \"errors\": {},\n  \"warnings\": {},\n  \"tensors\": {},\n"
+                              "  \"devices\": {},\n  \"max_bytes_per_device\": {},\n  \"worst_device\": {},\n",
+                              failed ? "false" : "true", errors, warnings, inputs->tree.tensors.size(),
+                              plan.mesh.NumDevices(), summary.max, summary.worst_device));
+  } else if (flags.format == "junit") {
+    text = FindingsToJunit(findings, strict);
+  } else if (flags.format == "github") {
+    text = FindingsToGithub(findings);
+  } else {
+    text = FindingsToText(findings);
+    text += fmt::format("{}: {} tensors on mesh {} ({} devices); max {} per device (device {}){}\n",
+                        failed ? "FAILED" : "ok", WithThousands(static_cast<int64_t>(inputs->tree.tensors.size())),
+                        plan.mesh.ToString(), WithThousands(plan.mesh.NumDevices()), HumanBytes(summary.max),
+                        summary.worst_device, budget ? " of " + flags.max_memory + " budget" : "");
+  }
+  EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
+  return failed ? kExitFindings : kExitOk;
+}
+
+}  // namespace
+
+std::function<int(Context&)> AddValidateCommand(CLI::App& app) {
+  auto flags = std::make_shared<ValidateFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "validate", "check a plan for CI: unmatched tensors, bad axes, indivisible dims, dead rules, memory");
+  AddPlanFlags(cmd, flags->plan);
+  cmd->add_option("--format", flags->format, "text (default), json, junit (JUnit XML) or github (annotations)");
+  cmd->add_option("-o,--output", flags->output, "write the report to FILE (atomically) instead of stdout");
+  cmd->add_option("--max-memory", flags->max_memory,
+                  "bytes of parameters a device may hold, e.g. 80GiB: an error for every device over it");
+  return [flags](Context& ctx) {
+    StatusOr<int> code = RunValidate(*flags, ctx);
+    return code.ok() ? *code : ReportError(ctx, code.status());
+  };
+}
+
+}  // namespace easyplan::cli

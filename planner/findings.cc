@@ -1,0 +1,80 @@
+#include "planner/findings.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace easyplan::planner {
+
+std::string_view FindingCodeName(FindingCode code) {
+  switch (code) {
+    case FindingCode::kUnmatchedTensor:
+      return "unmatched-tensor";
+    case FindingCode::kUnknownAxis:
+      return "unknown-axis";
+    case FindingCode::kDuplicateAxis:
+      return "duplicate-axis";
+    case FindingCode::kIndivisible:
+      return "indivisible";
+    case FindingCode::kOverBudget:
+      return "over-budget";
+    case FindingCode::kLogicalIndivisible:
+      return "logical-indivisible";
+    case FindingCode::kTruncatedSpec:
+      return "truncated-spec";
+    case FindingCode::kUnevenReplaced:
+      return "uneven-replicated";
+    case FindingCode::kUnevenChunked:
+      return "uneven-chunked";
+    case FindingCode::kDeadRule:
+      return "dead-rule";
+    case FindingCode::kShadowedRule:
+      return "shadowed-rule";
+    case FindingCode::kLargeReplicated:
+      return "large-replicated";
+    case FindingCode::kNoCounterpart:
+      return "no-counterpart";
+  }
+  return "unknown";
+}
+
+Severity FindingSeverity(FindingCode code) {
+  switch (code) {
+    case FindingCode::kUnmatchedTensor:
+    case FindingCode::kUnknownAxis:
+    case FindingCode::kDuplicateAxis:
+    case FindingCode::kIndivisible:
+    case FindingCode::kOverBudget:
+    case FindingCode::kLogicalIndivisible:
+      return Severity::kError;
+    case FindingCode::kUnevenChunked:
+      return Severity::kNote;
+    default:
+      return Severity::kWarning;
+  }
+}
+
+void FindingList::Add(Finding finding, int dim, std::string_view axis) {
+  std::string key = std::string(FindingCodeName(finding.code)) + "\x1f" + std::to_string(finding.rule) + "\x1f" +
+                    std::to_string(dim) + "\x1f" + std::string(axis);
+  if (finding.rule < 0 && !finding.tensor.empty() && finding.code != FindingCode::kUnmatchedTensor &&
+      finding.code != FindingCode::kNoCounterpart) {
+    key += "\x1f" + finding.tensor;  // without a rule, only identical tensors aggregate
+  }
+  const auto [it, inserted] = index_.try_emplace(std::move(key), findings_.size());
+  if (!inserted) {
+    findings_[it->second].count += finding.count;
+    return;
+  }
+  finding.severity = FindingSeverity(finding.code);
+  findings_.push_back(std::move(finding));
+}
+
+std::vector<Finding> FindingList::Take() {
+  std::stable_sort(findings_.begin(), findings_.end(), [](const Finding& a, const Finding& b) {
+    return static_cast<int>(a.severity) > static_cast<int>(b.severity);
+  });
+  index_.clear();
+  return std::move(findings_);
+}
+
+}  // namespace easyplan::planner

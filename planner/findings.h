@@ -1,0 +1,64 @@
+#ifndef EASYPLAN_PLANNER_FINDINGS_H_
+#define EASYPLAN_PLANNER_FINDINGS_H_
+
+// What `plan` and `validate` report about a plan: one finding per problem, aggregated over the
+// tensors that share it (a truncated spec on 61 layers is one finding with a count, not 61 lines).
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/status.h"
+
+namespace easyplan::planner {
+
+/// Every finding kind, with its fixed severity (docs/RULES.md lists them with examples).
+enum class FindingCode {
+  kUnmatchedTensor,     ///< error: no rule matched (eformer: "Partition rule not found for param")
+  kUnknownAxis,         ///< error: a spec names an axis the mesh lacks
+  kDuplicateAxis,       ///< error: a spec uses one mesh axis twice
+  kIndivisible,         ///< error under --uneven error: JAX's IndivisibleError
+  kOverBudget,          ///< error: a device's bytes exceed --max-memory
+  kLogicalIndivisible,  ///< error: heads / kv heads / experts / vocab not divisible by their axes
+  kTruncatedSpec,       ///< warning: more spec entries than the tensor's rank
+  kUnevenReplaced,      ///< warning under --uneven replicate: a dim's entry dropped to None
+  kUnevenChunked,       ///< note under --uneven chunk: shards of different sizes
+  kDeadRule,            ///< warning: the rule matches no tensor
+  kShadowedRule,        ///< warning: every tensor the rule matches was taken by an earlier rule
+  kLargeReplicated,     ///< warning: a large tensor is fully replicated although an axis could shard it
+  kNoCounterpart,       ///< warning: a tensor of this layout has no counterpart in the rules' layout
+};
+
+/// "unmatched-tensor", "unknown-axis", ...: stable identifiers for JSON, JUnit and `--strict` lists.
+std::string_view FindingCodeName(FindingCode code);
+Severity FindingSeverity(FindingCode code);
+
+struct Finding {
+  FindingCode code;
+  Severity severity = Severity::kError;
+  std::string message;             ///< one sentence naming the tensor (the first one) and the numbers
+  std::string tensor;              ///< first tensor concerned; "" for rule-level findings
+  int64_t count = 0;               ///< tensors concerned (0 for rule-level findings)
+  int rule = -1;                   ///< index of the rule concerned, -1 = none
+  SourceLoc loc;                   ///< the rule's file:line, when a rule is concerned
+  std::vector<std::string> notes;  ///< hints: valid sizes, did-you-mean, what to change
+};
+
+/// Keeps findings aggregated: Add() with the same key (code, rule, dim, axis) counts the tensor into
+/// the existing finding instead of adding a line.
+class FindingList {
+ public:
+  void Add(Finding finding, int dim = -1, std::string_view axis = {});
+  /// Sorted: errors, warnings, notes; within a severity, in the order they were first added.
+  std::vector<Finding> Take();
+
+ private:
+  std::vector<Finding> findings_;
+  std::unordered_map<std::string, size_t> index_;  // key -> position in findings_
+};
+
+}  // namespace easyplan::planner
+
+#endif  // EASYPLAN_PLANNER_FINDINGS_H_

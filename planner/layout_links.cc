@@ -1,0 +1,78 @@
+#include "planner/layout_links.h"
+
+#include <string>
+#include <unordered_map>
+
+#include "schemas/layout_convert.h"
+
+namespace easyplan::planner {
+namespace {
+
+std::string ExpertName(const std::string& pattern, int64_t expert) {
+  std::string name = pattern;
+  const size_t at = name.find(schemas::kExpertPlaceholder);
+  if (at != std::string::npos) name.replace(at, schemas::kExpertPlaceholder.size(), std::to_string(expert));
+  return name;
+}
+
+}  // namespace
+
+StatusOr<std::vector<LayoutLink>> LinkHfToEasyDel(const ParamTree& tree,
+                                                  const std::vector<schemas::ExpandedTensor>& expanded) {
+  if (tree.layout != Layout::kHf) {
+    return Status::BadInput({},
+                            "rules written for EasyDeL names can be carried onto an HF-layout tree only; this "
+                            "tree is already in the EasyDeL layout");
+  }
+  // HF name -> (expanded tensor, expert index); per-expert names are spelled out once per expert.
+  std::unordered_map<std::string, std::pair<const schemas::ExpandedTensor*, int64_t>> by_name;
+  for (const schemas::ExpandedTensor& tensor : expanded) {
+    // Keyed by HF name from the EasyDeL side: an FP8 weight is split into an HF-only FP8 tensor and an
+    // EasyDeL-only dequantized one that share the HF name.
+    if (!tensor.in_easydel) continue;
+    if (tensor.experts > 0) {
+      for (int64_t e = 0; e < tensor.experts; ++e)
+        by_name.emplace(ExpertName(tensor.hf_name, e), std::pair{&tensor, e});
+    } else {
+      by_name.emplace(tensor.hf_name, std::pair{&tensor, int64_t{-1}});
+    }
+  }
+  std::vector<LayoutLink> links;
+  links.reserve(tree.tensors.size());
+  for (const TensorEntry& entry : tree.tensors) {
+    LayoutLink link;
+    auto it = by_name.find(entry.name);
+    if (it == by_name.end()) {
+      link.has_counterpart = false;
+      links.push_back(std::move(link));
+      continue;
+    }
+    const schemas::ExpandedTensor& source = *it->second.first;
+    const bool stacked = source.experts > 0;
+    link.rule_name = source.easydel_name;
+    link.rule_shape = source.easydel_shape;
+    link.dim_of = schemas::HfDimsInEasyDel(entry.shape.rank(), source.easydel_name.ends_with("kernel"), stacked);
+    if (stacked) {
+      link.expert_dim = 0;
+      link.expert = it->second.second;
+    }
+    // A checkpoint whose shape disagrees with the template cannot borrow the template's spec safely.
+    bool consistent = static_cast<int>(link.dim_of.size()) == entry.shape.rank();
+    for (int k = 0; consistent && k < entry.shape.rank(); ++k) {
+      const int d = link.dim_of[static_cast<size_t>(k)];
+      consistent = d < link.rule_shape.rank() && link.rule_shape[d] == entry.shape[k];
+    }
+    if (!consistent) {
+      return Status::BadInput({},
+                              entry.name + " has shape " + entry.shape.ToString() +
+                                  ", but the template built from "
+                                  "the config expects " +
+                                  source.hf_shape.ToString(),
+                              {"run `easyplan tree CONFIG --from CHECKPOINT --diff` to see every difference"});
+    }
+    links.push_back(std::move(link));
+  }
+  return links;
+}
+
+}  // namespace easyplan::planner

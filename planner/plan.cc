@@ -1,0 +1,359 @@
+#include "planner/plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "core/human.h"
+#include "schemas/expression.h"
+
+namespace easyplan::planner {
+namespace {
+
+/// The spec of `tensor_spec` laid on a tensor whose dims come from the rule tensor's dims `dim_of`.
+PartitionSpec MapSpec(const PartitionSpec& rule_spec, const std::vector<int>& dim_of) {
+  std::vector<PartitionSpec::Entry> entries;
+  entries.reserve(dim_of.size());
+  for (int source : dim_of) {
+    entries.push_back(source < rule_spec.size() ? rule_spec[source] : PartitionSpec::Entry{});
+  }
+  // Trailing None entries carry no information; keep the mapped spec as short as the rule's.
+  while (!entries.empty() && entries.back().empty() && static_cast<int>(entries.size()) > rule_spec.size()) {
+    entries.pop_back();
+  }
+  return PartitionSpec(std::move(entries));
+}
+
+FindingCode CodeOf(SpecIssue::Kind kind) {
+  switch (kind) {
+    case SpecIssue::Kind::kUnknownAxis:
+      return FindingCode::kUnknownAxis;
+    case SpecIssue::Kind::kDuplicateAxis:
+      return FindingCode::kDuplicateAxis;
+    case SpecIssue::Kind::kTruncated:
+      return FindingCode::kTruncatedSpec;
+    case SpecIssue::Kind::kUnevenReplaced:
+      return FindingCode::kUnevenReplaced;
+    case SpecIssue::Kind::kIndivisible:
+      return FindingCode::kIndivisible;
+    case SpecIssue::Kind::kUnevenChunked:
+      return FindingCode::kUnevenChunked;
+  }
+  return FindingCode::kIndivisible;
+}
+
+/// The spec laid out when the correction found errors (which are findings): entries naming unknown or
+/// repeated axes and indivisible entries become None, so totals stay defined.
+PartitionSpec LayableSpec(const CorrectedSpec& corrected, const Mesh& mesh) {
+  std::vector<PartitionSpec::Entry> entries = corrected.spec.entries();
+  for (const SpecIssue& issue : corrected.issues) {
+    if (issue.kind == SpecIssue::Kind::kIndivisible && issue.dim >= 0 && issue.dim < static_cast<int>(entries.size())) {
+      entries[static_cast<size_t>(issue.dim)].clear();
+    }
+  }
+  std::set<std::string> seen;
+  for (PartitionSpec::Entry& entry : entries) {
+    bool bad = false;
+    for (const std::string& axis : entry) {
+      if (!mesh.AxisIndex(axis) || !seen.insert(axis).second) bad = true;
+    }
+    if (bad) entry.clear();
+  }
+  return PartitionSpec(std::move(entries));
+}
+
+/// Key of a layout group: tensors with equal keys are laid out identically.
+struct GroupKey {
+  std::vector<int64_t> shape;
+  std::vector<PartitionSpec::Entry> spec;
+  int bits;
+  std::vector<std::string> expert_entry;
+  int64_t expert_size;
+  int64_t expert;
+  bool has_expert;
+  auto Tie() const { return std::tie(shape, spec, bits, expert_entry, expert_size, expert, has_expert); }
+  bool operator<(const GroupKey& other) const { return Tie() < other.Tie(); }
+};
+
+/// Devices holding `group`'s tensors only on some devices (experts) or unevenly (chunks).
+bool NeedsPerDevice(const LayoutGroup& group) { return !group.Uniform(); }
+
+Status CheckedAdd(int64_t& total, int64_t add, const std::string& what) {
+  if (__builtin_add_overflow(total, add, &total)) {
+    return Status::BadInput({}, what + ": per-device byte total overflows int64");
+  }
+  return Status();
+}
+
+Status CheckedMulAdd(int64_t& total, int64_t count, int64_t bytes, const std::string& what) {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(count, bytes, &product)) {
+    return Status::BadInput({}, what + ": per-device byte total overflows int64");
+  }
+  return CheckedAdd(total, product, what);
+}
+
+}  // namespace
+
+bool LayoutGroup::HeldBy(int64_t device) const {
+  if (!expert_layout) return true;
+  const Range held = expert_layout->SliceOf(device)[0];
+  return expert >= held.first && expert < held.second;
+}
+
+int64_t LayoutGroup::BytesOn(int64_t device) const {
+  if (!HeldBy(device)) return 0;
+  return ByteSize(layout.ElementsOn(device), bits).value_or(0);
+}
+
+int64_t LayoutGroup::Replicas() const {
+  if (!expert_layout) return layout.replicas();
+  // The expert axes do not appear in the per-expert spec, so the layout counts them as replication;
+  // only the devices of the expert's block hold it.
+  const int64_t tiles = expert_layout->tiles()[0];
+  return tiles > 0 ? layout.replicas() / tiles : layout.replicas();
+}
+
+int64_t LayoutGroup::MaxShardBytes() const {
+  return ByteSize(layout.shard_shape().NumElements().value_or(0), bits).value_or(0);
+}
+
+bool LayoutGroup::Uniform() const { return layout.even() && !(expert_layout && expert_layout->tiles()[0] > 1); }
+
+bool Plan::HasErrors() const {
+  return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.severity == Severity::kError; });
+}
+
+StatusOr<PartitionSpec> ResolveRuleSpec(const rules::Rule& rule, const rules::Presets& presets, const Json& config,
+                                        int* case_index, std::vector<std::string>* trace) {
+  const rules::SpecSource* source = &rule.spec;
+  if (case_index) *case_index = -1;
+  for (size_t i = 0; i < rule.cases.size(); ++i) {
+    auto holds = rule.cases[i].when.Evaluate(config);
+    if (!holds.ok()) {
+      return Status::BadInput(rule.loc, "rule '" + rule.pattern + "': case condition '" + rule.cases[i].when.text() +
+                                            "': " + holds.status().diag().message);
+    }
+    if (schemas::IsTruthy(*holds)) {
+      source = &rule.cases[i].spec;
+      if (case_index) *case_index = static_cast<int>(i);
+      if (trace) trace->push_back("case '" + rule.cases[i].when.text() + "' holds: spec " + source->text);
+      break;
+    }
+  }
+  auto spec = presets.Resolve(*source, config, rules::AxisMode::kTrain, trace);
+  if (!spec.ok()) {
+    Status status = spec.status();
+    Diag& diag = status.mutable_diag();
+    diag.message = "rule '" + rule.pattern + "' spec " + source->text + ": " + diag.message;
+    diag.loc = rule.loc;
+    return status;
+  }
+  return spec;
+}
+
+StatusOr<Plan> BuildPlan(const PlanRequest& request) {
+  if (!request.tree || !request.rules || !request.presets || !request.config) {
+    return Status::Internal("BuildPlan: incomplete request");
+  }
+  const ParamTree& tree = *request.tree;
+  const rules::RuleSet& rule_set = *request.rules;
+  const Mesh& mesh = request.mesh;
+  const int64_t devices = mesh.NumDevices();
+  if (devices > request.max_devices) {
+    return Status::BadInput({}, fmt::format("the mesh has {} devices, more than the limit of {} (raise --max-devices)",
+                                            WithThousands(devices), WithThousands(request.max_devices)));
+  }
+  if (!request.links.empty() && request.links.size() != tree.tensors.size()) {
+    return Status::Internal("BuildPlan: one layout link per tensor expected");
+  }
+
+  // Every rule's spec resolves once: it depends on the rule and the config, never on the tensor.
+  std::vector<PartitionSpec> rule_specs;
+  std::vector<int> rule_cases;
+  for (const rules::Rule& rule : rule_set.rules) {
+    int chosen = -1;
+    EP_ASSIGN_OR_RETURN(PartitionSpec spec, ResolveRuleSpec(rule, *request.presets, *request.config, &chosen, nullptr));
+    rule_specs.push_back(std::move(spec));
+    rule_cases.push_back(chosen);
+  }
+  EP_ASSIGN_OR_RETURN(std::unique_ptr<rules::RuleMatcher> matcher, rules::RuleMatcher::Build(rule_set));
+
+  Plan plan;
+  plan.mesh = mesh;
+  plan.uneven = request.uneven;
+  plan.rule_hits.assign(rule_set.rules.size(), 0);
+  plan.rule_matches.assign(rule_set.rules.size(), 0);
+  plan.params.reserve(tree.tensors.size());
+  FindingList findings;
+  std::map<GroupKey, int> group_index;
+
+  for (size_t t = 0; t < tree.tensors.size(); ++t) {
+    const TensorEntry& tensor = tree.tensors[t];
+    const LayoutLink* link = request.links.empty() ? nullptr : &request.links[t];
+    ParamPlan param;
+    param.tensor = static_cast<int>(t);
+
+    const std::string& match_name = link ? link->rule_name : tensor.name;
+    const Shape& rule_shape = link ? link->rule_shape : tensor.shape;
+    PartitionSpec rule_spec;  // on rule_shape's dims
+    if (link && !link->has_counterpart) {
+      param.origin = SpecOrigin::kNoCounterpart;
+      findings.Add(Finding{.code = FindingCode::kNoCounterpart,
+                           .message = fmt::format("{} has no counterpart in the {} layout the rules are written for; "
+                                                  "it is laid out replicated",
+                                                  tensor.name, LayoutName(rule_set.layout)),
+                           .tensor = tensor.name,
+                           .count = 1});
+    } else if (rule_shape.rank() == 0) {
+      param.origin = SpecOrigin::kScalar;  // eformer: scalars get P() before any rule is tried
+    } else {
+      std::vector<int> matches = matcher->AllMatches(match_name);
+      for (int r : matches) ++plan.rule_matches[static_cast<size_t>(r)];
+      if (matches.empty()) {
+        param.origin = SpecOrigin::kUnmatched;
+        findings.Add(Finding{.code = FindingCode::kUnmatchedTensor,
+                             .message = "Partition rule not found for param: " + match_name,
+                             .tensor = tensor.name,
+                             .count = 1,
+                             .loc = SourceLoc{rule_set.source, "", 0, 0},
+                             .notes = {"add a rule that matches it, or a final catch-all {match: \".*\", spec: "
+                                       "Replicated}"}});
+      } else {
+        param.origin = SpecOrigin::kRule;
+        param.rule = matches.front();
+        param.rule_case = rule_cases[static_cast<size_t>(param.rule)];
+        ++plan.rule_hits[static_cast<size_t>(param.rule)];
+        rule_spec = rule_specs[static_cast<size_t>(param.rule)];
+      }
+    }
+
+    // Correct on the rule-layout shape (where EasyDeL applies the spec), then map onto this tensor.
+    CorrectedSpec corrected = CorrectSpec(rule_shape, rule_spec, mesh, request.uneven);
+    param.spec = link && link->has_counterpart ? MapSpec(rule_spec, link->dim_of) : rule_spec;
+    PartitionSpec effective_rule = corrected.HasError() ? LayableSpec(corrected, mesh) : corrected.spec;
+    param.effective = link && link->has_counterpart ? MapSpec(effective_rule, link->dim_of) : effective_rule;
+    if (param.origin == SpecOrigin::kRule) {
+      const rules::Rule& rule = rule_set.rules[static_cast<size_t>(param.rule)];
+      for (const SpecIssue& issue : corrected.issues) {
+        findings.Add(Finding{.code = CodeOf(issue.kind),
+                             .message = tensor.name + ": " + issue.message,
+                             .tensor = tensor.name,
+                             .count = 1,
+                             .rule = param.rule,
+                             .loc = rule.loc},
+                     issue.dim, issue.axis);
+      }
+    }
+    param.issues = std::move(corrected.issues);
+    // Per-expert tensors: the stacked expert dim's entry decides which devices hold this expert.
+    GroupKey key{std::vector<int64_t>(tensor.shape.dims().begin(), tensor.shape.dims().end()),
+                 param.effective.entries(),
+                 DTypeBits(tensor.dtype),
+                 {},
+                 0,
+                 -1,
+                 false};
+    if (link && link->has_counterpart && link->expert_dim >= 0) {
+      key.has_expert = true;
+      key.expert = link->expert;
+      key.expert_size = link->rule_shape[link->expert_dim];
+      if (link->expert_dim < effective_rule.size()) key.expert_entry = effective_rule[link->expert_dim];
+    }
+    auto [it, inserted] = group_index.try_emplace(key, static_cast<int>(plan.groups.size()));
+    if (inserted) {
+      auto layout = TensorLayout::Make(tensor.shape, param.effective, mesh, request.uneven);
+      if (!layout.ok()) {
+        // CorrectSpec removed whatever the layout rejects; a failure here is ours, not the user's.
+        return Status::Internal(tensor.name + ": " + layout.status().diag().message);
+      }
+      LayoutGroup group{.layout = std::move(*layout), .bits = key.bits};
+      if (key.has_expert) {
+        auto expert_layout =
+            TensorLayout::Make(Shape{key.expert_size}, PartitionSpec({key.expert_entry}), mesh, request.uneven);
+        if (!expert_layout.ok()) return Status::Internal(tensor.name + ": " + expert_layout.status().diag().message);
+        group.expert_layout = std::move(*expert_layout);
+        group.expert = key.expert;
+      }
+      plan.groups.push_back(std::move(group));
+    }
+    param.group = it->second;
+    ++plan.groups[static_cast<size_t>(param.group)].tensors;
+
+    // A large tensor held whole by every device while some mesh axis could split one of its dims.
+    LayoutGroup& group = plan.groups[static_cast<size_t>(param.group)];
+    if (param.effective.IsReplicated() && group.Replicas() == devices && devices > 1) {
+      const int64_t bytes = group.MaxShardBytes();
+      if (bytes >= request.large_replicated_bytes) {
+        std::string could;
+        for (int a = 0; a < mesh.rank() && could.empty(); ++a) {
+          if (mesh.shape[static_cast<size_t>(a)] <= 1) continue;
+          for (int d = 0; d < tensor.shape.rank(); ++d) {
+            if (tensor.shape[d] % mesh.shape[static_cast<size_t>(a)] == 0) {
+              could = fmt::format("'{}' (size {}) divides dim {} ({})", mesh.axis_names[static_cast<size_t>(a)],
+                                  mesh.shape[static_cast<size_t>(a)], d, tensor.shape[d]);
+              break;
+            }
+          }
+        }
+        if (!could.empty()) {
+          Finding finding{.code = FindingCode::kLargeReplicated,
+                          .message = fmt::format("{} {} ({}) is fully replicated on all {} devices", tensor.name,
+                                                 tensor.shape.ToString(), HumanBytes(bytes), devices),
+                          .tensor = tensor.name,
+                          .count = 1,
+                          .rule = param.rule,
+                          .notes = {"mesh axis " + could + ": a rule giving that dim the axis would split it"}};
+          if (param.rule >= 0) finding.loc = rule_set.rules[static_cast<size_t>(param.rule)].loc;
+          findings.Add(std::move(finding));
+        }
+      }
+    }
+    plan.params.push_back(std::move(param));
+  }
+
+  // Per-device totals: uniform groups add one constant; the others are walked device by device.
+  int64_t uniform = 0;
+  for (const LayoutGroup& group : plan.groups) {
+    if (!NeedsPerDevice(group))
+      EP_RETURN_IF_ERROR(CheckedMulAdd(uniform, group.tensors, group.MaxShardBytes(), "plan"));
+  }
+  plan.device_bytes.assign(static_cast<size_t>(devices), uniform);
+  for (const LayoutGroup& group : plan.groups) {
+    if (!NeedsPerDevice(group)) continue;
+    for (int64_t d = 0; d < devices; ++d) {
+      EP_RETURN_IF_ERROR(
+          CheckedMulAdd(plan.device_bytes[static_cast<size_t>(d)], group.tensors, group.BytesOn(d), "plan"));
+    }
+  }
+
+  // Rules that take nothing: dead when they match nothing at all, shadowed when earlier rules took
+  // every tensor they match.
+  for (size_t r = 0; r < rule_set.rules.size(); ++r) {
+    if (plan.rule_hits[r] > 0) continue;
+    const rules::Rule& rule = rule_set.rules[r];
+    // A final catch-all exists to be shadowed; flagging it would only be noise.
+    if (rule.pattern == ".*" && r + 1 == rule_set.rules.size() && plan.rule_matches[r] > 0) continue;
+    if (plan.rule_matches[r] == 0) {
+      findings.Add(Finding{.code = FindingCode::kDeadRule,
+                           .message = fmt::format("rule {} '{}' matches no tensor of this tree", r, rule.pattern),
+                           .rule = static_cast<int>(r),
+                           .loc = rule.loc});
+    } else {
+      findings.Add(
+          Finding{.code = FindingCode::kShadowedRule,
+                  .message = fmt::format("rule {} '{}' matches {} tensor{}, but earlier rules take {}", r, rule.pattern,
+                                         plan.rule_matches[r], plan.rule_matches[r] == 1 ? "" : "s",
+                                         plan.rule_matches[r] == 1 ? "it" : "all of them"),
+                  .rule = static_cast<int>(r),
+                  .loc = rule.loc});
+    }
+  }
+  plan.findings = findings.Take();
+  return plan;
+}
+
+}  // namespace easyplan::planner

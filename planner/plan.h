@@ -1,0 +1,122 @@
+#ifndef EASYPLAN_PLANNER_PLAN_H_
+#define EASYPLAN_PLANNER_PLAN_H_
+
+// A per-device shard plan: every tensor of a parameter tree matched against ordered partition rules
+// (eformer match_partition_rules), its spec resolved through the config's partition_axis, corrected
+// for its shape (layout.h) and laid on the mesh. Tensors that share (shape, effective spec, dtype, expert
+// placement) share one TensorLayout, so per-device totals cost O(groups), plus O(devices) per group
+// whose devices differ (uneven chunks, per-expert tensors), never O(tensors x devices).
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/mesh.h"
+#include "core/param_tree.h"
+#include "core/partition_spec.h"
+#include "core/status.h"
+#include "planner/findings.h"
+#include "planner/layout.h"
+#include "rules/matcher.h"
+#include "rules/presets.h"
+#include "rules/rule_set.h"
+
+namespace easyplan::planner {
+
+/// How a tensor of the plan's tree is seen by rules written for the other layout: the name the rules
+/// match, that tensor's shape, and where each of this tensor's dims comes from. A per-expert HF tensor
+/// is one slice of a stacked EasyDeL kernel: `expert` is its index along `expert_dim` of the rule shape.
+struct LayoutLink {
+  bool has_counterpart = true;  ///< false: the tensor exists only in this layout (FP8 scales, MTP, buffers)
+  std::string rule_name;
+  Shape rule_shape;
+  std::vector<int> dim_of;  ///< this tensor's dim k is dim dim_of[k] of rule_shape
+  int expert_dim = -1;
+  int64_t expert = -1;
+};
+
+struct PlanRequest {
+  const ParamTree* tree = nullptr;
+  const rules::RuleSet* rules = nullptr;
+  const rules::Presets* presets = nullptr;
+  const Json* config = nullptr;  ///< resolved config: partition_axis and the MoE flags
+  Mesh mesh;
+  UnevenMode uneven = UnevenMode::kReplicate;
+  /// One per tree tensor when the rules are written for the other layout; empty otherwise.
+  std::vector<LayoutLink> links;
+  int64_t max_devices = int64_t{1} << 22;
+  /// A fully replicated tensor at least this large is a warning when some mesh axis could shard it.
+  int64_t large_replicated_bytes = int64_t{64} << 20;
+};
+
+/// How a tensor got its spec.
+enum class SpecOrigin {
+  kRule,           ///< a rule matched
+  kScalar,         ///< rank 0 (or no shape): P() before any rule, as eformer does
+  kUnmatched,      ///< no rule matched: an error; laid out replicated so totals stay meaningful
+  kNoCounterpart,  ///< only in this layout, rules are for the other one: replicated, a warning
+};
+
+struct ParamPlan {
+  int tensor = 0;  ///< index into tree->tensors
+  SpecOrigin origin = SpecOrigin::kRule;
+  int rule = -1;            ///< index into rules->rules when origin == kRule
+  int rule_case = -1;       ///< which `cases` entry applied, -1 = the rule's own spec
+  PartitionSpec spec;       ///< resolved to mesh axes, on this tensor's dims, before correction
+  PartitionSpec effective;  ///< after CorrectSpec, on this tensor's dims
+  std::vector<SpecIssue> issues;
+  int group = 0;  ///< index into Plan::groups
+};
+
+/// Tensors that are laid out identically.
+struct LayoutGroup {
+  TensorLayout layout;
+  int bits = 0;  ///< dtype bits per element
+  /// For per-expert tensors: the 1-D layout of the stacked expert dim; the tensor lives only on the
+  /// devices whose slice of it holds `expert`.
+  std::optional<TensorLayout> expert_layout;
+  int64_t expert = -1;
+  int64_t tensors = 0;
+
+  /// False when the tensor is an expert that `device` does not hold.
+  bool HeldBy(int64_t device) const;
+  /// Bytes one tensor of the group occupies on `device`.
+  int64_t BytesOn(int64_t device) const;
+  /// Replicas of each block (devices holding the same slice).
+  int64_t Replicas() const;
+  /// Bytes of the largest shard (what `plan` reports as bytes per device).
+  int64_t MaxShardBytes() const;
+  /// True when every device holds the same number of bytes of each tensor.
+  bool Uniform() const;
+};
+
+struct Plan {
+  Mesh mesh;
+  UnevenMode uneven = UnevenMode::kReplicate;
+  std::vector<ParamPlan> params;  ///< one per tree tensor, in tree order
+  std::vector<LayoutGroup> groups;
+  std::vector<int64_t> device_bytes;  ///< one per device
+  std::vector<Finding> findings;      ///< sorted: errors first, then by rule / tensor order
+  /// Per rule: how many tensors it took (first match) and how many it matched in all.
+  std::vector<int64_t> rule_hits;
+  std::vector<int64_t> rule_matches;
+
+  bool HasErrors() const;
+};
+
+/// The spec `rule` gives under `config` (its first holding case, else its own), resolved to mesh axes.
+/// `case_index` receives the case used (-1 = none); `trace` the resolution steps, for explain.
+StatusOr<PartitionSpec> ResolveRuleSpec(const rules::Rule& rule, const rules::Presets& presets, const Json& config,
+                                        int* case_index, std::vector<std::string>* trace);
+
+/// Builds the plan. Errors that make a plan meaningless for any tensor (a spec that cannot be
+/// resolved, a mesh above max_devices, a size overflow) are returned as a Status; problems of single
+/// tensors and rules (unmatched, unknown axis, indivisible, truncated, dead rules, ...) become findings.
+StatusOr<Plan> BuildPlan(const PlanRequest& request);
+
+}  // namespace easyplan::planner
+
+#endif  // EASYPLAN_PLANNER_PLAN_H_
