@@ -104,6 +104,7 @@ planner::PlanRequest PlanInputs::Request() const {
   request.tree = &tree;
   request.rules = rules;
   request.presets = presets;
+  request.logical_dims = logical_dims;
   request.config = &resolved.config;
   request.mesh = mesh;
   request.uneven = uneven;
@@ -141,6 +142,7 @@ StatusOr<std::unique_ptr<PlanInputs>> LoadPlanInputs(Context& ctx, const PlanFla
   inputs->library = std::make_unique<rules::RuleLibrary>(dir.empty() ? schemas::DataSource::Embedded()
                                                                      : schemas::DataSource::Directory(dir, ctx.fs));
   EP_ASSIGN_OR_RETURN(inputs->presets, inputs->library->GetPresets());
+  EP_ASSIGN_OR_RETURN(inputs->logical_dims, inputs->library->GetLogicalDims());
   if (flags.rules == "builtin") {
     const std::string model_type = ModelType(inputs->resolved.config);
     if (model_type.empty()) {

@@ -47,6 +47,7 @@ struct PlanInputs {
   std::unique_ptr<rules::RuleLibrary> library;
   const rules::RuleSet* rules = nullptr;
   const rules::Presets* presets = nullptr;
+  const rules::LogicalDims* logical_dims = nullptr;
   Mesh mesh;
   std::string mesh_source;  ///< "--mesh", "config sharding_axis_dims"
   planner::UnevenMode uneven = planner::UnevenMode::kReplicate;

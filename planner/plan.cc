@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "core/human.h"
+#include "planner/logical_check.h"
 #include "schemas/expression.h"
 
 namespace easyplan::planner {
@@ -246,6 +247,15 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
                              .rule = param.rule,
                              .loc = rule.loc},
                      issue.dim, issue.axis);
+      }
+    }
+    if (request.logical_dims && param.origin == SpecOrigin::kRule) {
+      int dim = -1;
+      if (auto finding = CheckLogicalDim(*request.logical_dims, match_name, tensor.name, rule_shape, rule_spec, mesh,
+                                         *request.config, &dim)) {
+        finding->rule = param.rule;
+        finding->loc = rule_set.rules[static_cast<size_t>(param.rule)].loc;
+        findings.Add(std::move(*finding), dim);
       }
     }
     param.issues = std::move(corrected.issues);

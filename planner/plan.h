@@ -20,6 +20,7 @@
 #include "core/status.h"
 #include "planner/findings.h"
 #include "planner/layout.h"
+#include "rules/logical_dims.h"
 #include "rules/matcher.h"
 #include "rules/presets.h"
 #include "rules/rule_set.h"
@@ -47,6 +48,8 @@ struct PlanRequest {
   UnevenMode uneven = UnevenMode::kReplicate;
   /// One per tree tensor when the rules are written for the other layout; empty otherwise.
   std::vector<LayoutLink> links;
+  /// Which dims count heads / experts / vocabulary (validate's logical-indivisible check); optional.
+  const rules::LogicalDims* logical_dims = nullptr;
   int64_t max_devices = int64_t{1} << 22;
   /// A fully replicated tensor at least this large is a warning when some mesh axis could shard it.
   int64_t large_replicated_bytes = int64_t{64} << 20;

@@ -16,6 +16,16 @@ StatusOr<const Presets*> RuleLibrary::GetPresets() {
   return presets_.get();
 }
 
+StatusOr<const LogicalDims*> RuleLibrary::GetLogicalDims() {
+  if (!logical_dims_) {
+    const std::string path = "rules/_logical_dims.yaml";
+    EP_ASSIGN_OR_RETURN(std::string text, source_.Read(path));
+    EP_ASSIGN_OR_RETURN(LogicalDims dims, LogicalDims::Parse(text, source_.DisplayPath(path)));
+    logical_dims_ = std::make_unique<LogicalDims>(std::move(dims));
+  }
+  return logical_dims_.get();
+}
+
 StatusOr<const RuleSet*> RuleLibrary::Load(const std::string& path) {
   if (auto it = sets_.find(path); it != sets_.end()) return it->second.get();
   EP_ASSIGN_OR_RETURN(const Presets* presets, GetPresets());

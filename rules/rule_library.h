@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/file_system.h"
+#include "rules/logical_dims.h"
 #include "rules/presets.h"
 #include "rules/rule_set.h"
 #include "schemas/data_source.h"
@@ -20,6 +21,9 @@ class RuleLibrary {
 
   StatusOr<const Presets*> GetPresets();
 
+  /// rules/_logical_dims.yaml: which dims count heads, kv heads, experts or vocabulary entries.
+  StatusOr<const LogicalDims*> GetLogicalDims();
+
   /// The built-in rule set whose `model_types` lists `model_type`. BadInput naming the families that
   /// have rules (with a did-you-mean) when none does.
   StatusOr<const RuleSet*> ForModelType(const std::string& model_type);
@@ -33,6 +37,7 @@ class RuleLibrary {
 
   schemas::DataSource source_;
   std::unique_ptr<Presets> presets_;
+  std::unique_ptr<LogicalDims> logical_dims_;
   std::map<std::string, std::unique_ptr<RuleSet>> sets_;  // by path
 };
 

@@ -1,0 +1,71 @@
+#include "planner/logical_check.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace easyplan::planner {
+
+std::vector<int64_t> Divisors(int64_t n) {
+  std::vector<int64_t> small, large;
+  for (int64_t d = 1; d <= n / d; ++d) {
+    if (n % d != 0) continue;
+    small.push_back(d);
+    if (d != n / d) large.push_back(n / d);
+  }
+  small.insert(small.end(), large.rbegin(), large.rend());
+  return small;
+}
+
+std::optional<Finding> CheckLogicalDim(const rules::LogicalDims& dims, std::string_view rule_name,
+                                       const std::string& tensor_name, const Shape& shape, const PartitionSpec& spec,
+                                       const Mesh& mesh, const Json& config, int* dim_out) {
+  const rules::LogicalDim* logical = dims.Find(rule_name);
+  if (!logical) return std::nullopt;
+  const int dim = logical->dim < 0 ? shape.rank() + logical->dim : logical->dim;
+  if (dim < 0 || dim >= shape.rank() || dim >= spec.size()) return std::nullopt;
+  const std::optional<int64_t> count = rules::LogicalDims::Count(*logical, config);
+  if (!count || *count <= 0) return std::nullopt;
+  // The entry's axes that exist in the mesh (unknown axes are their own finding).
+  std::vector<std::pair<std::string, int64_t>> axes;
+  int64_t product = 1;
+  for (const std::string& axis : spec[dim]) {
+    const std::optional<int> index = mesh.AxisIndex(axis);
+    if (!index) continue;
+    const int64_t size = mesh.shape[static_cast<size_t>(*index)];
+    axes.emplace_back(axis, size);
+    if (__builtin_mul_overflow(product, size, &product)) return std::nullopt;
+  }
+  if (product <= 1 || *count % product == 0) return std::nullopt;
+
+  std::vector<std::string> sizes;
+  for (const auto& [axis, size] : axes) sizes.push_back(fmt::format("{}={}", axis, size));
+  Finding finding;
+  finding.code = FindingCode::kLogicalIndivisible;
+  std::string key = logical->count_keys.front();
+  for (const std::string& candidate : logical->count_keys) {
+    if (auto it = config.find(candidate); it != config.end() && it->is_number_integer()) {
+      key = candidate;
+      break;
+    }
+  }
+  const std::string by = axes.size() == 1 ? sizes.front() : fmt::format("{} = {}", fmt::join(sizes, " x "), product);
+  finding.message = fmt::format("{}: dim {} holds {} {} ({}), which {} does not divide", tensor_name, dim, *count,
+                                logical->what, key, by);
+  finding.tensor = tensor_name;
+  finding.count = 1;
+  for (const auto& [axis, size] : axes) {
+    if (size <= 1) continue;
+    const int64_t others = product / size;
+    if (*count % others != 0) {
+      finding.notes.push_back(fmt::format("no size of '{}' works while the entry's other axes give {}", axis, others));
+      continue;
+    }
+    std::vector<int64_t> valid = Divisors(*count / others);
+    finding.notes.push_back(fmt::format("valid sizes for '{}' here: {}", axis, fmt::join(valid, ", ")));
+  }
+  if (dim_out) *dim_out = dim;
+  return finding;
+}
+
+}  // namespace easyplan::planner

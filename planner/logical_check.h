@@ -1,0 +1,33 @@
+#ifndef EASYPLAN_PLANNER_LOGICAL_CHECK_H_
+#define EASYPLAN_PLANNER_LOGICAL_CHECK_H_
+
+// The check users ask for most: a sharded dim whose logical count (attention heads, kv heads, experts,
+// vocabulary) its mesh axes do not divide, with the sizes each axis could have instead.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/json.h"
+#include "core/mesh.h"
+#include "core/partition_spec.h"
+#include "core/shape.h"
+#include "planner/findings.h"
+#include "rules/logical_dims.h"
+
+namespace easyplan::planner {
+
+/// `spec` is the resolved spec before correction, on `shape`, the tensor the rules see (`rule_name`).
+/// Returns a kLogicalIndivisible finding naming `tensor_name` when the entry of a counting dim
+/// has an axis product > 1 that does not divide the count; nullopt otherwise. `dim_out` receives the
+/// dim (for aggregation).
+std::optional<Finding> CheckLogicalDim(const rules::LogicalDims& dims, std::string_view rule_name,
+                                       const std::string& tensor_name, const Shape& shape, const PartitionSpec& spec,
+                                       const Mesh& mesh, const Json& config, int* dim_out);
+
+/// The divisors of `n` in increasing order ("valid sizes" for an axis that must divide n).
+std::vector<int64_t> Divisors(int64_t n);
+
+}  // namespace easyplan::planner
+
+#endif  // EASYPLAN_PLANNER_LOGICAL_CHECK_H_

@@ -1,0 +1,77 @@
+#include "rules/logical_dims.h"
+
+#include <re2/re2.h>
+#include <re2/set.h>
+
+#include <algorithm>
+
+#include "core/document.h"
+#include "schemas/schema_reader.h"
+
+namespace easyplan::rules {
+
+struct RE2SetHolder {
+  re2::RE2::Set set{re2::RE2::Options(), re2::RE2::UNANCHORED};
+};
+
+LogicalDims::LogicalDims(LogicalDims&&) noexcept = default;
+LogicalDims& LogicalDims::operator=(LogicalDims&&) noexcept = default;
+LogicalDims::~LogicalDims() = default;
+
+StatusOr<LogicalDims> LogicalDims::Parse(std::string_view text, const std::string& path) {
+  EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
+  schemas::SchemaReader reader(doc);
+  const Json& root = doc.root();
+  EP_RETURN_IF_ERROR(reader.CheckKeys(root, "", {"dims"}));
+  auto list = root.find("dims");
+  if (list == root.end() || !list->is_array()) return reader.Error("/dims", "expected a list of logical dims");
+  LogicalDims dims;
+  dims.set_ = std::make_unique<RE2SetHolder>();
+  for (size_t i = 0; i < list->size(); ++i) {
+    const Json& entry = (*list)[i];
+    const std::string pointer = "/dims/" + std::to_string(i);
+    EP_RETURN_IF_ERROR(reader.CheckKeys(entry, pointer, {"match", "dim", "count", "what"}));
+    LogicalDim dim;
+    EP_ASSIGN_OR_RETURN(dim.pattern, reader.String(entry, pointer, "match", true));
+    EP_ASSIGN_OR_RETURN(dim.what, reader.String(entry, pointer, "what", true));
+    auto index = entry.find("dim");
+    if (index == entry.end() || !index->is_number_integer() || index->get<int64_t>() < -16 ||
+        index->get<int64_t>() > 16) {
+      return reader.Error(pointer + "/dim", "expected a dim index between -16 and 16");
+    }
+    dim.dim = index->get<int>();
+    auto keys = entry.find("count");
+    if (keys == entry.end() || !keys->is_array() || keys->empty()) {
+      return reader.Error(pointer + "/count", "expected a list of config keys");
+    }
+    for (const Json& key : *keys) {
+      if (!key.is_string()) return reader.Error(pointer + "/count", "expected config key names");
+      dim.count_keys.push_back(key.get<std::string>());
+    }
+    dim.loc = doc.Locate(pointer);
+    std::string error;
+    if (dims.set_->set.Add(dim.pattern, &error) < 0) {
+      return reader.Error(pointer + "/match", "invalid pattern: " + error);
+    }
+    dims.dims_.push_back(std::move(dim));
+  }
+  if (!dims.set_->set.Compile()) return reader.Error("/dims", "the patterns exceed RE2's memory budget");
+  return dims;
+}
+
+const LogicalDim* LogicalDims::Find(std::string_view name) const {
+  if (dims_.empty()) return nullptr;
+  std::vector<int> matches;
+  if (!set_->set.Match(name, &matches) || matches.empty()) return nullptr;
+  return &dims_[static_cast<size_t>(*std::min_element(matches.begin(), matches.end()))];
+}
+
+std::optional<int64_t> LogicalDims::Count(const LogicalDim& dim, const Json& config) {
+  for (const std::string& key : dim.count_keys) {
+    auto it = config.find(key);
+    if (it != config.end() && it->is_number_integer()) return it->get<int64_t>();
+  }
+  return std::nullopt;
+}
+
+}  // namespace easyplan::rules
