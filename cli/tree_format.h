@@ -26,7 +26,8 @@ std::string TreeToTable(const ParamTree& tree, const TreeTotals& totals);
 std::string TreeToCsv(const ParamTree& tree, const TreeTotals& totals);
 
 /// Parses the JSON shape above (a user's own tree, dumped from JAX or PyTorch). Errors name `file`,
-/// the JSON pointer and the tensor.
+/// the JSON pointer and the tensor. Same as core/tree_json.h's TreeFromJsonValue; to read a file use
+/// ParseTreeJson there (fast, and errors with line:column).
 StatusOr<ParamTree> TreeFromJson(const Json& json, const std::string& file, int64_t max_tensors);
 
 }  // namespace easyplan::cli

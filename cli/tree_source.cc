@@ -6,8 +6,8 @@
 #include "cli/tree_format.h"
 #include "core/checkpoint.h"
 #include "core/did_you_mean.h"
-#include "core/document.h"
 #include "core/human.h"
+#include "core/tree_json.h"
 #include "schemas/tree_builder.h"
 
 namespace easyplan::cli {
@@ -34,9 +34,8 @@ std::string EntryText(const TensorEntry& entry) {
 
 StatusOr<ParamTree> BuildTemplateTree(const schemas::ResolvedConfig& resolved, schemas::SchemaSet& schemas,
                                       const TreeRequest& request) {
-  std::string model_type = resolved.config.value("model_type", Json()).is_string()
-                               ? resolved.config["model_type"].get<std::string>()
-                               : "";
+  std::string model_type =
+      resolved.config.value("model_type", Json()).is_string() ? resolved.config["model_type"].get<std::string>() : "";
   const schemas::TreeTemplate* tree = nullptr;
   if (!resolved.family.empty()) {
     EP_ASSIGN_OR_RETURN(tree, schemas.Tree(resolved.family));
@@ -59,23 +58,13 @@ StatusOr<ParamTree> BuildTemplateTree(const schemas::ResolvedConfig& resolved, s
 }
 
 StatusOr<ParamTree> LoadUserTree(Context& ctx, const std::string& path, int64_t max_tensors) {
-  std::string text;
+  // simdjson when the tree is valid; the position-tracking parser for the precise error otherwise.
   if (path == "-") {
-    text.assign(std::istreambuf_iterator<char>(ctx.in), std::istreambuf_iterator<char>());
-  } else {
-    EP_ASSIGN_OR_RETURN(text, ctx.fs.ReadFile(path, ctx.limits.max_input_bytes));
+    std::string text(std::istreambuf_iterator<char>(ctx.in), std::istreambuf_iterator<char>());
+    return ParseTreeJson(text, "<stdin>", ctx.limits, max_tensors);
   }
-  std::string display = path == "-" ? "<stdin>" : path;
-  EP_ASSIGN_OR_RETURN(Document doc, ParseJsonDocument(text, display, ctx.limits));
-  auto tree = TreeFromJson(doc.root(), display, max_tensors);
-  if (!tree.ok()) {
-    // Add the line:column of the offending value.
-    Status status = tree.status();
-    SourceLoc located = doc.Locate(status.diag().loc.pointer);
-    status.mutable_diag().loc = located;
-    return status;
-  }
-  return tree;
+  EP_ASSIGN_OR_RETURN(PaddedText text, ctx.fs.ReadFilePadded(path, ctx.limits.max_input_bytes, kTreeJsonPadding));
+  return ParseTreeJson(text, path, ctx.limits, max_tensors);
 }
 
 StatusOr<ParamTree> LoadCheckpointTree(Context& ctx, const std::string& path, const TreeRequest& request) {
@@ -148,7 +137,8 @@ std::string DiffToText(const TreeDiff& diff) {
         out += fmt::format("missing     {}  (template: {})\n", item.name, EntryText(*item.expected));
         break;
       case TreeDifference::Kind::kExtra:
-        out += fmt::format("extra       {}{}\n", item.name, item.found ? "  (checkpoint: " + EntryText(*item.found) + ")" : "");
+        out += fmt::format("extra       {}{}\n", item.name,
+                           item.found ? "  (checkpoint: " + EntryText(*item.found) + ")" : "");
         break;
       case TreeDifference::Kind::kShape:
       case TreeDifference::Kind::kDType:
@@ -156,8 +146,9 @@ std::string DiffToText(const TreeDiff& diff) {
                            EntryText(*item.expected), EntryText(*item.found));
         break;
       case TreeDifference::Kind::kTotalSize:
-        out += fmt::format("total_size  the index says {} bytes, the template's tensors hold {} bytes (a dtype differs?)\n",
-                           WithThousands(item.found_bytes), WithThousands(item.expected_bytes));
+        out += fmt::format(
+            "total_size  the index says {} bytes, the template's tensors hold {} bytes (a dtype differs?)\n",
+            WithThousands(item.found_bytes), WithThousands(item.expected_bytes));
         break;
     }
   }

@@ -16,15 +16,53 @@
 
 namespace easyplan {
 
+/// A whole file's bytes followed by at least the requested padding of readable bytes (of unspecified
+/// value), for parsers that read ahead (simdjson). Either owns a string or a read-only memory mapping,
+/// which it unmaps when destroyed. Move-only.
+class PaddedText {
+ public:
+  PaddedText() = default;
+  /// Takes `contents` and grows its capacity to hold `padding` more bytes (one copy at most).
+  PaddedText(std::string contents, size_t padding);
+  /// Takes ownership of a mapping of `mapped_bytes` at `data` whose first `size` bytes are the text.
+  static PaddedText FromMapping(const char* data, size_t size, size_t mapped_bytes);
+  ~PaddedText();
+  PaddedText(PaddedText&& other) noexcept;
+  PaddedText& operator=(PaddedText&& other) noexcept;
+  PaddedText(const PaddedText&) = delete;
+  PaddedText& operator=(const PaddedText&) = delete;
+
+  std::string_view text() const { return map_ ? std::string_view(map_, size_) : std::string_view(owned_); }
+  /// Readable bytes from text().data(): text().size() plus the padding.
+  size_t readable() const { return map_ ? map_bytes_ : owned_.capacity(); }
+
+ private:
+  void Unmap();
+  std::string owned_;
+  const char* map_ = nullptr;
+  size_t size_ = 0;
+  size_t map_bytes_ = 0;
+};
+
 /// Reading, listing and atomically writing files. Paths are used as given (relative paths are
 /// relative to the working directory) and are quoted verbatim in error messages.
 class FileSystem {
  public:
+  /// Spare capacity RealFileSystem::ReadFile leaves after a regular file's contents.
+  static constexpr size_t kReadSlack = 64;
+
   virtual ~FileSystem() = default;
 
   /// The whole file. Errors (BadInput, no location): "cannot read '<path>': <strerror>",
-  /// "'<path>' is a directory", "'<path>' is larger than <max_bytes> bytes".
+  /// "'<path>' is a directory", "'<path>' is larger than <max_bytes> bytes". RealFileSystem leaves at
+  /// least kReadSlack bytes of spare capacity after a regular file's contents, so a parser that reads
+  /// ahead (simdjson, core/tree_json.h) needs no copy.
   virtual StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) const = 0;
+
+  /// ReadFile's bytes, errors and limit, followed by `padding` readable bytes. The default reads and
+  /// copies; RealFileSystem maps a regular file instead (no copy, pages mapped up front), so a file
+  /// truncated by another process while it is being parsed would fault (SIGBUS).
+  virtual StatusOr<PaddedText> ReadFilePadded(const std::string& path, size_t max_bytes, size_t padding) const;
 
   /// The size in bytes of the file at `path`. Errors (BadInput, no location): "cannot read '<path>':
   /// <strerror>", "'<path>' is a directory", "'<path>' is not a regular file".
@@ -57,6 +95,7 @@ class FileSystem {
 class RealFileSystem final : public FileSystem {
  public:
   StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) const override;
+  StatusOr<PaddedText> ReadFilePadded(const std::string& path, size_t max_bytes, size_t padding) const override;
   StatusOr<int64_t> FileSize(const std::string& path) const override;
   StatusOr<std::string> ReadFileRange(const std::string& path, int64_t offset, int64_t length) const override;
   bool IsDirectory(const std::string& path) const override;

@@ -99,6 +99,43 @@ TEST(RealFileSystemTest, ReadFileEnforcesMaxBytes) {
   EXPECT_EQ(contents.status().diag().message, "'" + dir.Path("f") + "' is larger than 4 bytes");
 }
 
+TEST(RealFileSystemTest, ReadFilePaddedMapsTheFileWithReadablePadding) {
+  TempDir dir;
+  RealFileSystem real;
+  // A file ending exactly on a page boundary still has its padding after it.
+  for (size_t size : {size_t{1}, size_t{4096}, size_t{200001}}) {
+    std::string contents(size, 'x');
+    contents.back() = 'y';
+    WriteRaw(dir.Path("f"), contents);
+    StatusOr<PaddedText> text = real.ReadFilePadded(dir.Path("f"), 1 << 20, 64);
+    ASSERT_TRUE(text.ok()) << text.status().ToString();
+    EXPECT_EQ(text->text(), contents);
+    ASSERT_GE(text->readable(), size + 64);
+    char last = 0;
+    for (size_t i = 0; i < 64; ++i) last ^= text->text().data()[size + i];
+    EXPECT_EQ(last, 0);  // readable (zeros past the end of the file)
+    PaddedText moved = std::move(*text);
+    EXPECT_EQ(moved.text(), contents);
+  }
+}
+
+TEST(RealFileSystemTest, ReadFilePaddedHasReadFilesErrorsAndReadsEmptyFiles) {
+  TempDir dir;
+  RealFileSystem real;
+  const std::string missing = dir.Path("missing.json");
+  EXPECT_EQ(real.ReadFilePadded(missing, 100, 64).status().diag().message,
+            real.ReadFile(missing, 100).status().diag().message);
+  EXPECT_EQ(real.ReadFilePadded(dir.path(), 100, 64).status().diag().message, "'" + dir.path() + "' is a directory");
+  WriteRaw(dir.Path("f"), "12345");
+  EXPECT_EQ(real.ReadFilePadded(dir.Path("f"), 4, 64).status().diag().message,
+            "'" + dir.Path("f") + "' is larger than 4 bytes");
+  WriteRaw(dir.Path("empty"), "");
+  StatusOr<PaddedText> empty = real.ReadFilePadded(dir.Path("empty"), 4, 64);
+  ASSERT_TRUE(empty.ok());
+  EXPECT_EQ(empty->text(), "");
+  EXPECT_GE(empty->readable(), 64u);
+}
+
 TEST(RealFileSystemTest, ExistsAndIsDirectory) {
   TempDir dir;
   WriteRaw(dir.Path("f"), "x");
@@ -284,6 +321,16 @@ TEST(MemFileSystemTest, ReadErrorsMatchRealFileSystem) {
   EXPECT_EQ(mem.ReadFile("dir", 100).status().diag().message, "'dir' is a directory");
   EXPECT_EQ(mem.ReadFile("dir/f.yaml", 4).status().diag().message, "'dir/f.yaml' is larger than 4 bytes");
   EXPECT_TRUE(mem.ReadFile("dir/f.yaml", 5).ok());
+}
+
+TEST(MemFileSystemTest, ReadFilePaddedCopiesWithSpareCapacity) {
+  MemFileSystem mem;
+  mem.AddFile("t.json", "{\"params\": []}");
+  StatusOr<PaddedText> text = mem.ReadFilePadded("t.json", 100, 64);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->text(), "{\"params\": []}");
+  EXPECT_GE(text->readable(), text->text().size() + 64);
+  EXPECT_EQ(mem.ReadFilePadded("t.json", 4, 64).status().diag().message, "'t.json' is larger than 4 bytes");
 }
 
 TEST(MemFileSystemTest, DirectoriesAreImpliedByFilesOrAdded) {

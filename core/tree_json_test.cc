@@ -1,0 +1,208 @@
+#include "core/tree_json.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace easyplan {
+namespace {
+
+constexpr const char* kTree = R"({
+  "model_type": "llama",
+  "layout": "hf",
+  "params": [
+    {"name": "model.embed_tokens.weight", "shape": [128, 64], "dtype": "bfloat16"},
+    {"name": "model.layers.0.self_attn.rotary_emb.inv_freq", "shape": [16], "dtype": "float32", "role": "buffer"},
+    {"name": "model.layers.0.mlp.down_proj.weight_scale_inv", "shape": [1, 2], "dtype": "float32", "role": "scale"},
+    {"name": "step", "shape": [], "dtype": "int32", "role": "parameter"}
+  ],
+  "total_tensors": 4,
+  "total_params": 8193,
+  "total_bytes": 16460
+})";
+
+// Both paths, and the fast path alone: the result (tree or error) must be the reference path's.
+void ExpectSameAsReference(const std::string& text, const Limits& limits = {}, int64_t max_tensors = 100) {
+  StatusOr<ParamTree> reference = ParseTreeJsonDocument(text, "t.json", limits, max_tensors);
+  StatusOr<ParamTree> fast = ParseTreeJson(text, "t.json", limits, max_tensors);
+  ParamTree fast_only;
+  const bool accepted = ParseTreeJsonFastPath(text, limits, max_tensors, &fast_only);
+  ASSERT_EQ(fast.ok(), reference.ok()) << text;
+  if (reference.ok()) {
+    EXPECT_EQ(fast->tensors, reference->tensors) << text;
+    EXPECT_EQ(fast->model_type, reference->model_type) << text;
+    EXPECT_EQ(fast->layout, reference->layout) << text;
+    if (accepted) {
+      EXPECT_EQ(fast_only.tensors, reference->tensors) << text;
+    }
+  } else {
+    EXPECT_EQ(fast.status().ToString(), reference.status().ToString()) << text;
+    EXPECT_FALSE(accepted) << "the fast path accepted what the reference path rejects: " << text << "\n"
+                           << reference.status().ToString();
+  }
+}
+
+TEST(TreeJsonTest, FastPathReadsAValidTree) {
+  ParamTree tree;
+  ASSERT_TRUE(ParseTreeJsonFastPath(kTree, Limits{}, 100, &tree));
+  EXPECT_EQ(tree.model_type, "llama");
+  EXPECT_EQ(tree.layout, Layout::kHf);
+  ASSERT_EQ(tree.tensors.size(), 4u);
+  EXPECT_EQ(tree.tensors[0], (TensorEntry{"model.embed_tokens.weight", Shape{128, 64}, DType::kBFloat16}));
+  EXPECT_EQ(tree.tensors[1].role, TensorRole::kBuffer);
+  EXPECT_EQ(tree.tensors[2].role, TensorRole::kScale);
+  EXPECT_EQ(tree.tensors[3].shape, Shape{});
+  ExpectSameAsReference(kTree);
+}
+
+TEST(TreeJsonTest, UsesTheStringsSpareCapacityOrCopies) {
+  std::string text = kTree;
+  text.reserve(text.size() + kTreeJsonPadding);
+  auto padded = ParseTreeJson(text, "t.json", Limits{}, 100);
+  ASSERT_TRUE(padded.ok()) << padded.status().ToString();
+  EXPECT_EQ(padded->tensors.size(), 4u);
+  std::string tight = kTree;
+  tight.shrink_to_fit();
+  auto copied = ParseTreeJson(std::string_view(tight), "t.json", Limits{}, 100);
+  ASSERT_TRUE(copied.ok());
+  EXPECT_EQ(copied->tensors, padded->tensors);
+}
+
+TEST(TreeJsonTest, ErrorsCarryLineColumnAndPointer) {
+  auto result = ParseTreeJson("{\"params\": [\n  {\"name\": \"a\", \"shape\": [1], \"dtype\": \"bfloat61\"}\n]}",
+                              "t.json", Limits{}, 100);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().ToString(),
+            "t.json:2:40: error: /params/0/dtype: tensor 'a': unknown dtype 'bfloat61' (did you mean 'bfloat16'?)");
+  auto syntax = ParseTreeJson("{\"params\": [1,]}", "t.json", Limits{}, 100);
+  ASSERT_FALSE(syntax.ok());
+  EXPECT_EQ(syntax.status().diag().loc.line, 1);
+  EXPECT_NE(syntax.status().diag().message.find("trailing comma"), std::string::npos);
+}
+
+TEST(TreeJsonTest, AgreesWithTheReferencePathOnEdgeCases) {
+  const std::vector<std::string> cases = {
+      // Valid, some of them only for the reference path.
+      R"({"params": []})",
+      R"({"model_type": null, "params": []})",
+      "\xEF\xBB\xBF{\"params\": []}",
+      R"(  {"params": [{"name": "a", "shape": [-0], "dtype": "f32"}]}  )",
+      R"({"params": [{"dtype": "bf16", "shape": [0, 9223372036854775807], "name": "x"}]})",
+      R"({"params": [{"name": "a\u00e9", "shape": [1], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a\/b", "shape": [1], "dtype": "float32"}]})",
+      R"({"params": [{"name": "é", "shape": [1], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "float32", "extra": {"x": [1, {"y": null}]}}]})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "float32"}], "comment": "hi", "total_bytes": "n/a"})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "float32", "name": "b"}]})",
+      R"({"params": [], "params": [{"name": "a", "shape": [1], "dtype": "float32"}]})",
+      R"({"par\u0061ms": [{"name": "a", "shape": [1], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "\u0066loat32"}]})",
+      R"({"total_tensors": 1e3, "params": []})",
+      R"({"layout": "easydel", "params": []})",
+      // Invalid.
+      "",
+      "   ",
+      "[]",
+      "null",
+      "{}",
+      R"({"params": {}})",
+      R"({"params": [1]})",
+      R"({"params": [{}]})",
+      R"({"params": [{"name": "", "shape": [1], "dtype": "float32"}]})",
+      R"({"params": [{"name": 3, "shape": [1], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a", "shape": 1, "dtype": "float32"}]})",
+      R"({"params": [{"name": "a", "shape": [-1], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a", "shape": [1.0], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a", "shape": [1e2], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a", "shape": [9223372036854775808], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a", "shape": [01], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a", "shape": [true], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "float33"}]})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": null}]})",
+      R"({"params": [{"name": "a", "shape": [1]}]})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "float32", "role": "weight"}]})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "float32", "role": null}]})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "float32"}, {"name": "a", "shape": [2], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a\ud800", "shape": [1], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a\udc00", "shape": [1], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a\x", "shape": [1], "dtype": "float32"}]})",
+      "{\"params\": [{\"name\": \"a\tb\", \"shape\": [1], \"dtype\": \"float32\"}]}",
+      "{\"params\": [{\"name\": \"a\xff\", \"shape\": [1], \"dtype\": \"float32\"}]}",
+      "{\"params\": [{\"name\": \"a\xed\xa0\x80\", \"shape\": [1], \"dtype\": \"float32\"}]}",
+      R"({"model_type": 1, "params": []})",
+      R"({"model_type": "a\ud800", "params": []})",
+      R"({"layout": "flax", "params": []})",
+      R"({"layout": null, "params": []})",
+      R"({"params": []} {})",
+      R"({"params": []}])",
+      R"({"params": [],})",
+      R"({"params": [1,]})",
+      R"({"params": [] "x": 1})",
+      R"({"params" []})",
+      R"({"params": [{"name": "a" "shape": [1], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a", "shape": [1 2], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a", "shape": [1,], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "float32",}]})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "float32"})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "float32"}]}})",
+      R"({"params": [], "total_bytes": tru})",
+      R"({"params": [], "total_bytes": nul})",
+      R"({"params": [], "total_bytes": 1 2})",
+      R"({'params': []})",
+      R"({"params": []} // comment)",
+      R"({"params": [{"name": "a", "shape": [NaN], "dtype": "float32"}]})",
+  };
+  for (const std::string& text : cases) ExpectSameAsReference(text);
+}
+
+TEST(TreeJsonTest, LimitsAreTheReferencePathsLimits) {
+  Limits shallow;
+  shallow.max_depth = 3;
+  ExpectSameAsReference(kTree, shallow);
+  ExpectSameAsReference(R"({"params": []})", shallow);
+  Limits few;
+  few.max_values = 10;
+  ExpectSameAsReference(kTree, few);
+  for (size_t values = 25; values <= 40; ++values) {
+    few.max_values = values;
+    ExpectSameAsReference(kTree, few);  // the tree holds 31 values: both sides of the limit
+  }
+  ExpectSameAsReference(kTree, Limits{}, 3);
+  ExpectSameAsReference(kTree, Limits{}, 4);
+  EXPECT_NE(ParseTreeJson(kTree, "t.json", Limits{}, 3).status().diag().message.find("4 tensors exceed the limit of 3"),
+            std::string::npos);
+}
+
+// Random single-byte edits of a valid tree: whatever the reference path makes of the result, the
+// fast path must agree (accept the same tree, or defer and so report the same error).
+TEST(TreeJsonTest, MutatedTreesAgreeWithTheReferencePath) {
+  const std::string base = kTree;
+  const std::string alphabet = "{}[]:,\"\\ 0123456789-+.eEnulltrfas\x01\xff\xc3";
+  std::mt19937 random(20240611);
+  for (int i = 0; i < 3000; ++i) {
+    std::string text = base;
+    const int edits = 1 + static_cast<int>(random() % 3);
+    for (int e = 0; e < edits && !text.empty(); ++e) {
+      const size_t at = random() % text.size();
+      const char c = alphabet[random() % alphabet.size()];
+      switch (random() % 3) {
+        case 0:
+          text[at] = c;
+          break;
+        case 1:
+          text.insert(text.begin() + static_cast<std::ptrdiff_t>(at), c);
+          break;
+        default:
+          text.erase(at, 1);
+          break;
+      }
+    }
+    ExpectSameAsReference(text);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace easyplan
