@@ -225,7 +225,7 @@ std::string PlanToJsonText(const PlanView& view) {
           out += ", \"slice\": null, \"replica_id\": null";
         } else {
           out += fmt::format(", \"slice\": [{}], \"replica_id\": {}", fmt::join(ranges, ", "),
-                             group.layout.ReplicaId(*view.device));
+                             group.ReplicaIdOn(*view.device, plan.mesh));
         }
       }
       out += "}";
@@ -305,7 +305,7 @@ std::string PlanToTable(const PlanView& view) {
             ranges.push_back(fmt::format("{}:{}", range.first, range.second));
           }
           row.push_back("[" + fmt::format("{}", fmt::join(ranges, ", ")) + "]");
-          row.push_back(std::to_string(group.layout.ReplicaId(*view.device)));
+          row.push_back(std::to_string(group.ReplicaIdOn(*view.device, plan.mesh)));
         }
       }
       rows.push_back(std::move(row));

@@ -110,6 +110,14 @@ int64_t LayoutGroup::BytesOn(int64_t device) const {
   return ByteSize(layout.ElementsOn(device), bits).value_or(0);
 }
 
+int64_t LayoutGroup::ReplicaIdOn(int64_t device, const Mesh& mesh) const {
+  if (!expert_layout) return layout.ReplicaId(device);
+  const std::vector<int64_t> coords = mesh.Coordinates(device);
+  int64_t id = 0;
+  for (const auto& [axis, size] : replica_axes) id = id * size + coords[static_cast<size_t>(axis)];
+  return id;
+}
+
 int64_t LayoutGroup::Replicas() const {
   if (!expert_layout) return layout.replicas();
   // The expert axes do not appear in the per-expert spec, so the layout counts them as replication;
@@ -251,8 +259,10 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
     }
     if (request.logical_dims && param.origin == SpecOrigin::kRule) {
       int dim = -1;
-      if (auto finding = CheckLogicalDim(*request.logical_dims, match_name, tensor.name, rule_shape, rule_spec, mesh,
-                                         *request.config, &dim)) {
+      // On the corrected spec: a dim the correction left whole is not split at all (its uneven
+      // finding says so), so its heads are not either.
+      if (auto finding = CheckLogicalDim(*request.logical_dims, match_name, tensor.name, rule_shape, effective_rule,
+                                         mesh, *request.config, &dim)) {
         finding->rule = param.rule;
         finding->loc = rule_set.rules[static_cast<size_t>(param.rule)].loc;
         findings.Add(std::move(*finding), dim);
@@ -287,6 +297,13 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
         if (!expert_layout.ok()) return Status::Internal(tensor.name + ": " + expert_layout.status().diag().message);
         group.expert_layout = std::move(*expert_layout);
         group.expert = key.expert;
+        std::set<std::string> placed(key.expert_entry.begin(), key.expert_entry.end());
+        for (const PartitionSpec::Entry& entry : param.effective.entries()) placed.insert(entry.begin(), entry.end());
+        for (int a = 0; a < mesh.rank(); ++a) {
+          if (placed.count(mesh.axis_names[static_cast<size_t>(a)]) == 0) {
+            group.replica_axes.emplace_back(a, mesh.shape[static_cast<size_t>(a)]);
+          }
+        }
       }
       plan.groups.push_back(std::move(group));
     }

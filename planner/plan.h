@@ -82,12 +82,18 @@ struct LayoutGroup {
   /// devices whose slice of it holds `expert`.
   std::optional<TensorLayout> expert_layout;
   int64_t expert = -1;
+  /// For per-expert tensors: the mesh axes over which the expert's block is replicated (mesh order,
+  /// neither in the tensor's spec nor in the expert entry), with their sizes.
+  std::vector<std::pair<int, int64_t>> replica_axes;
   int64_t tensors = 0;
 
   /// False when the tensor is an expert that `device` does not hold.
   bool HeldBy(int64_t device) const;
   /// Bytes one tensor of the group occupies on `device`.
   int64_t BytesOn(int64_t device) const;
+  /// Number of earlier devices (mesh-flat order) holding the same slice of the same tensor; for a
+  /// per-expert tensor only the devices holding that expert count.
+  int64_t ReplicaIdOn(int64_t device, const Mesh& mesh) const;
   /// Replicas of each block (devices holding the same slice).
   int64_t Replicas() const;
   /// Bytes of the largest shard (what `plan` reports as bytes per device).

@@ -13,8 +13,11 @@ std::string SourceDir() { return std::filesystem::current_path().string(); }
 
 std::string CorpusDir() {
   const char* dir = std::getenv("EASYPLAN_CORPUS_DIR");
+#ifdef EASYPLAN_DEFAULT_CORPUS_DIR
+  if (dir == nullptr) dir = EASYPLAN_DEFAULT_CORPUS_DIR;
+#endif
   if (dir == nullptr || !std::filesystem::is_directory(dir)) return "";
-  return dir;
+  return std::filesystem::canonical(dir).string();
 }
 
 std::string ReadTestFile(const std::string& path) {
