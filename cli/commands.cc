@@ -11,6 +11,8 @@ const std::vector<Command>& AllCommands() {
       {"explain", "show how the rules and the mesh decide the sharding of matching tensors", AddExplainCommand},
       {"validate", "check a plan for CI: unmatched tensors, bad axes, indivisible dims, dead rules, memory",
        AddValidateCommand},
+      {"export", "write the plan for another runtime: jax, jax-json, xla-hlo, shardy, torch, hf-tp-plan, json",
+       AddExportCommand},
   };
   return kCommands;
 }

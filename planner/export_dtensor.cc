@@ -1,0 +1,136 @@
+#include "planner/export_dtensor.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <utility>
+
+#include "core/status.h"
+
+namespace easyplan::planner {
+namespace {
+
+// Runs of global indices [start, start + length) that a rank's local piece of one dim holds, in order.
+using Runs = std::vector<std::pair<int64_t, int64_t>>;
+
+int64_t Length(const Runs& runs) {
+  int64_t total = 0;
+  for (const auto& run : runs) total += run.second;
+  return total;
+}
+
+// Elements [from, from + count) of the concatenated runs.
+Runs Slice(const Runs& runs, int64_t from, int64_t count) {
+  Runs out;
+  for (const auto& [start, length] : runs) {
+    if (count == 0) break;
+    if (from >= length) {
+      from -= length;
+      continue;
+    }
+    const int64_t take = std::min(length - from, count);
+    out.emplace_back(start + from, take);
+    count -= take;
+    from = 0;
+  }
+  return out;
+}
+
+// torch's Shard._local_shard_size_and_offset (torch.chunk): (size, start) of chunk `index` of `size`
+// split `n` ways; a chunk past the end is empty.
+std::pair<int64_t, int64_t> Chunk(int64_t size, int64_t n, int64_t index) {
+  if (size % n == 0) return {size / n, size / n * index};
+  const int64_t chunk = size / n + 1;
+  if (index > size / chunk) return {0, size};
+  const int64_t start = chunk * index;
+  return {std::min(size - start, chunk), start};
+}
+
+}  // namespace
+
+std::string Placement::ToString() const {
+  switch (kind) {
+    case Kind::kReplicate:
+      return "Replicate()";
+    case Kind::kShard:
+      return fmt::format("Shard(dim={})", dim);
+    case Kind::kStridedShard:
+      return fmt::format("_StridedShard(dim={}, sf={})", dim, split_factor);
+  }
+  return "Replicate()";
+}
+
+DTensorPlacements PlacementsFor(const Mesh& mesh, const PartitionSpec& spec) {
+  DTensorPlacements out;
+  out.placements.assign(mesh.shape.size(), Placement::Replicate());
+  for (int d = 0; d < spec.size(); ++d) {
+    std::optional<int> previous;  // mesh index of the previous axis of size > 1 in this entry
+    std::string previous_name;
+    for (const std::string& axis : spec[d]) {
+      std::optional<int> k = mesh.AxisIndex(axis);
+      EP_CHECK(k.has_value(), "'" + axis + "' is not an axis of the mesh " + mesh.ToString());
+      out.placements[static_cast<size_t>(*k)] = Placement::Shard(d);
+      if (mesh.shape[static_cast<size_t>(*k)] == 1) continue;
+      if (previous && *previous > *k) {
+        std::string entry = PartitionSpec({spec[d]}).ToString();  // "P(('sp', 'fsdp'))"
+        entry = entry.substr(2, entry.size() - 3);
+        out.reason = fmt::format(
+            "dim {} is sharded by {} with '{}' major, but '{}' comes after '{}' in the mesh; DTensor applies mesh dims "
+            "in mesh order, so plain Shard placements would make '{}' major (torch would need _StridedShard)",
+            d, entry, previous_name, previous_name, axis, axis);
+        out.placements.clear();
+        return out;
+      }
+      previous = *k;
+      previous_name = axis;
+    }
+  }
+  return out;
+}
+
+LocalShard LocalShapeAndOffset(std::span<const int64_t> global_shape, std::span<const int64_t> mesh_shape,
+                               std::span<const int64_t> coordinate, std::span<const Placement> placements) {
+  EP_CHECK(placements.size() == mesh_shape.size() && coordinate.size() == mesh_shape.size(),
+           fmt::format("expected one placement per mesh dim, but found {} placements and {} mesh dims",
+                       placements.size(), mesh_shape.size()));
+  std::vector<Runs> held;
+  for (int64_t size : global_shape) held.push_back(Runs{{0, size}});
+  std::vector<bool> emptied(global_shape.size(), false);
+  for (size_t k = 0; k < placements.size(); ++k) {
+    const Placement& p = placements[k];
+    if (p.kind == Placement::Kind::kReplicate) continue;
+    EP_CHECK(p.dim >= 0 && static_cast<size_t>(p.dim) < global_shape.size(),
+             fmt::format("shard dim {} is not a dim of a rank-{} tensor", p.dim, global_shape.size()));
+    const size_t d = static_cast<size_t>(p.dim);
+    const int64_t n = mesh_shape[k];
+    const int64_t c = coordinate[k];
+    Runs& runs = held[d];
+    if (p.kind == Placement::Kind::kShard) {
+      const auto [size, start] = Chunk(Length(runs), n, c);
+      runs = Slice(runs, start, size);
+    } else {
+      EP_CHECK(p.split_factor >= 1, "split factor must be at least 1");
+      // The local piece is split_factor torch.chunk pieces; this rank takes its chunk of each.
+      const int64_t total = Length(runs);
+      Runs out;
+      for (int64_t s = 0; s < p.split_factor; ++s) {
+        const auto [piece_size, piece_start] = Chunk(total, p.split_factor, s);
+        if (piece_size == 0) continue;
+        const auto [size, start] = Chunk(piece_size, n, c);
+        for (const auto& run : Slice(runs, piece_start + start, size)) out.push_back(run);
+      }
+      runs = std::move(out);
+    }
+    if (Length(runs) == 0) emptied[d] = true;
+  }
+  LocalShard shard;
+  for (size_t d = 0; d < global_shape.size(); ++d) {
+    const int64_t length = Length(held[d]);
+    shard.shape.push_back(length);
+    shard.offset.push_back(length == 0 || emptied[d] ? global_shape[d] : held[d].front().first);
+  }
+  return shard;
+}
+
+}  // namespace easyplan::planner

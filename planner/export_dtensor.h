@@ -1,0 +1,65 @@
+#ifndef EASYPLAN_PLANNER_EXPORT_DTENSOR_H_
+#define EASYPLAN_PLANNER_EXPORT_DTENSOR_H_
+
+// PyTorch DTensor placements for a JAX PartitionSpec, and DTensor's per-rank local shape and global
+// offset (torch/distributed/tensor/_utils.py compute_local_shape_and_global_offset; sharding-formats.md
+// §4). Mesh dims apply left to right, each Shard(d) chunking the current local size of dim d as
+// torch.chunk does; an empty shard reports the global dim size as its offset.
+//
+// A JAX entry (a1, a2) shards with a1 major. DTensor shards with the earlier mesh dim major, so an
+// entry is expressible with plain Shard placements only when its axes (ignoring size-1 ones, which do
+// not split anything) appear in mesh order. P(('sp', 'fsdp')) on a mesh ordered (fsdp, sp) is not:
+// torch would need _StridedShard, a private placement, and the exporter says so instead.
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/mesh.h"
+#include "core/partition_spec.h"
+
+namespace easyplan::planner {
+
+struct Placement {
+  enum class Kind { kReplicate, kShard, kStridedShard };
+  Kind kind = Kind::kReplicate;
+  int dim = 0;
+  int64_t split_factor = 1;  ///< kStridedShard only
+
+  static Placement Replicate() { return {}; }
+  static Placement Shard(int dim) { return {Kind::kShard, dim, 1}; }
+  static Placement StridedShard(int dim, int64_t split_factor) { return {Kind::kStridedShard, dim, split_factor}; }
+
+  /// torch's repr: "Replicate()", "Shard(dim=0)", "_StridedShard(dim=0, sf=2)".
+  std::string ToString() const;
+  friend bool operator==(const Placement&, const Placement&) = default;
+};
+
+/// The placements of a spec on a mesh: one per mesh dim, or why plain placements cannot express it.
+struct DTensorPlacements {
+  std::vector<Placement> placements;  ///< empty when !reason.empty()
+  std::string reason;                 ///< non-empty: not expressible with plain Shard/Replicate
+};
+
+/// Mesh dim k gets Shard(d) when spec entry d names axis k, else Replicate(). REQUIRES: every axis of
+/// `spec` is a mesh axis, used once.
+DTensorPlacements PlacementsFor(const Mesh& mesh, const PartitionSpec& spec);
+
+/// A rank's piece of a DTensor: its local shape and the offset of its first element in the global tensor.
+struct LocalShard {
+  std::vector<int64_t> shape;
+  std::vector<int64_t> offset;
+  friend bool operator==(const LocalShard&, const LocalShard&) = default;
+};
+
+/// DTensor's local shape and global offset of the rank at `coordinate` (one per mesh dim).
+/// _StridedShard(d, sf) splits the current local piece into sf torch.chunk pieces and takes this rank's
+/// torch.chunk of each (the offset is then that of the first element held). REQUIRES: one placement
+/// and one coordinate per mesh dim, shard dims within the rank, split factors >= 1.
+LocalShard LocalShapeAndOffset(std::span<const int64_t> global_shape, std::span<const int64_t> mesh_shape,
+                               std::span<const int64_t> coordinate, std::span<const Placement> placements);
+
+}  // namespace easyplan::planner
+
+#endif  // EASYPLAN_PLANNER_EXPORT_DTENSOR_H_

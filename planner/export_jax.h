@@ -1,0 +1,51 @@
+#ifndef EASYPLAN_PLANNER_EXPORT_JAX_H_
+#define EASYPLAN_PLANNER_EXPORT_JAX_H_
+
+// JAX exports of a plan: a Python module holding only data (the mesh, the ordered partition rules as
+// (regex, PartitionSpec(...)) tuples for eformer's match_partition_rules, and every parameter's
+// effective PartitionSpec), and the same facts as JSON in MaxText's golden-dump shape
+// (sharding-formats.md §6.2):
+//
+//   {"model/embed_tokens/embedding": {"mesh": {"axis_names": ["dp", ...], "shape": {"dp": 1, ...}},
+//                                     "partition_spec": ["tp", ["fsdp", "sp"]], "shape": [128, 64]}}
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/json.h"
+#include "core/mesh.h"
+#include "core/partition_spec.h"
+#include "core/shape.h"
+
+namespace easyplan::planner {
+
+struct JaxRule {
+  std::string pattern;  ///< a regex for re.search
+  PartitionSpec spec;   ///< resolved to mesh axes
+};
+
+struct JaxParam {
+  std::string name;
+  Shape shape;
+  PartitionSpec spec;  ///< effective spec, P() and P(None) kept distinct
+};
+
+/// A Python string literal (double quotes; backslash, quote and control characters escaped).
+std::string PythonString(std::string_view text);
+
+/// `PartitionSpec('tp', ('fsdp', 'sp'))`, `PartitionSpec()`, `PartitionSpec(None)`.
+std::string PythonPartitionSpec(const PartitionSpec& spec);
+
+/// The module text. `header` lines are written as `# ` comments at the top. The module imports only
+/// `jax.sharding.PartitionSpec` and defines MESH_AXIS_NAMES, MESH_SHAPE (and MESH_DCN_SHAPE for a
+/// hybrid mesh), PARTITION_RULES and PARAM_SPECS.
+std::string JaxModuleText(const Mesh& mesh, const std::vector<JaxRule>& rules, const std::vector<JaxParam>& params,
+                          const std::vector<std::string>& header);
+
+/// MaxText's named_shardings.json shape, one member per parameter in order.
+Json JaxShardingsJson(const Mesh& mesh, const std::vector<JaxParam>& params);
+
+}  // namespace easyplan::planner
+
+#endif  // EASYPLAN_PLANNER_EXPORT_JAX_H_
