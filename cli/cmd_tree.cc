@@ -69,8 +69,9 @@ StatusOr<int> RunTree(const TreeFlags& flags, Context& ctx) {
     EP_ASSIGN_OR_RETURN(tree, LoadUserTree(ctx, flags.tree, request.max_tensors));
   } else if (!flags.from.empty()) {
     if (request.layout != Layout::kHf) {
-      return Status::BadInput({}, "a checkpoint's names are HF names: use --layout hf with --from",
-                              {"to see the EasyDeL names, run `easyplan tree CONFIG` (and --diff against the checkpoint)"});
+      return Status::BadInput(
+          {}, "a checkpoint's names are HF names: use --layout hf with --from",
+          {"to see the EasyDeL names, run `easyplan tree CONFIG` (and --diff against the checkpoint)"});
     }
     EP_ASSIGN_OR_RETURN(tree, LoadCheckpointTree(ctx, flags.from, request));
   } else {

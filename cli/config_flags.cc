@@ -25,7 +25,8 @@ void AddConfigFlags(CLI::App* cmd, ConfigFlags& flags, bool config_optional) {
 
 schemas::SchemaSet MakeSchemaSet(Context& ctx, const ConfigFlags& flags) {
   std::string dir = flags.schemas_dir.empty() ? ctx.schemas_dir : flags.schemas_dir;
-  return schemas::SchemaSet(dir.empty() ? schemas::DataSource::Embedded() : schemas::DataSource::Directory(dir, ctx.fs));
+  return schemas::SchemaSet(dir.empty() ? schemas::DataSource::Embedded()
+                                        : schemas::DataSource::Directory(dir, ctx.fs));
 }
 
 Status CheckChoice(const std::string& flag, const std::string& value, const std::vector<std::string>& choices) {

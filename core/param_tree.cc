@@ -34,8 +34,8 @@ StatusOr<TreeTotals> ParamTree::Totals() const {
                                             ? CheckedAdd(totals.params, *numel)
                                             : std::optional<int64_t>(totals.params);
     if (!sum_bytes || !sum_params) {
-      return Status::BadInput({}, "tensor '" + tensor.name + "' with shape " + tensor.shape.ToString() +
-                                      " overflows a 64-bit byte count");
+      return Status::BadInput(
+          {}, "tensor '" + tensor.name + "' with shape " + tensor.shape.ToString() + " overflows a 64-bit byte count");
     }
     totals.bytes = *sum_bytes;
     totals.params = *sum_params;

@@ -49,8 +49,8 @@ Json PartitionSpec::ToJson() const {
 
 StatusOr<PartitionSpec> PartitionSpec::FromJson(const Json& json) {
   if (!json.is_array()) {
-    return Status::BadInput({}, "a partition spec is a list (null, an axis or a list of axes per dim), found " +
-                                    JsonForMessage(json));
+    return Status::BadInput(
+        {}, "a partition spec is a list (null, an axis or a list of axes per dim), found " + JsonForMessage(json));
   }
   std::vector<Entry> entries;
   for (const Json& item : json) {
@@ -69,8 +69,8 @@ StatusOr<PartitionSpec> PartitionSpec::FromJson(const Json& json) {
       }
       entries.push_back(std::move(entry));
     } else {
-      return Status::BadInput({}, "a partition spec entry is null, an axis name or a list of axis names, found " +
-                                      JsonForMessage(item));
+      return Status::BadInput(
+          {}, "a partition spec entry is null, an axis name or a list of axis names, found " + JsonForMessage(item));
     }
   }
   return PartitionSpec(std::move(entries));

@@ -36,7 +36,9 @@ TEST(ByteSizeTest, SubByteTypesRoundUpToWholeBytes) {
   EXPECT_EQ(ByteSize(10, 16), 20);
 }
 
-TEST(ByteSizeTest, OverflowIsNullopt) { EXPECT_EQ(ByteSize(std::numeric_limits<int64_t>::max() / 2, 32), std::nullopt); }
+TEST(ByteSizeTest, OverflowIsNullopt) {
+  EXPECT_EQ(ByteSize(std::numeric_limits<int64_t>::max() / 2, 32), std::nullopt);
+}
 
 }  // namespace
 }  // namespace easyplan

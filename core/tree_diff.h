@@ -17,20 +17,20 @@ namespace easyplan {
 struct TreeDifference {
   enum class Kind { kMissing, kExtra, kShape, kDType, kTotalSize };
   Kind kind;
-  std::string name;                   ///< tensor name ("" for kTotalSize)
+  std::string name;                     ///< tensor name ("" for kTotalSize)
   std::optional<TensorEntry> expected;  ///< from the template (kMissing, kShape, kDType)
   std::optional<TensorEntry> found;     ///< from the checkpoint (kExtra, kShape, kDType)
-  int64_t expected_bytes = 0;         ///< kTotalSize only
+  int64_t expected_bytes = 0;           ///< kTotalSize only
   int64_t found_bytes = 0;
 };
 
 std::string_view TreeDifferenceKindName(TreeDifference::Kind kind);  // "missing", "extra", "shape", ...
 
 struct TreeDiff {
-  std::string checkpoint;         ///< the file read
-  int64_t expected_tensors = 0;   ///< template tensors, buffers counted only when stored
+  std::string checkpoint;        ///< the file read
+  int64_t expected_tensors = 0;  ///< template tensors, buffers counted only when stored
   int64_t checkpoint_tensors = 0;
-  int64_t names_only = 0;         ///< checkpoint tensors known by name only (shapes not compared)
+  int64_t names_only = 0;  ///< checkpoint tensors known by name only (shapes not compared)
   std::vector<std::string> missing_shards;
   std::vector<TreeDifference> differences;  ///< missing and mismatches in template order, then extras
 

@@ -21,8 +21,8 @@ struct TreeOptions {
 /// One tensor of the expanded template, in both dialects, before layout selection. The EasyDeL side
 /// of a per-expert tensor is the stacked tensor (`experts` > 0).
 struct ExpandedTensor {
-  std::string hf_name;      ///< with kExpertPlaceholder when experts > 0
-  Shape hf_shape;           ///< one expert's shape when experts > 0
+  std::string hf_name;  ///< with kExpertPlaceholder when experts > 0
+  Shape hf_shape;       ///< one expert's shape when experts > 0
   std::string easydel_name;
   Shape easydel_shape;
   DType dtype = DType::kFloat32;

@@ -23,11 +23,11 @@ namespace easyplan::schemas {
 /// A name with `{expression}` placeholders ("model.layers.{i}."), parsed once at load.
 struct NameTemplate {
   struct Piece {
-    std::string literal;                // used when `expr` is empty
-    std::optional<Expression> expr;     // evaluated to an integer or string
+    std::string literal;             // used when `expr` is empty
+    std::optional<Expression> expr;  // evaluated to an integer or string
   };
   std::vector<Piece> pieces;
-  std::string text;                     // as written
+  std::string text;  // as written
 };
 
 /// How EasyDeL's converter treats a tensor (it decides by module type, which the checkpoint name
@@ -37,18 +37,18 @@ enum class TensorKind { kAuto, kEmbedding, kLayerNorm };
 
 /// One tensor (or, with `experts`, one tensor per routed expert).
 struct TensorTemplate {
-  NameTemplate name;                           // relative to the enclosing prefixes
-  std::vector<Expression> shape;               // HF (torch) layout
-  std::optional<Expression> when;              // present in both layouts when true
-  std::optional<Expression> easydel_when;      // replaces `when` for the EasyDeL layout
-  bool in_hf = true;                           // `layouts:` restriction
+  NameTemplate name;                       // relative to the enclosing prefixes
+  std::vector<Expression> shape;           // HF (torch) layout
+  std::optional<Expression> when;          // present in both layouts when true
+  std::optional<Expression> easydel_when;  // replaces `when` for the EasyDeL layout
+  bool in_hf = true;                       // `layouts:` restriction
   bool in_easydel = true;
   TensorKind kind = TensorKind::kAuto;
-  std::optional<DType> dtype;                  // fixed dtype; default: the parameter dtype
+  std::optional<DType> dtype;  // fixed dtype; default: the parameter dtype
   TensorRole role = TensorRole::kParameter;
-  std::optional<Expression> experts;           // count: HF has one tensor per expert ("{expert}" in the
-                                               // name), EasyDeL stacks them on a new leading axis
-  bool quantizable = false;                    // FP8 checkpoints store it as e4m3 + a block-scale tensor
+  std::optional<Expression> experts;  // count: HF has one tensor per expert ("{expert}" in the
+                                      // name), EasyDeL stacks them on a new leading axis
+  bool quantizable = false;           // FP8 checkpoints store it as e4m3 + a block-scale tensor
   SourceLoc loc;
 };
 
@@ -62,18 +62,18 @@ struct TreeItem {
 
 /// A repeated or conditional block: `for: i, count: num_hidden_layers, prefix: "model.layers.{i}."`.
 struct GroupTemplate {
-  std::string var;                             // loop variable; "" = not repeated
+  std::string var;  // loop variable; "" = not repeated
   std::optional<Expression> count;
   std::optional<Expression> when;
   std::vector<std::pair<std::string, Expression>> let;  // names bound for the body, in order (a
                                                         // block's parameters: `let: {qkv_bias: true}`)
   std::string scope;                                    // evaluate the body in this sub-config
                                                         // (gemma3's text_config), "" = unchanged
-  bool in_hf = true;                           // `layouts:` restriction for everything inside
+  bool in_hf = true;                                    // `layouts:` restriction for everything inside
   bool in_easydel = true;
-  NameTemplate prefix;                         // prepended to the names inside, both layouts
-  NameTemplate easydel_prefix;                 // additionally prepended for the EasyDeL layout (gpt2's
-                                               // checkpoint omits the module's "transformer." prefix)
+  NameTemplate prefix;          // prepended to the names inside, both layouts
+  NameTemplate easydel_prefix;  // additionally prepended for the EasyDeL layout (gpt2's
+                                // checkpoint omits the module's "transformer." prefix)
   std::vector<TreeItem> items;
   SourceLoc loc;
 };
