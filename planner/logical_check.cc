@@ -20,6 +20,15 @@ std::vector<int64_t> Divisors(int64_t n) {
 std::optional<Finding> CheckLogicalDim(const rules::LogicalDims& dims, std::string_view rule_name,
                                        const std::string& tensor_name, const Shape& shape, const PartitionSpec& spec,
                                        const Mesh& mesh, const Json& config, int* dim_out) {
+  // Most tensors shard nothing a count could disagree with: skip the name lookup for them.
+  bool sharded = false;
+  for (const PartitionSpec::Entry& entry : spec.entries()) {
+    for (const std::string& axis : entry) {
+      const std::optional<int> index = mesh.AxisIndex(axis);
+      sharded = sharded || (index && mesh.shape[static_cast<size_t>(*index)] > 1);
+    }
+  }
+  if (!sharded) return std::nullopt;
   const rules::LogicalDim* logical = dims.Find(rule_name);
   if (!logical) return std::nullopt;
   const int dim = logical->dim < 0 ? shape.rank() + logical->dim : logical->dim;

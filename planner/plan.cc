@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "core/human.h"
 #include "planner/logical_check.h"
@@ -199,6 +200,7 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
   plan.params.reserve(tree.tensors.size());
   FindingList findings;
   std::map<GroupKey, int> group_index;
+  std::unordered_map<std::string, CorrectedSpec> corrections;  // by (rule shape, rule index)
 
   for (size_t t = 0; t < tree.tensors.size(); ++t) {
     const TensorEntry& tensor = tree.tensors[t];
@@ -241,7 +243,16 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
     }
 
     // Correct on the rule-layout shape (where EasyDeL applies the spec), then map onto this tensor.
-    CorrectedSpec corrected = CorrectSpec(rule_shape, rule_spec, mesh, request.uneven);
+    // The correction depends only on (rule, shape): thousands of layers share a handful of results.
+    std::string correction_key(reinterpret_cast<const char*>(rule_shape.dims().data()),
+                               rule_shape.dims().size() * sizeof(int64_t));
+    correction_key.append(reinterpret_cast<const char*>(&param.rule), sizeof(param.rule));
+    auto cached = corrections.find(correction_key);
+    if (cached == corrections.end()) {
+      cached = corrections.emplace(std::move(correction_key), CorrectSpec(rule_shape, rule_spec, mesh, request.uneven))
+                   .first;
+    }
+    const CorrectedSpec& corrected = cached->second;
     param.spec = link && link->has_counterpart ? MapSpec(rule_spec, link->dim_of) : rule_spec;
     PartitionSpec effective_rule = corrected.HasError() ? LayableSpec(corrected, mesh) : corrected.spec;
     param.effective = link && link->has_counterpart ? MapSpec(effective_rule, link->dim_of) : effective_rule;
@@ -268,7 +279,7 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
         findings.Add(std::move(*finding), dim);
       }
     }
-    param.issues = std::move(corrected.issues);
+    param.issues = corrected.issues;
     // Per-expert tensors: the stacked expert dim's entry decides which devices hold this expert.
     GroupKey key{std::vector<int64_t>(tensor.shape.dims().begin(), tensor.shape.dims().end()),
                  param.effective.entries(),
