@@ -201,6 +201,7 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
   FindingList findings;
   std::map<GroupKey, int> group_index;
   std::unordered_map<std::string, CorrectedSpec> corrections;  // by (rule shape, rule index)
+  std::unordered_map<std::string, int> group_by_fast_key;
 
   for (size_t t = 0; t < tree.tensors.size(); ++t) {
     const TensorEntry& tensor = tree.tensors[t];
@@ -281,44 +282,64 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
     }
     param.issues = corrected.issues;
     // Per-expert tensors: the stacked expert dim's entry decides which devices hold this expert.
-    GroupKey key{std::vector<int64_t>(tensor.shape.dims().begin(), tensor.shape.dims().end()),
-                 param.effective.entries(),
-                 DTypeBits(tensor.dtype),
-                 {},
-                 0,
-                 -1,
-                 false};
-    if (link && link->has_counterpart && link->expert_dim >= 0) {
-      key.has_expert = true;
-      key.expert = link->expert;
-      key.expert_size = link->rule_shape[link->expert_dim];
-      if (link->expert_dim < effective_rule.size()) key.expert_entry = effective_rule[link->expert_dim];
+    // Tensors of one (rule, rule shape, shape, dtype, dim map, expert) land in the same group: look the
+    // group up by those few integers before building the full key.
+    std::string fast_key = cached->first;
+    const auto append = [&fast_key](int64_t value) {
+      fast_key.append(reinterpret_cast<const char*>(&value), sizeof(value));
+    };
+    append(-1);  // separates the correction key from the rest
+    for (int64_t dim : tensor.shape.dims()) append(dim);
+    append(DTypeBits(tensor.dtype));
+    if (link) {
+      append(link->has_counterpart);
+      for (int dim : link->dim_of) append(dim);
+      append(link->expert_dim);
+      append(link->expert);
     }
-    auto [it, inserted] = group_index.try_emplace(key, static_cast<int>(plan.groups.size()));
-    if (inserted) {
-      auto layout = TensorLayout::Make(tensor.shape, param.effective, mesh, request.uneven);
-      if (!layout.ok()) {
-        // CorrectSpec removed whatever the layout rejects; a failure here is ours, not the user's.
-        return Status::Internal(tensor.name + ": " + layout.status().diag().message);
+    if (auto fast = group_by_fast_key.find(fast_key); fast != group_by_fast_key.end()) {
+      param.group = fast->second;
+    } else {
+      GroupKey key{std::vector<int64_t>(tensor.shape.dims().begin(), tensor.shape.dims().end()),
+                   param.effective.entries(),
+                   DTypeBits(tensor.dtype),
+                   {},
+                   0,
+                   -1,
+                   false};
+      if (link && link->has_counterpart && link->expert_dim >= 0) {
+        key.has_expert = true;
+        key.expert = link->expert;
+        key.expert_size = link->rule_shape[link->expert_dim];
+        if (link->expert_dim < effective_rule.size()) key.expert_entry = effective_rule[link->expert_dim];
       }
-      LayoutGroup group{.layout = std::move(*layout), .bits = key.bits};
-      if (key.has_expert) {
-        auto expert_layout =
-            TensorLayout::Make(Shape{key.expert_size}, PartitionSpec({key.expert_entry}), mesh, request.uneven);
-        if (!expert_layout.ok()) return Status::Internal(tensor.name + ": " + expert_layout.status().diag().message);
-        group.expert_layout = std::move(*expert_layout);
-        group.expert = key.expert;
-        std::set<std::string> placed(key.expert_entry.begin(), key.expert_entry.end());
-        for (const PartitionSpec::Entry& entry : param.effective.entries()) placed.insert(entry.begin(), entry.end());
-        for (int a = 0; a < mesh.rank(); ++a) {
-          if (placed.count(mesh.axis_names[static_cast<size_t>(a)]) == 0) {
-            group.replica_axes.emplace_back(a, mesh.shape[static_cast<size_t>(a)]);
+      auto [it, inserted] = group_index.try_emplace(key, static_cast<int>(plan.groups.size()));
+      if (inserted) {
+        auto layout = TensorLayout::Make(tensor.shape, param.effective, mesh, request.uneven);
+        if (!layout.ok()) {
+          // CorrectSpec removed whatever the layout rejects; a failure here is ours, not the user's.
+          return Status::Internal(tensor.name + ": " + layout.status().diag().message);
+        }
+        LayoutGroup group{.layout = std::move(*layout), .bits = key.bits};
+        if (key.has_expert) {
+          auto expert_layout =
+              TensorLayout::Make(Shape{key.expert_size}, PartitionSpec({key.expert_entry}), mesh, request.uneven);
+          if (!expert_layout.ok()) return Status::Internal(tensor.name + ": " + expert_layout.status().diag().message);
+          group.expert_layout = std::move(*expert_layout);
+          group.expert = key.expert;
+          std::set<std::string> placed(key.expert_entry.begin(), key.expert_entry.end());
+          for (const PartitionSpec::Entry& entry : param.effective.entries()) placed.insert(entry.begin(), entry.end());
+          for (int a = 0; a < mesh.rank(); ++a) {
+            if (placed.count(mesh.axis_names[static_cast<size_t>(a)]) == 0) {
+              group.replica_axes.emplace_back(a, mesh.shape[static_cast<size_t>(a)]);
+            }
           }
         }
+        plan.groups.push_back(std::move(group));
       }
-      plan.groups.push_back(std::move(group));
+      param.group = it->second;
+      group_by_fast_key.emplace(std::move(fast_key), param.group);
     }
-    param.group = it->second;
     ++plan.groups[static_cast<size_t>(param.group)].tensors;
 
     // A large tensor held whole by every device while some mesh axis could split one of its dims.
