@@ -1,13 +1,16 @@
 #include "core/document.h"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <deque>
 #include <exception>
 #include <limits>
 #include <optional>
+#include <sstream>
 #include <utility>
 
 namespace easyplan {
@@ -599,28 +602,123 @@ std::optional<std::string> ResolvePlainScalar(const std::string& s, Json* out) {
   return std::nullopt;
 }
 
+// A YAML node as the parser's events describe it (what yaml-cpp's own NodeBuilder would build, without
+// its reference-counted graph). An alias is the anchored node itself, shared, so its mark is the
+// anchor's and each use is counted again by the converter. Nodes live in YamlTree's arena.
+struct YamlNode {
+  enum class Kind { kNull, kScalar, kSequence, kMap };
+  Kind kind = Kind::kNull;
+  YAML::Mark mark;
+  std::string tag;
+  std::string scalar;
+  std::vector<const YamlNode*> items;                              // kSequence
+  std::vector<std::pair<const YamlNode*, const YamlNode*>> pairs;  // kMap, in document order
+};
+
+// Builds YamlNodes from yaml-cpp's parser events, one document at a time. Used instead of
+// YAML::LoadAll, which never returns on some inputs: a ',' outside a flow collection (`,`,
+// `[a], b`) is a token yaml-cpp's document parser does not consume, so it yields empty documents
+// forever while LoadAll collects them (found by fuzzing; tests/bad_inputs resolve_yaml_stray_comma).
+class YamlTree final : public YAML::EventHandler {
+ public:
+  /// The root of the document just handled, or nullptr when it produced no node.
+  const YamlNode* TakeRoot() { return std::exchange(root_, nullptr); }
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    YamlNode& node = New(YamlNode::Kind::kNull, mark, "", anchor);
+    Attach(&node);
+  }
+  void OnAlias(const YAML::Mark&, YAML::anchor_t anchor) override {
+    // The parser checks that the anchor exists before it reports an alias.
+    Attach(anchor < anchors_.size() ? anchors_[anchor] : nullptr);
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    YamlNode& node = New(YamlNode::Kind::kScalar, mark, tag, anchor);
+    node.scalar = value;
+    Attach(&node);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value) override {
+    open_.push_back({&New(YamlNode::Kind::kSequence, mark, tag, anchor), nullptr});
+  }
+  void OnSequenceEnd() override { Close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value) override {
+    open_.push_back({&New(YamlNode::Kind::kMap, mark, tag, anchor), nullptr});
+  }
+  void OnMapEnd() override { Close(); }
+
+ private:
+  struct Open {
+    YamlNode* node;
+    const YamlNode* pending_key;  // a map's key waiting for its value
+  };
+
+  YamlNode& New(YamlNode::Kind kind, const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor) {
+    YamlNode& node = arena_.emplace_back();
+    node.kind = kind;
+    node.mark = mark;
+    node.tag = tag;
+    if (anchor != YAML::NullAnchor) {
+      if (anchors_.size() <= anchor) anchors_.resize(anchor + 1, nullptr);
+      anchors_[anchor] = &node;  // registered before its contents, as yaml-cpp does
+    }
+    return node;
+  }
+
+  void Attach(const YamlNode* node) {
+    if (node == nullptr) return;
+    if (open_.empty()) {
+      if (root_ == nullptr) root_ = node;
+      return;
+    }
+    Open& parent = open_.back();
+    if (parent.node->kind == YamlNode::Kind::kSequence) {
+      parent.node->items.push_back(node);
+    } else if (parent.pending_key == nullptr) {
+      parent.pending_key = node;
+    } else {
+      parent.node->pairs.emplace_back(parent.pending_key, node);
+      parent.pending_key = nullptr;
+    }
+  }
+
+  void Close() {
+    if (open_.empty()) return;
+    const YamlNode* node = open_.back().node;
+    open_.pop_back();
+    Attach(node);
+  }
+
+  std::deque<YamlNode> arena_;
+  std::vector<YamlNode*> anchors_;
+  std::vector<Open> open_;
+  const YamlNode* root_ = nullptr;
+};
+
 class YamlConverter {
  public:
   YamlConverter(const std::string& file, const Limits& limits) : file_(file), limits_(limits) {}
 
-  Status Convert(const YAML::Node& node, std::string& pointer, int depth, Json* out) {
+  Status Convert(const YamlNode& node, std::string& pointer, int depth, Json* out) {
     if (++values_ > limits_.max_values) {
       return Error(node,
                    "invalid YAML: document expands to more than " + std::to_string(limits_.max_values) +
                        " values (through aliases?)",
                    {LimitNote("--max-values", limits_.max_values)});
     }
-    const YAML::Mark mark = node.Mark();
-    if (mark.line >= 0) positions_[pointer] = Position{mark.line + 1, mark.column + 1};
-    switch (node.Type()) {
-      case YAML::NodeType::Scalar:
+    if (node.mark.line >= 0) positions_[pointer] = Position{node.mark.line + 1, node.mark.column + 1};
+    switch (node.kind) {
+      case YamlNode::Kind::kScalar:
         return Scalar(node, out);
-      case YAML::NodeType::Sequence:
+      case YamlNode::Kind::kSequence:
         return Sequence(node, pointer, depth, out);
-      case YAML::NodeType::Map:
+      case YamlNode::Kind::kMap:
         return Mapping(node, pointer, depth, out);
-      case YAML::NodeType::Null:
-      case YAML::NodeType::Undefined:
+      case YamlNode::Kind::kNull:
         *out = nullptr;
         return Status();
     }
@@ -630,21 +728,23 @@ class YamlConverter {
   PositionMap& positions() { return positions_; }
   std::vector<std::string>& duplicates() { return duplicates_; }
 
-  Status Error(const YAML::Node& node, std::string reason, std::vector<std::string> notes = {}) const {
+  Status Error(const YAML::Mark& mark, std::string reason, std::vector<std::string> notes = {}) const {
     SourceLoc loc{file_, "", 0, 0};
-    const YAML::Mark mark = node.Mark();
     if (mark.line >= 0) {
       loc.line = mark.line + 1;
       loc.column = mark.column + 1;
     }
     return Status::BadInput(std::move(loc), std::move(reason), std::move(notes));
   }
+  Status Error(const YamlNode& node, std::string reason, std::vector<std::string> notes = {}) const {
+    return Error(node.mark, std::move(reason), std::move(notes));
+  }
 
  private:
-  Status Scalar(const YAML::Node& node, Json* out) {
-    const std::string& text = node.Scalar();
+  Status Scalar(const YamlNode& node, Json* out) {
+    const std::string& text = node.scalar;
     if (!IsValidUtf8(text)) return Error(node, "invalid YAML: invalid UTF-8 in scalar");
-    const std::string& tag = node.Tag();
+    const std::string& tag = node.tag;
     if (tag == "!" || tag == "tag:yaml.org,2002:str") {
       *out = text;
       return Status();
@@ -655,7 +755,7 @@ class YamlConverter {
     return Status();
   }
 
-  Status EnterContainer(const YAML::Node& node, int depth) const {
+  Status EnterContainer(const YamlNode& node, int depth) const {
     if (depth + 1 > limits_.max_depth) {
       return Error(node, "invalid YAML: nesting deeper than " + std::to_string(limits_.max_depth) + " levels",
                    {LimitNote("--max-depth", limits_.max_depth)});
@@ -663,44 +763,43 @@ class YamlConverter {
     return Status();
   }
 
-  Status Sequence(const YAML::Node& node, std::string& pointer, int depth, Json* out) {
+  Status Sequence(const YamlNode& node, std::string& pointer, int depth, Json* out) {
     EP_RETURN_IF_ERROR(EnterContainer(node, depth));
     *out = Json::array();
     Json::array_t& items = *out->get_ptr<Json::array_t*>();
     size_t index = 0;
-    for (const YAML::Node& item : node) {
+    for (const YamlNode* item : node.items) {
       const size_t parent_size = pointer.size();
       pointer += '/';
       pointer += std::to_string(index++);
       items.emplace_back();
-      EP_RETURN_IF_ERROR(Convert(item, pointer, depth + 1, &items.back()));
+      EP_RETURN_IF_ERROR(Convert(*item, pointer, depth + 1, &items.back()));
       pointer.resize(parent_size);
     }
     return Status();
   }
 
-  Status Mapping(const YAML::Node& node, std::string& pointer, int depth, Json* out) {
+  Status Mapping(const YamlNode& node, std::string& pointer, int depth, Json* out) {
     EP_RETURN_IF_ERROR(EnterContainer(node, depth));
     *out = Json::object();
     KeyTracker keys;
-    for (const auto& entry : node) {
-      const YAML::Node key_node = entry.first;
+    for (const auto& [key_node, value_node] : node.pairs) {
       std::string key;
-      if (key_node.IsScalar()) {
-        key = key_node.Scalar();
-        if (!IsValidUtf8(key)) return Error(key_node, "invalid YAML: invalid UTF-8 in scalar");
-      } else if (key_node.IsNull()) {
+      if (key_node->kind == YamlNode::Kind::kScalar) {
+        key = key_node->scalar;
+        if (!IsValidUtf8(key)) return Error(*key_node, "invalid YAML: invalid UTF-8 in scalar");
+      } else if (key_node->kind == YamlNode::Kind::kNull) {
         key = "null";
       } else {
-        return Error(key_node, std::string("invalid YAML: a mapping key must be a scalar, not a ") +
-                                   (key_node.IsMap() ? "mapping" : "sequence"));
+        return Error(*key_node, std::string("invalid YAML: a mapping key must be a scalar, not a ") +
+                                    (key_node->kind == YamlNode::Kind::kMap ? "mapping" : "sequence"));
       }
       const size_t parent_size = pointer.size();
       pointer += '/';
       pointer += PointerToken(key);
       const std::optional<size_t> existing = keys.Note(key, pointer, &positions_, &duplicates_);
       Json value;
-      EP_RETURN_IF_ERROR(Convert(entry.second, pointer, depth + 1, &value));
+      EP_RETURN_IF_ERROR(Convert(*value_node, pointer, depth + 1, &value));
       SetMember(out, existing, std::move(key), std::move(value));
       pointer.resize(parent_size);
     }
@@ -763,17 +862,39 @@ StatusOr<Document> ParseJsonDocument(std::string_view text, std::string file, co
 }
 
 StatusOr<Document> ParseYamlDocument(std::string_view text, std::string file, const Limits& limits) {
+  // More documents than this are not counted one by one ("found more than 100").
+  constexpr size_t kMaxDocumentsCounted = 100;
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
-    if (documents.empty()) return Document(std::move(file), Json(nullptr));
+    std::istringstream stream{std::string(text)};
+    YAML::Parser parser(stream);
+    YamlTree tree;
+    std::vector<const YamlNode*> documents;
     YamlConverter converter(file, limits);
+    size_t handled = 0;
+    while (handled++ <= kMaxDocumentsCounted && parser.HandleNextDocument(tree)) {
+      const YamlNode* root = tree.TakeRoot();
+      if (root == nullptr) continue;
+      // yaml-cpp does not consume a stray ',' outside a flow collection: it reports an empty
+      // document at the same place again and again. Name the character instead of looping.
+      if (!documents.empty() && root->kind == YamlNode::Kind::kNull &&
+          documents.back()->kind == YamlNode::Kind::kNull && root->mark.pos == documents.back()->mark.pos) {
+        const size_t pos = static_cast<size_t>(root->mark.pos);
+        const std::string what = pos < text.size() ? "'" + std::string(1, text[pos]) + "'" : "token";
+        return converter.Error(*root, "invalid YAML: unexpected " + what);
+      }
+      documents.push_back(root);
+      if (documents.size() > kMaxDocumentsCounted) break;
+    }
+    if (documents.empty()) return Document(std::move(file), Json(nullptr));
     if (documents.size() > 1) {
-      return converter.Error(documents[1],
-                             "invalid YAML: expected a single document, found " + std::to_string(documents.size()));
+      const std::string count = documents.size() > kMaxDocumentsCounted
+                                    ? "more than " + std::to_string(kMaxDocumentsCounted)
+                                    : std::to_string(documents.size());
+      return converter.Error(*documents[1], "invalid YAML: expected a single document, found " + count);
     }
     Json root;
     std::string pointer;
-    EP_RETURN_IF_ERROR(converter.Convert(documents[0], pointer, 0, &root));
+    EP_RETURN_IF_ERROR(converter.Convert(*documents[0], pointer, 0, &root));
     return Document(std::move(file), std::move(root), std::move(converter.positions()),
                     std::move(converter.duplicates()));
   } catch (const YAML::Exception& e) {

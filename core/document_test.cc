@@ -446,6 +446,32 @@ TEST(YamlDocumentTest, RejectsMoreThanOneDocument) {
             "request.yaml:3:1: error: invalid YAML: expected a single document, found 2");
 }
 
+TEST(YamlDocumentTest, CountsManyDocumentsOnlySoFar) {
+  std::string text;
+  for (int i = 0; i < 150; ++i) text += "--- " + std::to_string(i) + "\n";
+  EXPECT_EQ(YamlError(text), "request.yaml:2:5: error: invalid YAML: expected a single document, found more than 100");
+}
+
+// yaml-cpp's LoadAll never returns on these (a ',' it does not consume yields empty documents forever);
+// found by fuzzing (tests/fuzz/document_fuzzer.cc).
+TEST(YamlDocumentTest, RejectsAStrayCommaInsteadOfLooping) {
+  EXPECT_EQ(YamlError(","), "request.yaml:1:1: error: invalid YAML: unexpected ','");
+  EXPECT_EQ(YamlError("[a], b\n"), "request.yaml:1:4: error: invalid YAML: unexpected ','");
+  EXPECT_EQ(YamlError("{\"a\": 1,\n    \"b\": 2\n  },\n  \"c\": 3\n}\n"),
+            "request.yaml:3:4: error: invalid YAML: unexpected ','");
+  EXPECT_EQ(YamlError("\"x\"\n,\n"), "request.yaml:2:1: error: invalid YAML: unexpected ','");
+}
+
+TEST(YamlDocumentTest, SharesAnchoredNodesAndKeepsTheirPositions) {
+  Document doc = ParseYamlOrDie("base: &b {x: 1, y: [2, 3]}\nuse: *b\nempty:\n\"quoted\": !!str\n");
+  EXPECT_EQ(doc.root()["use"], doc.root()["base"]);
+  EXPECT_EQ(doc.root()["use"]["y"][1], 3);
+  EXPECT_TRUE(doc.root()["empty"].is_null());
+  EXPECT_EQ(doc.root()["quoted"], "");
+  EXPECT_EQ(doc.Locate("/use").line, 1);
+  EXPECT_EQ(doc.Locate("/use").column, 7);  // where the anchored node starts, as yaml-cpp marks it
+}
+
 TEST(YamlDocumentTest, RejectsInvalidUtf8) {
   EXPECT_EQ(YamlError("a: \"\xFF\xFE\"\n"), "request.yaml:1:4: error: invalid YAML: invalid UTF-8 in scalar");
 }

@@ -10,6 +10,9 @@ namespace {
 
 /// Widest line a flow sequence may produce.
 constexpr size_t kMaxFlowColumns = 80;
+// Longest key written as `key: value`; longer ones are written `? key` / `: value` (YAML limits
+// implicit keys to 1024 characters).
+constexpr size_t kMaxImplicitKeyBytes = 1000;
 
 std::string AsciiLowered(std::string_view text) {
   std::string out(text);
@@ -133,7 +136,20 @@ void EmitBlock(const Json& value, size_t indent, std::string* out) {
   const std::string pad(indent, ' ');
   if (value.is_object()) {
     for (const auto& [key, member] : value.items()) {
-      const std::string head = pad + StringText(key) + ":";
+      const std::string key_text = StringText(key);
+      if (key_text.size() > kMaxImplicitKeyBytes) {
+        // YAML allows at most 1024 characters in an implicit `key:` (yaml-cpp refuses longer ones:
+        // "illegal map value"), so a long key is written explicitly: `? key` then `: value`.
+        *out += pad + "? " + key_text + "\n";
+        if (std::optional<std::string> text = OnOneLine(member, indent + 1)) {
+          *out += pad + ": " + *text + "\n";
+        } else {
+          *out += pad + ":\n";
+          EmitBlock(member, indent + 2, out);
+        }
+        continue;
+      }
+      const std::string head = pad + key_text + ":";
       if (std::optional<std::string> text = OnOneLine(member, head.size())) {
         *out += head + " " + *text + "\n";
       } else {

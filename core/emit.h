@@ -25,7 +25,8 @@ std::string EmitJson(const Json& value);
 ///       - name: "model/embed_tokens/embedding"
 ///         spec: [fsdp, tp]
 ///
-/// Mappings are `key: value`; nested mappings and sequences are indented by 2. A sequence of
+/// Mappings are `key: value` (`? key` then `: value` for a key over 1000 bytes, since YAML limits
+/// implicit keys to 1024 characters); nested mappings and sequences are indented by 2. A sequence of
 /// scalars whose flow form fits in 80 columns is written `[a, b]`, other sequences as `- item`
 /// blocks (a mapping item starts on the dash line). Empty containers are `{}` and `[]`.
 /// Scalars: `null`, `true`/`false`, integers as EmitJson writes them, floats too except that an

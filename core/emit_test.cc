@@ -222,6 +222,23 @@ TEST(EmitYamlTest, KeysFollowTheStringQuotingRule) {
   EXPECT_TRUE(YamlRoundTrips(value));
 }
 
+// YAML limits implicit keys to 1024 characters; yaml-cpp refused the emitted text ("illegal map
+// value"). Found by fuzzing (tests/fuzz/document_fuzzer.cc).
+TEST(EmitYamlTest, LongKeysAreWrittenExplicitly) {
+  const std::string long_key(1500, 'k');
+  Json value = Json::object();
+  value[long_key] = 1;
+  value["short"] = 2;
+  EXPECT_EQ(EmitYaml(value), "? " + long_key + "\n: 1\nshort: 2\n");
+  EXPECT_TRUE(YamlRoundTrips(value));
+
+  Json nested = Json::object();
+  nested["a"][long_key]["x"] = Json::array({Json::object({{long_key, Json::array({1, 2})}, {"b", 1}})});
+  nested["l"] = Json::array({Json::object({{long_key, Json::object({{"z", Json::array({1})}})}})});
+  nested[std::string(1001, 'q') + " spaced"] = Json::array({Json::array({1}), Json::array({2})});
+  EXPECT_TRUE(YamlRoundTrips(nested));
+}
+
 // -----------------------------------------------------------------------------------------------
 // EmitYaml: scalars
 

@@ -276,6 +276,18 @@ Status RealFileSystem::WriteFileAtomically(const std::string& path, std::string_
   const auto [dir, name] = SplitDirAndName(path);
   if (name.empty()) return WriteError(path, EISDIR);
 
+  // Not a regular file (-o /dev/null, /dev/stdout, a FIFO): write to it in place. Renaming a
+  // temporary over it would replace the device node itself when running as root (and fail
+  // otherwise). Directories fall through and fail at the rename.
+  struct stat target;
+  if (::stat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode) && !S_ISDIR(target.st_mode)) {
+    ScopedFd out(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    if (out.get() < 0) return WriteError(path, errno);
+    if (const int error = WriteAll(out.get(), contents); error != 0) return WriteError(path, error);
+    if (const int error = out.Close(); error != 0) return WriteError(path, error);
+    return Status();
+  }
+
   std::string temp_path;
   int fd_number = -1;
   for (int attempt = 0; attempt < 100 && fd_number < 0; ++attempt) {

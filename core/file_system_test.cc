@@ -191,6 +191,16 @@ TEST(RealFileSystemTest, WriteFileAtomicallyReplacesExistingFileAndKeepsItsMode)
   EXPECT_EQ(dir.Entries(), std::vector<std::string>{"plan.json"});
 }
 
+// `-o /dev/null` used to rename a temporary over the device node, which (as root) turned /dev/null
+// into a regular file for the whole machine.
+TEST(RealFileSystemTest, WriteFileAtomicallyWritesDevicesInPlace) {
+  RealFileSystem real;
+  ASSERT_TRUE(real.WriteFileAtomically("/dev/null", "{}\n").ok());
+  struct stat info;
+  ASSERT_EQ(::stat("/dev/null", &info), 0);
+  EXPECT_TRUE(S_ISCHR(info.st_mode));
+}
+
 TEST(RealFileSystemTest, WriteFileAtomicallyWritesEmptyFile) {
   TempDir dir;
   RealFileSystem real;

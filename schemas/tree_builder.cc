@@ -101,8 +101,9 @@ class Expander {
     if (group.var.empty()) return Body(group, hf_prefix, ed_prefix);
     EP_ASSIGN_OR_RETURN(int64_t count, NonNegativeInt(*group.count, group.loc, "count"));
     if (count > options_.max_tensors) {
-      return Error(group.loc, fmt::format("'{}' repeats {} times, more than the tensor limit {}", group.var, count,
-                                          options_.max_tensors));
+      return Error(group.loc,
+                   fmt::format("'{}' repeats {} times, more than the tensor limit {} (raise it with --max-tensors)",
+                               group.var, count, options_.max_tensors));
     }
     std::optional<Json> shadowed;
     if (scope_.contains(group.var)) shadowed = scope_[group.var];

@@ -494,7 +494,8 @@ tensors:
 )yaml",
                          Json::object());
   EXPECT_EQ(loop.loc.line, 3);
-  EXPECT_EQ(loop.message, "'i' repeats 1000000000000 times, more than the tensor limit 10000000");
+  EXPECT_EQ(loop.message,
+            "'i' repeats 1000000000000 times, more than the tensor limit 10000000 (raise it with --max-tensors)");
   Diag experts = BuildError(
       "model_type: toy\ntensors:\n  - {name: \"e.{expert}\", experts: 1000000000000, shape: [1]}\n", Json::object());
   EXPECT_NE(experts.message.find("more than 10000000 tensors"), std::string::npos) << experts.message;
