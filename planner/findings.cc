@@ -33,6 +33,10 @@ std::string_view FindingCodeName(FindingCode code) {
       return "large-replicated";
     case FindingCode::kNoCounterpart:
       return "no-counterpart";
+    case FindingCode::kExpertMesh:
+      return "expert-mesh";
+    case FindingCode::kCacheReshard:
+      return "cache-reshard";
   }
   return "unknown";
 }
@@ -45,6 +49,7 @@ Severity FindingSeverity(FindingCode code) {
     case FindingCode::kIndivisible:
     case FindingCode::kOverBudget:
     case FindingCode::kLogicalIndivisible:
+    case FindingCode::kExpertMesh:
       return Severity::kError;
     case FindingCode::kUnevenChunked:
       return Severity::kNote;

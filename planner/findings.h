@@ -29,6 +29,9 @@ enum class FindingCode {
   kShadowedRule,        ///< warning: every tensor the rule matches was taken by an earlier rule
   kLargeReplicated,     ///< warning: a large tensor is fully replicated although an axis could shard it
   kNoCounterpart,       ///< warning: a tensor of this layout has no counterpart in the rules' layout
+  kExpertMesh,          ///< error: EasyDeL cannot fold the mesh into its (dp, ep, tp) expert mesh, or the
+                        ///< experts do not split evenly over it (activations, validate --mode)
+  kCacheReshard,        ///< warning: decode steps constrain the KV cache differently from how it is stored
 };
 
 /// "unmatched-tensor", "unknown-axis", ...: stable identifiers for JSON, JUnit and `--strict` lists.

@@ -1,0 +1,623 @@
+#include "planner/activations.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/checked_math.h"
+#include "planner/layout.h"
+#include "planner/logical_check.h"
+#include "rules/rule_set.h"
+
+namespace easyplan::planner {
+namespace {
+
+using Axes = ActivationTable::Axes;
+
+std::optional<int64_t> PositiveInt(const Json& config, const char* key) {
+  auto it = config.find(key);
+  if (it == config.end() || !it->is_number_integer()) return std::nullopt;
+  const int64_t value = it->get<int64_t>();
+  return value > 0 ? std::optional<int64_t>(value) : std::nullopt;
+}
+
+int64_t AxisProduct(const PartitionSpec::Entry& entry, const Mesh& mesh, std::string* unknown) {
+  int64_t product = 1;
+  for (const std::string& axis : entry) {
+    const std::optional<int> index = mesh.AxisIndex(axis);
+    if (!index) {
+      if (unknown && unknown->empty()) *unknown = axis;
+      continue;
+    }
+    product *= mesh.shape[static_cast<size_t>(*index)];  // the mesh's product does not overflow
+  }
+  return product;
+}
+
+std::string EntryAxesText(const PartitionSpec::Entry& entry, const Mesh& mesh) {
+  std::vector<std::string> parts;
+  int64_t product = 1;
+  for (const std::string& axis : entry) {
+    const std::optional<int> index = mesh.AxisIndex(axis);
+    const int64_t size = index ? mesh.shape[static_cast<size_t>(*index)] : 1;
+    parts.push_back(fmt::format("{}={}", axis, size));
+    product *= size;
+  }
+  if (parts.size() == 1) return parts.front();
+  return fmt::format("{} = {}", fmt::join(parts, " x "), product);
+}
+
+PartitionSpec Canonical(PartitionSpec spec) {
+  std::vector<PartitionSpec::Entry> entries;
+  for (const PartitionSpec::Entry& entry : spec.entries()) {
+    PartitionSpec::Entry kept;
+    for (const std::string& axis : entry) {
+      if (!axis.empty()) kept.push_back(axis);  // JAX reads a falsy entry ("", ()) as None
+    }
+    entries.push_back(std::move(kept));
+  }
+  return PartitionSpec(std::move(entries));
+}
+
+// The entries of `spec` with size-1 axes removed and trailing Nones trimmed.
+std::vector<PartitionSpec::Entry> Normalised(const PartitionSpec& spec, const Mesh& mesh) {
+  std::vector<PartitionSpec::Entry> entries;
+  for (const PartitionSpec::Entry& entry : spec.entries()) {
+    PartitionSpec::Entry kept;
+    for (const std::string& axis : entry) {
+      const std::optional<int> index = mesh.AxisIndex(axis);
+      if (index && mesh.shape[static_cast<size_t>(*index)] > 1) kept.push_back(axis);
+    }
+    entries.push_back(std::move(kept));
+  }
+  while (!entries.empty() && entries.back().empty()) entries.pop_back();
+  return entries;
+}
+
+}  // namespace
+
+std::string_view RuntimeModeName(RuntimeMode mode) {
+  switch (mode) {
+    case RuntimeMode::kTrain:
+      return "train";
+    case RuntimeMode::kPrefill:
+      return "prefill";
+    case RuntimeMode::kDecode:
+      return "decode";
+    case RuntimeMode::kInsert:
+      return "insert";
+  }
+  return "train";
+}
+
+std::string_view RuntimeModeConstant(RuntimeMode mode) {
+  switch (mode) {
+    case RuntimeMode::kTrain:
+      return "__train__";
+    case RuntimeMode::kPrefill:
+      return "__prefill__";
+    case RuntimeMode::kDecode:
+      return "__autoregressive__";
+    case RuntimeMode::kInsert:
+      return "__insert__";
+  }
+  return "__train__";
+}
+
+std::optional<RuntimeMode> ParseRuntimeMode(std::string_view text) {
+  for (RuntimeMode mode : {RuntimeMode::kTrain, RuntimeMode::kPrefill, RuntimeMode::kDecode, RuntimeMode::kInsert}) {
+    if (text == RuntimeModeName(mode) || text == RuntimeModeConstant(mode)) return mode;
+  }
+  return std::nullopt;
+}
+
+bool IsGenerationMode(RuntimeMode mode) { return mode == RuntimeMode::kDecode || mode == RuntimeMode::kInsert; }
+
+rules::AxisMode AxisModeOf(RuntimeMode mode) {
+  return IsGenerationMode(mode) ? rules::AxisMode::kGeneration : rules::AxisMode::kTrain;
+}
+
+std::string_view AttnLayoutName(AttnLayout layout) { return layout == AttnLayout::kBhtd ? "bhtd" : "bthd"; }
+
+StatusOr<AttnLayout> ParseAttnLayout(std::string_view text) {
+  if (text == "bthd") return AttnLayout::kBthd;
+  if (text == "bhtd") return AttnLayout::kBhtd;
+  if (text == "thd") {
+    return Status::BadInput({},
+                            "--layout thd is not implemented by EasyDeL: OperationMetadata.get_shardings raises "
+                            "NotImplementedError(\"Layout 'thd' is not implemented\")",
+                            {"use --layout bthd (the default) or bhtd"});
+  }
+  return Status::BadInput({}, "--layout '" + std::string(text) + "' is not an attention layout",
+                          {"expected one of \"bthd\", \"bhtd\" (EasyDeL rejects \"thd\")"});
+}
+
+StatusOr<PartitionSpec> ResolveAxes(const Axes& axes, const rules::Presets& presets, const Json& config,
+                                    rules::AxisMode mode) {
+  rules::SpecSource source;
+  source.dims = axes;
+  EP_ASSIGN_OR_RETURN(PartitionSpec spec, presets.Resolve(source, config, mode));
+  return Canonical(std::move(spec));
+}
+
+StatusOr<AttnShardingRules> GetShardings(const ActivationTable& table, const rules::Presets& presets,
+                                         const Json& config, const AttnOptions& options) {
+  const std::string layout(AttnLayoutName(options.layout));
+  const rules::AxisMode mode = AxisModeOf(options.mode);
+  auto axes_of = [&](const ActivationTable::AttnField& field) -> const Axes* {
+    auto find = [&](const std::string& key) -> const Axes* {
+      auto it = field.variants.find(key);
+      return it == field.variants.end() ? nullptr : &it->second;
+    };
+    if (field.name == "softmax_aux" && options.softmax_aux_ndim == 2) {
+      if (const Axes* axes = find("ndim2")) return axes;
+    }
+    if (options.qkv_mni) {
+      if (const Axes* axes = find(layout + "_mni")) return axes;
+    }
+    if (const Axes* axes = find(layout)) return axes;
+    return find("axes");
+  };
+  std::map<std::string, PartitionSpec> specs;
+  for (const ActivationTable::AttnField& field : table.attention()) {
+    if (!field.same_as.empty()) continue;
+    const Axes* axes = axes_of(field);
+    if (!axes) return Status::Internal("attention field " + field.name + " has no axes for layout " + layout);
+    EP_ASSIGN_OR_RETURN(specs[field.name], ResolveAxes(*axes, presets, config, mode));
+  }
+  for (const ActivationTable::AttnField& field : table.attention()) {
+    if (!field.same_as.empty()) specs[field.name] = specs[field.same_as];
+  }
+  AttnShardingRules rules;
+  rules.query3d = specs["query3d"];
+  rules.query = specs["query"];
+  rules.key = specs["key"];
+  rules.value = specs["value"];
+  rules.bias = specs["bias"];
+  rules.mask = specs["mask"];
+  rules.output = specs["output"];
+  rules.q_segment_ids = specs["q_segment_ids"];
+  rules.kv_segment_ids = specs["kv_segment_ids"];
+  if (options.softmax_aux_ndim) rules.softmax_aux = specs["softmax_aux"];
+  return rules;
+}
+
+std::vector<std::pair<std::string, const PartitionSpec*>> AttnFields(const AttnShardingRules& rules) {
+  return {{"query3d", &rules.query3d},
+          {"query", &rules.query},
+          {"key", &rules.key},
+          {"value", &rules.value},
+          {"bias", &rules.bias},
+          {"mask", &rules.mask},
+          {"output", &rules.output},
+          {"q_segment_ids", &rules.q_segment_ids},
+          {"kv_segment_ids", &rules.kv_segment_ids},
+          {"softmax_aux", rules.softmax_aux ? &*rules.softmax_aux : nullptr}};
+}
+
+PartitionSpec SanitizeCacheSpec(const PartitionSpec& spec, const std::vector<Shape>& shapes, const Mesh& mesh,
+                                std::string* unknown_axis) {
+  std::vector<PartitionSpec::Entry> entries;
+  for (int dim = 0; dim < spec.size(); ++dim) {
+    const PartitionSpec::Entry& entry = spec[dim];
+    const int64_t product = AxisProduct(entry, mesh, unknown_axis);
+    bool keep = !entry.empty();
+    for (const Shape& shape : shapes) {
+      if (dim >= shape.rank() || shape[dim] % product != 0) keep = false;
+    }
+    entries.push_back(keep ? entry : PartitionSpec::Entry{});
+  }
+  return PartitionSpec(std::move(entries));
+}
+
+bool SameLayout(const PartitionSpec& a, const PartitionSpec& b, const Mesh& mesh) {
+  return Normalised(a, mesh) == Normalised(b, mesh);
+}
+
+std::optional<int64_t> ExpertCount(const ActivationTable& table, const Json& config) {
+  for (const std::string& key : table.expert_count_keys()) {
+    if (auto count = PositiveInt(config, key.c_str())) return count;
+  }
+  return std::nullopt;
+}
+
+StatusOr<std::optional<ExpertSpecs>> GetExpertSpecs(const ActivationTable& table, const rules::Presets& presets,
+                                                    const Json& config, const ExpertMesh& expert_mesh) {
+  const std::optional<int64_t> count = ExpertCount(table, config);
+  if (!count) return std::optional<ExpertSpecs>();
+  ExpertSpecs specs;
+  specs.experts = *count;
+  auto etm = config.find("use_expert_tensor_mode");
+  specs.expert_tensor_mode = etm != config.end() && etm->is_boolean() && etm->get<bool>();
+  rules::SpecSource column;
+  column.preset = "MoEColumnWise";
+  rules::SpecSource row;
+  row.preset = "MoERowWise";
+  EP_ASSIGN_OR_RETURN(specs.column, presets.Resolve(column, config, rules::AxisMode::kTrain));
+  EP_ASSIGN_OR_RETURN(specs.row, presets.Resolve(row, config, rules::AxisMode::kTrain));
+  const std::string tp = ParallelAxisNamesOf(config).tp;
+  // ED-HEAD biases: (place, tp) for both directions; (tp, None) in expert-tensor mode.
+  const PartitionSpec::Entry place = specs.column.size() > 0 ? specs.column[0] : PartitionSpec::Entry{};
+  specs.bias = specs.expert_tensor_mode ? PartitionSpec(std::vector<PartitionSpec::Entry>{{tp}, {}})
+                                        : PartitionSpec(std::vector<PartitionSpec::Entry>{place, {tp}});
+  for (const ActivationTable::FusedEntry& entry : table.fused()) {
+    std::vector<PartitionSpec::Entry> entries;
+    for (const std::optional<std::string>& role : specs.expert_tensor_mode ? entry.expert_tensor : entry.standard) {
+      if (!role) {
+        entries.emplace_back();
+        continue;
+      }
+      const int group = *role == "dp" ? ExpertMesh::kDp : *role == "ep" ? ExpertMesh::kEp : ExpertMesh::kTp;
+      entries.push_back({expert_mesh.axis_names[static_cast<size_t>(group)]});
+    }
+    specs.fused.emplace_back(entry.name, PartitionSpec(std::move(entries)));
+  }
+  EP_ASSIGN_OR_RETURN(specs.model_output, ResolveAxes(table.model_output(specs.expert_tensor_mode), presets, config,
+                                                      rules::AxisMode::kTrain));
+  return std::optional<ExpertSpecs>(std::move(specs));
+}
+
+std::vector<Finding> ExpertMeshFindings(const ExpertMesh& expert_mesh, const std::optional<ExpertSpecs>& specs) {
+  std::vector<Finding> findings;
+  if (!specs) return findings;
+  auto add = [&](std::string message, std::vector<std::string> notes) {
+    Finding finding;
+    finding.code = FindingCode::kExpertMesh;
+    finding.severity = FindingSeverity(finding.code);
+    finding.message = std::move(message);
+    finding.tensor = "expert_mesh";
+    finding.notes = std::move(notes);
+    findings.push_back(std::move(finding));
+  };
+  if (!expert_mesh.Covers()) {
+    add(fmt::format("expert_mesh: the folded (dp, ep, tp) mesh ({}) has {} devices but the model mesh has {}, so "
+                    "EasyDeL cannot reshape the devices into it",
+                    expert_mesh.ToString(), expert_mesh.NumDevices(), expert_mesh.model_devices),
+        {"every mesh axis must be one of partition_axis's data, fsdp, expert, tensor and sequence axes"});
+    return findings;
+  }
+  if (specs->expert_tensor_mode && expert_mesh.shape[ExpertMesh::kTp] != 1) {
+    add(fmt::format("expert_mesh: use_expert_tensor_mode needs the expert mesh's tp size to be 1, but it is {} ({}); "
+                    "EasyDeL raises ValueError",
+                    expert_mesh.shape[ExpertMesh::kTp], expert_mesh.ToString()),
+        {"set the tensor-parallel axis to 1, or turn use_expert_tensor_mode off"});
+  }
+  const int group = specs->expert_tensor_mode ? ExpertMesh::kTp : ExpertMesh::kEp;
+  const int64_t shards = expert_mesh.shape[static_cast<size_t>(group)];
+  if (shards > 1 && specs->experts % shards != 0) {
+    std::vector<int64_t> valid = Divisors(specs->experts);
+    add(fmt::format("expert_mesh: {} experts cannot be dealt to the folded {} axis of size {} (from {}); the fused "
+                    "MoE shard_map needs an even split",
+                    specs->experts, expert_mesh.axis_names[static_cast<size_t>(group)], shards,
+                    fmt::join(expert_mesh.members[static_cast<size_t>(group)], " x ")),
+        {fmt::format("valid folded sizes: {}", fmt::join(valid, ", "))});
+  }
+  return findings;
+}
+
+CacheGeometry CacheGeometryOf(const Json& config) {
+  CacheGeometry geometry;
+  const std::optional<int64_t> heads = PositiveInt(config, "num_attention_heads");
+  const std::optional<int64_t> nope = PositiveInt(config, "qk_nope_head_dim");
+  const std::optional<int64_t> rope = PositiveInt(config, "qk_rope_head_dim");
+  const std::optional<int64_t> v_dim = PositiveInt(config, "v_head_dim");
+  if (heads && nope && rope && v_dim) {  // MLA: full heads, separate key and value dims
+    geometry.mla = true;
+    geometry.key_heads = geometry.value_heads = *heads;
+    geometry.key_dim = *nope + *rope;
+    geometry.value_dim = *v_dim;
+  } else {
+    std::optional<int64_t> kv_heads = PositiveInt(config, "num_kv_heads");
+    if (!kv_heads) kv_heads = PositiveInt(config, "num_key_value_heads");
+    if (!kv_heads) kv_heads = heads;
+    geometry.key_heads = geometry.value_heads = kv_heads.value_or(1);
+    std::optional<int64_t> head_dim = PositiveInt(config, "head_dim");
+    const std::optional<int64_t> hidden = PositiveInt(config, "hidden_size");
+    if (!head_dim && hidden && heads) head_dim = *hidden / *heads;
+    geometry.key_dim = geometry.value_dim = head_dim.value_or(1);
+  }
+  geometry.layers = PositiveInt(config, "num_hidden_layers").value_or(0);
+  const std::optional<int64_t> window = PositiveInt(config, "sliding_window");
+  geometry.sliding.assign(static_cast<size_t>(geometry.layers), 0);
+  auto types = config.find("layer_types");
+  if (window && types != config.end() && types->is_array() && types->size() == geometry.sliding.size()) {
+    for (size_t i = 0; i < types->size(); ++i) {
+      if ((*types)[i] == "sliding_attention") geometry.sliding[i] = *window;
+    }
+  } else if (window) {
+    auto use = config.find("use_sliding_window");
+    const bool disabled = use != config.end() && use->is_boolean() && !use->get<bool>();
+    if (!disabled) std::fill(geometry.sliding.begin(), geometry.sliding.end(), *window);
+  }
+  return geometry;
+}
+
+namespace {
+
+struct Builder {
+  ActivationPlan& plan;
+  FindingList findings;
+
+  // One tensor of the plan: the effective spec (eformer's correction), its shards, and findings for
+  // the entries the correction drops.
+  StatusOr<ActivationTensor> Lay(const std::string& name, Shape shape, DType dtype, const PartitionSpec& spec,
+                                 const std::string& what) {
+    ActivationTensor tensor;
+    tensor.name = name;
+    tensor.shape = shape;
+    tensor.dtype = dtype;
+    tensor.spec = spec;
+    CorrectedSpec corrected = CorrectSpec(shape, spec, plan.mesh, UnevenMode::kReplicate);
+    tensor.effective = corrected.spec;
+    for (const SpecIssue& issue : corrected.issues) Report(name, shape, spec, issue, what);
+    EP_RETURN_IF_ERROR(Measure(tensor));
+    return tensor;
+  }
+
+  Status Measure(ActivationTensor& tensor) {
+    auto layout = TensorLayout::Make(tensor.shape, tensor.effective, plan.mesh, UnevenMode::kReplicate);
+    tensor.shard_shape = layout.ok() ? layout->shard_shape() : tensor.shape;
+    const std::optional<int64_t> elements = tensor.shape.NumElements();
+    const std::optional<int64_t> shard_elements = tensor.shard_shape.NumElements();
+    std::optional<int64_t> bytes = elements ? ByteSize(*elements, DTypeBits(tensor.dtype)) : std::nullopt;
+    std::optional<int64_t> shard = shard_elements ? ByteSize(*shard_elements, DTypeBits(tensor.dtype)) : std::nullopt;
+    if (!bytes || !shard) return Status::BadInput({}, tensor.name + " " + tensor.shape.ToString() + " overflows int64");
+    tensor.bytes = *bytes;
+    tensor.bytes_per_device = *shard;
+    return Status();
+  }
+
+  void Report(const std::string& name, const Shape& shape, const PartitionSpec& spec, const SpecIssue& issue,
+              const std::string& what) {
+    Finding finding;
+    finding.tensor = name;
+    finding.count = 1;
+    const std::string label =
+        fmt::format("{} {} {}", RuntimeModeName(plan.attention_options.mode), name, shape.ToString());
+    switch (issue.kind) {
+      case SpecIssue::Kind::kUnknownAxis:
+        finding.code = FindingCode::kUnknownAxis;
+        finding.message = fmt::format("{}: {} names mesh axis '{}', which the mesh ({}) does not have; {}", label,
+                                      spec.ToString(), issue.axis, plan.mesh.ToString(), what);
+        findings.Add(std::move(finding), issue.dim, issue.axis);
+        return;
+      case SpecIssue::Kind::kDuplicateAxis:
+        finding.code = FindingCode::kDuplicateAxis;
+        finding.message = fmt::format("{}: {} uses mesh axis '{}' twice", label, spec.ToString(), issue.axis);
+        findings.Add(std::move(finding), issue.dim, issue.axis);
+        return;
+      case SpecIssue::Kind::kUnevenReplaced:
+      case SpecIssue::Kind::kIndivisible:
+      case SpecIssue::Kind::kUnevenChunked: {
+        finding.code = FindingCode::kUnevenReplaced;
+        finding.message = fmt::format("{}: dim {} ({}) is not divisible by {}, so {} leaves it unsharded", label,
+                                      issue.dim, issue.dim_size, EntryAxesText(spec[issue.dim], plan.mesh), what);
+        finding.notes.push_back(fmt::format("dim {} shards over {} when it is a multiple of {}", issue.dim,
+                                            fmt::join(spec[issue.dim], " x "), issue.partitions));
+        findings.Add(std::move(finding), issue.dim);
+        return;
+      }
+      case SpecIssue::Kind::kTruncated:
+        return;
+    }
+  }
+};
+
+}  // namespace
+
+StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request) {
+  const ActivationTable& table = *request.table;
+  const rules::Presets& presets = *request.presets;
+  const Json& config = *request.config;
+  const RuntimeMode mode = request.attention.mode;
+  ActivationPlan plan;
+  plan.attention_options = request.attention;
+  plan.mesh = request.mesh;
+  Builder builder{plan, {}};
+
+  EP_ASSIGN_OR_RETURN(plan.attention, GetShardings(table, presets, config, request.attention));
+
+  // Residual stream: the presets' integer mode picks decode rules when the query length is 1.
+  const bool has_shapes = request.batch.has_value() && request.seq.has_value();
+  plan.has_shapes = has_shapes;
+  const int64_t query_length = mode == RuntimeMode::kDecode ? 1 : request.seq.value_or(0);
+  for (const ActivationTable::ResidualEntry& entry : table.residual()) {
+    if (entry.train_only) {
+      if (mode != RuntimeMode::kTrain) continue;
+      EP_ASSIGN_OR_RETURN(PartitionSpec spec, ResolveAxes(entry.axes, presets, config, rules::AxisMode::kTrain));
+      (entry.name == "labels" ? plan.labels : plan.logits) = spec;
+      continue;
+    }
+    const rules::AxisMode axis_mode =
+        entry.dynamic_dim && query_length == 1 ? rules::AxisMode::kGeneration : rules::AxisMode::kTrain;
+    EP_ASSIGN_OR_RETURN(PartitionSpec spec, ResolveAxes(entry.axes, presets, config, axis_mode));
+    plan.residual.emplace_back(entry.name, std::move(spec));
+  }
+
+  // The KV cache as stored (prefill rules), and as a decode step reads it (decode rules, bthd, no mni).
+  const Axes* cache_key = table.FindCache("key");
+  const Axes* cache_value = table.FindCache("value");
+  const Axes* cache_index = table.FindCache("indexs");
+  EP_ASSIGN_OR_RETURN(plan.cache_key, ResolveAxes(*cache_key, presets, config, rules::AxisMode::kTrain));
+  EP_ASSIGN_OR_RETURN(plan.cache_value, ResolveAxes(*cache_value, presets, config, rules::AxisMode::kTrain));
+  EP_ASSIGN_OR_RETURN(plan.cache_index, ResolveAxes(*cache_index, presets, config, rules::AxisMode::kTrain));
+  AttnOptions decode_options;
+  decode_options.mode = RuntimeMode::kDecode;
+  EP_ASSIGN_OR_RETURN(AttnShardingRules decode_rules, GetShardings(table, presets, config, decode_options));
+  plan.cache_decode_key = decode_rules.key;
+  if (auto it = config.find("use_sharded_kv_caching"); it != config.end() && it->is_boolean()) {
+    plan.use_sharded_kv_caching = it->get<bool>();
+  }
+  plan.kv_cache_sharding_sequence_axis_name = config.value("kv_cache_sharding_sequence_axis_name", Json("sp"));
+
+  // The expert mesh and, for MoE configs, the expert specs.
+  plan.expert_mesh = FoldExpertMesh(plan.mesh, ParallelAxisNamesOf(config), ExpertBindingOf(config));
+  EP_ASSIGN_OR_RETURN(plan.experts, GetExpertSpecs(table, presets, config, plan.expert_mesh));
+  for (Finding& finding : ExpertMeshFindings(plan.expert_mesh, plan.experts)) builder.findings.Add(std::move(finding));
+
+  const std::string applied = "eformer's correction";
+  const std::string sanitiser = "the cache sanitiser";
+  PartitionSpec stored_for_compare = plan.cache_key;
+  PartitionSpec decode_for_compare = plan.cache_decode_key;
+  if (has_shapes) {
+    const int64_t batch = *request.batch;
+    const int64_t seq = *request.seq;
+    if (batch < 1 || seq < 1) return Status::BadInput({}, "--batch and --seq must be at least 1");
+    const std::optional<int64_t> heads = PositiveInt(config, "num_attention_heads");
+    const std::optional<int64_t> hidden = PositiveInt(config, "hidden_size");
+    if (!heads || !hidden) {
+      return Status::BadInput({"", "/num_attention_heads"},
+                              "--batch/--seq need num_attention_heads and hidden_size in the config");
+    }
+    const CacheGeometry geometry = CacheGeometryOf(config);
+    const bool bhtd = request.attention.layout == AttnLayout::kBhtd;
+    auto attn_shape = [&](int64_t length, int64_t count, int64_t dim) {
+      return bhtd ? Shape{batch, count, length, dim} : Shape{batch, length, count, dim};
+    };
+    const int64_t q_dim = geometry.key_dim;  // MLA queries carry the key's nope + rope dims
+    const DType act = request.dtype;
+    std::vector<ActivationTensor>& rows = plan.tensors;
+    if (mode == RuntimeMode::kDecode) {
+      EP_ASSIGN_OR_RETURN(ActivationTensor q3, builder.Lay("attention.query3d", Shape{batch, *heads, q_dim}, act,
+                                                           plan.attention.query3d, applied));
+      rows.push_back(std::move(q3));
+    }
+    // In decode the kernels read the whole cache as key and value; otherwise key/value are the new tokens.
+    const int64_t kv_length = seq;
+    EP_ASSIGN_OR_RETURN(ActivationTensor q, builder.Lay("attention.query", attn_shape(query_length, *heads, q_dim), act,
+                                                        plan.attention.query, applied));
+    rows.push_back(std::move(q));
+    EP_ASSIGN_OR_RETURN(ActivationTensor k,
+                        builder.Lay("attention.key", attn_shape(kv_length, geometry.key_heads, geometry.key_dim), act,
+                                    plan.attention.key, applied));
+    rows.push_back(std::move(k));
+    EP_ASSIGN_OR_RETURN(ActivationTensor v,
+                        builder.Lay("attention.value", attn_shape(kv_length, geometry.value_heads, geometry.value_dim),
+                                    act, plan.attention.value, applied));
+    rows.push_back(std::move(v));
+    EP_ASSIGN_OR_RETURN(ActivationTensor o,
+                        builder.Lay("attention.output", attn_shape(query_length, *heads, geometry.value_dim), act,
+                                    plan.attention.output, applied));
+    rows.push_back(std::move(o));
+    for (const auto& [name, spec] : plan.residual) {
+      if (name != "hidden_state") continue;
+      EP_ASSIGN_OR_RETURN(ActivationTensor h,
+                          builder.Lay("hidden_state", Shape{batch, query_length, *hidden}, act, spec, applied));
+      rows.push_back(std::move(h));
+    }
+    if (plan.logits) {
+      const std::optional<int64_t> vocab = PositiveInt(config, "vocab_size");
+      if (vocab) {
+        EP_ASSIGN_OR_RETURN(ActivationTensor l,
+                            builder.Lay("logits", Shape{batch, query_length, *vocab}, act, *plan.logits, applied));
+        rows.push_back(std::move(l));
+      }
+    }
+
+    // The cache, one row per distinct layer length (full layers, then each sliding window).
+    auto kvdtype_name = config.find("kvdtype");
+    DType kvdtype = act;
+    if (kvdtype_name != config.end() && kvdtype_name->is_string()) {
+      if (auto parsed = ParseDType(kvdtype_name->get<std::string>())) kvdtype = *parsed;
+    }
+    std::map<int64_t, int64_t> layers_by_length;  // length -> layers (0 = full)
+    for (int64_t window : geometry.sliding) ++layers_by_length[window > 0 ? std::min(window, seq) : seq];
+    if (geometry.layers == 0) layers_by_length[seq] = 0;
+    std::vector<std::pair<int64_t, int64_t>> groups;  // (length, layers), the full length first
+    if (auto full = layers_by_length.find(seq); full != layers_by_length.end()) groups.push_back(*full);
+    for (const auto& group : layers_by_length) {
+      if (group.first != seq) groups.push_back(group);
+    }
+    int64_t total = 0, total_per_device = 0;
+    bool first_group = true;
+    for (const auto& [length, layers] : groups) {
+      const Shape key_shape{batch, length, geometry.key_heads, geometry.key_dim};
+      const Shape value_shape{batch, length, geometry.value_heads, geometry.value_dim};
+      std::string unknown;
+      const PartitionSpec stored = SanitizeCacheSpec(plan.cache_key, {key_shape, value_shape}, plan.mesh, &unknown);
+      if (!unknown.empty()) {
+        Finding finding;
+        finding.code = FindingCode::kUnknownAxis;
+        finding.tensor = "kv_cache.key";
+        finding.count = 1;
+        finding.message = fmt::format(
+            "kv_cache.key {}: {} names mesh axis '{}', which the mesh ({}) does not have; "
+            "EasyDeL's cache sanitiser raises KeyError",
+            key_shape.ToString(), plan.cache_key.ToString(), unknown, plan.mesh.ToString());
+        builder.findings.Add(std::move(finding), -1, unknown);
+      }
+      // Findings for the entries the sanitiser drops (once per dim, counted over the layers).
+      for (int dim = 0; dim < plan.cache_key.size() && dim < 4; ++dim) {
+        const PartitionSpec::Entry& entry = plan.cache_key[dim];
+        if (entry.empty() || !stored[dim].empty()) continue;
+        const int64_t product = AxisProduct(entry, plan.mesh, nullptr);
+        const int64_t size = key_shape[dim] % product != 0 ? key_shape[dim] : value_shape[dim];
+        Finding finding;
+        finding.code = FindingCode::kUnevenReplaced;
+        finding.tensor = "kv_cache.key";
+        finding.count = std::max<int64_t>(layers, 1);
+        finding.message = fmt::format("kv_cache.key {}: dim {} ({}) is not divisible by {}, so {} leaves it unsharded",
+                                      key_shape.ToString(), dim, size, EntryAxesText(entry, plan.mesh), sanitiser);
+        finding.notes.push_back(
+            fmt::format("dim {} shards over {} when it is a multiple of {}", dim, fmt::join(entry, " x "), product));
+        builder.findings.Add(std::move(finding), dim);
+      }
+      const PartitionSpec index_spec =
+          SanitizeCacheSpec(plan.cache_index, {Shape{batch}}, plan.mesh, nullptr).entries().front().empty()
+              ? PartitionSpec(std::vector<PartitionSpec::Entry>(1))
+              : plan.cache_index;
+      const PartitionSpec stored_value = stored;  // the same sanitised axes for K and V
+      const int64_t window = length == seq && first_group ? 0 : length;
+      const std::string suffix = window > 0 ? fmt::format("[sliding {}]", window) : "";
+      ActivationTensor key_row{"kv_cache.key" + suffix, key_shape, kvdtype, plan.cache_key, stored};
+      ActivationTensor value_row{"kv_cache.value" + suffix, value_shape, kvdtype, plan.cache_value, stored_value};
+      ActivationTensor indexs_row{"kv_cache.indexs" + suffix, Shape{batch}, DType::kInt32, plan.cache_index,
+                                  index_spec};
+      ActivationTensor starts_row{"kv_cache.starts" + suffix, Shape{batch}, DType::kInt32, plan.cache_index,
+                                  index_spec};
+      for (ActivationTensor* row : {&key_row, &value_row, &indexs_row, &starts_row}) {
+        row->layers = layers;
+        row->window = window;
+        EP_RETURN_IF_ERROR(builder.Measure(*row));
+        auto layer_bytes = CheckedMul(row->bytes, std::max<int64_t>(layers, 1));
+        auto layer_device = CheckedMul(row->bytes_per_device, std::max<int64_t>(layers, 1));
+        auto sum = layer_bytes ? CheckedAdd(total, *layer_bytes) : std::nullopt;
+        auto sum_device = layer_device ? CheckedAdd(total_per_device, *layer_device) : std::nullopt;
+        if (!sum || !sum_device) return Status::BadInput({}, "the KV cache's size overflows int64");
+        total = *sum;
+        total_per_device = *sum_device;
+        rows.push_back(std::move(*row));
+      }
+      if (first_group) {
+        stored_for_compare = stored;
+        decode_for_compare = CorrectSpec(key_shape, plan.cache_decode_key, plan.mesh, UnevenMode::kReplicate).spec;
+        plan.cache_key = stored;
+        plan.cache_value = stored;
+        plan.cache_index = index_spec;
+      }
+      first_group = false;
+    }
+    plan.cache_bytes = total;
+    plan.cache_bytes_per_device = total_per_device;
+  }
+
+  plan.cache_reshard = !SameLayout(stored_for_compare, decode_for_compare, plan.mesh);
+  if (plan.cache_reshard && IsGenerationMode(mode)) {
+    Finding finding;
+    finding.code = FindingCode::kCacheReshard;
+    finding.tensor = "kv_cache.key";
+    finding.count = 1;
+    finding.message = fmt::format(
+        "kv_cache.key: the cache is stored as {} (prefill rules) but a decode step constrains it to {} (decode "
+        "rules), so XLA reshards the whole cache at every step",
+        stored_for_compare.ToString(), decode_for_compare.ToString());
+    finding.notes.push_back(
+        "the decode_* fields of partition_axis change the decode rules only; TransformerCache always stores with "
+        "the train rules");
+    builder.findings.Add(std::move(finding));
+  }
+  plan.findings = builder.findings.Take();
+  return plan;
+}
+
+}  // namespace easyplan::planner

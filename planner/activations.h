@@ -1,0 +1,174 @@
+#ifndef EASYPLAN_PLANNER_ACTIVATIONS_H_
+#define EASYPLAN_PLANNER_ACTIVATIONS_H_
+
+// The other half of a sharding plan: the specs EasyDeL gives what flows between the parameters in
+// one runtime mode (activation-shardings.md). Three layers, kept apart as EasyDeL keeps them:
+//
+//  1. resolution, raw: OperationMetadata.get_shardings(mode, layout, qkv_mni_sharding, softmax_aux)
+//     resolves every AttnShardingRules field through partition_axis with no shape and no mesh, so
+//     size-1 and unknown axes stay (GetShardings);
+//  2. application: eformer's shape correction of each spec against a tensor (planner/layout.h
+//     CorrectSpec, --uneven replicate), and the KV cache's own sanitiser (both K and V must divide);
+//  3. geometry: with --batch/--seq, the global and per-device shapes and bytes, and findings where a
+//     dim is not divisible by its axes.
+//
+// Modes: train and prefill resolve with the train rules, decode and insert with the decode_* fields
+// (a decode_* of null falls back to the train field; an empty list means unsharded).
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/json.h"
+#include "core/mesh.h"
+#include "core/partition_spec.h"
+#include "core/shape.h"
+#include "core/status.h"
+#include "planner/activation_table.h"
+#include "planner/expert_mesh.h"
+#include "planner/findings.h"
+#include "rules/presets.h"
+
+namespace easyplan::planner {
+
+enum class RuntimeMode { kTrain, kPrefill, kDecode, kInsert };
+
+/// "train", "prefill", "decode", "insert".
+std::string_view RuntimeModeName(RuntimeMode mode);
+/// EasyDeL's constant: "__train__", "__prefill__", "__autoregressive__", "__insert__".
+std::string_view RuntimeModeConstant(RuntimeMode mode);
+/// Accepts the names above and EasyDeL's constants.
+std::optional<RuntimeMode> ParseRuntimeMode(std::string_view text);
+/// Decode and insert are eformer's GENERATION_MODES; prefill is not.
+bool IsGenerationMode(RuntimeMode mode);
+rules::AxisMode AxisModeOf(RuntimeMode mode);
+
+enum class AttnLayout { kBthd, kBhtd };
+std::string_view AttnLayoutName(AttnLayout layout);
+/// "bthd" or "bhtd". "thd" is a BadInput, as get_shardings raises NotImplementedError for it.
+StatusOr<AttnLayout> ParseAttnLayout(std::string_view text);
+
+/// `axes` resolved through the config's partition_axis in `mode`, canonicalised as JAX does (an empty
+/// string, an empty list or null is None). No shape, no mesh: nothing is dropped.
+StatusOr<PartitionSpec> ResolveAxes(const ActivationTable::Axes& axes, const rules::Presets& presets,
+                                    const Json& config, rules::AxisMode mode);
+
+/// The ten fields of EasyDeL's AttnShardingRules.
+struct AttnShardingRules {
+  PartitionSpec query3d, query, key, value, bias, mask, output, q_segment_ids, kv_segment_ids;
+  std::optional<PartitionSpec> softmax_aux;  ///< nullopt when no softmax aux is given
+};
+
+struct AttnOptions {
+  RuntimeMode mode = RuntimeMode::kTrain;
+  AttnLayout layout = AttnLayout::kBthd;
+  bool qkv_mni = false;
+  std::optional<int> softmax_aux_ndim;  ///< the rank of the softmax aux, if there is one
+};
+
+/// OperationMetadata.get_shardings: every field resolved raw for the mode, layout and flags.
+StatusOr<AttnShardingRules> GetShardings(const ActivationTable& table, const rules::Presets& presets,
+                                         const Json& config, const AttnOptions& options);
+
+/// The fields in AttnShardingRules order with their names ("query3d", ..., "softmax_aux").
+std::vector<std::pair<std::string, const PartitionSpec*>> AttnFields(const AttnShardingRules& rules);
+
+/// _sanitize_sharding_axes_for_shape of the TransformerCache for every shape in `shapes` at once: an
+/// entry is kept only when its mesh sizes' product divides the dim in every shape. An axis name the
+/// mesh lacks makes EasyDeL raise KeyError: it is returned in `unknown_axis`.
+PartitionSpec SanitizeCacheSpec(const PartitionSpec& spec, const std::vector<Shape>& shapes, const Mesh& mesh,
+                                std::string* unknown_axis);
+
+/// Two specs that lay a tensor out identically on `mesh` (size-1 axes dropped, trailing Nones trimmed):
+/// what XLA compares, so P(('fsdp', 'dp')) and P('dp') are the same layout when fsdp = 1.
+bool SameLayout(const PartitionSpec& a, const PartitionSpec& b, const Mesh& mesh);
+
+/// The MoE side of a config: expert count, expert mesh, the stacked expert kernels' parameter specs
+/// (get_moe_partition_spec with module_view=True, on the model mesh) and the fused path's specs.
+struct ExpertSpecs {
+  int64_t experts = 0;
+  bool expert_tensor_mode = false;
+  PartitionSpec column, row, bias;                           ///< on the model mesh
+  std::vector<std::pair<std::string, PartitionSpec>> fused;  ///< on the expert mesh
+  PartitionSpec model_output;                                ///< after the block, on the model mesh
+};
+
+/// The expert count of a MoE config (first positive integer among the table's count keys), or nullopt.
+std::optional<int64_t> ExpertCount(const ActivationTable& table, const Json& config);
+
+/// Expert specs of a MoE config; nullopt for a dense one.
+StatusOr<std::optional<ExpertSpecs>> GetExpertSpecs(const ActivationTable& table, const rules::Presets& presets,
+                                                    const Json& config, const ExpertMesh& expert_mesh);
+
+/// Findings about the expert mesh: a reshape EasyDeL cannot do, expert-tensor mode with tp > 1, experts
+/// the folded ep does not divide.
+std::vector<Finding> ExpertMeshFindings(const ExpertMesh& expert_mesh, const std::optional<ExpertSpecs>& specs);
+
+/// The geometry of one layer's cache, from the config as create_transformer_cache_config reads it.
+struct CacheGeometry {
+  int64_t key_heads = 1, key_dim = 1, value_heads = 1, value_dim = 1;
+  int64_t layers = 0;
+  std::vector<int64_t> sliding;  ///< per layer: the window, or 0 for a full-length layer
+  bool mla = false;
+};
+CacheGeometry CacheGeometryOf(const Json& config);
+
+/// One activation laid on the mesh.
+struct ActivationTensor {
+  std::string name;  ///< "attention.query", "hidden_state", "kv_cache.key", ...
+  Shape shape;
+  DType dtype = DType::kBFloat16;
+  PartitionSpec spec;       ///< raw, as EasyDeL resolves it
+  PartitionSpec effective;  ///< as applied to this shape
+  Shape shard_shape;
+  int64_t bytes = 0;             ///< global bytes of one tensor
+  int64_t bytes_per_device = 0;  ///< of the largest shard
+  int64_t layers = 0;            ///< KV cache rows: how many layers hold this tensor (0 otherwise)
+  int64_t window = 0;            ///< KV cache rows of sliding layers: the window
+};
+
+struct ActivationRequest {
+  const ActivationTable* table = nullptr;
+  const rules::Presets* presets = nullptr;
+  const Json* config = nullptr;  ///< resolved config (its text_config for multimodal families)
+  Mesh mesh;
+  AttnOptions attention;
+  std::optional<int64_t> batch;
+  std::optional<int64_t> seq;      ///< tokens per sequence; in decode the cache length
+  DType dtype = DType::kBFloat16;  ///< activation dtype; the cache uses the config's kvdtype
+};
+
+struct ActivationPlan {
+  AttnOptions attention_options;
+  Mesh mesh;
+  AttnShardingRules attention;
+  /// Residual stream presets, resolved by their integer mode for this mode's query length.
+  std::vector<std::pair<std::string, PartitionSpec>> residual;
+  std::optional<PartitionSpec> logits, labels;  ///< train only (the loss constraint)
+  /// The cache as stored: [BATCH, KV_LENGTH, KV_HEAD, KV_HEAD_DIM] resolved with prefill rules, and
+  /// sanitised when the shape is known.
+  PartitionSpec cache_key, cache_value, cache_index;
+  PartitionSpec cache_decode_key;  ///< how a decode step constrains the cache it reads (bthd key)
+  bool cache_reshard = false;      ///< decode steps reshard the cache (layouts differ on this mesh)
+  bool use_sharded_kv_caching = false;
+  Json kv_cache_sharding_sequence_axis_name;
+  ExpertMesh expert_mesh;
+  std::optional<ExpertSpecs> experts;
+  std::vector<ActivationTensor> tensors;  ///< with batch and seq: one layer's tensors, then the cache
+  int64_t cache_bytes = 0;                ///< the whole KV cache (all layers), global
+  int64_t cache_bytes_per_device = 0;
+  bool has_shapes = false;
+  std::vector<Finding> findings;
+};
+
+/// Builds the activation plan. Errors: a token that cannot be resolved, a config without the counts
+/// that --batch/--seq need, sizes that overflow.
+StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request);
+
+}  // namespace easyplan::planner
+
+#endif  // EASYPLAN_PLANNER_ACTIVATIONS_H_

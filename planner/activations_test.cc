@@ -1,0 +1,690 @@
+// Every table of activation-shardings.md (§2.2, §2.3 C1 and C2, §3, §4.2, §5.2) as unit tests, in every
+// mode and layout, for the default PartitionAxis and customised ones given as `--set` strings (resolved
+// by the real resolver, so the decode_* derivations are EasyDeL's).
+#include "planner/activations.h"
+
+#include <gtest/gtest.h>
+
+#include "core/document.h"
+#include "planner/layout.h"
+#include "rules/rule_library.h"
+#include "schemas/data_source.h"
+#include "schemas/resolver.h"
+
+namespace easyplan::planner {
+namespace {
+
+using Entry = PartitionSpec::Entry;
+const Entry B = {"fsdp", "dp"};
+const Entry N = {};
+const Entry DP = {"dp"};
+const Entry SP = {"sp"};
+const Entry TP = {"tp"};
+const Entry FSDP = {"fsdp"};
+
+PartitionSpec P(std::initializer_list<Entry> entries) { return PartitionSpec(std::vector<Entry>(entries)); }
+
+constexpr RuntimeMode kAllModes[] = {RuntimeMode::kTrain, RuntimeMode::kPrefill, RuntimeMode::kDecode,
+                                     RuntimeMode::kInsert};
+
+// §2.3's customised PartitionAxis settings, as `--set` strings.
+const std::vector<std::string> kC1 = {"partition_axis.decode_batch_axis=dp", "partition_axis.decode_head_axis=null"};
+const std::vector<std::string> kC2 = {"partition_axis.kv_head_axis=null", "partition_axis.bias_head_sequence_axis=tp",
+                                      "partition_axis.decode_batch_axis=dp",
+                                      "partition_axis.decode_key_sequence_axis=fsdp"};
+
+Mesh FiveD(int64_t dp, int64_t fsdp, int64_t ep, int64_t tp, int64_t sp) {
+  Mesh mesh;
+  mesh.axis_names = {"dp", "fsdp", "ep", "tp", "sp"};
+  mesh.shape = {dp, fsdp, ep, tp, sp};
+  return mesh;
+}
+
+class ActivationsTest : public ::testing::Test {
+ protected:
+  ActivationsTest() : library_(schemas::DataSource::Embedded()), schemas_(schemas::DataSource::Embedded()) {
+    auto text = schemas::DataSource::Embedded().Read("rules/_activations.yaml");
+    EXPECT_TRUE(text.ok());
+    auto table = ActivationTable::Parse(*text, "rules/_activations.yaml");
+    EXPECT_TRUE(table.ok()) << table.status().ToString();
+    table_ = std::move(*table);
+    presets_ = *library_.GetPresets();
+  }
+
+  // A small Llama config (GQA: 32 heads, 8 kv heads) resolved with `sets`.
+  Json Config(const std::vector<std::string>& sets = {}, const std::string& extra = "") {
+    const std::string text = R"({"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "num_hidden_layers": 4, "vocab_size": 32000, "intermediate_size": 11008)" +
+                             extra + "}";
+    auto doc = ParseJsonDocument(text, "config.json");
+    EXPECT_TRUE(doc.ok());
+    schemas::ConfigInput input{std::move(*doc), std::nullopt, sets};
+    auto resolved = schemas::ResolveConfig(input, schemas::ResolveOptions{}, schemas_);
+    EXPECT_TRUE(resolved.ok()) << resolved.status().ToString();
+    return resolved->config;
+  }
+
+  AttnShardingRules Rules(const Json& config, RuntimeMode mode, AttnLayout layout = AttnLayout::kBthd,
+                          bool mni = false, std::optional<int> aux = std::nullopt) {
+    auto rules = GetShardings(table_, *presets_, config, AttnOptions{mode, layout, mni, aux});
+    EXPECT_TRUE(rules.ok()) << rules.status().ToString();
+    return *rules;
+  }
+
+  PartitionSpec Resolve(const ActivationTable::Axes& axes, const Json& config, rules::AxisMode mode) {
+    auto spec = ResolveAxes(axes, *presets_, config, mode);
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    return *spec;
+  }
+
+  // The residual preset `name` resolved for a tensor of `shape` (its integer mode) and corrected on `mesh`.
+  PartitionSpec Residual(const std::string& name, const Json& config, const Shape& shape, const Mesh& mesh) {
+    const ActivationTable::ResidualEntry* entry = table_.FindResidual(name);
+    EXPECT_NE(entry, nullptr);
+    const rules::AxisMode mode = entry->dynamic_dim && shape[*entry->dynamic_dim] == 1 ? rules::AxisMode::kGeneration
+                                                                                       : rules::AxisMode::kTrain;
+    return CorrectSpec(shape, Resolve(entry->axes, config, mode), mesh, UnevenMode::kReplicate).spec;
+  }
+
+  StatusOr<ActivationPlan> Build(const Json& config, const Mesh& mesh, RuntimeMode mode, std::optional<int64_t> batch,
+                                 std::optional<int64_t> seq) {
+    ActivationRequest request;
+    request.table = &table_;
+    request.presets = presets_;
+    request.config = &config;
+    request.mesh = mesh;
+    request.attention.mode = mode;
+    request.batch = batch;
+    request.seq = seq;
+    return BuildActivationPlan(request);
+  }
+
+  static const Finding* FindCode(const ActivationPlan& plan, FindingCode code) {
+    for (const Finding& finding : plan.findings) {
+      if (finding.code == code) return &finding;
+    }
+    return nullptr;
+  }
+
+  rules::RuleLibrary library_;
+  schemas::SchemaSet schemas_;
+  ActivationTable table_;
+  const rules::Presets* presets_ = nullptr;
+};
+
+// ---- modes and layouts -------------------------------------------------------------------------------
+
+TEST(RuntimeModeTest, NamesConstantsAndGenerationModes) {
+  EXPECT_EQ(ParseRuntimeMode("decode"), RuntimeMode::kDecode);
+  EXPECT_EQ(ParseRuntimeMode("__autoregressive__"), RuntimeMode::kDecode);
+  EXPECT_EQ(ParseRuntimeMode("__prefill__"), RuntimeMode::kPrefill);
+  EXPECT_EQ(ParseRuntimeMode("generate"), std::nullopt);
+  EXPECT_FALSE(IsGenerationMode(RuntimeMode::kTrain));
+  EXPECT_FALSE(IsGenerationMode(RuntimeMode::kPrefill));  // prefill resolves like train
+  EXPECT_TRUE(IsGenerationMode(RuntimeMode::kDecode));
+  EXPECT_TRUE(IsGenerationMode(RuntimeMode::kInsert));  // insert resolves like decode
+  EXPECT_EQ(RuntimeModeConstant(RuntimeMode::kInsert), "__insert__");
+}
+
+TEST(AttnLayoutTest, ThdIsRejectedAsEasyDeLRejectsIt) {
+  EXPECT_EQ(*ParseAttnLayout("bthd"), AttnLayout::kBthd);
+  EXPECT_EQ(*ParseAttnLayout("bhtd"), AttnLayout::kBhtd);
+  auto thd = ParseAttnLayout("thd");
+  ASSERT_FALSE(thd.ok());
+  EXPECT_EQ(thd.status().diag().message,
+            "--layout thd is not implemented by EasyDeL: OperationMetadata.get_shardings raises "
+            "NotImplementedError(\"Layout 'thd' is not implemented\")");
+  auto other = ParseAttnLayout("tbhd");
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().diag().message, "--layout 'tbhd' is not an attention layout");
+}
+
+TEST(ActivationTableTest, ParseErrorsNameTheFileAndKey) {
+  auto bad = ActivationTable::Parse("attention:\n  query3d: {axes: [BATCH], bthdd: [BATCH]}\n", "t.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().ToString().find("t.yaml:2"), std::string::npos) << bad.status().ToString();
+  EXPECT_NE(bad.status().ToString().find("bthdd"), std::string::npos);
+  auto missing = ActivationTable::Parse("attention:\n  query3d: {axes: [BATCH]}\n", "t.yaml");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().ToString().find("missing the field 'query'"), std::string::npos);
+}
+
+// ---- §2.2: the default PartitionAxis, identical in all four modes ------------------------------------
+
+TEST_F(ActivationsTest, Section22DefaultsInEveryModeLayoutAndMni) {
+  const Json config = Config();
+  for (RuntimeMode mode : kAllModes) {
+    for (bool mni : {false, true}) {
+      SCOPED_TRACE(std::string(RuntimeModeName(mode)) + (mni ? " mni" : ""));
+      const AttnShardingRules bthd = Rules(config, mode, AttnLayout::kBthd, mni);
+      EXPECT_EQ(bthd.query3d, P({B, TP, N}));
+      EXPECT_EQ(bthd.query, P({B, SP, TP, N}));
+      EXPECT_EQ(bthd.output, bthd.query);
+      EXPECT_EQ(bthd.key, P({B, SP, TP, N}));
+      EXPECT_EQ(bthd.value, bthd.key);
+      EXPECT_EQ(bthd.bias, P({B, N, SP, N}));
+      EXPECT_EQ(bthd.mask, P({B, N, SP, N}));
+      EXPECT_EQ(bthd.q_segment_ids, P({B, SP}));
+      EXPECT_EQ(bthd.kv_segment_ids, P({B, SP}));
+      EXPECT_EQ(bthd.softmax_aux, std::nullopt);
+
+      const AttnShardingRules bhtd = Rules(config, mode, AttnLayout::kBhtd, mni);
+      EXPECT_EQ(bhtd.query3d, P({B, TP, N}));  // layout-independent
+      EXPECT_EQ(bhtd.query, P({B, TP, SP, N}));
+      EXPECT_EQ(bhtd.output, bhtd.query);
+      EXPECT_EQ(bhtd.key, P({B, TP, SP, N}));
+      EXPECT_EQ(bhtd.value, bhtd.key);
+      EXPECT_EQ(bhtd.bias, P({B, N, SP, N}));
+      EXPECT_EQ(bhtd.mask, P({B, N, SP, N}));
+      EXPECT_EQ(bhtd.q_segment_ids, P({B, SP}));
+      EXPECT_EQ(bhtd.kv_segment_ids, P({B, SP}));
+
+      for (AttnLayout layout : {AttnLayout::kBthd, AttnLayout::kBhtd}) {
+        EXPECT_EQ(Rules(config, mode, layout, mni, 2).softmax_aux, P({N, TP}));
+        EXPECT_EQ(Rules(config, mode, layout, mni, 1).softmax_aux, P({TP}));
+        EXPECT_EQ(Rules(config, mode, layout, mni, 3).softmax_aux, P({TP}));  // any rank but 2: [HEAD]
+      }
+    }
+  }
+}
+
+TEST_F(ActivationsTest, AttnFieldsListsTheTenFieldsInOrder) {
+  const AttnShardingRules rules = Rules(Config(), RuntimeMode::kTrain, AttnLayout::kBthd, false, 2);
+  std::vector<std::string> names;
+  for (const auto& [name, spec] : AttnFields(rules)) {
+    names.push_back(name);
+    EXPECT_NE(spec, nullptr);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"query3d", "query", "key", "value", "bias", "mask", "output",
+                                             "q_segment_ids", "kv_segment_ids", "softmax_aux"}));
+}
+
+// ---- §2.3 C1: decode_batch_axis="dp", decode_head_axis=None ------------------------------------------
+
+TEST_F(ActivationsTest, Section23C1TrainAndPrefillAreTheDefaults) {
+  const Json config = Config(kC1);
+  for (RuntimeMode mode : {RuntimeMode::kTrain, RuntimeMode::kPrefill}) {
+    for (AttnLayout layout : {AttnLayout::kBthd, AttnLayout::kBhtd}) {
+      const AttnShardingRules c1 = Rules(config, mode, layout);
+      const AttnShardingRules defaults = Rules(Config(), mode, layout);
+      for (size_t i = 0; i < AttnFields(c1).size() - 1; ++i) {
+        EXPECT_EQ(*AttnFields(c1)[i].second, *AttnFields(defaults)[i].second) << AttnFields(c1)[i].first;
+      }
+    }
+  }
+}
+
+TEST_F(ActivationsTest, Section23C1DecodeAndInsertUseDpForBatchAndKeepTp) {
+  const Json config = Config(kC1);
+  for (RuntimeMode mode : {RuntimeMode::kDecode, RuntimeMode::kInsert}) {
+    for (bool mni : {false, true}) {
+      SCOPED_TRACE(std::string(RuntimeModeName(mode)) + (mni ? " mni" : ""));
+      const AttnShardingRules bthd = Rules(config, mode, AttnLayout::kBthd, mni);
+      EXPECT_EQ(bthd.query3d, P({DP, TP, N}));
+      EXPECT_EQ(bthd.query, P({DP, SP, TP, N}));
+      EXPECT_EQ(bthd.output, P({DP, SP, TP, N}));
+      EXPECT_EQ(bthd.key, P({DP, SP, TP, N}));
+      EXPECT_EQ(bthd.value, P({DP, SP, TP, N}));
+      EXPECT_EQ(bthd.bias, P({DP, N, SP, N}));
+      EXPECT_EQ(bthd.mask, P({DP, N, SP, N}));
+      EXPECT_EQ(bthd.q_segment_ids, P({DP, SP}));
+      EXPECT_EQ(bthd.kv_segment_ids, P({DP, SP}));
+      const AttnShardingRules bhtd = Rules(config, mode, AttnLayout::kBhtd, mni);
+      EXPECT_EQ(bhtd.query3d, P({DP, TP, N}));
+      EXPECT_EQ(bhtd.query, P({DP, TP, SP, N}));
+      EXPECT_EQ(bhtd.output, P({DP, TP, SP, N}));
+      EXPECT_EQ(bhtd.key, P({DP, TP, SP, N}));
+      EXPECT_EQ(bhtd.value, P({DP, TP, SP, N}));
+      EXPECT_EQ(bhtd.bias, P({DP, N, SP, N}));
+      EXPECT_EQ(bhtd.mask, P({DP, N, SP, N}));
+      EXPECT_EQ(bhtd.q_segment_ids, P({DP, SP}));
+      EXPECT_EQ(bhtd.kv_segment_ids, P({DP, SP}));
+    }
+  }
+}
+
+// ---- §2.3 C2: kv_head_axis=None, bias_head_sequence_axis="tp", decode batch dp, decode key seq fsdp ---
+
+TEST_F(ActivationsTest, Section23C2EveryRowModeAndLayout) {
+  const Json config = Config(kC2);
+  for (RuntimeMode mode : kAllModes) {
+    SCOPED_TRACE(RuntimeModeName(mode));
+    const bool decode = IsGenerationMode(mode);
+    const Entry batch = decode ? DP : B;
+    const Entry kv_seq = decode ? FSDP : SP;
+    const AttnShardingRules bthd = Rules(config, mode);
+    EXPECT_EQ(bthd.query, P({batch, SP, TP, N}));
+    EXPECT_EQ(bthd.output, bthd.query);
+    EXPECT_EQ(bthd.key, P({batch, kv_seq, N, N}));
+    EXPECT_EQ(bthd.value, P({batch, kv_seq, N, N}));
+    EXPECT_EQ(bthd.bias, P({batch, TP, SP, N}));
+    EXPECT_EQ(bthd.mask, P({batch, N, SP, N}));
+    EXPECT_EQ(bthd.q_segment_ids, P({batch, SP}));
+    EXPECT_EQ(bthd.kv_segment_ids, P({batch, kv_seq}));
+    EXPECT_EQ(Rules(config, mode, AttnLayout::kBthd, false, 2).softmax_aux, P({N, N}));  // a real spec, not None
+    EXPECT_EQ(Rules(config, mode, AttnLayout::kBthd, false, 1).softmax_aux, P({TP}));
+    const AttnShardingRules mni = Rules(config, mode, AttnLayout::kBthd, true);
+    EXPECT_EQ(mni.key, P({batch, kv_seq, TP, N}));
+    EXPECT_EQ(mni.value, P({batch, kv_seq, TP, N}));
+    EXPECT_EQ(Rules(config, mode, AttnLayout::kBthd, true, 2).softmax_aux, P({N, N}));  // KV_HEAD even under mni
+    // bhtd swaps entries 1 and 2 of query, key and value; the rest is layout-independent.
+    const AttnShardingRules bhtd = Rules(config, mode, AttnLayout::kBhtd);
+    EXPECT_EQ(bhtd.query, P({batch, TP, SP, N}));
+    EXPECT_EQ(bhtd.output, bhtd.query);
+    EXPECT_EQ(bhtd.key, P({batch, N, kv_seq, N}));
+    EXPECT_EQ(bhtd.value, P({batch, N, kv_seq, N}));
+    EXPECT_EQ(bhtd.bias, bthd.bias);
+    EXPECT_EQ(bhtd.mask, bthd.mask);
+    EXPECT_EQ(bhtd.kv_segment_ids, bthd.kv_segment_ids);
+    const AttnShardingRules bhtd_mni = Rules(config, mode, AttnLayout::kBhtd, true);
+    EXPECT_EQ(bhtd_mni.key, P({batch, TP, kv_seq, N}));
+  }
+}
+
+// ---- §1: None falls back, an empty value replicates ---------------------------------------------------
+
+TEST_F(ActivationsTest, DecodeNullFallsBackToTrainButAnEmptyListReplicates) {
+  const Json fallback = Config({"partition_axis.decode_head_axis=null"});
+  EXPECT_EQ(Rules(fallback, RuntimeMode::kDecode).query, P({B, SP, TP, N}));  // a no-op
+  const Json empty = Config({"partition_axis.decode_head_axis=[]"});
+  EXPECT_EQ(Rules(empty, RuntimeMode::kDecode).query, P({B, SP, N, N}));
+  EXPECT_EQ(Rules(empty, RuntimeMode::kInsert).query, P({B, SP, N, N}));
+  EXPECT_EQ(Rules(empty, RuntimeMode::kTrain).query, P({B, SP, TP, N}));
+  const Json blank = Config({"partition_axis.decode_head_axis=\"\""});
+  EXPECT_EQ(Rules(blank, RuntimeMode::kDecode).query, P({B, SP, N, N}));  // "" is falsy: None
+}
+
+TEST_F(ActivationsTest, ATrainFieldSetToNullIsUnshardedInEveryMode) {
+  const Json config = Config({"partition_axis.kv_head_axis=null"});
+  for (RuntimeMode mode : kAllModes) EXPECT_EQ(Rules(config, mode).key, P({B, SP, N, N}));
+}
+
+TEST_F(ActivationsTest, DecodeQuerySequenceAndAttentionDimsFallBackUntilSet) {
+  const Json config = Config({"partition_axis.decode_query_sequence_axis=dp", "partition_axis.attention_dim_axis=ep"});
+  EXPECT_EQ(Rules(config, RuntimeMode::kTrain).query, P({B, SP, TP, {"ep"}}));
+  EXPECT_EQ(Rules(config, RuntimeMode::kDecode).query, P({B, DP, TP, {"ep"}}));  // decode_attention_dim_axis: None
+}
+
+TEST_F(ActivationsTest, RenamedMeshAxesFollowThrough) {
+  const Json config = Config({"partition_axis.data_parallel_axis=data", "partition_axis.tensor_parallel_axis=model",
+                              "partition_axis.sequence_parallel_axis=seq"});
+  const AttnShardingRules rules = Rules(config, RuntimeMode::kDecode);
+  EXPECT_EQ(rules.query, P({{"fsdp", "data"}, {"seq"}, {"model"}, N}));
+}
+
+// ---- §3: residual stream and logits -------------------------------------------------------------------
+
+TEST_F(ActivationsTest, Section3PresetsRawDefaultAndC1Decode) {
+  const Json defaults = Config();
+  const Json c1 = Config(kC1);
+  const auto raw = [&](const std::string& name, const Json& config, rules::AxisMode mode) {
+    return Resolve(table_.FindResidual(name)->axes, config, mode);
+  };
+  for (rules::AxisMode mode : {rules::AxisMode::kTrain, rules::AxisMode::kGeneration}) {
+    EXPECT_EQ(raw("hidden_state", defaults, mode), P({B, SP, TP}));
+    EXPECT_EQ(raw("attn_q", defaults, mode), P({B, SP, TP, N}));
+    EXPECT_EQ(raw("attn_kv", defaults, mode), P({B, SP, TP, N}));
+  }
+  EXPECT_EQ(raw("hidden_state", c1, rules::AxisMode::kGeneration), P({DP, SP, TP}));
+  EXPECT_EQ(raw("attn_q", c1, rules::AxisMode::kGeneration), P({DP, SP, TP, N}));
+  EXPECT_EQ(raw("attn_kv", c1, rules::AxisMode::kGeneration), P({DP, SP, TP, N}));
+  EXPECT_EQ(raw("hidden_state", c1, rules::AxisMode::kTrain), P({B, SP, TP}));
+}
+
+TEST_F(ActivationsTest, Section3CorrectedExamples) {
+  const Mesh mesh = FiveD(2, 2, 1, 2, 2);
+  const Json defaults = Config();
+  EXPECT_EQ(Residual("hidden_state", defaults, Shape{8, 1, 4096}, mesh), P({B, N, TP}));
+  EXPECT_EQ(Residual("hidden_state", Config(kC1), Shape{8, 1, 4096}, mesh), P({DP, N, TP}));
+  EXPECT_EQ(Residual("hidden_state", defaults, Shape{1, 1, 4096}, mesh), P({N, N, TP}));
+  EXPECT_EQ(Residual("hidden_state", defaults, Shape{6, 2048, 4100}, mesh), P({N, SP, TP}));
+  EXPECT_EQ(Residual("hidden_state", defaults, Shape{8, 1, 4096}, FiveD(1, 8, 1, 1, 1)), P({B, SP, TP}));
+}
+
+TEST_F(ActivationsTest, Section3LossConstrainsLogitsInTrainOnly) {
+  const Mesh mesh = FiveD(1, 4, 1, 2, 1);
+  auto train = Build(Config(), mesh, RuntimeMode::kTrain, std::nullopt, std::nullopt);
+  ASSERT_TRUE(train.ok()) << train.status().ToString();
+  EXPECT_EQ(train->logits, P({B, SP, TP}));
+  EXPECT_EQ(train->labels, P({B, SP}));
+  for (RuntimeMode mode : {RuntimeMode::kPrefill, RuntimeMode::kDecode, RuntimeMode::kInsert}) {
+    auto plan = Build(Config(), mesh, mode, std::nullopt, std::nullopt);
+    ASSERT_TRUE(plan.ok());
+    EXPECT_EQ(plan->logits, std::nullopt);
+  }
+  // The loss uses hidden_state_axis for the vocabulary, with no decode variant.
+  EXPECT_EQ(Build(Config(kC1), mesh, RuntimeMode::kTrain, std::nullopt, std::nullopt)->logits, P({B, SP, TP}));
+  const Json hidden_dp = Config({"partition_axis.hidden_state_axis=dp", "partition_axis.vocab_axis=ep"});
+  EXPECT_EQ(Build(hidden_dp, mesh, RuntimeMode::kTrain, std::nullopt, std::nullopt)->logits, P({B, SP, DP}));
+  // Vocab 32000 keeps tp; 32001 drops it.
+  const ActivationTable::ResidualEntry* logits = table_.FindResidual("logits");
+  EXPECT_EQ(CorrectSpec(Shape{8, 2048, 32000}, Resolve(logits->axes, Config(), rules::AxisMode::kTrain), mesh,
+                        UnevenMode::kReplicate)
+                .spec,
+            P({B, SP, TP}));
+  EXPECT_EQ(CorrectSpec(Shape{8, 2048, 32001}, Resolve(logits->axes, Config(), rules::AxisMode::kTrain), mesh,
+                        UnevenMode::kReplicate)
+                .spec,
+            P({B, SP, N}));
+}
+
+TEST_F(ActivationsTest, Section24VanillaDecodeExampleUnderC1) {
+  // C1 on dp2,fsdp2,ep1,tp2,sp2: decode query (8, 1, 32, 128) and cache KV (8, 4096, 8, 128).
+  const Mesh mesh = FiveD(2, 2, 1, 2, 2);
+  const AttnShardingRules rules = Rules(Config(kC1), RuntimeMode::kDecode);
+  EXPECT_EQ(CorrectSpec(Shape{8, 1, 32, 128}, rules.query, mesh, UnevenMode::kReplicate).spec, P({DP, N, TP, N}));
+  EXPECT_EQ(CorrectSpec(Shape{8, 4096, 8, 128}, rules.key, mesh, UnevenMode::kReplicate).spec, P({DP, SP, TP, N}));
+}
+
+TEST_F(ActivationsTest, HiddenStateOfAModeFollowsTheQueryLength) {
+  const Json c1 = Config(kC1);
+  const Mesh mesh = FiveD(2, 2, 1, 2, 2);
+  auto spec_of = [](const ActivationPlan& plan, const std::string& name) {
+    for (const auto& [entry, spec] : plan.residual) {
+      if (entry == name) return spec;
+    }
+    return PartitionSpec();
+  };
+  EXPECT_EQ(spec_of(*Build(c1, mesh, RuntimeMode::kDecode, std::nullopt, std::nullopt), "hidden_state"),
+            P({DP, SP, TP}));
+  EXPECT_EQ(spec_of(*Build(c1, mesh, RuntimeMode::kInsert, std::nullopt, std::nullopt), "hidden_state"),
+            P({B, SP, TP}));  // the presets' own integer mode: T > 1 is train
+  EXPECT_EQ(spec_of(*Build(c1, mesh, RuntimeMode::kTrain, 8, 1), "hidden_state"), P({DP, SP, TP}));
+}
+
+// ---- §4.2: the TransformerCache -----------------------------------------------------------------------
+
+struct CacheRow {
+  std::vector<std::string> sets;
+  std::array<int64_t, 5> mesh;
+  std::array<int64_t, 4> shape;
+  PartitionSpec stored;
+  PartitionSpec index;
+};
+
+TEST_F(ActivationsTest, Section42CacheTable) {
+  const CacheRow rows[] = {
+      {{}, {2, 2, 1, 2, 2}, {8, 4096, 8, 128}, P({B, SP, TP, N}), P({B})},
+      {{}, {2, 2, 1, 2, 2}, {1, 4096, 8, 128}, P({N, SP, TP, N}), P({N})},
+      {{}, {1, 1, 1, 4, 1}, {4, 2048, 2, 128}, P({B, SP, N, N}), P({B})},
+      {{}, {1, 2, 1, 2, 2}, {4, 4095, 8, 128}, P({B, N, TP, N}), P({B})},
+      {kC2, {2, 2, 1, 2, 2}, {8, 4096, 8, 128}, P({B, SP, N, N}), P({B})},
+  };
+  for (const CacheRow& row : rows) {
+    const Json config = Config(row.sets);
+    const Mesh mesh = FiveD(row.mesh[0], row.mesh[1], row.mesh[2], row.mesh[3], row.mesh[4]);
+    const Shape shape{row.shape[0], row.shape[1], row.shape[2], row.shape[3]};
+    SCOPED_TRACE(mesh.ToString() + " " + shape.ToString());
+    // Stored with the train (prefill) rules in every mode.
+    for (RuntimeMode mode : kAllModes) {
+      auto plan = Build(config, mesh, mode, std::nullopt, std::nullopt);
+      ASSERT_TRUE(plan.ok());
+      EXPECT_EQ(plan->cache_key, Resolve(*table_.FindCache("key"), config, rules::AxisMode::kTrain));
+    }
+    std::string unknown;
+    const PartitionSpec raw = Resolve(*table_.FindCache("key"), config, rules::AxisMode::kTrain);
+    EXPECT_EQ(SanitizeCacheSpec(raw, {shape, shape}, mesh, &unknown), row.stored);
+    EXPECT_TRUE(unknown.empty());
+    const PartitionSpec index = Resolve(*table_.FindCache("indexs"), config, rules::AxisMode::kTrain);
+    EXPECT_EQ(SanitizeCacheSpec(index, {Shape{row.shape[0]}}, mesh, nullptr), row.index);
+  }
+}
+
+TEST_F(ActivationsTest, Section42CacheRowsThroughThePlan) {
+  // Row 4: a 4095-token window on fsdp2,tp2,sp2 drops sp; the plan reports it once per dim with a count.
+  const Json config = Config({}, R"(, "sliding_window": 4095)");
+  auto plan = Build(config, FiveD(1, 2, 1, 2, 2), RuntimeMode::kPrefill, 4, 8192);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const ActivationTensor* key = nullptr;
+  for (const ActivationTensor& tensor : plan->tensors) {
+    if (tensor.name == "kv_cache.key[sliding 4095]") key = &tensor;
+  }
+  ASSERT_NE(key, nullptr);
+  EXPECT_EQ(key->shape, (Shape{4, 4095, 8, 128}));
+  EXPECT_EQ(key->effective, P({B, N, TP, N}));
+  EXPECT_EQ(key->layers, 4);
+  EXPECT_EQ(key->shard_shape, (Shape{2, 4095, 4, 128}));
+  const Finding* uneven = FindCode(*plan, FindingCode::kUnevenReplaced);
+  ASSERT_NE(uneven, nullptr);
+  EXPECT_EQ(uneven->message,
+            "kv_cache.key [4, 4095, 8, 128]: dim 1 (4095) is not divisible by sp=2, so the cache sanitiser leaves it "
+            "unsharded");
+  EXPECT_EQ(uneven->count, 4);
+}
+
+TEST_F(ActivationsTest, Section42CacheBytesOfTheWholeCache) {
+  // GQA: 4 layers of key + value (2, 8192, 8, 128) float32 + indexs/starts (2,) int32, on tp=2, sp=2.
+  const Json config = Config();
+  auto plan = Build(config, FiveD(1, 1, 1, 2, 2), RuntimeMode::kDecode, 2, 8192);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  const int64_t kv = 2 * 8192 * 8 * 128 * 4;
+  EXPECT_EQ(plan->cache_bytes, 4 * (2 * kv + 2 * 8));
+  EXPECT_EQ(plan->cache_bytes_per_device, 4 * (2 * kv / 4 + 2 * 8));
+  EXPECT_EQ(plan->cache_key, P({B, SP, TP, N}));
+  EXPECT_FALSE(plan->cache_reshard);
+  EXPECT_EQ(FindCode(*plan, FindingCode::kCacheReshard), nullptr);
+}
+
+TEST_F(ActivationsTest, Section42DecodeReshardUnderC1AndC2) {
+  const Mesh mesh = FiveD(2, 2, 1, 2, 2);
+  auto c1 = Build(Config(kC1), mesh, RuntimeMode::kDecode, 8, 4096);
+  ASSERT_TRUE(c1.ok());
+  EXPECT_EQ(c1->cache_key, P({B, SP, TP, N}));
+  EXPECT_EQ(c1->cache_decode_key, P({DP, SP, TP, N}));
+  EXPECT_TRUE(c1->cache_reshard);
+  const Finding* reshard = FindCode(*c1, FindingCode::kCacheReshard);
+  ASSERT_NE(reshard, nullptr);
+  EXPECT_EQ(reshard->severity, Severity::kWarning);
+  EXPECT_EQ(reshard->message,
+            "kv_cache.key: the cache is stored as P(('fsdp', 'dp'), 'sp', 'tp', None) (prefill rules) but a decode "
+            "step constrains it to P('dp', 'sp', 'tp', None) (decode rules), so XLA reshards the whole cache at every "
+            "step");
+
+  auto c2 = Build(Config(kC2), mesh, RuntimeMode::kDecode, 8, 4096);
+  ASSERT_TRUE(c2.ok());
+  EXPECT_EQ(c2->cache_key, P({B, SP, N, N}));
+  EXPECT_EQ(c2->cache_decode_key, P({DP, FSDP, N, N}));
+  EXPECT_TRUE(c2->cache_reshard);
+  // Train mode has no decode step: the flag is set, but no finding.
+  auto c2_train = Build(Config(kC2), mesh, RuntimeMode::kTrain, std::nullopt, std::nullopt);
+  EXPECT_TRUE(c2_train->cache_reshard);
+  EXPECT_EQ(FindCode(*c2_train, FindingCode::kCacheReshard), nullptr);
+  // When fsdp = 1, ('fsdp', 'dp') and 'dp' are the same layout: no reshard.
+  auto same = Build(Config(kC1), FiveD(2, 1, 1, 2, 1), RuntimeMode::kDecode, 8, 4096);
+  EXPECT_FALSE(same->cache_reshard);
+}
+
+TEST_F(ActivationsTest, UseShardedKvCachingChangesNothing) {
+  const Mesh mesh = FiveD(1, 2, 1, 2, 2);
+  auto plain = Build(Config(), mesh, RuntimeMode::kDecode, 4, 1024);
+  auto sharded = Build(Config({"use_sharded_kv_caching=true", "kv_cache_sharding_sequence_axis_name=tp"}), mesh,
+                       RuntimeMode::kDecode, 4, 1024);
+  ASSERT_TRUE(plain.ok() && sharded.ok());
+  EXPECT_TRUE(sharded->use_sharded_kv_caching);
+  EXPECT_EQ(sharded->kv_cache_sharding_sequence_axis_name, Json("tp"));
+  EXPECT_EQ(plain->cache_key, sharded->cache_key);
+  ASSERT_EQ(plain->tensors.size(), sharded->tensors.size());
+  for (size_t i = 0; i < plain->tensors.size(); ++i) {
+    EXPECT_EQ(plain->tensors[i].effective, sharded->tensors[i].effective);
+  }
+}
+
+TEST_F(ActivationsTest, CacheGeometryOfGqaSlidingAndMla) {
+  CacheGeometry gqa = CacheGeometryOf(Config());
+  EXPECT_EQ(gqa.key_heads, 8);
+  EXPECT_EQ(gqa.key_dim, 128);  // hidden_size / num_attention_heads
+  EXPECT_EQ(gqa.layers, 4);
+  EXPECT_EQ(gqa.sliding, (std::vector<int64_t>{0, 0, 0, 0}));
+  const Json types = Json::parse(R"({"num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+      "num_hidden_layers": 4, "sliding_window": 1024,
+      "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]})");
+  EXPECT_EQ(CacheGeometryOf(types).sliding, (std::vector<int64_t>{1024, 0, 1024, 0}));
+  const Json disabled = Json::parse(R"({"num_attention_heads": 8, "num_hidden_layers": 2, "hidden_size": 512,
+      "sliding_window": 4096, "use_sliding_window": false})");
+  EXPECT_EQ(CacheGeometryOf(disabled).sliding, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(CacheGeometryOf(disabled).key_heads, 8);  // no kv heads: the attention heads
+  const Json mla = Json::parse(R"({"num_attention_heads": 128, "num_key_value_heads": 128, "num_hidden_layers": 61,
+      "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "head_dim": 64})");
+  const CacheGeometry g = CacheGeometryOf(mla);
+  EXPECT_TRUE(g.mla);
+  EXPECT_EQ(g.key_heads, 128);
+  EXPECT_EQ(g.key_dim, 192);
+  EXPECT_EQ(g.value_dim, 128);
+}
+
+TEST_F(ActivationsTest, CacheSanitiserNeedsBothKeyAndValueAndReportsUnknownAxes) {
+  const Mesh mesh = FiveD(1, 1, 1, 4, 1);
+  std::string unknown;
+  // MLA-like: the key dim 192 divides by 4 but a value dim of 6 would not.
+  EXPECT_EQ(SanitizeCacheSpec(P({N, N, N, TP}), {Shape{1, 8, 1, 192}, Shape{1, 8, 1, 6}}, mesh, &unknown),
+            P({N, N, N, N}));
+  EXPECT_EQ(SanitizeCacheSpec(P({{"xp"}, N, TP, N}), {Shape{8, 8, 8, 8}}, mesh, &unknown), P({{"xp"}, N, TP, N}));
+  EXPECT_EQ(unknown, "xp");
+}
+
+TEST_F(ActivationsTest, SameLayoutIgnoresSizeOneAxesAndTrailingNones) {
+  const Mesh mesh = FiveD(2, 1, 1, 2, 1);
+  EXPECT_TRUE(SameLayout(P({B, SP, TP, N}), P({DP, N, TP}), mesh));
+  EXPECT_FALSE(SameLayout(P({B, SP, TP, N}), P({DP, N, N, N}), mesh));
+}
+
+// ---- findings from shapes -----------------------------------------------------------------------------
+
+TEST_F(ActivationsTest, DecodeFindingsForBatchOneAndSequenceParallelism) {
+  // batch 1 over fsdp=8; decode with sp=2; 8 kv heads over tp=16.
+  auto batch = Build(Config(), FiveD(1, 8, 1, 1, 1), RuntimeMode::kDecode, 1, 2048);
+  ASSERT_TRUE(batch.ok());
+  ASSERT_FALSE(batch->findings.empty());
+  EXPECT_EQ(batch->findings.front().code, FindingCode::kUnevenReplaced);
+  EXPECT_EQ(batch->findings.front().message,
+            "decode attention.query3d [1, 32, 128]: dim 0 (1) is not divisible by fsdp=8 x dp=1 = 8, so eformer's "
+            "correction leaves it unsharded");
+  EXPECT_EQ(batch->findings.front().notes,
+            (std::vector<std::string>{"dim 0 shards over fsdp x dp when it is a multiple of 8"}));
+
+  auto sp = Build(Config(), FiveD(1, 1, 1, 1, 2), RuntimeMode::kDecode, 4, 2048);
+  ASSERT_TRUE(sp.ok());
+  bool query_seq = false;
+  for (const Finding& finding : sp->findings) {
+    query_seq = query_seq || finding.message.starts_with("decode attention.query [4, 1, 32, 128]: dim 1 (1) is not "
+                                                         "divisible by sp=2");
+  }
+  EXPECT_TRUE(query_seq);
+
+  auto heads = Build(Config(), FiveD(1, 1, 1, 16, 1), RuntimeMode::kTrain, 16, 128);
+  ASSERT_TRUE(heads.ok());
+  bool kv_heads = false;
+  for (const Finding& finding : heads->findings) {
+    kv_heads = kv_heads || finding.message.starts_with("train attention.key [16, 128, 8, 128]: dim 2 (8)");
+  }
+  EXPECT_TRUE(kv_heads);
+}
+
+TEST_F(ActivationsTest, AnAxisTheMeshLacksIsAnError) {
+  Mesh mesh;
+  mesh.axis_names = {"fsdp", "tp"};
+  mesh.shape = {2, 2};
+  auto plan = Build(Config(kC1), mesh, RuntimeMode::kDecode, 4, 64);
+  ASSERT_TRUE(plan.ok());
+  ASSERT_FALSE(plan->findings.empty());
+  EXPECT_EQ(plan->findings.front().code, FindingCode::kUnknownAxis);
+  EXPECT_EQ(plan->findings.front().severity, Severity::kError);
+}
+
+// ---- §5.2: expert specs -------------------------------------------------------------------------------
+
+struct ExpertVariant {
+  std::vector<std::string> sets;
+  PartitionSpec column, row;
+};
+
+TEST_F(ActivationsTest, Section52ModuleViewSpecsEveryVariant) {
+  const std::string moe = R"(, "num_local_experts": 8)";
+  const ExpertVariant variants[] = {
+      {{}, P({{"ep", "sp", "fsdp"}, N, TP}), P({{"ep", "sp", "fsdp"}, TP, N})},
+      {{"fsdp_is_ep_bound=false"}, P({{"ep", "sp"}, N, TP}), P({{"ep", "sp"}, TP, N})},
+      {{"sp_is_ep_bound=false"}, P({{"ep", "fsdp"}, N, TP}), P({{"ep", "fsdp"}, TP, N})},
+      {{"fsdp_is_ep_bound=false", "sp_is_ep_bound=false"}, P({{"ep"}, N, TP}), P({{"ep"}, TP, N})},
+      {{"use_expert_tensor_mode=true"}, P({TP, N, N}), P({TP, N, N})},
+      {{"use_expert_tensor_mode=true", "fsdp_is_ep_bound=false"}, P({TP, N, N}), P({TP, N, N})},
+  };
+  for (const ExpertVariant& variant : variants) {
+    const Json config = Config(variant.sets, moe);
+    const ExpertMesh expert = FoldExpertMesh(FiveD(1, 2, 2, 1, 2), ParallelAxisNamesOf(config), ExpertBindingOf(config));
+    auto specs = GetExpertSpecs(table_, *presets_, config, expert);
+    ASSERT_TRUE(specs.ok()) << specs.status().ToString();
+    ASSERT_TRUE(specs->has_value());
+    EXPECT_EQ((*specs)->experts, 8);
+    EXPECT_EQ((*specs)->column, variant.column);
+    EXPECT_EQ((*specs)->row, variant.row);
+    if ((*specs)->expert_tensor_mode) {
+      EXPECT_EQ((*specs)->bias, P({TP, N}));
+    } else {
+      EXPECT_EQ((*specs)->bias, P({variant.column[0], TP}));
+    }
+  }
+}
+
+TEST_F(ActivationsTest, Section52FusedPathOnTheExpertMesh) {
+  const Json standard = Config({}, R"(, "num_local_experts": 8)");
+  const ExpertMesh expert = FoldExpertMesh(FiveD(2, 2, 2, 2, 1), ParallelAxisNames{}, ExpertBinding{});
+  auto specs = GetExpertSpecs(table_, *presets_, standard, expert);
+  ASSERT_TRUE(specs.ok() && specs->has_value());
+  const std::vector<std::pair<std::string, PartitionSpec>> expected = {
+      {"hidden_in", P({DP, N, N})},    {"router_probs", P({DP, N})},  {"wi_wu_kernel", P({{"ep"}, N, TP})},
+      {"wd_kernel", P({{"ep"}, TP, N})}, {"bias", P({{"ep"}, TP})},     {"output", P({DP, N, TP})},
+  };
+  EXPECT_EQ((*specs)->fused, expected);
+  EXPECT_EQ((*specs)->model_output, P({DP, N, TP}));
+
+  const Json etm = Config({"use_expert_tensor_mode=true"}, R"(, "num_local_experts": 8)");
+  auto etm_specs = GetExpertSpecs(table_, *presets_, etm, expert);
+  ASSERT_TRUE(etm_specs.ok() && etm_specs->has_value());
+  const std::vector<std::pair<std::string, PartitionSpec>> etm_expected = {
+      {"hidden_in", P({DP, N, N})},  {"router_probs", P({DP, N})}, {"wi_wu_kernel", P({TP, N, N})},
+      {"wd_kernel", P({TP, N, N})}, {"bias", P({TP, N})},         {"output", P({DP, N, N})},
+  };
+  EXPECT_EQ((*etm_specs)->fused, etm_expected);
+  EXPECT_EQ((*etm_specs)->model_output, P({DP, N, N}));
+  // Expert-tensor mode with tp = 2 on the expert mesh: EasyDeL raises ValueError.
+  const std::vector<Finding> findings = ExpertMeshFindings(expert, *etm_specs);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].code, FindingCode::kExpertMesh);
+  EXPECT_EQ(findings[0].message,
+            "expert_mesh: use_expert_tensor_mode needs the expert mesh's tp size to be 1, but it is 2 (dp=2, ep=4, "
+            "tp=2); EasyDeL raises ValueError");
+}
+
+TEST_F(ActivationsTest, Section52FusedSpecsUseRenamedExpertMeshAxes) {
+  const Json config = Config({"partition_axis.data_parallel_axis=data", "partition_axis.expert_parallel_axis=expert",
+                              "partition_axis.tensor_parallel_axis=model", "partition_axis.sequence_parallel_axis=seq"},
+                             R"(, "num_local_experts": 8)");
+  Mesh mesh;
+  mesh.axis_names = {"data", "fsdp", "expert", "model", "seq"};
+  mesh.shape = {1, 2, 2, 2, 1};
+  const ExpertMesh expert = FoldExpertMesh(mesh, ParallelAxisNamesOf(config), ExpertBindingOf(config));
+  EXPECT_EQ(expert.ToString(), "data=1, expert=4, model=2");
+  auto specs = GetExpertSpecs(table_, *presets_, config, expert);
+  ASSERT_TRUE(specs.ok() && specs->has_value());
+  EXPECT_EQ((*specs)->fused[2].second, P({{"expert"}, N, {"model"}}));
+  EXPECT_EQ((*specs)->column, P({{"expert", "seq", "fsdp"}, N, {"model"}}));
+  EXPECT_EQ((*specs)->model_output, P({{"data"}, N, {"model"}}));
+}
+
+TEST_F(ActivationsTest, DenseConfigsHaveNoExpertSpecsAndExpertsMustSplitEvenly) {
+  auto dense = GetExpertSpecs(table_, *presets_, Config(), ExpertMesh{});
+  ASSERT_TRUE(dense.ok());
+  EXPECT_FALSE(dense->has_value());
+  const Json config = Config({}, R"(, "num_local_experts": 6)");
+  const ExpertMesh expert = FoldExpertMesh(FiveD(1, 2, 2, 1, 1), ParallelAxisNames{}, ExpertBinding{});
+  auto specs = GetExpertSpecs(table_, *presets_, config, expert);
+  const std::vector<Finding> findings = ExpertMeshFindings(expert, *specs);
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].message,
+            "expert_mesh: 6 experts cannot be dealt to the folded ep axis of size 4 (from ep x fsdp x sp); the fused MoE "
+            "shard_map needs an even split");
+  EXPECT_EQ(findings[0].notes, (std::vector<std::string>{"valid folded sizes: 1, 2, 3, 6"}));
+}
+
+}  // namespace
+}  // namespace easyplan::planner
