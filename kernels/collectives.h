@@ -1,0 +1,81 @@
+#ifndef EASYPLAN_KERNELS_COLLECTIVES_H_
+#define EASYPLAN_KERNELS_COLLECTIVES_H_
+
+// In-process collectives between simulated devices, with byte accounting. Each one moves data only
+// inside its groups (the devices that differ only on the collective's mesh axes) and records what every
+// device receives, with the usual ring costs for a group of g devices and a per-device block of S bytes:
+//   all-gather      (g-1)·S            (S = the block before the gather)
+//   reduce-scatter  (g-1)/g·S          (S = the unreduced block)
+//   all-reduce      2·(g-1)/g·S        (reduce-scatter + all-gather)
+//   all-to-all      (g-1)/g·S
+// Collectives over axes of size 1 are no-ops and are not recorded.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/dist_tensor.h"
+
+namespace easyplan::kernels {
+
+enum class CollectiveKind { kAllGather, kReduceScatter, kAllReduce, kAllToAll };
+inline constexpr int kCollectiveKinds = 4;
+std::string_view CollectiveName(CollectiveKind kind);  // "all-gather", ...
+
+struct CommRecord {
+  CollectiveKind kind;
+  std::string scope;  ///< "embed", "layer 0", "final", ...
+  std::string op;     ///< the op that needed it, e.g. "self_attn/o_proj: contracting dim sharded on both operands"
+  std::string tensor_spec;  ///< the operand's spec before the collective
+  int64_t group_size = 0;
+  int64_t bytes_per_device = 0;  ///< received by every device (groups are uniform)
+};
+
+struct CommLog {
+  std::vector<CommRecord> records;
+  int64_t dropped_all_reduces = 0;  ///< by the kDropAllReduce injection
+  /// Total bytes per device of one kind (all scopes when scope is empty).
+  int64_t Bytes(CollectiveKind kind, std::string_view scope = {}) const;
+  /// Scopes in first-use order.
+  std::vector<std::string> Scopes() const;
+};
+
+enum class ReduceOp { kSum, kMax };
+
+/// Deliberate faults for the mutation tests; the default (kNone) is the only production path.
+enum class Injection { kNone, kCorruptShard, kOffsetBlock, kDropAllReduce, kWrongDim, kSwapTupleOrder };
+std::string_view InjectionName(Injection injection);
+
+class Collectives {
+ public:
+  Collectives(const MeshGeometry& geo, int64_t bytes_per_element, CommLog* log, Injection injection);
+
+  const MeshGeometry& geo() const { return geo_; }
+  void SetScope(std::string scope) { scope_ = std::move(scope); }
+  const std::string& scope() const { return scope_; }
+
+  /// Gathers dim `dim` over all axes of its entry: the entry becomes None.
+  DistTensor AllGather(DistTensor t, int dim, const std::string& why);
+  /// Sums (or maxes) over the partial axes `axes` (for kMax: over `axes`, the tensor not partial).
+  DistTensor AllReduce(DistTensor t, const std::vector<int>& axes, ReduceOp op, const std::string& why);
+  /// Sums over the partial axes `axes` and leaves each device its block of `dim` (axes appended to the
+  /// dim's entry, minor).
+  DistTensor ReduceScatter(DistTensor t, const std::vector<int>& axes, int dim, const std::string& why);
+  /// Moves the whole entry of `from` to the minor end of `to`'s entry.
+  DistTensor AllToAll(DistTensor t, int from, int to, const std::string& why);
+
+ private:
+  void Record(CollectiveKind kind, const std::string& why, const DistTensor& t, int64_t group, int64_t bytes);
+  int64_t LocalBytes(const DistTensor& t) const;
+
+  const MeshGeometry& geo_;
+  int64_t bytes_per_element_;
+  CommLog* log_;
+  Injection injection_;
+  std::string scope_;
+};
+
+}  // namespace easyplan::kernels
+
+#endif  // EASYPLAN_KERNELS_COLLECTIVES_H_

@@ -1,0 +1,283 @@
+#include "kernels/numeric_check.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace easyplan::kernels {
+namespace {
+
+uint64_t SplitMix(uint64_t* state) {
+  uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+uint64_t Fnv1a(const std::string& text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+// Uniform in [-1, 1).
+double Uniform(uint64_t* state) { return static_cast<double>(SplitMix(state) >> 11) * 0x1.0p-52 - 1.0; }
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string IndexText(const Dims& index) { return "[" + fmt::format("{}", fmt::join(index, ", ")) + "]"; }
+
+bool IsSharded(const DistSpec& spec, const MeshGeometry& geo) {
+  for (const std::vector<int>& e : spec.dims) {
+    if (geo.Tiles(e) > 1) return true;
+  }
+  return false;
+}
+
+// The layout an injection places parameter `spec` with instead of the plan's (nullopt: no change).
+std::optional<planner::TensorLayout> MutatedLayout(const Shape& shape, const PartitionSpec& spec, const Mesh& mesh,
+                                                   Injection injection) {
+  std::vector<PartitionSpec::Entry> entries = spec.entries();
+  entries.resize(static_cast<size_t>(shape.rank()));
+  auto size_of = [&](const std::string& axis) { return mesh.shape[static_cast<size_t>(*mesh.AxisIndex(axis))]; };
+  for (int d = 0; d < shape.rank(); ++d) {
+    int64_t tiles = 1, big = 0;
+    for (const std::string& axis : entries[static_cast<size_t>(d)]) {
+      tiles *= size_of(axis);
+      big += size_of(axis) > 1;
+    }
+    if (tiles <= 1) continue;
+    if (injection == Injection::kSwapTupleOrder && big >= 2) {
+      std::reverse(entries[static_cast<size_t>(d)].begin(), entries[static_cast<size_t>(d)].end());
+    } else if (injection == Injection::kWrongDim) {
+      bool moved = false;
+      for (int other = 0; other < shape.rank() && !moved; ++other) {
+        if (other == d || shape[other] % tiles != 0) continue;
+        int64_t other_tiles = 1;
+        for (const std::string& axis : entries[static_cast<size_t>(other)]) other_tiles *= size_of(axis);
+        if (shape[d] % other_tiles != 0) continue;
+        std::swap(entries[static_cast<size_t>(d)], entries[static_cast<size_t>(other)]);
+        moved = true;
+      }
+      if (!moved) continue;
+    } else {
+      continue;
+    }
+    auto layout = planner::TensorLayout::Make(shape, PartitionSpec(entries), mesh, planner::UnevenMode::kError);
+    if (layout.ok()) return std::move(*layout);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool NumericReport::ok() const {
+  if (shard_errors_total > 0 || !executed) return false;
+  for (const Comparison& c : comparisons) {
+    if (!c.ok) return false;
+  }
+  return true;
+}
+
+HostTensor MakeWeight(const std::string& name, const Dims& shape, uint64_t seed) {
+  HostTensor t(shape);
+  uint64_t state = Fnv1a(name) ^ (seed * 0x2545F4914F6CDD1Dull);
+  const bool norm = shape.size() == 1 && (EndsWith(name, "/kernel") || EndsWith(name, "/scale"));
+  const bool small = shape.size() == 1 && !norm;  // biases
+  const double scale = shape.size() >= 2 && !EndsWith(name, "/embedding")
+                           ? 1.0 / std::sqrt(static_cast<double>(shape[shape.size() - 2]))
+                           : 1.0;
+  for (double& v : t.data) {
+    const double u = Uniform(&state);
+    v = norm ? 1.0 + 0.1 * u : small ? 0.1 * u : scale * u;
+  }
+  return t;
+}
+
+StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::Plan& plan, const ParamTree& tree,
+                                        const NumericOptions& options) {
+  NumericReport report;
+  const Mesh& mesh = plan.mesh;
+  const MeshGeometry geo(mesh);
+  report.devices = geo.devices();
+  if (geo.devices() > options.max_devices) {
+    return Status::BadInput({},
+                            fmt::format("the numeric check simulates at most {} devices; this mesh has {} ({})",
+                                        options.max_devices, geo.devices(), mesh.ToString()),
+                            {"use --level layout for larger meshes"});
+  }
+  Mesh one = mesh;
+  for (int64_t& s : one.shape) s = 1;
+  one.dcn_shape.clear();
+  const MeshGeometry geo1(one);
+
+  // Memory: every device's shards plus the full reference copy, in f64.
+  int64_t elements = 0;
+  for (const planner::ParamPlan& p : plan.params) {
+    const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
+    const int64_t full = group.layout.shape().NumElements().value_or(INT64_MAX / 64);
+    const int64_t shard = group.layout.shard_shape().NumElements().value_or(INT64_MAX / 64);
+    elements += full + shard * geo.devices();
+    if (elements > options.max_bytes / 8) {
+      return Status::BadInput({},
+                              fmt::format("the numeric check would need more than {} bytes of host memory for the "
+                                          "parameters of {} simulated devices",
+                                          options.max_bytes, geo.devices()),
+                              {"the derived model is not tiny enough; use --level layout"});
+    }
+  }
+  report.param_bytes = elements * 8;
+
+  std::unordered_map<std::string, DistTensor> sharded, reference;
+  bool injected = options.injection == Injection::kNone || options.injection == Injection::kDropAllReduce;
+  bool shapes_ok = true;
+  for (const planner::ParamPlan& p : plan.params) {
+    const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
+    const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
+    if (tensor.role != TensorRole::kParameter) continue;
+    if (!group.layout.even() || group.expert_layout) {
+      return Status::BadInput({}, tensor.name + ": the numeric check needs an even layout (" + p.effective.ToString() +
+                                      " on " + tensor.shape.ToString() + ")");
+    }
+    const Dims dims(tensor.shape.dims().begin(), tensor.shape.dims().end());
+    EP_ASSIGN_OR_RETURN(DistSpec spec, SpecFromPartition(p.effective, tensor.shape.rank(), mesh));
+    const HostTensor w = MakeWeight(tensor.name, dims, options.seed);
+    ++report.params;
+
+    // Placement: the shards the plan's layout assigns (through an injected fault when asked).
+    const planner::TensorLayout* layout = &group.layout;
+    std::optional<planner::TensorLayout> mutated;
+    int64_t offset_device = -1, corrupt_device = -1;
+    if (!injected && IsSharded(spec, geo)) {
+      if (options.injection == Injection::kCorruptShard) {
+        corrupt_device = geo.devices() - 1;
+        injected = true;
+      } else if (options.injection == Injection::kOffsetBlock) {
+        offset_device = 0;
+        injected = true;
+      } else {
+        mutated = MutatedLayout(tensor.shape, p.effective, mesh, options.injection);
+        if (mutated) {
+          layout = &*mutated;
+          injected = true;
+        }
+      }
+    }
+    DistTensor placed{dims, spec, {}};
+    for (int64_t d = 0; d < geo.devices(); ++d) {
+      std::vector<planner::Range> box = layout->SliceOf(d);
+      if (d == offset_device) {
+        for (size_t k = 0; k < box.size(); ++k) {
+          if (geo.Tiles(spec.dims[k]) <= 1) continue;
+          const int64_t length = box[k].second - box[k].first;
+          box[k] = {box[k].first + length, box[k].second + length};
+          break;
+        }
+      }
+      HostTensor local = SliceBox(w, std::vector<Range>(box.begin(), box.end()));
+      if (d == corrupt_device && local.size() > 0) local.data[0] += 1.0;
+      placed.local.push_back(std::move(local));
+    }
+
+    // Every device's shard against the slice the effective spec names.
+    for (int64_t d = 0; d < geo.devices(); ++d) {
+      const std::vector<Range> want_box = placed.BoxOf(geo, d);
+      const HostTensor& got = placed.local[static_cast<size_t>(d)];
+      ShardError error{tensor.name, d};
+      Dims extent;
+      for (const Range& r : want_box) extent.push_back(r.second - r.first);
+      if (got.shape != extent) {
+        shapes_ok = false;
+        error.message = fmt::format("device {} holds a shard of shape [{}], but {} gives it [{}]", d,
+                                    fmt::join(got.shape, ", "), p.effective.ToString(), fmt::join(extent, ", "));
+      } else {
+        const HostTensor want = SliceBox(w, want_box);
+        for (int64_t i = 0; i < want.size(); ++i) {
+          if (got.data[static_cast<size_t>(i)] == want.data[static_cast<size_t>(i)]) continue;
+          error.index = want.Unravel(i);
+          for (size_t k = 0; k < error.index.size(); ++k) error.index[k] += want_box[k].first;
+          error.got = got.data[static_cast<size_t>(i)];
+          error.want = want.data[static_cast<size_t>(i)];
+          error.message = fmt::format("device {} holds {} at {}, the weight is {} there", d, error.got,
+                                      IndexText(error.index), error.want);
+          break;
+        }
+      }
+      if (error.message.empty()) continue;
+      ++report.shard_errors_total;
+      if (report.shard_errors.size() < 20) report.shard_errors.push_back(std::move(error));
+    }
+    sharded.emplace(tensor.name, std::move(placed));
+    reference.emplace(tensor.name, Distribute(w, spec, geo1));
+  }
+
+  // Inputs: token ids [batch, seq], laid out as EasyDeL constrains them (batch and sequence axes).
+  const DistSpec ids_spec = ActivationSpec(mesh, {model.batch_axes, model.sequence_axes});
+  report.batch = model.batch;
+  report.seq = model.seq;
+  if (!EvenlyDivisible({model.batch, model.seq}, ids_spec, geo)) {
+    return Status::BadInput({}, fmt::format("batch {} x sequence {} is not divisible by the activation layout {}",
+                                            model.batch, model.seq, ids_spec.ToString(mesh)));
+  }
+  HostTensor ids({model.batch, model.seq});
+  uint64_t state = options.seed ^ 0x1D5ull;
+  for (double& v : ids.data) v = static_cast<double>(SplitMix(&state) % static_cast<uint64_t>(model.vocab));
+
+  auto lookup = [](const std::unordered_map<std::string, DistTensor>& params) {
+    return ParamLookup([&params](const std::string& name) -> const DistTensor& {
+      auto it = params.find(name);
+      EP_CHECK(it != params.end(), "the model needs tensor '" + name + "', which the tree lacks");
+      return it->second;
+    });
+  };
+  CommLog reference_log;
+  Collectives comm1(geo1, model.bytes_per_element, &reference_log, Injection::kNone);
+  Spmd spmd1(comm1);
+  const std::vector<Activation> want = Forward(model, spmd1, lookup(reference), Distribute(ids, ids_spec, geo1));
+  if (!shapes_ok) return report;
+
+  Collectives comm(geo, model.bytes_per_element, &report.comm, options.injection);
+  Spmd spmd(comm);
+  const std::vector<Activation> got = Forward(model, spmd, lookup(sharded), spmd.Place(ids, ids_spec));
+  report.executed = true;
+
+  for (size_t i = 0; i < want.size(); ++i) {
+    const HostTensor ref = Assemble(want[i].value, geo1);
+    const DistTensor& out = got[i].value;
+    Comparison c{want[i].name};
+    double ref_max = 0, err2 = 0, ref2 = 0;
+    for (double v : ref.data) {
+      ref_max = std::max(ref_max, std::abs(v));
+      ref2 += v * v;
+    }
+    // Per-op tolerances: the sharded run sums in a different order, nothing else.
+    c.max_nmse = 1e-20;
+    c.max_abs_tol = 1e-9 * std::max(1.0, ref_max);
+    for (int64_t d = 0; d < geo.devices(); ++d) {
+      const std::vector<Range> box = out.BoxOf(geo, d);
+      const HostTensor slice = SliceBox(ref, box);
+      const HostTensor& local = out.local[static_cast<size_t>(d)];
+      for (int64_t e = 0; e < slice.size(); ++e) {
+        const double diff = std::abs(local.data[static_cast<size_t>(e)] - slice.data[static_cast<size_t>(e)]);
+        err2 += diff * diff;
+        c.max_abs = std::max(c.max_abs, diff);
+        if (diff > c.max_abs_tol && c.device < 0) {
+          c.device = d;
+          c.index = slice.Unravel(e);
+          for (size_t k = 0; k < c.index.size(); ++k) c.index[k] += box[k].first;
+        }
+      }
+    }
+    c.nmse = ref2 > 0 ? err2 / static_cast<double>(geo.devices()) / ref2 : err2;
+    c.ok = c.nmse <= c.max_nmse && c.max_abs <= c.max_abs_tol;
+    report.comparisons.push_back(std::move(c));
+  }
+  return report;
+}
+
+}  // namespace easyplan::kernels

@@ -1,0 +1,72 @@
+#ifndef EASYPLAN_KERNELS_NUMERIC_CHECK_H_
+#define EASYPLAN_KERNELS_NUMERIC_CHECK_H_
+
+// The numeric check: deterministic pseudo-random weights are cut into the shards the plan assigns to
+// each simulated device (through planner's TensorLayout), every shard is compared with the slice the
+// effective spec names, and the forward pass runs twice over the same code: on one device (the
+// unsharded reference) and SPMD over the plan's mesh with explicit collectives. Every layer's output
+// and the logits are compared (normalized MSE and max abs error, f64 throughout), as llama.cpp's
+// test-backend-ops compares backends with a per-op max_nmse_err.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/param_tree.h"
+#include "core/status.h"
+#include "kernels/collectives.h"
+#include "kernels/model.h"
+#include "planner/plan.h"
+
+namespace easyplan::kernels {
+
+struct NumericOptions {
+  uint64_t seed = 0;
+  Injection injection = Injection::kNone;
+  int64_t max_devices = 64;
+  int64_t max_bytes = int64_t{1} << 30;  ///< host memory for all simulated devices' parameter shards
+};
+
+/// A device's shard that differs from what the effective spec says it should hold.
+struct ShardError {
+  std::string param;
+  int64_t device = -1;
+  Dims index;  ///< first bad global index
+  double got = 0, want = 0;
+  std::string message;
+};
+
+struct Comparison {
+  std::string name;  ///< "embed", "layer 0", ..., "logits"
+  double nmse = 0, max_abs = 0;
+  double max_nmse = 0, max_abs_tol = 0;  ///< the tolerances
+  bool ok = true;
+  int64_t device = -1;  ///< first device holding a bad element (when !ok)
+  Dims index;           ///< its first bad global index
+};
+
+struct NumericReport {
+  int64_t devices = 0;
+  int64_t batch = 0, seq = 0;
+  int64_t params = 0;
+  int64_t param_bytes = 0;  ///< host bytes of every device's shards (f64)
+  std::vector<ShardError> shard_errors;
+  int64_t shard_errors_total = 0;
+  std::vector<Comparison> comparisons;
+  bool executed = false;  ///< false when shard shapes were wrong, so the forward could not run
+  CommLog comm;
+  bool ok() const;
+};
+
+/// Runs the check of `plan` (over `tree`, EasyDeL layout, the tiny model `model` describes). BadInput
+/// when the mesh has more than max_devices devices, a parameter's layout is uneven, a tensor the model
+/// needs is missing, or the shards would exceed max_bytes.
+StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::Plan& plan, const ParamTree& tree,
+                                        const NumericOptions& options);
+
+/// Deterministic weight of tensor `name`: uniform in [-1, 1] / sqrt(fan-in) (norm scales 1 + noise).
+HostTensor MakeWeight(const std::string& name, const Dims& shape, uint64_t seed);
+
+}  // namespace easyplan::kernels
+
+#endif  // EASYPLAN_KERNELS_NUMERIC_CHECK_H_

@@ -1,0 +1,175 @@
+#include "kernels/numeric_check.h"
+
+#include <gtest/gtest.h>
+
+#include "rules/rule_library.h"
+
+namespace easyplan::kernels {
+namespace {
+
+Json TestConfig() {
+  return Json::parse(R"({
+    "use_expert_tensor_mode": false, "fsdp_is_ep_bound": true, "sp_is_ep_bound": true,
+    "partition_axis": {
+      "data_parallel_axis": "dp", "fully_sharded_data_parallel_axis": "fsdp", "tensor_parallel_axis": "tp",
+      "sequence_parallel_axis": "sp", "expert_parallel_axis": "ep", "batch_axis": ["fsdp", "dp"],
+      "head_axis": "tp", "kv_head_axis": "tp", "mlp_intermediate_axis": "tp", "vocab_axis": "tp",
+      "expert_axis": "ep", "hidden_state_axis": "tp", "sequence_axis": "sp", "query_sequence_axis": "sp",
+      "key_sequence_axis": "sp", "expert_gate_axis": null, "attention_dim_axis": null,
+      "attention_kv_dim_axis": null, "bias_head_sequence_axis": null, "bias_key_sequence_axis": null
+    }})");
+}
+
+ModelDesc TinyLlama() {
+  ModelDesc m;
+  m.family = ModelFamily::kLlama;
+  m.model_type = "llama";
+  m.vocab = 64;
+  m.hidden = 32;
+  m.layers = 2;
+  m.heads = 8;
+  m.kv_heads = 4;
+  m.head_dim = 8;
+  m.intermediate = 64;
+  m.batch_axes = {"fsdp", "dp"};
+  m.sequence_axes = {"sp"};
+  m.hidden_axes = {"tp"};
+  m.head_axes = {"tp"};
+  m.batch = 4;
+  m.seq = 8;
+  return m;
+}
+
+ParamTree LlamaTree(const ModelDesc& m) {
+  ParamTree tree;
+  tree.model_type = "llama";
+  auto add = [&](std::string name, Shape shape) { tree.tensors.push_back(TensorEntry{std::move(name), shape}); };
+  add("model/embed_tokens/embedding", Shape{m.vocab, m.hidden});
+  for (int64_t l = 0; l < m.layers; ++l) {
+    const std::string p = "model/layers/" + std::to_string(l) + "/";
+    add(p + "self_attn/q_proj/kernel", Shape{m.hidden, m.heads * m.head_dim});
+    add(p + "self_attn/k_proj/kernel", Shape{m.hidden, m.kv_heads * m.head_dim});
+    add(p + "self_attn/v_proj/kernel", Shape{m.hidden, m.kv_heads * m.head_dim});
+    add(p + "self_attn/o_proj/kernel", Shape{m.heads * m.head_dim, m.hidden});
+    add(p + "mlp/gate_proj/kernel", Shape{m.hidden, m.intermediate});
+    add(p + "mlp/up_proj/kernel", Shape{m.hidden, m.intermediate});
+    add(p + "mlp/down_proj/kernel", Shape{m.intermediate, m.hidden});
+    add(p + "input_layernorm/kernel", Shape{m.hidden});
+    add(p + "post_attention_layernorm/kernel", Shape{m.hidden});
+  }
+  add("model/norm/kernel", Shape{m.hidden});
+  add("lm_head/kernel", Shape{m.hidden, m.vocab});
+  return tree;
+}
+
+class NumericCheckTest : public ::testing::Test {
+ protected:
+  NumericCheckTest() : library_(schemas::DataSource::Embedded()), config_(TestConfig()) {}
+
+  planner::Plan Plan(const ParamTree& tree, std::vector<std::string> names, std::vector<int64_t> sizes) {
+    auto rules = library_.ForModelType("llama");
+    EXPECT_TRUE(rules.ok());
+    planner::PlanRequest request;
+    request.tree = &tree;
+    request.rules = *rules;
+    request.presets = *library_.GetPresets();
+    request.config = &config_;
+    request.mesh.axis_names = std::move(names);
+    request.mesh.shape = std::move(sizes);
+    auto plan = planner::BuildPlan(request);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    return std::move(*plan);
+  }
+
+  NumericReport Run(const planner::Plan& plan, const ParamTree& tree, Injection injection = Injection::kNone) {
+    auto report = RunNumericCheck(model_, plan, tree, NumericOptions{.seed = 7, .injection = injection});
+    if (!report.ok()) {
+      ADD_FAILURE() << report.status().ToString();
+      return {};
+    }
+    return std::move(*report);
+  }
+
+  rules::RuleLibrary library_;
+  Json config_;
+  ModelDesc model_ = TinyLlama();
+};
+
+const std::vector<std::string> kAxes = {"dp", "fsdp", "ep", "tp", "sp"};
+
+TEST_F(NumericCheckTest, TinyLlamaAgreesOnEveryMeshShape) {
+  const ParamTree tree = LlamaTree(model_);
+  for (const std::vector<int64_t>& sizes : std::vector<std::vector<int64_t>>{
+           {1, 8, 1, 1, 1}, {1, 4, 1, 2, 1}, {2, 2, 1, 2, 1}, {1, 2, 1, 2, 2}, {1, 1, 1, 8, 1}}) {
+    const planner::Plan plan = Plan(tree, kAxes, sizes);
+    model_.batch = std::max<int64_t>(2, sizes[0] * sizes[1]);
+    const NumericReport r = Run(plan, tree);
+    EXPECT_TRUE(r.ok()) << plan.mesh.ToString();
+    ASSERT_EQ(r.comparisons.size(), 4u);
+    EXPECT_EQ(r.comparisons.back().name, "logits");
+    for (const Comparison& c : r.comparisons)
+      EXPECT_TRUE(c.ok) << plan.mesh.ToString() << " " << c.name << " " << c.nmse;
+  }
+}
+
+TEST_F(NumericCheckTest, FsdpTimesTpCommunicates) {
+  const ParamTree tree = LlamaTree(model_);
+  const NumericReport r = Run(Plan(tree, kAxes, {1, 4, 1, 2, 1}), tree);
+  EXPECT_GT(r.comm.Bytes(CollectiveKind::kAllGather), 0);
+  EXPECT_GT(r.comm.Bytes(CollectiveKind::kAllReduce) + r.comm.Bytes(CollectiveKind::kReduceScatter), 0);
+}
+
+TEST_F(NumericCheckTest, MutationCorruptedShardValueIsCaught) {
+  const ParamTree tree = LlamaTree(model_);
+  const NumericReport r = Run(Plan(tree, kAxes, {1, 4, 1, 2, 1}), tree, Injection::kCorruptShard);
+  ASSERT_FALSE(r.ok());
+  ASSERT_EQ(r.shard_errors_total, 1);
+  EXPECT_EQ(r.shard_errors[0].param, "model/embed_tokens/embedding");
+  EXPECT_EQ(r.shard_errors[0].device, 7);
+  EXPECT_EQ(r.shard_errors[0].index, (Dims{48, 16}));
+}
+
+TEST_F(NumericCheckTest, MutationSliceOffByOneBlockIsCaught) {
+  const ParamTree tree = LlamaTree(model_);
+  const NumericReport r = Run(Plan(tree, kAxes, {1, 4, 1, 2, 1}), tree, Injection::kOffsetBlock);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.shard_errors[0].param, "model/embed_tokens/embedding");
+  EXPECT_EQ(r.shard_errors[0].device, 0);
+  EXPECT_EQ(r.shard_errors[0].index, (Dims{0, 0}));
+  EXPECT_FALSE(r.comparisons[0].ok);  // the wrong rows reach the embedding output
+}
+
+TEST_F(NumericCheckTest, MutationMissingAllReduceIsCaught) {
+  const ParamTree tree = LlamaTree(model_);
+  const NumericReport r = Run(Plan(tree, kAxes, {1, 4, 1, 2, 1}), tree, Injection::kDropAllReduce);
+  EXPECT_EQ(r.shard_errors_total, 0);
+  EXPECT_EQ(r.comm.dropped_all_reduces, 1);
+  ASSERT_FALSE(r.ok());
+  bool any_bad = false;
+  for (const Comparison& c : r.comparisons) any_bad = any_bad || !c.ok;
+  EXPECT_TRUE(any_bad);
+}
+
+TEST_F(NumericCheckTest, MutationSpecOnTheWrongDimIsCaught) {
+  const ParamTree tree = LlamaTree(model_);
+  const NumericReport r = Run(Plan(tree, kAxes, {1, 4, 1, 2, 1}), tree, Injection::kWrongDim);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.shard_errors[0].param, "model/embed_tokens/embedding");
+}
+
+TEST_F(NumericCheckTest, MutationSwappedTupleAxisOrderIsCaught) {
+  const ParamTree tree = LlamaTree(model_);
+  const NumericReport r = Run(Plan(tree, kAxes, {1, 2, 1, 2, 2}), tree, Injection::kSwapTupleOrder);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.shard_errors[0].param, "model/embed_tokens/embedding");
+  EXPECT_EQ(r.shard_errors[0].device, 1);
+}
+
+TEST_F(NumericCheckTest, RefusesMeshesAboveTheLimit) {
+  const ParamTree tree = LlamaTree(model_);
+  auto r = RunNumericCheck(model_, Plan(tree, kAxes, {1, 8, 1, 2, 1}), tree, NumericOptions{.max_devices = 8});
+  ASSERT_FALSE(r.ok());
+}
+
+}  // namespace
+}  // namespace easyplan::kernels

@@ -1,0 +1,480 @@
+#include "kernels/spmd.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "core/status.h"
+
+namespace easyplan::kernels {
+namespace {
+
+using Entry = std::vector<int>;
+
+bool Contains(const Entry& entry, int axis) { return std::find(entry.begin(), entry.end(), axis) != entry.end(); }
+
+bool Intersects(const Entry& a, const Entry& b) {
+  for (int x : a) {
+    if (Contains(b, x)) return true;
+  }
+  return false;
+}
+
+bool IsPrefix(const Entry& prefix, const Entry& entry) {
+  return prefix.size() <= entry.size() && std::equal(prefix.begin(), prefix.end(), entry.begin());
+}
+
+// Axes named by the dims in `which` (all dims when empty-list semantics are not wanted: pass them all).
+Entry AxesOf(const DistSpec& spec, const std::vector<int>& which) {
+  Entry axes;
+  for (int d : which)
+    axes.insert(axes.end(), spec.dims[static_cast<size_t>(d)].begin(), spec.dims[static_cast<size_t>(d)].end());
+  return axes;
+}
+
+std::vector<int> AllDims(int rank) {
+  std::vector<int> dims;
+  for (int d = 0; d < rank; ++d) dims.push_back(d);
+  return dims;
+}
+
+std::vector<int> Without(std::vector<int> dims, int skip) {
+  dims.erase(std::remove(dims.begin(), dims.end(), skip), dims.end());
+  return dims;
+}
+
+int64_t Bytes(const DistTensor& t) { return t.local.empty() ? 0 : t.local[0].size(); }
+
+}  // namespace
+
+DistTensor Spmd::Place(const HostTensor& full, const DistSpec& spec) const { return Distribute(full, spec, geo_); }
+
+DistTensor Spmd::LocalSlice(DistTensor t, int dim, const std::vector<int>& axes) const {
+  const size_t d = static_cast<size_t>(dim);
+  const int64_t g = geo_.Tiles(axes);
+  if (g > 1) {
+    for (int64_t dev = 0; dev < geo_.devices(); ++dev) {
+      HostTensor& x = t.local[static_cast<size_t>(dev)];
+      std::vector<Range> box;
+      for (int64_t s : x.shape) box.emplace_back(0, s);
+      box[d] = geo_.DimRange(dev, x.shape[d], axes);
+      x = SliceBox(x, box);
+    }
+  }
+  for (int a : axes) t.spec.dims[d].push_back(a);
+  return t;
+}
+
+DistTensor Spmd::Resolve(DistTensor t, const std::string& why) {
+  if (t.spec.partial.empty()) return t;
+  const std::vector<int> axes = t.spec.partial;
+  return comm_.AllReduce(std::move(t), axes, ReduceOp::kSum, why);
+}
+
+DistTensor Spmd::Reshard(DistTensor t, const DistSpec& wanted, const std::string& why) {
+  EP_CHECK(wanted.partial.empty() && wanted.dims.size() == t.spec.dims.size(), "reshard target");
+  const int rank = t.rank();
+  // A constraint that does not divide a dim leaves that dim replicated (activations only; parameters
+  // come from the plan, which the numeric check requires to be even).
+  DistSpec target = wanted;
+  for (int d = 0; d < rank; ++d) {
+    if (t.shape[static_cast<size_t>(d)] % geo_.Tiles(target.dims[static_cast<size_t>(d)]) != 0) {
+      target.dims[static_cast<size_t>(d)].clear();
+    }
+  }
+  if (!t.spec.partial.empty()) {
+    // A dim whose target extends its entry by exactly the pending axes: reduce-scatter onto it.
+    int scatter_dim = -1;
+    Entry suffix;
+    for (int d = 0; d < rank && scatter_dim < 0; ++d) {
+      const Entry& cur = t.spec.dims[static_cast<size_t>(d)];
+      const Entry& tgt = target.dims[static_cast<size_t>(d)];
+      if (!IsPrefix(cur, tgt) || tgt.size() - cur.size() != t.spec.partial.size()) continue;
+      Entry rest(tgt.begin() + static_cast<std::ptrdiff_t>(cur.size()), tgt.end());
+      Entry sorted = rest;
+      std::sort(sorted.begin(), sorted.end());
+      if (sorted == t.spec.partial && t.shape[static_cast<size_t>(d)] % geo_.Tiles(tgt) == 0) {
+        scatter_dim = d;
+        suffix = rest;
+      }
+    }
+    if (scatter_dim >= 0) {
+      t = comm_.ReduceScatter(std::move(t), suffix, scatter_dim, why + " (pending sum, target sharded)");
+    } else {
+      t = Resolve(std::move(t), why + " (pending sum)");
+    }
+  }
+  // An entry that moves whole to a dim whose target is its current entry plus it: all-to-all.
+  for (int i = 0; i < rank; ++i) {
+    const Entry& cur = t.spec.dims[static_cast<size_t>(i)];
+    if (cur.empty() || IsPrefix(cur, target.dims[static_cast<size_t>(i)])) continue;
+    if (!target.dims[static_cast<size_t>(i)].empty()) continue;
+    for (int j = 0; j < rank; ++j) {
+      if (j == i) continue;
+      const Entry& cj = t.spec.dims[static_cast<size_t>(j)];
+      Entry want = cj;
+      want.insert(want.end(), cur.begin(), cur.end());
+      if (want == target.dims[static_cast<size_t>(j)] &&
+          t.local[0].shape[static_cast<size_t>(j)] % geo_.Tiles(cur) == 0) {
+        t = comm_.AllToAll(std::move(t), i, j, why + " (axes move between dims)");
+        break;
+      }
+    }
+  }
+  for (int i = 0; i < rank; ++i) {
+    if (!IsPrefix(t.spec.dims[static_cast<size_t>(i)], target.dims[static_cast<size_t>(i)])) {
+      t = comm_.AllGather(std::move(t), i, why);
+    }
+  }
+  for (int i = 0; i < rank; ++i) {
+    const Entry& cur = t.spec.dims[static_cast<size_t>(i)];
+    const Entry& tgt = target.dims[static_cast<size_t>(i)];
+    if (cur.size() < tgt.size()) {
+      t = LocalSlice(std::move(t), i, Entry(tgt.begin() + static_cast<std::ptrdiff_t>(cur.size()), tgt.end()));
+    }
+  }
+  return t;
+}
+
+DistTensor Spmd::Dot(DistTensor a, DistTensor b, const DotDims& dims, const std::string& why) {
+  a = Resolve(std::move(a), why + " (lhs pending sum)");
+  b = Resolve(std::move(b), why + " (rhs pending sum)");
+  std::vector<int> a_nc = dims.lhs_batch, b_nc = dims.rhs_batch;
+  const std::vector<int> a_free = FreeDims(a.rank(), [&] {
+    std::vector<int> u = dims.lhs_batch;
+    u.insert(u.end(), dims.lhs_contract.begin(), dims.lhs_contract.end());
+    return u;
+  }());
+  const std::vector<int> b_free = FreeDims(b.rank(), [&] {
+    std::vector<int> u = dims.rhs_batch;
+    u.insert(u.end(), dims.rhs_contract.begin(), dims.rhs_contract.end());
+    return u;
+  }());
+  a_nc.insert(a_nc.end(), a_free.begin(), a_free.end());
+
+  // 1. Batch dims follow the lhs; the rhs drops those axes from its other dims.
+  DistSpec tb = b.spec;
+  const Entry a_batch_axes = AxesOf(a.spec, dims.lhs_batch);
+  for (int d = 0; d < b.rank(); ++d) {
+    if (Intersects(tb.dims[static_cast<size_t>(d)], a_batch_axes)) tb.dims[static_cast<size_t>(d)].clear();
+  }
+  for (size_t i = 0; i < dims.lhs_batch.size(); ++i) {
+    tb.dims[static_cast<size_t>(dims.rhs_batch[i])] = a.spec.dims[static_cast<size_t>(dims.lhs_batch[i])];
+  }
+  // 2. No axis on a contracting dim of one operand and a non-contracting dim of the other, none twice
+  //    in the result.
+  const Entry a_nc_axes = AxesOf(a.spec, a_nc);
+  for (int d : dims.rhs_contract) {
+    if (Intersects(tb.dims[static_cast<size_t>(d)], a_nc_axes)) tb.dims[static_cast<size_t>(d)].clear();
+  }
+  const Entry a_all = AxesOf(a.spec, AllDims(a.rank()));
+  for (int d : b_free) {
+    if (Intersects(tb.dims[static_cast<size_t>(d)], a_all)) tb.dims[static_cast<size_t>(d)].clear();
+  }
+  b = Reshard(std::move(b), tb, why + " (rhs aligned to lhs)");
+  DistSpec ta = a.spec;
+  const Entry b_free_axes = AxesOf(b.spec, b_free);
+  for (int d : dims.lhs_contract) {
+    if (Intersects(ta.dims[static_cast<size_t>(d)], b_free_axes)) ta.dims[static_cast<size_t>(d)].clear();
+  }
+  a = Reshard(std::move(a), ta, why + " (lhs contracting axis used by rhs)");
+  // 3. Contracting pairs: same sharding on both sides, else slice the unsharded side, else gather.
+  ta = a.spec;
+  tb = b.spec;
+  for (size_t i = 0; i < dims.lhs_contract.size(); ++i) {
+    Entry& ea = ta.dims[static_cast<size_t>(dims.lhs_contract[i])];
+    Entry& eb = tb.dims[static_cast<size_t>(dims.rhs_contract[i])];
+    if (ea == eb) continue;
+    const Entry b_other = AxesOf(tb, Without(AllDims(b.rank()), dims.rhs_contract[i]));
+    const Entry a_other = AxesOf(ta, Without(AllDims(a.rank()), dims.lhs_contract[i]));
+    const bool b_can_take =
+        !Intersects(ea, b_other) && a.shape[static_cast<size_t>(dims.lhs_contract[i])] % geo_.Tiles(ea) == 0;
+    const bool a_can_take = !Intersects(eb, a_other);
+    if (eb.empty() && b_can_take) {
+      eb = ea;
+    } else if (ea.empty() && a_can_take) {
+      ea = eb;
+    } else if (Bytes(b) <= Bytes(a) && b_can_take) {
+      eb = ea;  // gather the smaller rhs, then slice it like the lhs
+    } else if (a_can_take) {
+      ea = eb;
+    } else {
+      ea.clear();
+      eb.clear();
+    }
+  }
+  a = Reshard(std::move(a), ta, why + " (lhs contracting dim)");
+  b = Reshard(std::move(b), tb, why + " (rhs contracting dim)");
+  // 4. The local products.
+  DistTensor out;
+  for (int d : dims.lhs_batch) out.shape.push_back(a.shape[static_cast<size_t>(d)]);
+  for (int d : a_free) out.shape.push_back(a.shape[static_cast<size_t>(d)]);
+  for (int d : b_free) out.shape.push_back(b.shape[static_cast<size_t>(d)]);
+  for (int d : dims.lhs_batch) out.spec.dims.push_back(a.spec.dims[static_cast<size_t>(d)]);
+  for (int d : a_free) out.spec.dims.push_back(a.spec.dims[static_cast<size_t>(d)]);
+  for (int d : b_free) out.spec.dims.push_back(b.spec.dims[static_cast<size_t>(d)]);
+  for (int d : dims.lhs_contract) {
+    for (int axis : a.spec.dims[static_cast<size_t>(d)]) out.spec.partial.push_back(axis);
+  }
+  std::sort(out.spec.partial.begin(), out.spec.partial.end());
+  out.local.reserve(a.local.size());
+  for (size_t dev = 0; dev < a.local.size(); ++dev) out.local.push_back(kernels::Dot(a.local[dev], b.local[dev], dims));
+  return out;
+}
+
+DistTensor Spmd::Map(DistTensor t, const std::function<double(double)>& f) {
+  t = Resolve(std::move(t), "elementwise op needs full values");
+  for (HostTensor& x : t.local) {
+    for (double& v : x.data) v = f(v);
+  }
+  return t;
+}
+
+DistTensor Spmd::MapIndexed(DistTensor t, const std::function<double(double, const Dims&)>& f) {
+  t = Resolve(std::move(t), "elementwise op needs full values");
+  for (int64_t dev = 0; dev < geo_.devices(); ++dev) {
+    HostTensor& x = t.local[static_cast<size_t>(dev)];
+    const std::vector<Range> box = t.BoxOf(geo_, dev);
+    for (int64_t flat = 0; flat < x.size(); ++flat) {
+      Dims index = x.Unravel(flat);
+      for (size_t k = 0; k < index.size(); ++k) index[k] += box[k].first;
+      x.data[static_cast<size_t>(flat)] = f(x.data[static_cast<size_t>(flat)], index);
+    }
+  }
+  return t;
+}
+
+DistTensor Spmd::Binary(DistTensor a, DistTensor b, const std::function<double(double, double)>& f,
+                        const std::string& why, bool linear_add) {
+  EP_CHECK(a.rank() == b.rank(), "binary op ranks differ");
+  const bool keep_partial = linear_add && !a.spec.partial.empty() && a.spec.partial == b.spec.partial;
+  if (!keep_partial) {
+    a = Resolve(std::move(a), why + " (pending sum)");
+    b = Resolve(std::move(b), why + " (pending sum)");
+  }
+  // Each operand takes, per dim, the entry of the operand that is not broadcast there (lhs first).
+  DistSpec target = ReplicatedSpec(a.rank());
+  target.partial = a.spec.partial;
+  Entry used;
+  for (int d = 0; d < a.rank(); ++d) {
+    const size_t k = static_cast<size_t>(d);
+    const Entry& pick = a.shape[k] != 1 ? a.spec.dims[k] : b.spec.dims[k];
+    if (!Intersects(pick, used)) {
+      target.dims[k] = pick;
+      used.insert(used.end(), pick.begin(), pick.end());
+    }
+  }
+  DistSpec ta = target, tb = target;
+  ta.partial.clear();
+  tb.partial.clear();
+  for (int d = 0; d < a.rank(); ++d) {
+    const size_t k = static_cast<size_t>(d);
+    if (a.shape[k] == 1) ta.dims[k].clear();
+    if (b.shape[k] == 1) tb.dims[k].clear();
+  }
+  if (keep_partial) {
+    // Both partial over the same axes: only the dims may move.
+    EP_CHECK(a.spec.dims == ta.dims && b.spec.dims == tb.dims, "partial operands with different layouts");
+  } else {
+    a = Reshard(std::move(a), ta, why + " (lhs)");
+    b = Reshard(std::move(b), tb, why + " (rhs aligned to lhs)");
+  }
+  DistTensor out{Dims(a.shape.size()), target, {}};
+  for (size_t k = 0; k < a.shape.size(); ++k) out.shape[k] = std::max(a.shape[k], b.shape[k]);
+  out.spec.partial = keep_partial ? a.spec.partial : std::vector<int>{};
+  for (size_t dev = 0; dev < a.local.size(); ++dev) {
+    const HostTensor& x = a.local[dev];
+    const HostTensor& y = b.local[dev];
+    Dims shape(x.shape.size());
+    for (size_t k = 0; k < shape.size(); ++k) shape[k] = std::max(x.shape[k], y.shape[k]);
+    HostTensor z(shape);
+    const Dims xs = x.Strides(), ys = y.Strides();
+    for (int64_t flat = 0; flat < z.size(); ++flat) {
+      const Dims index = z.Unravel(flat);
+      int64_t xi = 0, yi = 0;
+      for (size_t k = 0; k < shape.size(); ++k) {
+        xi += (x.shape[k] == 1 ? 0 : index[k]) * xs[k];
+        yi += (y.shape[k] == 1 ? 0 : index[k]) * ys[k];
+      }
+      z.data[static_cast<size_t>(flat)] = f(x.data[static_cast<size_t>(xi)], y.data[static_cast<size_t>(yi)]);
+    }
+    out.local.push_back(std::move(z));
+  }
+  return out;
+}
+
+DistTensor Spmd::Add(DistTensor a, DistTensor b, const std::string& why) {
+  return Binary(
+      std::move(a), std::move(b), [](double x, double y) { return x + y; }, why, /*linear_add=*/true);
+}
+
+DistTensor Spmd::Mul(DistTensor a, DistTensor b, const std::string& why) {
+  return Binary(
+      std::move(a), std::move(b), [](double x, double y) { return x * y; }, why);
+}
+
+DistTensor Spmd::Reduce(DistTensor t, int dim, ReduceOp op, const std::string& why) {
+  t = Resolve(std::move(t), why + " (pending sum)");
+  const size_t d = static_cast<size_t>(dim);
+  const Entry axes = t.spec.dims[d];
+  for (HostTensor& x : t.local) {
+    Dims shape = x.shape;
+    shape[d] = 1;
+    HostTensor r(shape, op == ReduceOp::kSum ? 0.0 : -INFINITY);
+    const Dims rs = r.Strides();
+    for (int64_t flat = 0; flat < x.size(); ++flat) {
+      Dims index = x.Unravel(flat);
+      index[d] = 0;
+      int64_t ri = 0;
+      for (size_t k = 0; k < index.size(); ++k) ri += index[k] * rs[k];
+      double& acc = r.data[static_cast<size_t>(ri)];
+      const double v = x.data[static_cast<size_t>(flat)];
+      acc = op == ReduceOp::kSum ? acc + v : std::max(acc, v);
+    }
+    x = std::move(r);
+  }
+  t.shape[d] = 1;
+  t.spec.dims[d].clear();
+  if (op == ReduceOp::kSum) {
+    t.spec.partial.insert(t.spec.partial.end(), axes.begin(), axes.end());
+    std::sort(t.spec.partial.begin(), t.spec.partial.end());
+    return Resolve(std::move(t), why + " (reduced dim was sharded)");
+  }
+  return comm_.AllReduce(std::move(t), axes, ReduceOp::kMax, why + " (reduced dim was sharded)");
+}
+
+DistTensor Spmd::Softmax(DistTensor t, int dim, const std::string& why) {
+  DistTensor max = Reduce(t, dim, ReduceOp::kMax, why + " max");
+  DistTensor e = Binary(
+      std::move(t), std::move(max), [](double x, double m) { return std::exp(x - m); }, why);
+  DistTensor sum = Reduce(e, dim, ReduceOp::kSum, why + " sum");
+  return Binary(
+      std::move(e), std::move(sum), [](double x, double s) { return x / s; }, why);
+}
+
+DistTensor Spmd::Lift(DistTensor t, int rank) const {
+  while (t.rank() < rank) {
+    t.shape.insert(t.shape.begin(), 1);
+    t.spec.dims.insert(t.spec.dims.begin(), Entry{});
+    for (HostTensor& x : t.local) x.shape.insert(x.shape.begin(), 1);
+  }
+  return t;
+}
+
+DistTensor Spmd::Unsqueeze(DistTensor t, int dim) const {
+  t.shape.insert(t.shape.begin() + dim, 1);
+  t.spec.dims.insert(t.spec.dims.begin() + dim, Entry{});
+  for (HostTensor& x : t.local) x.shape.insert(x.shape.begin() + dim, 1);
+  return t;
+}
+
+DistTensor Spmd::Squeeze(DistTensor t, int dim) const {
+  EP_CHECK(t.shape[static_cast<size_t>(dim)] == 1, "squeeze of a dim of size > 1");
+  t.shape.erase(t.shape.begin() + dim);
+  t.spec.dims.erase(t.spec.dims.begin() + dim);
+  for (HostTensor& x : t.local) x.shape.erase(x.shape.begin() + dim);
+  return t;
+}
+
+DistTensor Spmd::Local(DistTensor t, const std::vector<int>& whole,
+                       const std::function<void(HostTensor&, const std::vector<Range>& box)>& f,
+                       const std::string& why) {
+  t = Resolve(std::move(t), why + " (pending sum)");
+  for (int d : whole) {
+    if (!t.spec.dims[static_cast<size_t>(d)].empty())
+      t = comm_.AllGather(std::move(t), d, why + " (needs the whole dim)");
+  }
+  for (int64_t dev = 0; dev < geo_.devices(); ++dev) f(t.local[static_cast<size_t>(dev)], t.BoxOf(geo_, dev));
+  return t;
+}
+
+DistTensor Spmd::Transpose(DistTensor t, const std::vector<int>& perm) const {
+  DistTensor out;
+  for (int p : perm) {
+    out.shape.push_back(t.shape[static_cast<size_t>(p)]);
+    out.spec.dims.push_back(t.spec.dims[static_cast<size_t>(p)]);
+  }
+  out.spec.partial = t.spec.partial;
+  for (const HostTensor& x : t.local) out.local.push_back(kernels::Transpose(x, perm));
+  return out;
+}
+
+DistTensor Spmd::Split(DistTensor t, int dim, int64_t major, const std::string& why) {
+  const size_t d = static_cast<size_t>(dim);
+  EP_CHECK(t.shape[d] % major == 0, "split size");
+  if (major % geo_.Tiles(t.spec.dims[d]) != 0) t = comm_.AllGather(std::move(t), dim, why + " (split dim)");
+  const int64_t minor = t.shape[d] / major;
+  t.shape[d] = major;
+  t.shape.insert(t.shape.begin() + dim + 1, minor);
+  t.spec.dims.insert(t.spec.dims.begin() + dim + 1, Entry{});
+  for (HostTensor& x : t.local) {
+    x.shape[d] /= minor;
+    x.shape.insert(x.shape.begin() + dim + 1, minor);
+  }
+  return t;
+}
+
+DistTensor Spmd::Merge(DistTensor t, int dim, const std::string& why) {
+  const size_t d = static_cast<size_t>(dim);
+  if (!t.spec.dims[d + 1].empty()) t = comm_.AllGather(std::move(t), dim + 1, why + " (merged minor dim)");
+  t.shape[d] *= t.shape[d + 1];
+  t.shape.erase(t.shape.begin() + dim + 1);
+  t.spec.dims.erase(t.spec.dims.begin() + dim + 1);
+  for (HostTensor& x : t.local) {
+    x.shape[d] *= x.shape[d + 1];
+    x.shape.erase(x.shape.begin() + dim + 1);
+  }
+  return t;
+}
+
+DistTensor Spmd::Narrow(DistTensor t, int dim, int64_t start, int64_t length, const std::string& why) {
+  const size_t d = static_cast<size_t>(dim);
+  if (!t.spec.dims[d].empty()) t = comm_.AllGather(std::move(t), dim, why + " (sliced dim)");
+  for (HostTensor& x : t.local) {
+    std::vector<Range> box;
+    for (int64_t s : x.shape) box.emplace_back(0, s);
+    box[d] = {start, start + length};
+    x = SliceBox(x, box);
+  }
+  t.shape[d] = length;
+  return t;
+}
+
+DistTensor Spmd::Embed(DistTensor table, DistTensor ids, const std::string& why) {
+  table = Resolve(std::move(table), why);
+  ids = Resolve(std::move(ids), why);
+  const Entry id_axes = AxesOf(ids.spec, AllDims(ids.rank()));
+  // The table's rows may stay sharded (a masked local lookup, then a sum) on axes the ids do not use;
+  // its columns become a dim of the result, so they may not share axes with the ids either.
+  DistSpec tt = table.spec;
+  for (Entry& e : tt.dims) {
+    if (Intersects(e, id_axes)) e.clear();
+  }
+  table = Reshard(std::move(table), tt, why + " (table axis used by the ids)");
+  DistTensor out;
+  out.shape = ids.shape;
+  out.shape.push_back(table.shape[1]);
+  out.spec.dims = ids.spec.dims;
+  out.spec.dims.push_back(table.spec.dims[1]);
+  out.spec.partial = table.spec.dims[0];
+  std::sort(out.spec.partial.begin(), out.spec.partial.end());
+  for (int64_t dev = 0; dev < geo_.devices(); ++dev) {
+    const HostTensor& tab = table.local[static_cast<size_t>(dev)];
+    const HostTensor& id = ids.local[static_cast<size_t>(dev)];
+    const Range rows = geo_.DimRange(dev, table.shape[0], table.spec.dims[0]);
+    const int64_t width = tab.shape[1];
+    Dims shape = id.shape;
+    shape.push_back(width);
+    HostTensor x(shape);
+    for (int64_t i = 0; i < id.size(); ++i) {
+      const int64_t row = static_cast<int64_t>(id.data[static_cast<size_t>(i)]);
+      if (row < rows.first || row >= rows.second) continue;  // another device's rows: contributes 0
+      for (int64_t c = 0; c < width; ++c) {
+        x.data[static_cast<size_t>(i * width + c)] = tab.data[static_cast<size_t>((row - rows.first) * width + c)];
+      }
+    }
+    out.local.push_back(std::move(x));
+  }
+  return out;
+}
+
+}  // namespace easyplan::kernels

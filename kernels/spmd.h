@@ -1,0 +1,90 @@
+#ifndef EASYPLAN_KERNELS_SPMD_H_
+#define EASYPLAN_KERNELS_SPMD_H_
+
+// SPMD ops over DistTensors. Every op decides from its operands' specs, by general rules, which
+// collectives it needs (as GSPMD does; docs/ARCHITECTURE.md "How check derives collectives"), then runs
+// the same exact host op on every device's local block:
+//  - Dot: batch dims follow the lhs; an axis that would appear twice in the result, or on a contracting
+//    dim of one operand and a non-contracting dim of the other, is gathered away; a contracting dim
+//    sharded the same way on both operands gives a local partial product (the result is `partial` over
+//    those axes); sharded on one operand only, the other operand is sliced locally when the axes are
+//    free in it, else the cheaper operand is gathered.
+//  - Reshard to a target spec: pending partial sums become a reduce-scatter when the target shards a
+//    dim by exactly those axes, else an all-reduce; an entry that moves whole to another dim is an
+//    all-to-all; an entry that is not a prefix of its target is all-gathered; a target that extends an
+//    entry is a local slice (free).
+//  - Elementwise ops align the second operand to the first (reshard); reductions over a sharded dim
+//    reduce locally and all-reduce; reshapes keep a split dim's sharding on its major part when it
+//    divides, else gather first.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/collectives.h"
+#include "kernels/dist_tensor.h"
+#include "kernels/host_tensor.h"
+
+namespace easyplan::kernels {
+
+class Spmd {
+ public:
+  explicit Spmd(Collectives& comm) : comm_(comm), geo_(comm.geo()) {}
+  Collectives& comm() { return comm_; }
+  const MeshGeometry& geo() const { return geo_; }
+
+  /// A full tensor known to every device (inputs, constants), laid out by `spec` without communication.
+  DistTensor Place(const HostTensor& full, const DistSpec& spec) const;
+
+  /// Moves `t` to `target` (target.partial must be empty).
+  DistTensor Reshard(DistTensor t, const DistSpec& target, const std::string& why);
+  /// All-reduces every pending partial sum.
+  DistTensor Resolve(DistTensor t, const std::string& why);
+
+  DistTensor Dot(DistTensor lhs, DistTensor rhs, const DotDims& dims, const std::string& why);
+
+  /// Elementwise f(x).
+  DistTensor Map(DistTensor t, const std::function<double(double)>& f);
+  /// f(x, global index) for position-dependent ops (masks, rotary embeddings). REQUIRES no partial.
+  DistTensor MapIndexed(DistTensor t, const std::function<double(double, const Dims&)>& f);
+  /// Elementwise f(a, b) with numpy broadcasting of size-1 dims; equal ranks.
+  DistTensor Binary(DistTensor a, DistTensor b, const std::function<double(double, double)>& f, const std::string& why,
+                    bool linear_add = false);
+  DistTensor Add(DistTensor a, DistTensor b, const std::string& why);
+  DistTensor Mul(DistTensor a, DistTensor b, const std::string& why);
+
+  /// Sum or max over `dim`, kept with size 1.
+  DistTensor Reduce(DistTensor t, int dim, ReduceOp op, const std::string& why);
+  /// Softmax over `dim`.
+  DistTensor Softmax(DistTensor t, int dim, const std::string& why);
+
+  /// Inserts a size-1 dim at `dim` / removes the size-1 dim `dim`.
+  DistTensor Unsqueeze(DistTensor t, int dim) const;
+  DistTensor Squeeze(DistTensor t, int dim) const;
+  /// Runs `f` on every device's block after gathering the dims in `whole` (ops that mix elements
+  /// along a dim: rotary embeddings, top-k). `box` is the block's global position. REQUIRES no partial.
+  DistTensor Local(DistTensor t, const std::vector<int>& whole,
+                   const std::function<void(HostTensor&, const std::vector<Range>& box)>& f, const std::string& why);
+  /// Prepends size-1 dims up to `rank`.
+  DistTensor Lift(DistTensor t, int rank) const;
+  DistTensor Transpose(DistTensor t, const std::vector<int>& perm) const;
+  /// Splits `dim` into (major, size/major).
+  DistTensor Split(DistTensor t, int dim, int64_t major, const std::string& why);
+  /// Merges `dim` and `dim + 1`.
+  DistTensor Merge(DistTensor t, int dim, const std::string& why);
+  /// [start, start + length) of `dim`.
+  DistTensor Narrow(DistTensor t, int dim, int64_t start, int64_t length, const std::string& why);
+
+  /// table[ids] for a [V, H] table and integer-valued ids of any rank: [ids..., H].
+  DistTensor Embed(DistTensor table, DistTensor ids, const std::string& why);
+
+ private:
+  DistTensor LocalSlice(DistTensor t, int dim, const std::vector<int>& axes) const;
+
+  Collectives& comm_;
+  const MeshGeometry& geo_;
+};
+
+}  // namespace easyplan::kernels
+
+#endif  // EASYPLAN_KERNELS_SPMD_H_

@@ -1,0 +1,180 @@
+#include "kernels/spmd.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace easyplan::kernels {
+namespace {
+
+Mesh TestMesh(std::vector<std::string> names, std::vector<int64_t> sizes) {
+  Mesh mesh;
+  mesh.axis_names = std::move(names);
+  mesh.shape = std::move(sizes);
+  return mesh;
+}
+
+HostTensor Iota(Dims dims, double scale = 0.01) {
+  HostTensor t(std::move(dims));
+  for (int64_t i = 0; i < t.size(); ++i)
+    t.data[static_cast<size_t>(i)] = std::sin(0.37 * static_cast<double>(i)) + scale * i;
+  return t;
+}
+
+DistSpec Spec(std::vector<std::vector<int>> dims) { return DistSpec{std::move(dims), {}}; }
+
+void ExpectNear(const HostTensor& a, const HostTensor& b) {
+  ASSERT_EQ(a.shape, b.shape);
+  for (size_t i = 0; i < a.data.size(); ++i) ASSERT_NEAR(a.data[i], b.data[i], 1e-9) << "index " << i;
+}
+
+class SpmdTest : public ::testing::Test {
+ protected:
+  // fsdp=2, tp=2
+  SpmdTest() : geo_(TestMesh({"fsdp", "tp"}, {2, 2})), comm_(geo_, 4, &log_, Injection::kNone), spmd_(comm_) {}
+
+  int64_t Count(CollectiveKind kind) const {
+    int64_t n = 0;
+    for (const CommRecord& r : log_.records) n += r.kind == kind;
+    return n;
+  }
+
+  MeshGeometry geo_;
+  CommLog log_;
+  Collectives comm_;
+  Spmd spmd_;
+};
+
+TEST(HostTensorTest, DotMatchesNaiveLoopsAndTransposeRoundTrips) {
+  const HostTensor a = Iota({3, 4}), b = Iota({4, 5});
+  const HostTensor c = Dot(a, b, DotDims{{}, {}, {1}, {0}});
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t j = 0; j < 5; ++j) {
+      double s = 0;
+      for (int64_t k = 0; k < 4; ++k)
+        s += a.data[static_cast<size_t>(i * 4 + k)] * b.data[static_cast<size_t>(k * 5 + j)];
+      EXPECT_DOUBLE_EQ(c.data[static_cast<size_t>(i * 5 + j)], s);
+    }
+  }
+  const HostTensor t = Iota({2, 3, 4});
+  ExpectNear(Transpose(Transpose(t, {2, 0, 1}), {1, 2, 0}), t);
+  const HostTensor box = SliceBox(t, {{1, 2}, {0, 3}, {2, 4}});
+  EXPECT_EQ(box.shape, (Dims{1, 3, 2}));
+  EXPECT_DOUBLE_EQ(box.data[0], t.data[12 + 2]);
+}
+
+TEST_F(SpmdTest, DistributeAndAssembleRoundTrip) {
+  const HostTensor full = Iota({4, 6});
+  const DistTensor t = spmd_.Place(full, Spec({{0}, {1}}));
+  EXPECT_EQ(t.local[3].shape, (Dims{2, 3}));
+  EXPECT_EQ(t.BoxOf(geo_, 3), (std::vector<Range>{{2, 4}, {3, 6}}));
+  ExpectNear(Assemble(t, geo_), full);
+}
+
+TEST_F(SpmdTest, ContractingDimShardedOnBothOperandsGivesPartialProductAndAllReduce) {
+  const HostTensor a = Iota({4, 8}), b = Iota({8, 6});
+  DistTensor x = spmd_.Place(a, Spec({{}, {1}}));
+  DistTensor w = spmd_.Place(b, Spec({{1}, {}}));
+  DistTensor y = spmd_.Dot(x, w, DotDims{{}, {}, {1}, {0}}, "row-parallel");
+  EXPECT_EQ(y.spec.partial, std::vector<int>{1});
+  y = spmd_.Resolve(y, "test");
+  ExpectNear(Assemble(y, geo_), Dot(a, b, DotDims{{}, {}, {1}, {0}}));
+  EXPECT_EQ(Count(CollectiveKind::kAllReduce), 1);
+  EXPECT_EQ(Count(CollectiveKind::kAllGather), 0);
+  // 4x6 doubles at 4 bytes, group of 2: 2 * (2-1)/2 * 96 bytes.
+  EXPECT_EQ(log_.Bytes(CollectiveKind::kAllReduce), 96);
+}
+
+TEST_F(SpmdTest, WeightShardedOnTheActivationsBatchAxisIsGathered) {
+  // FSDP: activations [B(fsdp), H], weight [H(fsdp), I(tp)] -> gather the weight's H, no all-reduce.
+  const HostTensor a = Iota({4, 8}), b = Iota({8, 6});
+  DistTensor y =
+      spmd_.Dot(spmd_.Place(a, Spec({{0}, {}})), spmd_.Place(b, Spec({{0}, {1}})), DotDims{{}, {}, {1}, {0}}, "fsdp");
+  EXPECT_TRUE(y.spec.partial.empty());
+  EXPECT_EQ(y.spec.dims, (std::vector<std::vector<int>>{{0}, {1}}));
+  ExpectNear(Assemble(y, geo_), Dot(a, b, DotDims{{}, {}, {1}, {0}}));
+  EXPECT_EQ(Count(CollectiveKind::kAllGather), 1);
+  EXPECT_EQ(Count(CollectiveKind::kAllReduce), 0);
+}
+
+TEST_F(SpmdTest, ShardedOnOneOperandSlicesTheReplicatedOneLocally) {
+  const HostTensor a = Iota({4, 8}), b = Iota({8, 6});
+  DistTensor y =
+      spmd_.Dot(spmd_.Place(a, Spec({{}, {0, 1}})), spmd_.Place(b, Spec({{}, {}})), DotDims{{}, {}, {1}, {0}}, "slice");
+  EXPECT_EQ(y.spec.partial, (std::vector<int>{0, 1}));
+  EXPECT_EQ(Count(CollectiveKind::kAllGather), 0);
+  ExpectNear(Assemble(spmd_.Resolve(y, "t"), geo_), Dot(a, b, DotDims{{}, {}, {1}, {0}}));
+}
+
+TEST_F(SpmdTest, BatchedDotWithDifferentBatchShardingReshardsTheRhs) {
+  const HostTensor a = Iota({2, 4, 3}), b = Iota({2, 3, 6});
+  const DotDims dims{{0}, {0}, {2}, {1}};
+  DistTensor y = spmd_.Dot(spmd_.Place(a, Spec({{0}, {1}, {}})), spmd_.Place(b, Spec({{}, {}, {1}})), dims, "bmm");
+  ExpectNear(Assemble(spmd_.Resolve(y, "t"), geo_), Dot(a, b, dims));
+}
+
+TEST_F(SpmdTest, ReshardUsesReduceScatterAllToAllGatherAndLocalSlices) {
+  const HostTensor a = Iota({4, 8}), b = Iota({8, 4});
+  DistTensor y =
+      spmd_.Dot(spmd_.Place(a, Spec({{}, {1}})), spmd_.Place(b, Spec({{1}, {}})), DotDims{{}, {}, {1}, {0}}, "rs");
+  y = spmd_.Reshard(y, Spec({{1}, {}}), "scatter rows");
+  EXPECT_EQ(Count(CollectiveKind::kReduceScatter), 1);
+  const HostTensor want = Dot(a, b, DotDims{{}, {}, {1}, {0}});
+  ExpectNear(Assemble(y, geo_), want);
+  y = spmd_.Reshard(y, Spec({{}, {1}}), "move");
+  EXPECT_EQ(Count(CollectiveKind::kAllToAll), 1);
+  ExpectNear(Assemble(y, geo_), want);
+  y = spmd_.Reshard(y, Spec({{0}, {1}}), "slice");
+  EXPECT_EQ(Count(CollectiveKind::kAllGather), 0);
+  y = spmd_.Reshard(y, Spec({{1}, {0}}), "swap");
+  ExpectNear(Assemble(y, geo_), want);
+}
+
+TEST_F(SpmdTest, ReductionsSoftmaxEmbeddingAndReshapesAgreeWithTheFullComputation) {
+  const HostTensor a = Iota({4, 8});
+  DistTensor s = spmd_.Softmax(spmd_.Place(a, Spec({{0}, {1}})), 1, "softmax");
+  const HostTensor got = Assemble(s, geo_);
+  for (int64_t i = 0; i < 4; ++i) {
+    double m = -1e300, z = 0;
+    for (int64_t j = 0; j < 8; ++j) m = std::max(m, a.data[static_cast<size_t>(i * 8 + j)]);
+    for (int64_t j = 0; j < 8; ++j) z += std::exp(a.data[static_cast<size_t>(i * 8 + j)] - m);
+    for (int64_t j = 0; j < 8; ++j) {
+      EXPECT_NEAR(got.data[static_cast<size_t>(i * 8 + j)], std::exp(a.data[static_cast<size_t>(i * 8 + j)] - m) / z,
+                  1e-12);
+    }
+  }
+  const HostTensor table = Iota({8, 4});
+  HostTensor ids({2, 2});
+  ids.data = {7, 0, 3, 4};
+  DistTensor e = spmd_.Embed(spmd_.Place(table, Spec({{1}, {}})), spmd_.Place(ids, Spec({{0}, {}})), "embed");
+  EXPECT_EQ(e.spec.partial, std::vector<int>{1});
+  const HostTensor emb = Assemble(spmd_.Resolve(e, "t"), geo_);
+  for (int i = 0; i < 4; ++i) {
+    for (int c = 0; c < 4; ++c) {
+      EXPECT_DOUBLE_EQ(emb.data[static_cast<size_t>(i * 4 + c)],
+                       table.data[static_cast<size_t>(static_cast<int>(ids.data[static_cast<size_t>(i)]) * 4 + c)]);
+    }
+  }
+  DistTensor r = spmd_.Split(spmd_.Place(a, Spec({{}, {0, 1}})), 1, 4, "split");
+  EXPECT_EQ(r.spec.dims[1], (std::vector<int>{0, 1}));
+  r = spmd_.Merge(r, 1, "merge");
+  ExpectNear(Assemble(r, geo_), a);
+  DistTensor odd = spmd_.Split(spmd_.Place(a, Spec({{}, {0, 1}})), 1, 2, "split");  // 2 % 4 != 0: gathered
+  EXPECT_TRUE(odd.spec.dims[1].empty());
+}
+
+TEST_F(SpmdTest, DropAllReduceInjectionLeavesPartialSums) {
+  CommLog log;
+  Collectives comm(geo_, 4, &log, Injection::kDropAllReduce);
+  Spmd spmd(comm);
+  const HostTensor a = Iota({4, 8}), b = Iota({8, 6});
+  DistTensor y =
+      spmd.Dot(spmd.Place(a, Spec({{}, {1}})), spmd.Place(b, Spec({{1}, {}})), DotDims{{}, {}, {1}, {0}}, "x");
+  const HostTensor got = Assemble(spmd.Resolve(y, "t"), geo_);
+  const HostTensor want = Dot(a, b, DotDims{{}, {}, {1}, {0}});
+  EXPECT_EQ(log.dropped_all_reduces, 1);
+  EXPECT_GT(std::abs(got.data[0] - want.data[0]), 1e-6);
+}
+
+}  // namespace
+}  // namespace easyplan::kernels
