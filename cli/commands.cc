@@ -13,6 +13,8 @@ const std::vector<Command>& AllCommands() {
        AddValidateCommand},
       {"export", "write the plan for another runtime: jax, jax-json, xla-hlo, shardy, torch, hf-tp-plan, json",
        AddExportCommand},
+      {"check", "execute the plan on simulated devices: layout tiling and a sharded-vs-unsharded forward pass",
+       AddCheckCommand},
   };
   return kCommands;
 }

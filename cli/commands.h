@@ -35,6 +35,9 @@ std::function<int(Context&)> AddValidateCommand(CLI::App& app);
 /// Registers `export`; defined in cmd_export.cc.
 std::function<int(Context&)> AddExportCommand(CLI::App& app);
 
+/// Registers `check`; defined in cmd_check.cc.
+std::function<int(Context&)> AddCheckCommand(CLI::App& app);
+
 }  // namespace easyplan::cli
 
 #endif  // EASYPLAN_CLI_COMMANDS_H_

@@ -44,6 +44,23 @@ std::vector<int> Without(std::vector<int> dims, int skip) {
 
 int64_t Bytes(const DistTensor& t) { return t.local.empty() ? 0 : t.local[0].size(); }
 
+// Calls f(index) for every multi-index of `shape` in row-major order (one index vector, no allocation
+// per element).
+template <typename F>
+void ForEachIndex(const Dims& shape, F f) {
+  if (NumElements(shape) == 0) return;
+  Dims index(shape.size(), 0);
+  while (true) {
+    f(index);
+    size_t k = shape.size();
+    while (k-- > 0) {
+      if (++index[k] < shape[k]) break;
+      index[k] = 0;
+    }
+    if (k == static_cast<size_t>(-1)) return;
+  }
+}
+
 }  // namespace
 
 DistTensor Spmd::Place(const HostTensor& full, const DistSpec& spec) const { return Distribute(full, spec, geo_); }
@@ -234,11 +251,13 @@ DistTensor Spmd::MapIndexed(DistTensor t, const std::function<double(double, con
   for (int64_t dev = 0; dev < geo_.devices(); ++dev) {
     HostTensor& x = t.local[static_cast<size_t>(dev)];
     const std::vector<Range> box = t.BoxOf(geo_, dev);
-    for (int64_t flat = 0; flat < x.size(); ++flat) {
-      Dims index = x.Unravel(flat);
-      for (size_t k = 0; k < index.size(); ++k) index[k] += box[k].first;
-      x.data[static_cast<size_t>(flat)] = f(x.data[static_cast<size_t>(flat)], index);
-    }
+    Dims global(box.size());
+    int64_t flat = 0;
+    ForEachIndex(x.shape, [&](const Dims& index) {
+      for (size_t k = 0; k < index.size(); ++k) global[k] = index[k] + box[k].first;
+      x.data[static_cast<size_t>(flat)] = f(x.data[static_cast<size_t>(flat)], global);
+      ++flat;
+    });
   }
   return t;
 }
@@ -287,16 +306,20 @@ DistTensor Spmd::Binary(DistTensor a, DistTensor b, const std::function<double(d
     Dims shape(x.shape.size());
     for (size_t k = 0; k < shape.size(); ++k) shape[k] = std::max(x.shape[k], y.shape[k]);
     HostTensor z(shape);
-    const Dims xs = x.Strides(), ys = y.Strides();
-    for (int64_t flat = 0; flat < z.size(); ++flat) {
-      const Dims index = z.Unravel(flat);
-      int64_t xi = 0, yi = 0;
-      for (size_t k = 0; k < shape.size(); ++k) {
-        xi += (x.shape[k] == 1 ? 0 : index[k]) * xs[k];
-        yi += (y.shape[k] == 1 ? 0 : index[k]) * ys[k];
-      }
-      z.data[static_cast<size_t>(flat)] = f(x.data[static_cast<size_t>(xi)], y.data[static_cast<size_t>(yi)]);
+    Dims xs = x.Strides(), ys = y.Strides();
+    for (size_t k = 0; k < shape.size(); ++k) {  // broadcast dims do not advance
+      if (x.shape[k] == 1) xs[k] = 0;
+      if (y.shape[k] == 1) ys[k] = 0;
     }
+    int64_t flat = 0;
+    ForEachIndex(shape, [&](const Dims& index) {
+      int64_t xi = 0, yi = 0;
+      for (size_t k = 0; k < index.size(); ++k) {
+        xi += index[k] * xs[k];
+        yi += index[k] * ys[k];
+      }
+      z.data[static_cast<size_t>(flat++)] = f(x.data[static_cast<size_t>(xi)], y.data[static_cast<size_t>(yi)]);
+    });
     out.local.push_back(std::move(z));
   }
   return out;
@@ -320,16 +343,16 @@ DistTensor Spmd::Reduce(DistTensor t, int dim, ReduceOp op, const std::string& w
     Dims shape = x.shape;
     shape[d] = 1;
     HostTensor r(shape, op == ReduceOp::kSum ? 0.0 : -INFINITY);
-    const Dims rs = r.Strides();
-    for (int64_t flat = 0; flat < x.size(); ++flat) {
-      Dims index = x.Unravel(flat);
-      index[d] = 0;
+    Dims rs = r.Strides();
+    rs[d] = 0;
+    int64_t flat = 0;
+    ForEachIndex(x.shape, [&](const Dims& index) {
       int64_t ri = 0;
       for (size_t k = 0; k < index.size(); ++k) ri += index[k] * rs[k];
       double& acc = r.data[static_cast<size_t>(ri)];
-      const double v = x.data[static_cast<size_t>(flat)];
+      const double v = x.data[static_cast<size_t>(flat++)];
       acc = op == ReduceOp::kSum ? acc + v : std::max(acc, v);
-    }
+    });
     x = std::move(r);
   }
   t.shape[d] = 1;

@@ -1,0 +1,529 @@
+// `easyplan check CONFIG`: proves a plan by executing it on simulated devices (kernels/): the layout
+// check at full size, then the numeric check of a tiny model of the same family over the same mesh and
+// rules. docs/CHECK.md describes the output.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <numeric>
+#include <sstream>
+#include <unordered_map>
+
+#include "cli/commands.h"
+#include "cli/plan_format.h"
+#include "cli/plan_setup.h"
+#include "cli/tree_source.h"
+#include "core/emit.h"
+#include "kernels/layout_check.h"
+#include "kernels/numeric_check.h"
+
+namespace easyplan::cli {
+namespace {
+
+using kernels::Injection;
+
+struct CheckFlags {
+  PlanFlags plan;
+  std::string level = "all";
+  uint64_t seed = 0;
+  std::string format = "text";
+  std::string output;
+  std::string inject = "none";  // hidden: mutation tests only
+  int64_t max_numeric_devices = 64;
+};
+
+StatusOr<Injection> ParseInjection(const std::string& text) {
+  for (Injection i : {Injection::kNone, Injection::kCorruptShard, Injection::kOffsetBlock, Injection::kDropAllReduce,
+                      Injection::kWrongDim, Injection::kSwapTupleOrder}) {
+    if (kernels::InjectionName(i) == text) return i;
+  }
+  return Status::BadInput({}, "--inject '" + text + "' is not a known fault");
+}
+
+// ---- the tiny config ----
+
+int64_t Gcd(int64_t a, int64_t b) { return std::gcd(a, b); }
+int64_t Lcm(int64_t a, int64_t b) { return a / Gcd(a, b) * b; }
+int64_t RoundUp(int64_t value, int64_t unit) { return (value + unit - 1) / unit * unit; }
+
+int64_t IntKey(const Json& config, const char* key, int64_t fallback) {
+  auto it = config.find(key);
+  return it != config.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+double NumberKey(const Json& config, const char* key, double fallback) {
+  auto it = config.find(key);
+  return it != config.end() && it->is_number() ? it->get<double>() : fallback;
+}
+bool BoolKey(const Json& config, const char* key, bool fallback) {
+  auto it = config.find(key);
+  return it != config.end() && it->is_boolean() ? it->get<bool>() : fallback;
+}
+bool IsNull(const Json& config, const char* key) {
+  auto it = config.find(key);
+  return it == config.end() || it->is_null();
+}
+
+// A PartitionAxis field as mesh axis names: a name, a list of names, or null.
+PartitionSpec::Entry AxisEntry(const Json& config, const char* field) {
+  PartitionSpec::Entry entry;
+  auto pa = config.find("partition_axis");
+  if (pa == config.end() || !pa->is_object()) return entry;
+  auto it = pa->find(field);
+  if (it == pa->end()) return entry;
+  if (it->is_string()) entry.push_back(it->get<std::string>());
+  if (it->is_array()) {
+    for (const Json& v : *it) {
+      if (v.is_string()) entry.push_back(v.get<std::string>());
+    }
+  }
+  return entry;
+}
+
+int64_t EntryTiles(const Mesh& mesh, const PartitionSpec::Entry& entry) {
+  int64_t tiles = 1;
+  for (const std::string& name : entry) {
+    if (std::optional<int> k = mesh.AxisIndex(name)) tiles *= mesh.shape[static_cast<size_t>(*k)];
+  }
+  return tiles;
+}
+
+struct FamilyInfo {
+  kernels::ModelFamily family;
+  bool mixtral_names = false;
+};
+
+std::optional<FamilyInfo> FamilyOf(const std::string& model_type) {
+  if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" || model_type == "qwen3") {
+    return FamilyInfo{kernels::ModelFamily::kLlama};
+  }
+  if (model_type == "mixtral") return FamilyInfo{kernels::ModelFamily::kMoe, true};
+  if (model_type == "qwen3_moe") return FamilyInfo{kernels::ModelFamily::kMoe};
+  if (model_type == "deepseek_v3") return FamilyInfo{kernels::ModelFamily::kDeepseek};
+  if (model_type == "gpt2") return FamilyInfo{kernels::ModelFamily::kGpt2};
+  return std::nullopt;
+}
+
+// The --set strings that shrink the model while keeping its structure: every size a multiple of the
+// device count (so any sharding of it by mesh axes divides it), head counts a multiple of the head
+// axis, the GQA ratio, MLA's split of q/k into nope and rope parts, one dense layer before the MoE
+// layers, shared experts, tied embeddings.
+std::vector<std::string> TinySets(const Json& config, const std::string& model_type, const Mesh& mesh,
+                                  planner::UnevenMode uneven) {
+  const int64_t devices = mesh.NumDevices();
+  const int64_t head_dim = 8;
+  const int64_t head_tiles = EntryTiles(mesh, AxisEntry(config, "head_axis"));
+  // A head count that keeps heads * head_dim divisible by the device count and heads by the head axis.
+  const int64_t unit = Lcm(devices / Gcd(devices, head_dim), head_tiles);
+  const int64_t kv_unit = RoundUp(2, unit);  // at least two kv groups, so the kv-head split is exercised
+  const int64_t hidden = RoundUp(64, devices);
+  // A vocabulary the mesh does not divide stays indivisible, so eformer's correction replicates it in
+  // the tiny plan as in the full one.
+  const int64_t full_vocab = IntKey(config, "vocab_size", 0);
+  const bool odd_vocab = uneven == planner::UnevenMode::kReplicate && full_vocab > 0 && full_vocab % devices != 0;
+  const int64_t vocab = RoundUp(128, devices) + (odd_vocab ? 1 : 0);
+  std::vector<std::string> sets;
+  auto set = [&](const std::string& key, const std::string& value) { sets.push_back(key + "=" + value); };
+  auto num = [&](const std::string& key, int64_t value) { set(key, std::to_string(value)); };
+  if (model_type == "gpt2") {
+    num("n_layer", 2);
+    num("n_head", RoundUp(4, unit));
+    num("n_embd", RoundUp(4, unit) * head_dim);
+    set("n_inner", "null");
+    num("vocab_size", vocab);
+    num("n_positions", 32);
+    return sets;
+  }
+  num("num_hidden_layers", 2);
+  num("hidden_size", hidden);
+  num("intermediate_size", 2 * hidden);
+  num("vocab_size", vocab);
+  if (!IsNull(config, "layer_types")) set("layer_types", "null");
+  if (!IsNull(config, "max_window_layers")) num("max_window_layers", 2);
+  const int64_t heads = IntKey(config, "num_attention_heads", 1);
+  const int64_t kv = IntKey(config, "num_key_value_heads", heads);
+  const int64_t ratio = kv > 0 && heads % kv == 0 ? heads / kv : 1;
+  if (model_type == "deepseek_v3") {
+    num("num_attention_heads", RoundUp(4, unit));
+    num("num_key_value_heads", RoundUp(4, unit));
+    const int64_t top_k = IntKey(config, "num_experts_per_tok", 2);
+    const int64_t groups = std::max<int64_t>(IntKey(config, "n_group", 1), 1);
+    num("n_routed_experts", RoundUp(std::max({4 * top_k, 2 * groups, int64_t{4}}), Lcm(devices, groups)));
+    num("moe_intermediate_size", RoundUp(32, devices));
+    num("first_k_dense_replace", std::min<int64_t>(IntKey(config, "first_k_dense_replace", 0), 1));
+    if (!IsNull(config, "q_lora_rank")) num("q_lora_rank", RoundUp(32, devices));
+    num("kv_lora_rank", RoundUp(32, devices));
+    num("qk_nope_head_dim", head_dim);
+    num("qk_rope_head_dim", head_dim);
+    num("v_head_dim", head_dim);
+    num("head_dim", head_dim);
+    set("rope_scaling", "null");
+    num("num_nextn_predict_layers", 0);
+    return sets;
+  }
+  num("num_key_value_heads", kv < 2 ? unit : kv_unit);
+  num("num_attention_heads", (kv < 2 ? unit : kv_unit) * ratio);
+  num("head_dim", head_dim);
+  if (model_type == "mixtral" || model_type == "qwen3_moe") {
+    const int64_t top_k = IntKey(config, "num_experts_per_tok", 2);
+    const int64_t experts = RoundUp(std::max<int64_t>(2 * top_k, 4), devices);
+    for (const char* key : {"num_local_experts", "num_experts"}) {
+      if (config.contains(key)) num(key, experts);
+    }
+    if (model_type == "qwen3_moe") {
+      num("moe_intermediate_size", RoundUp(32, devices));
+      num("decoder_sparse_step", 1);
+      set("mlp_only_layers", "[]");
+    }
+  }
+  return sets;
+}
+
+bool HasTensor(const ParamTree& tree, const std::string& name) {
+  return std::any_of(tree.tensors.begin(), tree.tensors.end(), [&](const TensorEntry& t) { return t.name == name; });
+}
+
+kernels::ModelDesc Describe(const Json& c, const FamilyInfo& info, const std::string& model_type, const ParamTree& tree,
+                            const planner::Plan& plan) {
+  kernels::ModelDesc m;
+  m.family = info.family;
+  m.model_type = model_type;
+  m.mixtral_names = info.mixtral_names;
+  const bool gpt2 = info.family == kernels::ModelFamily::kGpt2;
+  m.vocab = IntKey(c, "vocab_size", 0);
+  m.hidden = IntKey(c, gpt2 ? "n_embd" : "hidden_size", 0);
+  m.layers = IntKey(c, gpt2 ? "n_layer" : "num_hidden_layers", 0);
+  m.heads = IntKey(c, gpt2 ? "n_head" : "num_attention_heads", 0);
+  m.kv_heads = IntKey(c, "num_key_value_heads", m.heads);
+  m.head_dim = IntKey(c, "head_dim", m.heads > 0 ? m.hidden / m.heads : 0);
+  m.intermediate = IntKey(c, "intermediate_size", 0);
+  m.norm_eps = NumberKey(c, gpt2 ? "layer_norm_epsilon" : "rms_norm_eps", 1e-6);
+  m.rope_theta = NumberKey(c, "rope_theta", 10000.0);
+  m.tied_embeddings = BoolKey(c, "tie_word_embeddings", false);
+  m.attention_bias = HasTensor(tree, "model/layers/0/self_attn/q_proj/bias");
+  m.o_bias = HasTensor(tree, "model/layers/0/self_attn/o_proj/bias");
+  m.mlp_bias = HasTensor(tree, "model/layers/0/mlp/gate_proj/bias");
+  m.qk_norm = HasTensor(tree, "model/layers/0/self_attn/q_norm/kernel");
+  m.experts =
+      IntKey(c, model_type == "deepseek_v3" ? "n_routed_experts" : "num_local_experts", IntKey(c, "num_experts", 0));
+  m.top_k = IntKey(c, "num_experts_per_tok", 0);
+  m.moe_intermediate = IntKey(c, "moe_intermediate_size", m.intermediate);
+  m.norm_topk_prob = model_type == "mixtral" ? true : BoolKey(c, "norm_topk_prob", false);
+  m.first_dense_layers = IntKey(c, "first_k_dense_replace", 0);
+  if (model_type == "deepseek_v3") {
+    m.shared_intermediate = IntKey(c, "n_shared_experts", 0) * m.moe_intermediate;
+    m.n_group = std::max<int64_t>(IntKey(c, "n_group", 1), 1);
+    m.topk_group = std::max<int64_t>(IntKey(c, "topk_group", 1), 1);
+    m.routed_scaling = NumberKey(c, "routed_scaling_factor", 1.0);
+    m.correction_bias = HasTensor(tree, "model/layers/1/mlp/gate/e_score_correction_bias");
+    m.q_lora_rank = IsNull(c, "q_lora_rank") ? 0 : IntKey(c, "q_lora_rank", 0);
+    m.kv_lora_rank = IntKey(c, "kv_lora_rank", 0);
+    m.qk_nope = IntKey(c, "qk_nope_head_dim", 0);
+    m.qk_rope = IntKey(c, "qk_rope_head_dim", 0);
+    m.v_head = IntKey(c, "v_head_dim", 0);
+  }
+  m.positions = IntKey(c, "n_positions", 0);
+  m.batch_axes = AxisEntry(c, "batch_axis");
+  m.sequence_axes = AxisEntry(c, "sequence_axis");
+  m.hidden_axes = AxisEntry(c, "hidden_state_axis");
+  m.head_axes = AxisEntry(c, "head_axis");
+  const int64_t batch_tiles = EntryTiles(plan.mesh, m.batch_axes);
+  m.batch = batch_tiles > 1 ? batch_tiles : 2;
+  m.seq = RoundUp(8, EntryTiles(plan.mesh, m.sequence_axes));
+  m.bytes_per_element = plan.groups.empty() ? 2 : std::max(1, plan.groups[0].bits / 8);
+  return m;
+}
+
+struct NumericSetup {
+  std::unique_ptr<PlanInputs> inputs;
+  planner::Plan plan;
+  kernels::ModelDesc model;
+  std::vector<std::string> sets;
+  std::vector<std::string> differences;  ///< tensors whose tiny spec differs from the full plan's
+};
+
+StatusOr<NumericSetup> SetUpNumeric(Context& ctx, const CheckFlags& flags, const PlanInputs& full,
+                                    const planner::Plan& full_plan) {
+  if (!full.has_config) return Status::BadInput({}, "the numeric check needs CONFIG (use --level layout with --tree)");
+  auto model_type_it = full.resolved.config.find("model_type");
+  const std::string model_type = model_type_it != full.resolved.config.end() && model_type_it->is_string()
+                                     ? model_type_it->get<std::string>()
+                                     : "";
+  std::optional<FamilyInfo> info = FamilyOf(model_type);
+  if (!info) {
+    return Status::BadInput({}, "the numeric check has no reference forward pass for model_type '" + model_type + "'",
+                            {"covered: llama, mistral, qwen2, qwen3, mixtral, qwen3_moe, deepseek_v3, gpt2; use "
+                             "--level layout for the others"});
+  }
+  if (full.mesh.NumDevices() > flags.max_numeric_devices) {
+    return Status::BadInput({},
+                            fmt::format("the numeric check simulates at most {} devices; the mesh has {} ({})",
+                                        flags.max_numeric_devices, full.mesh.NumDevices(), full.mesh.ToString()),
+                            {"use --level layout for this mesh"});
+  }
+  NumericSetup setup;
+  setup.sets = TinySets(full.resolved.config, model_type, full.mesh, full.uneven);
+  PlanFlags tiny_flags = flags.plan;
+  tiny_flags.config.sets.insert(tiny_flags.config.sets.end(), setup.sets.begin(), setup.sets.end());
+  tiny_flags.layout = "easydel";
+  tiny_flags.tree.clear();
+  tiny_flags.from.clear();
+  tiny_flags.dtype.clear();
+  if (full.rules->layout != Layout::kEasyDel) tiny_flags.rules = "builtin";  // HF rules cannot plan EasyDeL names
+  std::ostringstream quiet;  // the full config's warnings were printed already
+  Context tiny_ctx{ctx.fs, ctx.in, ctx.out, quiet, ctx.schemas_dir, ctx.limits};
+  auto inputs = LoadPlanInputs(tiny_ctx, tiny_flags);
+  if (!inputs.ok()) {
+    Status status = inputs.status();
+    status.mutable_diag().notes.push_back("while deriving the tiny config with --set " +
+                                          fmt::format("{}", fmt::join(setup.sets, " --set ")));
+    return status;
+  }
+  setup.inputs = std::move(*inputs);
+  setup.inputs->mesh = full.mesh;
+  EP_ASSIGN_OR_RETURN(setup.plan, planner::BuildPlan(setup.inputs->Request()));
+  if (setup.plan.HasErrors()) {
+    return Status::BadInput({}, "the plan of the tiny config has errors:\n" + FindingsToText(setup.plan.findings));
+  }
+  setup.model = Describe(setup.inputs->resolved.config, *info, model_type, setup.inputs->tree, setup.plan);
+  // Where the tiny plan lays a tensor out differently from the full one (names both trees share).
+  if (full.tree.layout == Layout::kEasyDel) {
+    std::unordered_map<std::string, const planner::ParamPlan*> by_name;
+    for (const planner::ParamPlan& p : full_plan.params)
+      by_name.emplace(full.tree.tensors[static_cast<size_t>(p.tensor)].name, &p);
+    for (const planner::ParamPlan& p : setup.plan.params) {
+      const std::string& name = setup.inputs->tree.tensors[static_cast<size_t>(p.tensor)].name;
+      auto it = by_name.find(name);
+      if (it != by_name.end() && !(it->second->effective == p.effective)) {
+        setup.differences.push_back(fmt::format("{}: full plan {}, tiny plan {}", name,
+                                                it->second->effective.ToString(), p.effective.ToString()));
+      }
+    }
+  }
+  return setup;
+}
+
+// ---- the report ----
+
+std::string Sci(double v) { return v == 0 ? "0" : fmt::format("{:.1e}", v); }
+std::string IndexText(const kernels::Dims& index) { return fmt::format("[{}]", fmt::join(index, ", ")); }
+
+struct CheckRun {
+  std::string level;
+  Mesh mesh;
+  std::optional<kernels::LayoutCheckResult> layout;
+  std::optional<NumericSetup> numeric_setup;
+  std::optional<kernels::NumericReport> numeric;
+  uint64_t seed = 0;
+  bool ok() const { return (!layout || layout->ok()) && (!numeric || numeric->ok()); }
+};
+
+std::string DescribeModel(const kernels::ModelDesc& m) {
+  std::string text =
+      fmt::format("{}: {} layers, hidden {}, vocab {}, heads {}", m.model_type, m.layers, m.hidden, m.vocab, m.heads);
+  if (m.family != kernels::ModelFamily::kGpt2 && m.family != kernels::ModelFamily::kDeepseek) {
+    text += fmt::format(" (kv {}), head_dim {}", m.kv_heads, m.head_dim);
+  }
+  if (m.family == kernels::ModelFamily::kDeepseek) {
+    text += fmt::format(", MLA q_lora {} kv_lora {} nope/rope/v {}/{}/{}", m.q_lora_rank, m.kv_lora_rank, m.qk_nope,
+                        m.qk_rope, m.v_head);
+  }
+  if (m.experts > 0) {
+    text += fmt::format(", {} experts top-{}", m.experts, m.top_k);
+    if (m.shared_intermediate > 0) text += fmt::format(" + shared width {}", m.shared_intermediate);
+    if (m.first_dense_layers > 0) text += fmt::format(", {} dense layer first", m.first_dense_layers);
+  }
+  if (m.tied_embeddings) text += ", tied embeddings";
+  return text;
+}
+
+std::string ToText(const CheckRun& run) {
+  std::string out;
+  out += fmt::format("mesh {} ({} devices)\n", run.mesh.ToString(), run.mesh.NumDevices());
+  if (run.layout) {
+    const kernels::LayoutCheckResult& l = *run.layout;
+    out += fmt::format("layout: {} ({} tensors in {} layout groups on {} devices)\n", l.ok() ? "pass" : "FAIL",
+                       l.tensors, l.groups, l.devices);
+    for (const kernels::LayoutError& e : l.errors) out += fmt::format("  error: {}: {}\n", e.param, e.message);
+    if (l.errors_total > static_cast<int64_t>(l.errors.size())) {
+      out += fmt::format("  ... and {} more errors\n", l.errors_total - static_cast<int64_t>(l.errors.size()));
+    }
+  }
+  if (run.numeric) {
+    const kernels::NumericReport& n = *run.numeric;
+    const NumericSetup& s = *run.numeric_setup;
+    out += fmt::format("numeric: {} (tiny {}; batch {} x seq {}, seed {}, {} parameters)\n", n.ok() ? "pass" : "FAIL",
+                       DescribeModel(s.model), n.batch, n.seq, run.seed, n.params);
+    for (const std::string& d : s.differences) out += "  note: the tiny plan differs: " + d + "\n";
+    for (const kernels::ShardError& e : n.shard_errors) out += fmt::format("  error: {}: {}\n", e.param, e.message);
+    if (n.shard_errors_total > static_cast<int64_t>(n.shard_errors.size())) {
+      out += fmt::format("  ... and {} more shard errors\n",
+                         n.shard_errors_total - static_cast<int64_t>(n.shard_errors.size()));
+    }
+    if (!n.executed) out += "  the forward pass did not run: shard shapes are wrong\n";
+    if (!n.comparisons.empty()) {
+      out += fmt::format("  {:<10} {:>9} {:>9} {:>9} {:>9}  {}\n", "output", "nmse", "max|err|", "tol nmse", "tol err",
+                         "result");
+      for (const kernels::Comparison& c : n.comparisons) {
+        std::string result = c.ok ? "ok" : "FAIL";
+        if (!c.ok && c.device >= 0) result += fmt::format(" (device {} at {})", c.device, IndexText(c.index));
+        out += fmt::format("  {:<10} {:>9} {:>9} {:>9} {:>9}  {}\n", c.name, Sci(c.nmse), Sci(c.max_abs),
+                           Sci(c.max_nmse), Sci(c.max_abs_tol), result);
+      }
+    }
+    if (n.comm.dropped_all_reduces > 0) {
+      out += fmt::format("  injected: {} all-reduce skipped\n", n.comm.dropped_all_reduces);
+    }
+    if (n.executed) {
+      out += fmt::format("  communication per device (bytes, {}-byte elements):\n", s.model.bytes_per_element);
+      out += fmt::format("  {:<10} {:>12} {:>15} {:>12} {:>12}\n", "scope", "all-gather", "reduce-scatter",
+                         "all-reduce", "all-to-all");
+      std::vector<std::string> scopes = n.comm.Scopes();
+      scopes.push_back("");
+      for (const std::string& scope : scopes) {
+        out += fmt::format("  {:<10} {:>12} {:>15} {:>12} {:>12}\n", scope.empty() ? "total" : scope,
+                           n.comm.Bytes(kernels::CollectiveKind::kAllGather, scope),
+                           n.comm.Bytes(kernels::CollectiveKind::kReduceScatter, scope),
+                           n.comm.Bytes(kernels::CollectiveKind::kAllReduce, scope),
+                           n.comm.Bytes(kernels::CollectiveKind::kAllToAll, scope));
+      }
+    }
+  }
+  out += fmt::format("check: {}\n", run.ok() ? "pass" : "FAIL");
+  return out;
+}
+
+Json ToJson(const CheckRun& run) {
+  Json out = Json::object();
+  out["ok"] = run.ok();
+  out["level"] = run.level;
+  Json mesh = Json::object();
+  for (int k = 0; k < run.mesh.rank(); ++k)
+    mesh[run.mesh.axis_names[static_cast<size_t>(k)]] = run.mesh.shape[static_cast<size_t>(k)];
+  out["mesh"] = mesh;
+  out["devices"] = run.mesh.NumDevices();
+  if (run.layout) {
+    const kernels::LayoutCheckResult& l = *run.layout;
+    Json errors = Json::array();
+    for (const kernels::LayoutError& e : l.errors) {
+      errors.push_back(Json{{"param", e.param}, {"device", e.device}, {"message", e.message}});
+    }
+    out["layout"] = Json{{"ok", l.ok()},
+                         {"tensors", l.tensors},
+                         {"groups", l.groups},
+                         {"errors_total", l.errors_total},
+                         {"errors", errors}};
+  }
+  if (run.numeric) {
+    const kernels::NumericReport& n = *run.numeric;
+    const NumericSetup& s = *run.numeric_setup;
+    Json numeric = Json::object();
+    numeric["ok"] = n.ok();
+    numeric["model"] = DescribeModel(s.model);
+    numeric["tiny_config_sets"] = s.sets;
+    numeric["tiny_plan_differences"] = s.differences;
+    numeric["batch"] = n.batch;
+    numeric["seq"] = n.seq;
+    numeric["seed"] = run.seed;
+    numeric["executed"] = n.executed;
+    Json shard_errors = Json::array();
+    for (const kernels::ShardError& e : n.shard_errors) {
+      shard_errors.push_back(
+          Json{{"param", e.param}, {"device", e.device}, {"index", e.index}, {"message", e.message}});
+    }
+    numeric["shard_errors_total"] = n.shard_errors_total;
+    numeric["shard_errors"] = shard_errors;
+    Json comparisons = Json::array();
+    for (const kernels::Comparison& c : n.comparisons) {
+      Json j{{"name", c.name},         {"ok", c.ok},
+             {"nmse", c.nmse},         {"max_abs_err", c.max_abs},
+             {"max_nmse", c.max_nmse}, {"max_abs_tol", c.max_abs_tol}};
+      if (!c.ok) {
+        j["device"] = c.device;
+        j["index"] = c.index;
+      }
+      comparisons.push_back(j);
+    }
+    numeric["comparisons"] = comparisons;
+    Json comm = Json::object();
+    comm["bytes_per_element"] = s.model.bytes_per_element;
+    Json per_scope = Json::array();
+    std::vector<std::string> scopes = n.comm.Scopes();
+    scopes.push_back("");
+    for (const std::string& scope : scopes) {
+      Json row = Json::object();
+      row["scope"] = scope.empty() ? "total" : scope;
+      for (int k = 0; k < kernels::kCollectiveKinds; ++k) {
+        const auto kind = static_cast<kernels::CollectiveKind>(k);
+        row[std::string(kernels::CollectiveName(kind))] = n.comm.Bytes(kind, scope);
+      }
+      per_scope.push_back(row);
+    }
+    comm["bytes_per_device"] = per_scope;
+    Json records = Json::array();
+    for (const kernels::CommRecord& r : n.comm.records) {
+      records.push_back(Json{{"kind", std::string(kernels::CollectiveName(r.kind))},
+                             {"scope", r.scope},
+                             {"op", r.op},
+                             {"operand", r.tensor_spec},
+                             {"group", r.group_size},
+                             {"bytes_per_device", r.bytes_per_device}});
+    }
+    comm["collectives"] = records;
+    numeric["communication"] = comm;
+    out["numeric"] = numeric;
+  }
+  return out;
+}
+
+StatusOr<int> RunCheck(const CheckFlags& flags, Context& ctx) {
+  EP_RETURN_IF_ERROR(CheckChoice("--level", flags.level, {"layout", "numeric", "all"}));
+  EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"text", "json"}));
+  EP_ASSIGN_OR_RETURN(Injection injection, ParseInjection(flags.inject));
+  EP_ASSIGN_OR_RETURN(std::unique_ptr<PlanInputs> inputs, LoadPlanInputs(ctx, flags.plan));
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs->Request()));
+  if (plan.HasErrors()) {
+    ctx.err << FindingsToText(plan.findings);
+    return kExitFindings;
+  }
+  CheckRun run;
+  run.level = flags.level;
+  run.mesh = plan.mesh;
+  run.seed = flags.seed;
+  if (flags.level != "numeric") {
+    run.layout = kernels::CheckLayouts(plan, inputs->tree, {.injection = injection});
+  }
+  if (flags.level != "layout") {
+    EP_ASSIGN_OR_RETURN(NumericSetup setup, SetUpNumeric(ctx, flags, *inputs, plan));
+    kernels::NumericOptions options{
+        .seed = flags.seed, .injection = injection, .max_devices = flags.max_numeric_devices};
+    EP_ASSIGN_OR_RETURN(run.numeric, kernels::RunNumericCheck(setup.model, setup.plan, setup.inputs->tree, options));
+    run.numeric_setup = std::move(setup);
+  }
+  const std::string text = flags.format == "json" ? EmitJson(ToJson(run)) : ToText(run);
+  EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
+  return run.ok() ? kExitOk : kExitFindings;
+}
+
+}  // namespace
+
+std::function<int(Context&)> AddCheckCommand(CLI::App& app) {
+  auto flags = std::make_shared<CheckFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "check", "execute the plan on simulated devices: layout tiling and a sharded-vs-unsharded forward pass");
+  AddPlanFlags(cmd, flags->plan);
+  cmd->add_option("--level", flags->level, "layout, numeric or all (default)");
+  cmd->add_option("--seed", flags->seed, "seed of the pseudo-random weights and tokens (default 0)");
+  cmd->add_option("--format", flags->format, "text (default) or json");
+  cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
+  cmd->add_option("--max-numeric-devices", flags->max_numeric_devices,
+                  "refuse the numeric check above this many simulated devices (default 64)");
+  // Mutation tests only (docs/CHECK.md): deliberately break the run to prove the check fails.
+  cmd->add_option("--inject", flags->inject)->group("");
+  return [flags](Context& ctx) {
+    StatusOr<int> code = RunCheck(*flags, ctx);
+    return code.ok() ? *code : ReportError(ctx, code.status());
+  };
+}
+
+}  // namespace easyplan::cli
