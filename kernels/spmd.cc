@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "core/status.h"
 
@@ -152,9 +153,27 @@ DistTensor Spmd::Reshard(DistTensor t, const DistSpec& wanted, const std::string
   return t;
 }
 
-DistTensor Spmd::Dot(DistTensor a, DistTensor b, const DotDims& dims, const std::string& why) {
-  a = Resolve(std::move(a), why + " (lhs pending sum)");
-  b = Resolve(std::move(b), why + " (rhs pending sum)");
+DistTensor Spmd::Dot(const DistTensor& lhs, const DistTensor& rhs, const DotDims& dims, const std::string& why) {
+  // The operands as they move: the caller's tensors until a step changes them.
+  const DistTensor* pa = &lhs;
+  const DistTensor* pb = &rhs;
+  std::optional<DistTensor> a_store, b_store;
+  auto move_to = [this](const DistTensor*& p, std::optional<DistTensor>& store, const DistSpec& target,
+                        const std::string& reason) {
+    if (p->spec.partial.empty() && p->spec.dims == target.dims) return;
+    store = Reshard(*p, target, reason);
+    p = &*store;
+  };
+  if (!pa->spec.partial.empty()) {
+    a_store = Resolve(*pa, why + " (lhs pending sum)");
+    pa = &*a_store;
+  }
+  if (!pb->spec.partial.empty()) {
+    b_store = Resolve(*pb, why + " (rhs pending sum)");
+    pb = &*b_store;
+  }
+  const DistTensor& a = *pa;
+  const DistTensor& b = *pb;
   std::vector<int> a_nc = dims.lhs_batch, b_nc = dims.rhs_batch;
   const std::vector<int> a_free = FreeDims(a.rank(), [&] {
     std::vector<int> u = dims.lhs_batch;
@@ -187,16 +206,16 @@ DistTensor Spmd::Dot(DistTensor a, DistTensor b, const DotDims& dims, const std:
   for (int d : b_free) {
     if (Intersects(tb.dims[static_cast<size_t>(d)], a_all)) tb.dims[static_cast<size_t>(d)].clear();
   }
-  b = Reshard(std::move(b), tb, why + " (rhs aligned to lhs)");
+  move_to(pb, b_store, tb, why + " (rhs aligned to lhs)");
   DistSpec ta = a.spec;
-  const Entry b_free_axes = AxesOf(b.spec, b_free);
+  const Entry b_free_axes = AxesOf(pb->spec, b_free);
   for (int d : dims.lhs_contract) {
     if (Intersects(ta.dims[static_cast<size_t>(d)], b_free_axes)) ta.dims[static_cast<size_t>(d)].clear();
   }
-  a = Reshard(std::move(a), ta, why + " (lhs contracting axis used by rhs)");
+  move_to(pa, a_store, ta, why + " (lhs contracting axis used by rhs)");
   // 3. Contracting pairs: same sharding on both sides, else slice the unsharded side, else gather.
-  ta = a.spec;
-  tb = b.spec;
+  ta = pa->spec;
+  tb = pb->spec;
   for (size_t i = 0; i < dims.lhs_contract.size(); ++i) {
     Entry& ea = ta.dims[static_cast<size_t>(dims.lhs_contract[i])];
     Entry& eb = tb.dims[static_cast<size_t>(dims.rhs_contract[i])];
@@ -210,7 +229,7 @@ DistTensor Spmd::Dot(DistTensor a, DistTensor b, const DotDims& dims, const std:
       eb = ea;
     } else if (ea.empty() && a_can_take) {
       ea = eb;
-    } else if (Bytes(b) <= Bytes(a) && b_can_take) {
+    } else if (Bytes(*pb) <= Bytes(*pa) && b_can_take) {
       eb = ea;  // gather the smaller rhs, then slice it like the lhs
     } else if (a_can_take) {
       ea = eb;
@@ -219,22 +238,24 @@ DistTensor Spmd::Dot(DistTensor a, DistTensor b, const DotDims& dims, const std:
       eb.clear();
     }
   }
-  a = Reshard(std::move(a), ta, why + " (lhs contracting dim)");
-  b = Reshard(std::move(b), tb, why + " (rhs contracting dim)");
+  move_to(pa, a_store, ta, why + " (lhs contracting dim)");
+  move_to(pb, b_store, tb, why + " (rhs contracting dim)");
+  const DistTensor& x = *pa;
+  const DistTensor& y = *pb;
   // 4. The local products.
   DistTensor out;
-  for (int d : dims.lhs_batch) out.shape.push_back(a.shape[static_cast<size_t>(d)]);
-  for (int d : a_free) out.shape.push_back(a.shape[static_cast<size_t>(d)]);
-  for (int d : b_free) out.shape.push_back(b.shape[static_cast<size_t>(d)]);
-  for (int d : dims.lhs_batch) out.spec.dims.push_back(a.spec.dims[static_cast<size_t>(d)]);
-  for (int d : a_free) out.spec.dims.push_back(a.spec.dims[static_cast<size_t>(d)]);
-  for (int d : b_free) out.spec.dims.push_back(b.spec.dims[static_cast<size_t>(d)]);
+  for (int d : dims.lhs_batch) out.shape.push_back(x.shape[static_cast<size_t>(d)]);
+  for (int d : a_free) out.shape.push_back(x.shape[static_cast<size_t>(d)]);
+  for (int d : b_free) out.shape.push_back(y.shape[static_cast<size_t>(d)]);
+  for (int d : dims.lhs_batch) out.spec.dims.push_back(x.spec.dims[static_cast<size_t>(d)]);
+  for (int d : a_free) out.spec.dims.push_back(x.spec.dims[static_cast<size_t>(d)]);
+  for (int d : b_free) out.spec.dims.push_back(y.spec.dims[static_cast<size_t>(d)]);
   for (int d : dims.lhs_contract) {
-    for (int axis : a.spec.dims[static_cast<size_t>(d)]) out.spec.partial.push_back(axis);
+    for (int axis : x.spec.dims[static_cast<size_t>(d)]) out.spec.partial.push_back(axis);
   }
   std::sort(out.spec.partial.begin(), out.spec.partial.end());
-  out.local.reserve(a.local.size());
-  for (size_t dev = 0; dev < a.local.size(); ++dev) out.local.push_back(kernels::Dot(a.local[dev], b.local[dev], dims));
+  out.local.reserve(x.local.size());
+  for (size_t dev = 0; dev < x.local.size(); ++dev) out.local.push_back(kernels::Dot(x.local[dev], y.local[dev], dims));
   return out;
 }
 

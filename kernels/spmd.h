@@ -41,7 +41,8 @@ class Spmd {
   /// All-reduces every pending partial sum.
   DistTensor Resolve(DistTensor t, const std::string& why);
 
-  DistTensor Dot(DistTensor lhs, DistTensor rhs, const DotDims& dims, const std::string& why);
+  /// Operands are only copied when they need a collective or a local slice.
+  DistTensor Dot(const DistTensor& lhs, const DistTensor& rhs, const DotDims& dims, const std::string& why);
 
   /// Elementwise f(x).
   DistTensor Map(DistTensor t, const std::function<double(double)>& f);
