@@ -2,6 +2,7 @@
 #include <map>
 #include <memory>
 
+#include "cli/activation_setup.h"
 #include "cli/commands.h"
 #include "cli/plan_format.h"
 #include "cli/plan_setup.h"
@@ -59,7 +60,38 @@ std::string LinesOrJson(const std::string& format, const Json& mesh, const std::
   return text;
 }
 
-StatusOr<std::string> JaxModule(const planner::Plan& plan, const PlanInputs& inputs) {
+// The activation specs of every runtime mode (bthd, raw) and, for MoE, the expert mesh.
+StatusOr<planner::JaxActivations> JaxActivationSpecs(Context& ctx, const PlanInputs& inputs,
+                                                     const std::string& schemas_dir) {
+  EP_ASSIGN_OR_RETURN(std::unique_ptr<planner::ActivationTable> table, LoadActivationTable(ctx, schemas_dir));
+  planner::JaxActivations out;
+  for (const char* mode : {"train", "prefill", "decode", "insert"}) {
+    ActivationFlags flags;
+    flags.mode = mode;
+    EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan,
+                        BuildActivationsFromFlags(flags, *table, *inputs.presets, inputs.resolved.config, inputs.mesh));
+    std::vector<std::pair<std::string, std::optional<PartitionSpec>>> specs;
+    for (const auto& [name, spec] : planner::AttnFields(plan.attention)) {
+      specs.emplace_back("attention." + name, spec ? std::optional<PartitionSpec>(*spec) : std::nullopt);
+    }
+    for (const auto& [name, spec] : plan.residual) specs.emplace_back(name, spec);
+    specs.emplace_back("logits", plan.logits);
+    specs.emplace_back("labels", plan.labels);
+    specs.emplace_back("kv_cache.key", plan.cache_key);
+    specs.emplace_back("kv_cache.value", plan.cache_value);
+    specs.emplace_back("kv_cache.indexs", plan.cache_index);
+    specs.emplace_back("kv_cache.starts", plan.cache_index);
+    out.modes.emplace_back(mode, std::move(specs));
+    if (plan.experts) {
+      out.expert_mesh_shape = plan.expert_mesh.shape;
+      out.expert_mesh_axis_names = plan.expert_mesh.axis_names;
+    }
+  }
+  return out;
+}
+
+StatusOr<std::string> JaxModule(const planner::Plan& plan, const PlanInputs& inputs,
+                                const planner::JaxActivations& activations) {
   std::vector<planner::JaxRule> rules;
   for (const rules::Rule& rule : inputs.rules->rules) {
     int case_index = -1;
@@ -80,16 +112,16 @@ StatusOr<std::string> JaxModule(const planner::Plan& plan, const PlanInputs& inp
   if (inputs.rules->layout != inputs.tree.layout) {
     header.push_back("PARTITION_RULES match EasyDeL parameter paths; PARAM_SPECS use this tree's (HF) names.");
   }
-  return planner::JaxModuleText(plan.mesh, rules, params, header);
+  return planner::JaxModuleText(plan.mesh, rules, params, header, &activations);
 }
 
-std::string JaxJson(const planner::Plan& plan, const PlanInputs& inputs) {
+std::string JaxJson(const planner::Plan& plan, const PlanInputs& inputs, const planner::JaxActivations& activations) {
   std::vector<planner::JaxParam> params;
   for (const planner::ParamPlan& param : plan.params) {
     const TensorEntry& tensor = TensorOf(inputs, param);
     params.push_back({tensor.name, tensor.shape, param.effective});
   }
-  return EmitJson(planner::JaxShardingsJson(plan.mesh, params));
+  return EmitJson(planner::JaxShardingsJson(plan.mesh, params, &activations));
 }
 
 std::string XlaHlo(const planner::Plan& plan, const PlanInputs& inputs, const std::string& format) {
@@ -254,10 +286,14 @@ StatusOr<int> RunExport(ExportFlags flags, Context& ctx) {
   if (!plan.findings.empty()) ctx.err << FindingsToText(plan.findings);
 
   std::string text;
-  if (flags.to == "jax") {
-    EP_ASSIGN_OR_RETURN(text, JaxModule(plan, *inputs));
-  } else if (flags.to == "jax-json") {
-    text = JaxJson(plan, *inputs);
+  if (flags.to == "jax" || flags.to == "jax-json") {
+    EP_ASSIGN_OR_RETURN(planner::JaxActivations activations,
+                        JaxActivationSpecs(ctx, *inputs, flags.plan.config.schemas_dir));
+    if (flags.to == "jax") {
+      EP_ASSIGN_OR_RETURN(text, JaxModule(plan, *inputs, activations));
+    } else {
+      text = JaxJson(plan, *inputs, activations);
+    }
   } else if (flags.to == "xla-hlo") {
     text = XlaHlo(plan, *inputs, flags.format);
   } else if (flags.to == "shardy") {
@@ -267,7 +303,14 @@ StatusOr<int> RunExport(ExportFlags flags, Context& ctx) {
   } else if (flags.to == "hf-tp-plan") {
     text = HfTpPlan(plan, *inputs);
   } else {
-    text = PlanToJsonText(PlanView{&plan, &inputs->tree, inputs->rules, std::nullopt, false});
+    EP_ASSIGN_OR_RETURN(std::optional<ExpertReport> experts,
+                        ExpertReportForPlan(ctx, *inputs, flags.plan.config.schemas_dir));
+    PlanView view{&plan, &inputs->tree, inputs->rules, std::nullopt, false};
+    if (experts) {
+      view.expert_mesh = &experts->mesh;
+      view.expert_specs = &experts->specs;
+    }
+    text = PlanToJsonText(view);
   }
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return kExitOk;

@@ -1,6 +1,7 @@
 // `easyplan plan CONFIG`: which slice of which tensor each device holds, and the bytes per device.
 #include <memory>
 
+#include "cli/activation_setup.h"
 #include "cli/commands.h"
 #include "cli/plan_format.h"
 #include "cli/plan_setup.h"
@@ -31,7 +32,13 @@ StatusOr<int> RunPlan(const PlanCommandFlags& flags, Context& ctx) {
     return kExitFindings;
   }
   if (!plan.findings.empty()) ctx.err << FindingsToText(plan.findings);
+  EP_ASSIGN_OR_RETURN(std::optional<ExpertReport> experts,
+                      ExpertReportForPlan(ctx, *inputs, flags.plan.config.schemas_dir));
   PlanView view{&plan, &inputs->tree, inputs->rules, flags.device, flags.summary};
+  if (experts) {
+    view.expert_mesh = &experts->mesh;
+    view.expert_specs = &experts->specs;
+  }
   const std::string text = flags.format == "json" ? PlanToJsonText(view) : PlanToTable(view);
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return kExitOk;

@@ -2,8 +2,10 @@
 // under --strict), as text, JSON, JUnit XML or GitHub annotations.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <memory>
 
+#include "cli/activation_setup.h"
 #include "cli/commands.h"
 #include "cli/plan_format.h"
 #include "cli/plan_setup.h"
@@ -18,6 +20,7 @@ struct ValidateFlags {
   std::string format = "text";
   std::string output;
   std::string max_memory;
+  ActivationFlags activations;  ///< --mode/--batch/--seq: add the activation findings of that mode
 };
 
 /// Devices whose parameters alone exceed the budget: one finding, the worst device first.
@@ -52,10 +55,28 @@ StatusOr<int> RunValidate(const ValidateFlags& flags, Context& ctx) {
   if (!flags.max_memory.empty()) {
     EP_ASSIGN_OR_RETURN(budget, ParseByteSize(flags.max_memory, "--max-memory"));
   }
+  const bool with_activations = !flags.activations.mode.empty();
+  EP_RETURN_IF_ERROR(CheckActivationFlags(flags.activations));
+  if (!with_activations && (flags.activations.batch || flags.activations.seq)) {
+    return Status::BadInput({}, "--batch and --seq describe the activations of a runtime mode: add --mode",
+                            {"e.g. --mode decode --batch 8 --seq 4096"});
+  }
   EP_ASSIGN_OR_RETURN(std::unique_ptr<PlanInputs> inputs, LoadPlanInputs(ctx, flags.plan));
   EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs->Request()));
   std::vector<planner::Finding> findings = plan.findings;
   if (budget) AddBudgetFindings(plan, *budget, flags.max_memory, findings);
+  if (with_activations) {
+    EP_ASSIGN_OR_RETURN(std::unique_ptr<planner::ActivationTable> table,
+                        LoadActivationTable(ctx, flags.plan.config.schemas_dir));
+    EP_ASSIGN_OR_RETURN(
+        planner::ActivationPlan activations,
+        BuildActivationsFromFlags(flags.activations, *table, *inputs->presets, inputs->resolved.config, inputs->mesh));
+    findings.insert(findings.end(), activations.findings.begin(), activations.findings.end());
+    // Errors first, as FindingList orders them.
+    std::stable_sort(findings.begin(), findings.end(), [](const planner::Finding& a, const planner::Finding& b) {
+      return static_cast<int>(a.severity) > static_cast<int>(b.severity);
+    });
+  }
 
   int errors = 0, warnings = 0;
   for (const planner::Finding& finding : findings) {
@@ -99,6 +120,7 @@ std::function<int(Context&)> AddValidateCommand(CLI::App& app) {
   cmd->add_option("-o,--output", flags->output, "write the report to FILE (atomically) instead of stdout");
   cmd->add_option("--max-memory", flags->max_memory,
                   "bytes of parameters a device may hold, e.g. 80GiB: an error for every device over it");
+  AddActivationFlags(cmd, flags->activations, /*full=*/false);
   return [flags](Context& ctx) {
     StatusOr<int> code = RunValidate(*flags, ctx);
     return code.ok() ? *code : ReportError(ctx, code.status());

@@ -11,6 +11,8 @@ const std::vector<Command>& AllCommands() {
       {"explain", "show how the rules and the mesh decide the sharding of matching tensors", AddExplainCommand},
       {"validate", "check a plan for CI: unmatched tensors, bad axes, indivisible dims, dead rules, memory",
        AddValidateCommand},
+      {"activations", "the attention, hidden-state, KV-cache and expert-mesh shardings of a runtime mode",
+       AddActivationsCommand},
       {"export", "write the plan for another runtime: jax, jax-json, xla-hlo, shardy, torch, hf-tp-plan, json",
        AddExportCommand},
       {"check", "execute the plan on simulated devices: layout tiling and a sharded-vs-unsharded forward pass",

@@ -32,6 +32,9 @@ std::function<int(Context&)> AddPlanCommand(CLI::App& app);
 std::function<int(Context&)> AddExplainCommand(CLI::App& app);
 std::function<int(Context&)> AddValidateCommand(CLI::App& app);
 
+/// Registers `activations`; defined in cmd_activations.cc.
+std::function<int(Context&)> AddActivationsCommand(CLI::App& app);
+
 /// Registers `export`; defined in cmd_export.cc.
 std::function<int(Context&)> AddExportCommand(CLI::App& app);
 

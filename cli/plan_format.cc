@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "cli/activations_format.h"
 #include "core/human.h"
 #include "core/json.h"
 
@@ -190,6 +191,7 @@ std::string PlanToJsonText(const PlanView& view) {
   out += "  \"rules\": {\"source\": " + Quoted(view.rules->source) + ", \"layout\": \"" +
          std::string(LayoutName(view.rules->layout)) + "\", \"count\": " + std::to_string(view.rules->rules.size()) +
          "},\n";
+  if (view.expert_mesh && view.expert_specs) out += ExpertJsonMembers(*view.expert_mesh, *view.expert_specs);
   if (!view.summary_only) {
     out += "  \"params\": [";
     bool first = true;
@@ -333,6 +335,7 @@ std::string PlanToTable(const PlanView& view) {
       fmt::format("{} tensors in {} layout groups; per device: min {}, median {}, max {} (device {})\n",
                   WithThousands(static_cast<int64_t>(tree.tensors.size())), plan.groups.size(), HumanBytes(summary.min),
                   HumanBytes(summary.median), HumanBytes(summary.max), summary.worst_device);
+  if (view.expert_mesh && view.expert_specs) out += ExpertTableLines(*view.expert_mesh, *view.expert_specs);
   return out;
 }
 
@@ -372,7 +375,7 @@ std::string FindingsToJunit(const std::vector<Finding>& findings, bool strict) {
       FindingCode::kIndivisible,     FindingCode::kOverBudget,     FindingCode::kLogicalIndivisible,
       FindingCode::kTruncatedSpec,   FindingCode::kUnevenReplaced, FindingCode::kUnevenChunked,
       FindingCode::kDeadRule,        FindingCode::kShadowedRule,   FindingCode::kLargeReplicated,
-      FindingCode::kNoCounterpart,
+      FindingCode::kNoCounterpart,   FindingCode::kExpertMesh,     FindingCode::kCacheReshard,
   };
   std::map<FindingCode, std::vector<const Finding*>> by_code;
   for (const Finding& finding : findings) by_code[finding.code].push_back(&finding);

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "core/param_tree.h"
+#include "planner/activations.h"
+#include "planner/expert_mesh.h"
 #include "planner/plan.h"
 #include "rules/rule_set.h"
 
@@ -22,6 +24,9 @@ struct PlanView {
   const rules::RuleSet* rules = nullptr;
   std::optional<int64_t> device;  ///< --device K: add each tensor's slice and replica id on K
   bool summary_only = false;      ///< --summary: the per-device summary without the tensor rows
+  /// MoE configs: the folded expert mesh and expert specs (both set, or neither).
+  const planner::ExpertMesh* expert_mesh = nullptr;
+  const planner::ExpertSpecs* expert_specs = nullptr;
 };
 
 /// Per-device bytes: min, median (lower), max, and the first device holding the max.

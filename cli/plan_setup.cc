@@ -34,15 +34,15 @@ StatusOr<std::vector<int64_t>> IntList(const Json& config, const char* key) {
   return values;
 }
 
-/// The mesh: --mesh (with --dcn, --devices), else the config's sharding_axis_dims / names.
-StatusOr<Mesh> MakeMesh(const PlanFlags& flags, const PlanInputs& inputs, std::string* source) {
+}  // namespace
+
+StatusOr<Mesh> MeshFromFlags(const MeshFlags& flags, const Json& config, bool has_config, std::string* source) {
   planner::MeshRequest request;
-  request.devices = flags.config.devices;
+  request.devices = flags.devices;
   if (!flags.mesh.empty()) {
     EP_ASSIGN_OR_RETURN(request.ici, planner::ParseAxisSizes(flags.mesh, "--mesh"));
     *source = "--mesh";
   } else {
-    const Json& config = inputs.resolved.config;
     EP_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntList(config, "sharding_axis_dims"));
     auto names = config.find("sharding_axis_names");
     if (names == config.end() || !names->is_array() || names->size() != dims.size()) {
@@ -53,7 +53,7 @@ StatusOr<Mesh> MakeMesh(const PlanFlags& flags, const PlanInputs& inputs, std::s
       request.ici.names.push_back((*names)[i].get<std::string>());
       request.ici.sizes.push_back(dims[i]);
     }
-    *source = inputs.has_config ? "config sharding_axis_dims" : "EasyDeL's default sharding_axis_dims";
+    *source = has_config ? "config sharding_axis_dims" : "EasyDeL's default sharding_axis_dims";
   }
   if (!flags.dcn.empty()) {
     EP_ASSIGN_OR_RETURN(planner::AxisSizes dcn, planner::ParseAxisSizes(flags.dcn, "--dcn"));
@@ -69,6 +69,8 @@ StatusOr<Mesh> MakeMesh(const PlanFlags& flags, const PlanInputs& inputs, std::s
   }
   return mesh;
 }
+
+namespace {
 
 StatusOr<planner::UnevenMode> ParseUneven(const std::string& text) {
   EP_RETURN_IF_ERROR(CheckChoice("--uneven", text, {"replicate", "error", "chunk"}));
@@ -198,7 +200,9 @@ StatusOr<std::unique_ptr<PlanInputs>> LoadPlanInputs(Context& ctx, const PlanFla
     EP_ASSIGN_OR_RETURN(inputs->links, planner::LinkHfToEasyDel(inputs->tree, expanded));
   }
 
-  EP_ASSIGN_OR_RETURN(inputs->mesh, MakeMesh(flags, *inputs, &inputs->mesh_source));
+  EP_ASSIGN_OR_RETURN(inputs->mesh,
+                      MeshFromFlags(MeshFlags{flags.mesh, flags.dcn, flags.config.devices, flags.max_devices},
+                                    inputs->resolved.config, has_config, &inputs->mesh_source));
   return inputs;
 }
 

@@ -59,6 +59,18 @@ struct PlanInputs {
 
 StatusOr<std::unique_ptr<PlanInputs>> LoadPlanInputs(Context& ctx, const PlanFlags& flags);
 
+/// The mesh flags alone, for commands that need a mesh but no tree (`activations`).
+struct MeshFlags {
+  std::string mesh;
+  std::string dcn;
+  std::optional<int64_t> devices;
+  int64_t max_devices = int64_t{1} << 22;
+};
+
+/// The mesh of --mesh (with --dcn, --devices), else of the config's sharding_axis_dims / names;
+/// `source` receives which ("--mesh", "config sharding_axis_dims").
+StatusOr<Mesh> MeshFromFlags(const MeshFlags& flags, const Json& config, bool has_config, std::string* source);
+
 }  // namespace easyplan::cli
 
 #endif  // EASYPLAN_CLI_PLAN_SETUP_H_

@@ -337,6 +337,26 @@ namespace {
 struct Builder {
   ActivationPlan& plan;
   FindingList findings;
+  // Uneven entries aggregate over tensors by (dim, axes, dim size): a batch of 1 over fsdp is one
+  // finding naming the first tensor and counting the others.
+  std::vector<Finding> uneven;
+  std::map<std::string, size_t> uneven_index;
+
+  void AddUneven(Finding finding, const std::string& key) {
+    auto [it, inserted] = uneven_index.try_emplace(key, uneven.size());
+    if (!inserted) {
+      uneven[it->second].count += finding.count;
+      return;
+    }
+    finding.severity = FindingSeverity(finding.code);
+    uneven.push_back(std::move(finding));
+  }
+
+  std::vector<Finding> Take() {
+    for (Finding& finding : uneven) findings.Add(std::move(finding));
+    uneven.clear();
+    return findings.Take();
+  }
 
   // One tensor of the plan: the effective spec (eformer's correction), its shards, and findings for
   // the entries the correction drops.
@@ -377,9 +397,11 @@ struct Builder {
     switch (issue.kind) {
       case SpecIssue::Kind::kUnknownAxis:
         finding.code = FindingCode::kUnknownAxis;
-        finding.message = fmt::format("{}: {} names mesh axis '{}', which the mesh ({}) does not have; {}", label,
-                                      spec.ToString(), issue.axis, plan.mesh.ToString(), what);
-        findings.Add(std::move(finding), issue.dim, issue.axis);
+        finding.message = fmt::format(
+            "{}: {} names mesh axis '{}', which the mesh ({}) does not have, so {} drops "
+            "the entry",
+            label, spec.ToString(), issue.axis, plan.mesh.ToString(), what);
+        AddUneven(std::move(finding), fmt::format("unknown|{}|{}", what, issue.axis));
         return;
       case SpecIssue::Kind::kDuplicateAxis:
         finding.code = FindingCode::kDuplicateAxis;
@@ -394,7 +416,8 @@ struct Builder {
                                       issue.dim, issue.dim_size, EntryAxesText(spec[issue.dim], plan.mesh), what);
         finding.notes.push_back(fmt::format("dim {} shards over {} when it is a multiple of {}", issue.dim,
                                             fmt::join(spec[issue.dim], " x "), issue.partitions));
-        findings.Add(std::move(finding), issue.dim);
+        AddUneven(std::move(finding),
+                  fmt::format("{}|{}|{}|{}", what, issue.dim, fmt::join(spec[issue.dim], ","), issue.dim_size));
         return;
       }
       case SpecIssue::Kind::kTruncated:
@@ -560,7 +583,7 @@ StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request) {
                                       key_shape.ToString(), dim, size, EntryAxesText(entry, plan.mesh), sanitiser);
         finding.notes.push_back(
             fmt::format("dim {} shards over {} when it is a multiple of {}", dim, fmt::join(entry, " x "), product));
-        builder.findings.Add(std::move(finding), dim);
+        builder.AddUneven(std::move(finding), fmt::format("cache|{}|{}|{}", dim, fmt::join(entry, ","), size));
       }
       const PartitionSpec index_spec =
           SanitizeCacheSpec(plan.cache_index, {Shape{batch}}, plan.mesh, nullptr).entries().front().empty()
@@ -591,6 +614,7 @@ StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request) {
       if (first_group) {
         stored_for_compare = stored;
         decode_for_compare = CorrectSpec(key_shape, plan.cache_decode_key, plan.mesh, UnevenMode::kReplicate).spec;
+        plan.cache_decode_key = decode_for_compare;
         plan.cache_key = stored;
         plan.cache_value = stored;
         plan.cache_index = index_spec;
@@ -616,7 +640,7 @@ StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request) {
         "the train rules");
     builder.findings.Add(std::move(finding));
   }
-  plan.findings = builder.findings.Take();
+  plan.findings = builder.Take();
   return plan;
 }
 

@@ -152,8 +152,10 @@ struct ActivationPlan {
   /// The cache as stored: [BATCH, KV_LENGTH, KV_HEAD, KV_HEAD_DIM] resolved with prefill rules, and
   /// sanitised when the shape is known.
   PartitionSpec cache_key, cache_value, cache_index;
-  PartitionSpec cache_decode_key;  ///< how a decode step constrains the cache it reads (bthd key)
-  bool cache_reshard = false;      ///< decode steps reshard the cache (layouts differ on this mesh)
+  /// How a decode step constrains the cache it reads (the bthd key spec in decode rules; with shapes,
+  /// as eformer's correction applies it to the cache's shape).
+  PartitionSpec cache_decode_key;
+  bool cache_reshard = false;  ///< decode steps reshard the cache (layouts differ on this mesh)
   bool use_sharded_kv_caching = false;
   Json kv_cache_sharding_sequence_axis_name;
   ExpertMesh expert_mesh;

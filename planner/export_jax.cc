@@ -60,7 +60,7 @@ std::string PythonPartitionSpec(const PartitionSpec& spec) {
 }
 
 std::string JaxModuleText(const Mesh& mesh, const std::vector<JaxRule>& rules, const std::vector<JaxParam>& params,
-                          const std::vector<std::string>& header) {
+                          const std::vector<std::string>& header, const JaxActivations* activations) {
   std::string text;
   for (const std::string& line : header) text += line.empty() ? "#\n" : "# " + line + "\n";
   text += "from jax.sharding import PartitionSpec\n\n";
@@ -95,10 +95,36 @@ std::string JaxModuleText(const Mesh& mesh, const std::vector<JaxRule>& rules, c
     text += "    " + PythonString(param.name) + ": " + PythonPartitionSpec(param.spec) + ",\n";
   }
   text += "}\n";
+  if (!activations) return text;
+
+  text += "\n# Activation specs per runtime mode, raw as EasyDeL resolves them (no shape correction; size-1 axes\n";
+  text += "# kept): OperationMetadata.get_shardings for attention, the residual-stream presets, the KV cache as\n";
+  text += "# stored (prefill rules). None: EasyDeL applies no constraint in that mode.\n";
+  text += "ACTIVATION_LAYOUT = " + PythonString(activations->layout) + "\n";
+  text += "ACTIVATION_SPECS = {\n";
+  for (const auto& [mode, specs] : activations->modes) {
+    text += "    " + PythonString(mode) + ": {\n";
+    for (const auto& [name, spec] : specs) {
+      text += "        " + PythonString(name) + ": " + (spec ? PythonPartitionSpec(*spec) : "None") + ",\n";
+    }
+    text += "    },\n";
+  }
+  text += "}\n";
+  if (activations->expert_mesh_shape) {
+    std::vector<std::string> expert_names, expert_sizes;
+    for (size_t k = 0; k < 3; ++k) {
+      expert_names.push_back(PythonString(activations->expert_mesh_axis_names[k]));
+      expert_sizes.push_back(std::to_string((*activations->expert_mesh_shape)[k]));
+    }
+    text += "\n# The (dp, ep, tp) expert mesh EasyDeL folds for MoE blocks: a row-major reshape of the devices,\n";
+    text += "# jax.sharding.Mesh(np.asarray(devices).reshape(EXPERT_MESH_SHAPE), EXPERT_MESH_AXIS_NAMES).\n";
+    text += "EXPERT_MESH_AXIS_NAMES = " + PythonTuple(expert_names) + "\n";
+    text += "EXPERT_MESH_SHAPE = " + PythonTuple(expert_sizes) + "\n";
+  }
   return text;
 }
 
-Json JaxShardingsJson(const Mesh& mesh, const std::vector<JaxParam>& params) {
+Json JaxShardingsJson(const Mesh& mesh, const std::vector<JaxParam>& params, const JaxActivations* activations) {
   Json mesh_json = Json::object();
   Json axis_names = Json::array();
   Json shape = Json::object();
@@ -118,6 +144,23 @@ Json JaxShardingsJson(const Mesh& mesh, const std::vector<JaxParam>& params) {
     leaf["shape"] = std::move(dims);
     out[param.name] = std::move(leaf);
   }
+  if (!activations) return out;
+  Json extra = Json::object();
+  extra["layout"] = activations->layout;
+  Json modes = Json::object();
+  for (const auto& [mode, specs] : activations->modes) {
+    Json entries = Json::object();
+    for (const auto& [name, spec] : specs) entries[name] = spec ? spec->ToJson() : Json();
+    modes[mode] = std::move(entries);
+  }
+  extra["modes"] = std::move(modes);
+  if (activations->expert_mesh_shape) {
+    Json expert = Json::object();
+    expert["axis_names"] = Json(activations->expert_mesh_axis_names);
+    expert["shape"] = Json(*activations->expert_mesh_shape);
+    extra["expert_mesh"] = std::move(expert);
+  }
+  out["__activations__"] = std::move(extra);
   return out;
 }
 

@@ -9,8 +9,11 @@
 //   {"model/embed_tokens/embedding": {"mesh": {"axis_names": ["dp", ...], "shape": {"dp": 1, ...}},
 //                                     "partition_spec": ["tp", ["fsdp", "sp"]], "shape": [128, 64]}}
 
+#include <array>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/json.h"
@@ -31,6 +34,16 @@ struct JaxParam {
   PartitionSpec spec;  ///< effective spec, P() and P(None) kept distinct
 };
 
+/// The activation side of the export (planner/activations.h): per runtime mode, the raw specs EasyDeL
+/// resolves (None where EasyDeL has no spec, e.g. logits outside train), and for MoE configs the folded
+/// (dp, ep, tp) expert mesh.
+struct JaxActivations {
+  std::string layout = "bthd";
+  std::vector<std::pair<std::string, std::vector<std::pair<std::string, std::optional<PartitionSpec>>>>> modes;
+  std::optional<std::array<int64_t, 3>> expert_mesh_shape;
+  std::array<std::string, 3> expert_mesh_axis_names;
+};
+
 /// A Python string literal (double quotes; backslash, quote and control characters escaped).
 std::string PythonString(std::string_view text);
 
@@ -39,12 +52,16 @@ std::string PythonPartitionSpec(const PartitionSpec& spec);
 
 /// The module text. `header` lines are written as `# ` comments at the top. The module imports only
 /// `jax.sharding.PartitionSpec` and defines MESH_AXIS_NAMES, MESH_SHAPE (and MESH_DCN_SHAPE for a
-/// hybrid mesh), PARTITION_RULES and PARAM_SPECS.
+/// hybrid mesh), PARTITION_RULES and PARAM_SPECS; with `activations`, also ACTIVATION_LAYOUT,
+/// ACTIVATION_SPECS = {mode: {name: PartitionSpec or None}} and, for MoE, EXPERT_MESH_SHAPE and
+/// EXPERT_MESH_AXIS_NAMES.
 std::string JaxModuleText(const Mesh& mesh, const std::vector<JaxRule>& rules, const std::vector<JaxParam>& params,
-                          const std::vector<std::string>& header);
+                          const std::vector<std::string>& header, const JaxActivations* activations = nullptr);
 
-/// MaxText's named_shardings.json shape, one member per parameter in order.
-Json JaxShardingsJson(const Mesh& mesh, const std::vector<JaxParam>& params);
+/// MaxText's named_shardings.json shape, one member per parameter in order; with `activations`, one
+/// more member "__activations__": {"layout", "modes": {mode: {name: spec or null}}, "expert_mesh"}.
+Json JaxShardingsJson(const Mesh& mesh, const std::vector<JaxParam>& params,
+                      const JaxActivations* activations = nullptr);
 
 }  // namespace easyplan::planner
 

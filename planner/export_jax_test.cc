@@ -78,5 +78,33 @@ TEST(ExportJaxTest, MaxTextGoldenDumpShape) {
   EXPECT_EQ(json["a"]["shape"].dump(), "[8,4]");
 }
 
+// Activation specs per mode and the MoE expert mesh ride along as data (docs/ACTIVATIONS.md).
+TEST(ExportJaxTest, ActivationSpecsAndExpertMesh) {
+  JaxActivations activations;
+  activations.modes.push_back(
+      {"decode", {{"attention.query", PartitionSpec({{"dp"}, kNone})}, {"logits", std::nullopt}}});
+  activations.expert_mesh_shape = std::array<int64_t, 3>{1, 2, 2};
+  activations.expert_mesh_axis_names = {"dp", "ep", "tp"};
+  const std::string text = JaxModuleText(TestMesh(), {}, {}, {}, &activations);
+  const std::string tail = text.substr(text.find("ACTIVATION_LAYOUT"));
+  EXPECT_EQ(tail,
+            "ACTIVATION_LAYOUT = \"bthd\"\n"
+            "ACTIVATION_SPECS = {\n"
+            "    \"decode\": {\n"
+            "        \"attention.query\": PartitionSpec(\"dp\", None),\n"
+            "        \"logits\": None,\n"
+            "    },\n"
+            "}\n"
+            "\n"
+            "# The (dp, ep, tp) expert mesh EasyDeL folds for MoE blocks: a row-major reshape of the devices,\n"
+            "# jax.sharding.Mesh(np.asarray(devices).reshape(EXPERT_MESH_SHAPE), EXPERT_MESH_AXIS_NAMES).\n"
+            "EXPERT_MESH_AXIS_NAMES = (\"dp\", \"ep\", \"tp\")\n"
+            "EXPERT_MESH_SHAPE = (1, 2, 2)\n");
+  const Json json = JaxShardingsJson(TestMesh(), {}, &activations);
+  EXPECT_EQ(json["__activations__"]["modes"]["decode"]["attention.query"], Json::parse(R"(["dp", null])"));
+  EXPECT_TRUE(json["__activations__"]["modes"]["decode"]["logits"].is_null());
+  EXPECT_EQ(json["__activations__"]["expert_mesh"]["shape"], Json::parse("[1, 2, 2]"));
+}
+
 }  // namespace
 }  // namespace easyplan::planner

@@ -1,0 +1,243 @@
+#include "cli/activations_format.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "cli/plan_format.h"
+#include "core/human.h"
+#include "core/json.h"
+
+namespace easyplan::cli {
+namespace {
+
+using planner::ActivationPlan;
+using planner::ActivationTensor;
+
+std::string Quoted(const std::string& text) { return Json(text).dump(-1, ' ', false, Json::error_handler_t::replace); }
+
+std::string SpecJson(const PartitionSpec& spec) { return spec.ToJson().dump(); }
+
+std::string OptionalSpecJson(const std::optional<PartitionSpec>& spec) { return spec ? SpecJson(*spec) : "null"; }
+
+std::string DimsJson(std::span<const int64_t> dims) { return "[" + fmt::format("{}", fmt::join(dims, ", ")) + "]"; }
+
+std::string MeshJson(const Mesh& mesh) {
+  std::vector<std::string> names;
+  for (const std::string& name : mesh.axis_names) names.push_back(Quoted(name));
+  return fmt::format("{{\"axis_names\": [{}], \"shape\": {}, \"devices\": {}}}", fmt::join(names, ", "),
+                     DimsJson(mesh.shape), mesh.NumDevices());
+}
+
+// Rows of cells, left-aligned except the columns in `numeric`, two spaces apart, trailing blanks cut.
+std::string Columns(const std::vector<std::vector<std::string>>& rows, const std::vector<size_t>& numeric,
+                    const std::string& indent = "") {
+  std::vector<size_t> widths;
+  for (const auto& row : rows) {
+    widths.resize(std::max(widths.size(), row.size()), 0);
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line = indent;
+    for (size_t c = 0; c < row.size(); ++c) {
+      if (c > 0) line += "  ";
+      const bool right = std::find(numeric.begin(), numeric.end(), c) != numeric.end();
+      line += right ? fmt::format("{:>{}}", row[c], widths[c]) : fmt::format("{:<{}}", row[c], widths[c]);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::string GroupText(const planner::ExpertMesh& mesh, int group) {
+  const auto& members = mesh.members[static_cast<size_t>(group)];
+  return members.empty() ? "none" : fmt::format("{}", fmt::join(members, " x "));
+}
+
+const PartitionSpec* Residual(const ActivationPlan& plan, const std::string& name) {
+  for (const auto& [entry, spec] : plan.residual) {
+    if (entry == name) return &spec;
+  }
+  return nullptr;
+}
+
+std::string ResidualJson(const ActivationPlan& plan, const std::string& name) {
+  const PartitionSpec* spec = Residual(plan, name);
+  return spec ? SpecJson(*spec) : "null";
+}
+
+}  // namespace
+
+std::string ExpertJsonMembers(const planner::ExpertMesh& mesh, const planner::ExpertSpecs& specs) {
+  std::string out = fmt::format("  \"expert_mesh\": {{\"dp\": {}, \"ep\": {}, \"tp\": {}}},\n", mesh.shape[0],
+                                mesh.shape[1], mesh.shape[2]);
+  out += "  \"experts\": {";
+  out += fmt::format("\"count\": {}, \"expert_tensor_mode\": {}, ", specs.experts,
+                     specs.expert_tensor_mode ? "true" : "false");
+  out += fmt::format("\"mesh_axis_names\": [{}, {}, {}], ", Quoted(mesh.axis_names[0]), Quoted(mesh.axis_names[1]),
+                     Quoted(mesh.axis_names[2]));
+  out += fmt::format("\"folded\": {{\"dp\": {}, \"ep\": {}, \"tp\": {}}}, ", Json(mesh.members[0]).dump(),
+                     Json(mesh.members[1]).dump(), Json(mesh.members[2]).dump());
+  out += fmt::format("\"kernels\": {{\"column\": {}, \"row\": {}, \"bias\": {}}}, ", SpecJson(specs.column),
+                     SpecJson(specs.row), SpecJson(specs.bias));
+  std::vector<std::string> fused;
+  for (const auto& [name, spec] : specs.fused) fused.push_back(Quoted(name) + ": " + SpecJson(spec));
+  out +=
+      fmt::format("\"fused\": {{{}}}, \"model_output\": {}}},\n", fmt::join(fused, ", "), SpecJson(specs.model_output));
+  return out;
+}
+
+std::string ExpertTableLines(const planner::ExpertMesh& mesh, const planner::ExpertSpecs& specs) {
+  std::string out =
+      fmt::format("expert mesh {} ({} folds {}, {} folds {}, {} folds {}); {} experts{}\n", mesh.ToString(),
+                  mesh.axis_names[0], GroupText(mesh, 0), mesh.axis_names[1], GroupText(mesh, 1), mesh.axis_names[2],
+                  GroupText(mesh, 2), specs.experts, specs.expert_tensor_mode ? ", expert-tensor mode" : "");
+  out += fmt::format("expert kernels (get_moe_partition_spec, module_view): column {}, row {}, bias {}\n",
+                     specs.column.ToString(), specs.row.ToString(), specs.bias.ToString());
+  return out;
+}
+
+std::string ActivationsToJsonText(const ActivationsView& view) {
+  const ActivationPlan& plan = *view.plan;
+  const planner::AttnOptions& options = plan.attention_options;
+  std::string out = "{\n";
+  out += "  \"model_type\": " + Quoted(view.model_type) + ",\n";
+  out += fmt::format("  \"mode\": \"{}\",\n", planner::RuntimeModeName(options.mode));
+  out += fmt::format("  \"easydel_mode\": \"{}\",\n", planner::RuntimeModeConstant(options.mode));
+  out += fmt::format("  \"layout\": \"{}\",\n", planner::AttnLayoutName(options.layout));
+  out += fmt::format("  \"qkv_mni_sharding\": {},\n", options.qkv_mni ? "true" : "false");
+  out += fmt::format("  \"softmax_aux_ndim\": {},\n",
+                     options.softmax_aux_ndim ? std::to_string(*options.softmax_aux_ndim) : "null");
+  out += "  \"mesh\": " + MeshJson(plan.mesh) + ",\n";
+  out += "  \"mesh_source\": " + Quoted(view.mesh_source) + ",\n";
+  out += "  \"attention\": {\n";
+  const auto fields = planner::AttnFields(plan.attention);
+  for (size_t i = 0; i < fields.size(); ++i) {
+    out += fmt::format("    \"{}\": {}{}\n", fields[i].first, fields[i].second ? SpecJson(*fields[i].second) : "null",
+                       i + 1 < fields.size() ? "," : "");
+  }
+  out += "  },\n";
+  out += "  \"hidden_state\": " + ResidualJson(plan, "hidden_state") + ",\n";
+  out += "  \"attn_q\": " + ResidualJson(plan, "attn_q") + ",\n";
+  out += "  \"attn_kv\": " + ResidualJson(plan, "attn_kv") + ",\n";
+  out += "  \"logits\": " + OptionalSpecJson(plan.logits) + ",\n";
+  out += "  \"labels\": " + OptionalSpecJson(plan.labels) + ",\n";
+  out += "  \"kv_cache\": {";
+  out += fmt::format("\"key\": {}, \"value\": {}, \"indexs\": {}, \"starts\": {}, \"decode_key\": {}, ",
+                     SpecJson(plan.cache_key), SpecJson(plan.cache_value), SpecJson(plan.cache_index),
+                     SpecJson(plan.cache_index), SpecJson(plan.cache_decode_key));
+  out += fmt::format(
+      "\"reshard_per_decode_step\": {}, \"use_sharded_kv_caching\": {}, "
+      "\"kv_cache_sharding_sequence_axis_name\": {}",
+      plan.cache_reshard ? "true" : "false", plan.use_sharded_kv_caching ? "true" : "false",
+      plan.kv_cache_sharding_sequence_axis_name.dump());
+  if (plan.has_shapes) {
+    out += fmt::format(", \"bytes\": {}, \"bytes_per_device\": {}", plan.cache_bytes, plan.cache_bytes_per_device);
+  }
+  out += "},\n";
+  const planner::ExpertMesh& expert = plan.expert_mesh;
+  if (plan.experts) {
+    out += ExpertJsonMembers(expert, *plan.experts);
+  } else {
+    out += fmt::format("  \"expert_mesh\": {{\"dp\": {}, \"ep\": {}, \"tp\": {}}},\n", expert.shape[0], expert.shape[1],
+                       expert.shape[2]);
+  }
+  if (plan.has_shapes) {
+    out += "  \"tensors\": [";
+    bool first = true;
+    for (const ActivationTensor& tensor : plan.tensors) {
+      out += first ? "\n    " : ",\n    ";
+      first = false;
+      out += fmt::format(
+          "{{\"name\": {}, \"shape\": {}, \"dtype\": \"{}\", \"spec\": {}, \"effective_spec\": {}, "
+          "\"shard_shape\": {}, \"bytes\": {}, \"bytes_per_device\": {}",
+          Quoted(tensor.name), DimsJson(tensor.shape.dims()), DTypeName(tensor.dtype), SpecJson(tensor.spec),
+          SpecJson(tensor.effective), DimsJson(tensor.shard_shape.dims()), tensor.bytes, tensor.bytes_per_device);
+      if (tensor.name.starts_with("kv_cache.")) out += fmt::format(", \"layers\": {}", tensor.layers);
+      if (tensor.window > 0) out += fmt::format(", \"window\": {}", tensor.window);
+      out += "}";
+    }
+    out += first ? "],\n" : "\n  ],\n";
+  }
+  int errors = 0, warnings = 0;
+  for (const planner::Finding& finding : plan.findings) {
+    errors += finding.severity == Severity::kError;
+    warnings += finding.severity == Severity::kWarning;
+  }
+  out += fmt::format("  \"summary\": {{\"errors\": {}, \"warnings\": {}}},\n", errors, warnings);
+  out += "  \"findings\": [";
+  bool first = true;
+  for (const planner::Finding& finding : plan.findings) {
+    out += first ? "\n    " : ",\n    ";
+    first = false;
+    out += FindingJson(finding);
+  }
+  out += first ? "]\n}\n" : "\n  ]\n}\n";
+  return out;
+}
+
+std::string ActivationsToTable(const ActivationsView& view) {
+  const ActivationPlan& plan = *view.plan;
+  const planner::AttnOptions& options = plan.attention_options;
+  const bool generation = planner::IsGenerationMode(options.mode);
+  std::string out = fmt::format(
+      "{} in {} mode (EasyDeL {}: {} rules), layout {}{}{}\n", view.model_type.empty() ? "model" : view.model_type,
+      planner::RuntimeModeName(options.mode), planner::RuntimeModeConstant(options.mode),
+      generation ? "decode_*" : "train", planner::AttnLayoutName(options.layout), options.qkv_mni ? ", qkv_mni" : "",
+      options.softmax_aux_ndim ? fmt::format(", softmax aux rank {}", *options.softmax_aux_ndim) : "");
+  out += fmt::format("mesh {} ({} devices, from {})\n\n", plan.mesh.ToString(), WithThousands(plan.mesh.NumDevices()),
+                     view.mesh_source);
+
+  std::vector<std::vector<std::string>> rows;
+  out += "attention (OperationMetadata.get_shardings, as resolved)\n";
+  for (const auto& [name, spec] : planner::AttnFields(plan.attention)) {
+    rows.push_back({name, spec ? spec->ToString() : "None (no softmax aux)"});
+  }
+  out += Columns(rows, {}, "  ");
+  rows.clear();
+  out += "residual stream (eformer presets, mode by the query length)\n";
+  for (const auto& [name, spec] : plan.residual) rows.push_back({name, spec.ToString()});
+  rows.push_back({"logits", plan.logits ? plan.logits->ToString() : "unconstrained (the loss constrains it in train)"});
+  rows.push_back({"labels", plan.labels ? plan.labels->ToString() : "unconstrained"});
+  out += Columns(rows, {}, "  ");
+  rows.clear();
+  out += "kv cache (TransformerCache, stored with the prefill rules)\n";
+  rows.push_back({"key, value", plan.cache_key.ToString()});
+  rows.push_back({"indexs, starts", plan.cache_index.ToString()});
+  rows.push_back({"decode step reads",
+                  plan.cache_decode_key.ToString() +
+                      (plan.cache_reshard ? " (a different layout: resharded every step)" : " (the same layout)")});
+  out += Columns(rows, {}, "  ");
+  out += "\n";
+  if (plan.experts) {
+    out += ExpertTableLines(plan.expert_mesh, *plan.experts);
+    std::vector<std::string> fused;
+    for (const auto& [name, spec] : plan.experts->fused) fused.push_back(name + " " + spec.ToString());
+    out += fmt::format("fused MoE on the expert mesh: {}; output on the model mesh {}\n", fmt::join(fused, ", "),
+                       plan.experts->model_output.ToString());
+  } else {
+    out += fmt::format("expert mesh {} (a dense model: no experts)\n", plan.expert_mesh.ToString());
+  }
+
+  if (plan.has_shapes) {
+    out += "\n";
+    rows.clear();
+    rows.push_back({"tensor", "shape", "dtype", "spec", "shard", "layers", "bytes", "bytes/device"});
+    for (const ActivationTensor& tensor : plan.tensors) {
+      std::string spec = tensor.effective.ToString();
+      if (!(tensor.spec == tensor.effective)) spec = tensor.spec.ToString() + " -> " + spec;
+      rows.push_back({tensor.name, tensor.shape.ToString(), std::string(DTypeName(tensor.dtype)), spec,
+                      tensor.shard_shape.ToString(),
+                      tensor.name.starts_with("kv_cache.") ? std::to_string(tensor.layers) : "",
+                      WithThousands(tensor.bytes), WithThousands(tensor.bytes_per_device)});
+    }
+    out += Columns(rows, {5, 6, 7});
+    out += fmt::format("kv cache, all layers: {} ({} per device)\n", HumanBytes(plan.cache_bytes),
+                       HumanBytes(plan.cache_bytes_per_device));
+  }
+  return out;
+}
+
+}  // namespace easyplan::cli
