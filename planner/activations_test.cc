@@ -64,8 +64,8 @@ class ActivationsTest : public ::testing::Test {
     return resolved->config;
   }
 
-  AttnShardingRules Rules(const Json& config, RuntimeMode mode, AttnLayout layout = AttnLayout::kBthd,
-                          bool mni = false, std::optional<int> aux = std::nullopt) {
+  AttnShardingRules Rules(const Json& config, RuntimeMode mode, AttnLayout layout = AttnLayout::kBthd, bool mni = false,
+                          std::optional<int> aux = std::nullopt) {
     auto rules = GetShardings(table_, *presets_, config, AttnOptions{mode, layout, mni, aux});
     EXPECT_TRUE(rules.ok()) << rules.status().ToString();
     return *rules;
@@ -81,8 +81,8 @@ class ActivationsTest : public ::testing::Test {
   PartitionSpec Residual(const std::string& name, const Json& config, const Shape& shape, const Mesh& mesh) {
     const ActivationTable::ResidualEntry* entry = table_.FindResidual(name);
     EXPECT_NE(entry, nullptr);
-    const rules::AxisMode mode = entry->dynamic_dim && shape[*entry->dynamic_dim] == 1 ? rules::AxisMode::kGeneration
-                                                                                       : rules::AxisMode::kTrain;
+    const rules::AxisMode mode =
+        entry->dynamic_dim && shape[*entry->dynamic_dim] == 1 ? rules::AxisMode::kGeneration : rules::AxisMode::kTrain;
     return CorrectSpec(shape, Resolve(entry->axes, config, mode), mesh, UnevenMode::kReplicate).spec;
   }
 
@@ -566,8 +566,9 @@ TEST_F(ActivationsTest, DecodeFindingsForBatchOneAndSequenceParallelism) {
   ASSERT_TRUE(sp.ok());
   bool query_seq = false;
   for (const Finding& finding : sp->findings) {
-    query_seq = query_seq || finding.message.starts_with("decode attention.query [4, 1, 32, 128]: dim 1 (1) is not "
-                                                         "divisible by sp=2");
+    query_seq = query_seq || finding.message.starts_with(
+                                 "decode attention.query [4, 1, 32, 128]: dim 1 (1) is not "
+                                 "divisible by sp=2");
   }
   EXPECT_TRUE(query_seq);
 
@@ -610,7 +611,8 @@ TEST_F(ActivationsTest, Section52ModuleViewSpecsEveryVariant) {
   };
   for (const ExpertVariant& variant : variants) {
     const Json config = Config(variant.sets, moe);
-    const ExpertMesh expert = FoldExpertMesh(FiveD(1, 2, 2, 1, 2), ParallelAxisNamesOf(config), ExpertBindingOf(config));
+    const ExpertMesh expert =
+        FoldExpertMesh(FiveD(1, 2, 2, 1, 2), ParallelAxisNamesOf(config), ExpertBindingOf(config));
     auto specs = GetExpertSpecs(table_, *presets_, config, expert);
     ASSERT_TRUE(specs.ok()) << specs.status().ToString();
     ASSERT_TRUE(specs->has_value());
@@ -631,8 +633,8 @@ TEST_F(ActivationsTest, Section52FusedPathOnTheExpertMesh) {
   auto specs = GetExpertSpecs(table_, *presets_, standard, expert);
   ASSERT_TRUE(specs.ok() && specs->has_value());
   const std::vector<std::pair<std::string, PartitionSpec>> expected = {
-      {"hidden_in", P({DP, N, N})},    {"router_probs", P({DP, N})},  {"wi_wu_kernel", P({{"ep"}, N, TP})},
-      {"wd_kernel", P({{"ep"}, TP, N})}, {"bias", P({{"ep"}, TP})},     {"output", P({DP, N, TP})},
+      {"hidden_in", P({DP, N, N})},      {"router_probs", P({DP, N})}, {"wi_wu_kernel", P({{"ep"}, N, TP})},
+      {"wd_kernel", P({{"ep"}, TP, N})}, {"bias", P({{"ep"}, TP})},    {"output", P({DP, N, TP})},
   };
   EXPECT_EQ((*specs)->fused, expected);
   EXPECT_EQ((*specs)->model_output, P({DP, N, TP}));
@@ -641,7 +643,7 @@ TEST_F(ActivationsTest, Section52FusedPathOnTheExpertMesh) {
   auto etm_specs = GetExpertSpecs(table_, *presets_, etm, expert);
   ASSERT_TRUE(etm_specs.ok() && etm_specs->has_value());
   const std::vector<std::pair<std::string, PartitionSpec>> etm_expected = {
-      {"hidden_in", P({DP, N, N})},  {"router_probs", P({DP, N})}, {"wi_wu_kernel", P({TP, N, N})},
+      {"hidden_in", P({DP, N, N})}, {"router_probs", P({DP, N})}, {"wi_wu_kernel", P({TP, N, N})},
       {"wd_kernel", P({TP, N, N})}, {"bias", P({TP, N})},         {"output", P({DP, N, N})},
   };
   EXPECT_EQ((*etm_specs)->fused, etm_expected);
@@ -680,9 +682,10 @@ TEST_F(ActivationsTest, DenseConfigsHaveNoExpertSpecsAndExpertsMustSplitEvenly) 
   auto specs = GetExpertSpecs(table_, *presets_, config, expert);
   const std::vector<Finding> findings = ExpertMeshFindings(expert, *specs);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings[0].message,
-            "expert_mesh: 6 experts cannot be dealt to the folded ep axis of size 4 (from ep x fsdp x sp); the fused MoE "
-            "shard_map needs an even split");
+  EXPECT_EQ(
+      findings[0].message,
+      "expert_mesh: 6 experts cannot be dealt to the folded ep axis of size 4 (from ep x fsdp x sp); the fused MoE "
+      "shard_map needs an even split");
   EXPECT_EQ(findings[0].notes, (std::vector<std::string>{"valid folded sizes: 1, 2, 3, 6"}));
 }
 
