@@ -1,5 +1,6 @@
 #include "cli/app.h"
 
+#include <charconv>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -66,6 +67,39 @@ struct LimitFlags {
   }
 };
 
+// CLI11 converts integers with strtoll(base 0): "010" would be octal 8, "0x10" hex, and a value past
+// INT64_MAX saturates instead of failing. Every integer option therefore takes plain decimal only,
+// checked here for range, and normalised ("+010" -> "10") before CLI11 converts it.
+CLI::Validator DecimalInt64() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        std::string_view digits = text;
+        const bool negative = digits.starts_with('-');
+        if (negative || digits.starts_with('+')) digits.remove_prefix(1);
+        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) {
+          return "expected a decimal integer, found '" + text + "'";
+        }
+        while (digits.size() > 1 && digits.front() == '0') digits.remove_prefix(1);
+        std::string normal = (negative ? "-" : "") + std::string(digits);
+        int64_t value = 0;
+        auto [end, error] = std::from_chars(normal.data(), normal.data() + normal.size(), value);
+        if (error != std::errc() || end != normal.data() + normal.size()) {
+          return "'" + text + "' is out of range (at most " + std::to_string(INT64_MAX) + ")";
+        }
+        text = normal;
+        return "";
+      },
+      /*validator_desc=*/"");
+}
+
+// Adds DecimalInt64 to every integer option of `app` and its subcommands.
+void CheckIntegerOptions(CLI::App& app) {
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_type_name() == "INT" && option->get_expected_max() > 0) option->transform(DecimalInt64());
+  }
+  for (CLI::App* sub : app.get_subcommands({})) CheckIntegerOptions(*sub);
+}
+
 }  // namespace
 
 int RunApp(int argc, const char* const* argv, Context& ctx) {
@@ -81,6 +115,7 @@ int RunApp(int argc, const char* const* argv, Context& ctx) {
     runners[command.name] = command.add(app);
     names.push_back(command.name);
   }
+  CheckIntegerOptions(app);
   for (CLI::App* sub : app.get_subcommands({})) {
     sub->allow_extras();
     sub->fallthrough();  // the global flags also work after the subcommand

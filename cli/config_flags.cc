@@ -53,6 +53,7 @@ StatusOr<schemas::ResolvedConfig> ResolveFromFlags(Context& ctx, const ConfigFla
   schemas::ResolveOptions options;
   options.profile = flags.defaults == "init" ? schemas::DefaultsProfile::kInit : schemas::DefaultsProfile::kAddBasic;
   options.devices = flags.devices;
+  options.limits = ctx.limits;
   EP_ASSIGN_OR_RETURN(schemas::ResolvedConfig resolved, schemas::ResolveConfig(input, options, schemas));
   bool has_warnings = false;
   for (Diag diag : resolved.diags) {

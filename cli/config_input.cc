@@ -6,8 +6,6 @@
 #include <iostream>
 
 namespace easyplan::cli {
-namespace {
-
 StatusOr<std::string> ReadStdin(Context& ctx) {
   // main() marks std::cin bad when descriptor 0 was closed (`easyplan resolve - <&-`).
   if (ctx.in.bad()) return Status::BadInput({"<stdin>"}, "cannot read standard input: it is closed");
@@ -29,6 +27,8 @@ StatusOr<std::string> ReadStdin(Context& ctx) {
   }
   return text;
 }
+
+namespace {
 
 // Reads a file within the input size limit; the limit error says how to raise it.
 StatusOr<std::string> ReadInput(Context& ctx, const std::string& path) {

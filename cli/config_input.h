@@ -10,6 +10,9 @@ namespace easyplan::cli {
 
 /// Both loaders apply ctx.limits (core/limits.h): input size, nesting depth, value count.
 
+/// All of standard input, within --max-input-bytes; a closed or unreadable stdin is bad input.
+StatusOr<std::string> ReadStdin(Context& ctx);
+
 /// Loads CONFIG as the user named it: a config.json path, a directory holding config.json, or "-"
 /// for standard input. JSON only (config.json is JSON).
 StatusOr<Document> LoadConfigDocument(Context& ctx, const std::string& spec);

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "cli/config_input.h"
 #include "cli/tree_format.h"
 #include "core/checkpoint.h"
@@ -58,13 +61,28 @@ StatusOr<ParamTree> BuildTemplateTree(const schemas::ResolvedConfig& resolved, s
 }
 
 StatusOr<ParamTree> LoadUserTree(Context& ctx, const std::string& path, int64_t max_tensors) {
+  // A tree document holds a few values per tensor (the entry, its name, shape, dims, dtype, role), so
+  // --max-tensors already bounds it; the general --max-values must not refuse a tree --max-tensors
+  // allows. kValuesPerTensor covers rank 10 with room to spare.
+  constexpr int64_t kValuesPerTensor = 16;
+  Limits limits = ctx.limits;
+  if (max_tensors > 0 && max_tensors <= std::numeric_limits<int64_t>::max() / kValuesPerTensor) {
+    limits.max_values = std::max<size_t>(limits.max_values, static_cast<size_t>(max_tensors * kValuesPerTensor + 16));
+  }
   // simdjson when the tree is valid; the position-tracking parser for the precise error otherwise.
   if (path == "-") {
-    std::string text(std::istreambuf_iterator<char>(ctx.in), std::istreambuf_iterator<char>());
-    return ParseTreeJson(text, "<stdin>", ctx.limits, max_tensors);
+    EP_ASSIGN_OR_RETURN(std::string text, ReadStdin(ctx));
+    return ParseTreeJson(text, "<stdin>", limits, max_tensors);
   }
-  EP_ASSIGN_OR_RETURN(PaddedText text, ctx.fs.ReadFilePadded(path, ctx.limits.max_input_bytes, kTreeJsonPadding));
-  return ParseTreeJson(text, path, ctx.limits, max_tensors);
+  StatusOr<PaddedText> text = ctx.fs.ReadFilePadded(path, ctx.limits.max_input_bytes, kTreeJsonPadding);
+  if (!text.ok()) {
+    Status status = text.status();
+    if (status.diag().message.find("is larger than") != std::string::npos) {
+      status.mutable_diag().notes.push_back(LimitNote("--max-input-bytes", ctx.limits.max_input_bytes));
+    }
+    return status;
+  }
+  return ParseTreeJson(*text, path, limits, max_tensors);
 }
 
 StatusOr<ParamTree> LoadCheckpointTree(Context& ctx, const std::string& path, const TreeRequest& request) {
