@@ -10,6 +10,7 @@
 
 #include "core/human.h"
 #include "planner/logical_check.h"
+#include "rules/match_memo.h"
 #include "schemas/expression.h"
 
 namespace easyplan::planner {
@@ -191,6 +192,8 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
     rule_cases.push_back(chosen);
   }
   EP_ASSIGN_OR_RETURN(std::unique_ptr<rules::RuleMatcher> matcher, rules::RuleMatcher::Build(rule_set));
+  // Layers and experts repeat a few dozen names with different numbers: match each digit shape once.
+  rules::MatchMemo match_memo(*matcher, rule_set);
 
   Plan plan;
   plan.mesh = mesh;
@@ -223,7 +226,7 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
     } else if (rule_shape.rank() == 0) {
       param.origin = SpecOrigin::kScalar;  // eformer: scalars get P() before any rule is tried
     } else {
-      std::vector<int> matches = matcher->AllMatches(match_name);
+      const std::vector<int>& matches = match_memo.AllMatches(match_name);
       for (int r : matches) ++plan.rule_matches[static_cast<size_t>(r)];
       if (matches.empty()) {
         param.origin = SpecOrigin::kUnmatched;
