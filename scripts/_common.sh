@@ -37,7 +37,8 @@ easyplan_install_deps() {
 }
 
 # The normal build (scripts/easyplan, scripts/test, scripts/bench): g++ -O2 without debug info,
-# which compiles about a fifth faster than RelWithDebInfo (measured on plan.cc, cmd_plan.cc, shape_test.cc) (set EASYPLAN_BUILD_TYPE to change it).
+# which compiles about a fifth faster than RelWithDebInfo (measured on plan.cc, cmd_plan.cc and
+# shape_test.cc). EASYPLAN_BUILD_TYPE changes it.
 easyplan_build() {
   local werror=OFF
   if [[ "${CI:-}" == "true" ]]; then
