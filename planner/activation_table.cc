@@ -1,5 +1,7 @@
 #include "planner/activation_table.h"
 
+#include <algorithm>
+
 #include "core/document.h"
 #include "schemas/schema_reader.h"
 
@@ -49,13 +51,98 @@ StatusOr<std::vector<std::optional<std::string>>> ParseRoles(const schemas::Sche
   return roles;
 }
 
+StatusOr<std::vector<int>> ParseDims(const schemas::SchemaReader& reader, const Json& value,
+                                     const std::string& pointer) {
+  if (!value.is_array()) return reader.Error(pointer, "expected a list of dim indices");
+  std::vector<int> dims;
+  for (const Json& dim : value) {
+    if (!dim.is_number_integer() || dim.get<int64_t>() < 0 || dim.get<int64_t>() > 7) {
+      return reader.Error(pointer, "a dim index is an integer from 0 to 7, found " + dim.dump());
+    }
+    dims.push_back(dim.get<int>());
+  }
+  return dims;
+}
+
+StatusOr<bool> ParseBool(const schemas::SchemaReader& reader, const Json& object, const char* key, bool fallback,
+                         const std::string& pointer) {
+  auto it = object.find(key);
+  if (it == object.end()) return fallback;
+  if (!it->is_boolean()) return reader.Error(pointer + "/" + key, "expected true or false");
+  return it->get<bool>();
+}
+
+StatusOr<ActivationTable::Kernel> ParseKernel(const schemas::SchemaReader& reader, const std::string& name,
+                                              const Json& value, const std::string& pointer) {
+  EP_RETURN_IF_ERROR(reader.CheckKeys(value, pointer,
+                                      {"easydel", "mode_dim", "layout", "qkv_mni", "shard_map", "corrected",
+                                       "transposed", "decode_only", "error", "specs"}));
+  ActivationTable::Kernel kernel;
+  kernel.name = name;
+  for (const Json& alias : value.value("easydel", Json::array())) {
+    if (!alias.is_string()) return reader.Error(pointer + "/easydel", "expected attn_mechanism names");
+    kernel.easydel.push_back(alias.get<std::string>());
+  }
+  const Json mode_dim = value.value("mode_dim", Json(1));
+  if (!mode_dim.is_number_integer() || (mode_dim != 1 && mode_dim != 2)) {
+    return reader.Error(pointer + "/mode_dim", "get_mode tests dim 1 or 2 of the query");
+  }
+  kernel.mode_dim = mode_dim.get<int>();
+  kernel.layout = value.value("layout", std::string("bthd"));
+  if (kernel.layout != "bthd" && kernel.layout != "bhtd") return reader.Error(pointer + "/layout", "bthd or bhtd");
+  EP_ASSIGN_OR_RETURN(kernel.qkv_mni, ParseBool(reader, value, "qkv_mni", false, pointer));
+  EP_ASSIGN_OR_RETURN(kernel.shard_map, ParseBool(reader, value, "shard_map", true, pointer));
+  EP_ASSIGN_OR_RETURN(kernel.corrected, ParseBool(reader, value, "corrected", true, pointer));
+  EP_ASSIGN_OR_RETURN(kernel.transposed, ParseBool(reader, value, "transposed", false, pointer));
+  EP_ASSIGN_OR_RETURN(kernel.decode_only, ParseBool(reader, value, "decode_only", false, pointer));
+  kernel.error = value.value("error", std::string());
+  const Json specs = value.value("specs", Json::object());
+  if (!specs.is_object() || specs.empty()) return reader.Error(pointer + "/specs", "expected a mapping of specs");
+  for (const auto& [spec_name, spec_value] : specs.items()) {
+    const std::string spec_pointer = pointer + "/specs/" + PointerToken(spec_name);
+    EP_RETURN_IF_ERROR(
+        reader.CheckKeys(spec_value, spec_pointer, {"field", "keep", "pick", "rank", "flatten", "tensor"}));
+    ActivationTable::KernelSpec spec;
+    spec.name = spec_name;
+    spec.field = spec_value.value("field", std::string());
+    if (spec.field.empty() == !spec_value.contains("rank")) {
+      return reader.Error(spec_pointer, "a kernel spec has either a field or a rank");
+    }
+    if (!spec.field.empty() &&
+        std::find(std::begin(kAttnFieldNames), std::end(kAttnFieldNames), spec.field) == std::end(kAttnFieldNames)) {
+      return reader.Error(spec_pointer + "/field", "'" + spec.field + "' is not an AttnShardingRules field");
+    }
+    if (auto keep = spec_value.find("keep"); keep != spec_value.end()) {
+      EP_ASSIGN_OR_RETURN(spec.keep, ParseDims(reader, *keep, spec_pointer + "/keep"));
+    }
+    if (auto pick = spec_value.find("pick"); pick != spec_value.end()) {
+      EP_ASSIGN_OR_RETURN(spec.pick, ParseDims(reader, *pick, spec_pointer + "/pick"));
+    }
+    if (auto rank = spec_value.find("rank"); rank != spec_value.end()) {
+      if (!rank->is_number_integer() || rank->get<int64_t>() < 1 || rank->get<int64_t>() > 8) {
+        return reader.Error(spec_pointer + "/rank", "expected a rank from 1 to 8");
+      }
+      spec.rank = rank->get<int>();
+    }
+    EP_ASSIGN_OR_RETURN(spec.flatten, ParseBool(reader, spec_value, "flatten", false, spec_pointer));
+    spec.tensor = spec_value.value("tensor", std::string());
+    static const char* const kTensors[] = {"", "query", "key", "value", "output", "query3d", "bias", "batch"};
+    if (std::find(std::begin(kTensors), std::end(kTensors), spec.tensor) == std::end(kTensors)) {
+      return reader.Error(spec_pointer + "/tensor", "'" + spec.tensor + "' is not a kernel tensor");
+    }
+    kernel.specs.push_back(std::move(spec));
+  }
+  return kernel;
+}
+
 }  // namespace
 
 StatusOr<ActivationTable> ActivationTable::Parse(std::string_view text, const std::string& path) {
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
   schemas::SchemaReader reader(doc);
   const Json& root = doc.root();
-  EP_RETURN_IF_ERROR(reader.CheckKeys(root, "", {"attention", "residual", "kv_cache", "experts"}));
+  EP_RETURN_IF_ERROR(
+      reader.CheckKeys(root, "", {"attention", "residual", "kv_cache", "experts", "kernels", "ragged_cache"}));
   ActivationTable table;
 
   const Json attention = root.value("attention", Json::object());
@@ -130,7 +217,47 @@ StatusOr<ActivationTable> ActivationTable::Parse(std::string_view text, const st
                                                      "/experts/model_output/standard"));
   EP_ASSIGN_OR_RETURN(table.model_output_etm_, ParseAxes(reader, model_output.value("expert_tensor", Json::array()),
                                                          "/experts/model_output/expert_tensor"));
+
+  const Json kernels = root.value("kernels", Json::object());
+  if (!kernels.is_object()) return reader.Error("/kernels", "expected a mapping");
+  for (const auto& [name, value] : kernels.items()) {
+    EP_ASSIGN_OR_RETURN(Kernel kernel, ParseKernel(reader, name, value, "/kernels/" + PointerToken(name)));
+    table.kernels_.push_back(std::move(kernel));
+  }
+
+  const Json ragged = root.value("ragged_cache", Json::object());
+  EP_RETURN_IF_ERROR(
+      reader.CheckKeys(ragged, "/ragged_cache", {"page", "head_group", "shard_count_from", "upcast", "kernel"}));
+  for (const char* token : {"page", "head_group"}) {
+    const Json entry = ragged.value(token, Json());
+    if (!entry.is_string()) return reader.Error(std::string("/ragged_cache/") + token, "expected one token");
+    (std::string(token) == "page" ? table.ragged_cache_.page : table.ragged_cache_.head_group) =
+        Axes{std::vector<std::string>{entry.get<std::string>()}};
+  }
+  table.ragged_cache_.shard_count_from = ragged.value("shard_count_from", std::string("kv_head_axis"));
+  for (const Json& dtype : ragged.value("upcast", Json::array())) {
+    if (!dtype.is_string()) return reader.Error("/ragged_cache/upcast", "expected dtype names");
+    table.ragged_cache_.upcast.push_back(dtype.get<std::string>());
+  }
+  const Json ragged_kernel = ragged.value("kernel", Json::object());
+  EP_RETURN_IF_ERROR(reader.CheckKeys(ragged_kernel, "/ragged_cache/kernel", {"query", "kv", "sinks"}));
+  EP_ASSIGN_OR_RETURN(table.ragged_cache_.query,
+                      ParseAxes(reader, ragged_kernel.value("query", Json::array()), "/ragged_cache/kernel/query"));
+  EP_ASSIGN_OR_RETURN(table.ragged_cache_.kv,
+                      ParseAxes(reader, ragged_kernel.value("kv", Json::array()), "/ragged_cache/kernel/kv"));
+  EP_ASSIGN_OR_RETURN(table.ragged_cache_.sinks,
+                      ParseAxes(reader, ragged_kernel.value("sinks", Json::array()), "/ragged_cache/kernel/sinks"));
   return table;
+}
+
+const ActivationTable::Kernel* ActivationTable::FindKernel(std::string_view name) const {
+  for (const Kernel& kernel : kernels_) {
+    if (kernel.name == name) return &kernel;
+    for (const std::string& alias : kernel.easydel) {
+      if (alias == name) return &kernel;
+    }
+  }
+  return nullptr;
 }
 
 const ActivationTable::ResidualEntry* ActivationTable::FindResidual(std::string_view name) const {

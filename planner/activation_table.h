@@ -40,6 +40,38 @@ class ActivationTable {
     std::vector<std::optional<std::string>> expert_tensor;
   };
 
+  /// One spec an attention kernel hands to shard_map (or constrains, for vanilla), §2.4.
+  struct KernelSpec {
+    std::string name;                      ///< "query", "cu_seqlens", "starts", ...
+    std::string field;                     ///< the AttnShardingRules field it starts from ("" = none)
+    std::optional<std::vector<int>> keep;  ///< preserved_indices; nullopt = the whole spec
+    std::vector<int> pick;                 ///< a new spec of these entries of `field` (P(query[0]))
+    int rank = 0;                          ///< without a field: this many Nones
+    bool flatten = false;                  ///< the 1-D spec of a flattened tensor (softmax_aux)
+    std::string tensor;                    ///< the shape it is corrected against ("" = not corrected)
+  };
+  /// An attention kernel of easydel/operations/kernels/.
+  struct Kernel {
+    std::string name;                  ///< easyplan's name ("flash_attn2", "decode", ...)
+    std::vector<std::string> easydel;  ///< the attn_mechanism values that select it
+    int mode_dim = 1;                  ///< get_mode tests query.shape[mode_dim] == 1
+    std::string layout = "bthd";
+    bool qkv_mni = false;
+    bool shard_map = true;  ///< false: with_sharding_constraint of the full specs (vanilla)
+    bool corrected = true;  ///< false: create_stable_sharding gets no tensor, so no correction
+    bool transposed = false;
+    bool decode_only = false;
+    std::string error;  ///< what EasyDeL raises outside decode
+    std::vector<KernelSpec> specs;
+  };
+  /// RaggedPagesCache (§4.3): the tokens of kv_pages' page and head-group axes and the kernel's specs.
+  struct RaggedCacheAxes {
+    Axes page, head_group;
+    std::string shard_count_from;     ///< the partition_axis attribute whose mesh size is kv_head_shards
+    std::vector<std::string> upcast;  ///< v3: the dtypes tried, in order, when the groups do not split
+    Axes query, kv, sinks;
+  };
+
   static StatusOr<ActivationTable> Parse(std::string_view text, const std::string& path);
 
   const std::vector<AttnField>& attention() const { return attention_; }
@@ -48,6 +80,10 @@ class ActivationTable {
   const std::vector<std::string>& expert_count_keys() const { return expert_count_keys_; }
   const std::vector<FusedEntry>& fused() const { return fused_; }
   const Axes& model_output(bool expert_tensor) const { return expert_tensor ? model_output_etm_ : model_output_; }
+  const std::vector<Kernel>& kernels() const { return kernels_; }
+  const RaggedCacheAxes& ragged_cache() const { return ragged_cache_; }
+  /// The kernel named `name` (easyplan's name or one of its EasyDeL names), or nullptr.
+  const Kernel* FindKernel(std::string_view name) const;
 
   const ResidualEntry* FindResidual(std::string_view name) const;
   const Axes* FindCache(std::string_view name) const;
@@ -59,6 +95,8 @@ class ActivationTable {
   std::vector<std::string> expert_count_keys_;
   std::vector<FusedEntry> fused_;
   Axes model_output_, model_output_etm_;
+  std::vector<Kernel> kernels_;
+  RaggedCacheAxes ragged_cache_;
 };
 
 }  // namespace easyplan::planner

@@ -195,6 +195,65 @@ std::vector<std::pair<std::string, const PartitionSpec*>> AttnFields(const AttnS
           {"softmax_aux", rules.softmax_aux ? &*rules.softmax_aux : nullptr}};
 }
 
+std::vector<std::string> KernelNames(const ActivationTable& table) {
+  std::vector<std::string> names;
+  for (const ActivationTable::Kernel& kernel : table.kernels()) {
+    names.push_back(kernel.name);
+    for (const std::string& alias : kernel.easydel) {
+      if (alias != kernel.name) names.push_back(alias);
+    }
+  }
+  return names;
+}
+
+namespace {
+
+int64_t AlignUp(int64_t value, int64_t multiple) { return (value + multiple - 1) / multiple * multiple; }
+
+// The kernel a run uses: --kernel, else FlexibleAttentionModule's choice (decode_attn_mechanism in
+// MODE_DECODE when it is set, else attn_mechanism). `note` says why there is none.
+StatusOr<const ActivationTable::Kernel*> SelectKernel(const ActivationTable& table, const Json& config,
+                                                      RuntimeMode mode, const std::string& requested,
+                                                      std::string* easydel_name, std::string* selected_by,
+                                                      std::string* note) {
+  if (!requested.empty()) {
+    const ActivationTable::Kernel* kernel = table.FindKernel(requested);
+    if (!kernel) {
+      return Status::BadInput({}, "--kernel '" + requested + "' is not an attention kernel easyplan models",
+                              {fmt::format("expected one of {}", fmt::join(KernelNames(table), ", "))});
+    }
+    *easydel_name = kernel->easydel.empty() ? kernel->name : kernel->easydel.front();
+    *selected_by = "--kernel";
+    return kernel;
+  }
+  auto mechanism = [&](const char* key) -> std::string {
+    auto it = config.find(key);
+    return it != config.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  std::string name = mechanism("attn_mechanism");
+  *selected_by = "attn_mechanism";
+  if (mode == RuntimeMode::kDecode && !mechanism("decode_attn_mechanism").empty()) {
+    name = mechanism("decode_attn_mechanism");
+    *selected_by = "decode_attn_mechanism";
+  }
+  if (name.empty()) name = "vanilla";  // EasyDeL's default
+  *easydel_name = name;
+  if (name == "auto") {
+    *note = fmt::format(
+        "{} is auto: EasyDeL picks the kernel at run time from the platform (get_optimal_config); pass --kernel",
+        *selected_by);
+    return static_cast<const ActivationTable::Kernel*>(nullptr);
+  }
+  const ActivationTable::Kernel* kernel = table.FindKernel(name);
+  if (!kernel) {
+    *note = fmt::format("{} is {}, a kernel easyplan does not model; pass --kernel to see one that it does",
+                        *selected_by, name);
+  }
+  return kernel;
+}
+
+}  // namespace
+
 PartitionSpec SanitizeCacheSpec(const PartitionSpec& spec, const std::vector<Shape>& shapes, const Mesh& mesh,
                                 std::string* unknown_axis) {
   std::vector<PartitionSpec::Entry> entries;
@@ -426,6 +485,237 @@ struct Builder {
   }
 };
 
+// §2.4: what `kernel` does with the shardings for this request's query and key shapes.
+StatusOr<KernelReport> BuildKernelReport(const ActivationTable& table, const rules::Presets& presets,
+                                         const Json& config, const ActivationRequest& request,
+                                         const ActivationTable::Kernel& kernel, int64_t query_length) {
+  KernelReport report;
+  report.name = kernel.name;
+  report.mode_dim = kernel.mode_dim;
+  report.layout = kernel.layout == "bhtd" ? AttnLayout::kBhtd : AttnLayout::kBthd;
+  report.qkv_mni = kernel.qkv_mni;
+  report.shard_map = kernel.shard_map;
+  report.transposed = kernel.transposed;
+  const std::optional<int64_t> heads = PositiveInt(config, "num_attention_heads");
+  // get_mode(query, BTHD=True) looks at query.shape[1]: the query length (1 in decode; --seq, or more
+  // than 1 when it is not given, otherwise). Ring and blocksparse test shape[2], the head count.
+  if (kernel.mode_dim == 1) {
+    if (request.attention.mode == RuntimeMode::kDecode || request.seq) report.tested = query_length;
+  } else {
+    report.tested = heads;
+  }
+  report.kernel_mode = report.tested == 1 ? RuntimeMode::kDecode : RuntimeMode::kTrain;
+  if (kernel.decode_only && report.kernel_mode != RuntimeMode::kDecode) {
+    return Status::BadInput(
+        {},
+        fmt::format("the {} kernel ({}) runs only in decode: with a query of length {} EasyDeL raises "
+                    "ValueError(\"{}\")",
+                    kernel.name, kernel.easydel.empty() ? kernel.name : kernel.easydel.front(),
+                    report.tested ? std::to_string(*report.tested) : "more than 1", kernel.error),
+        {"use --mode decode, or a kernel for the prompt (attn_mechanism)"});
+  }
+  AttnOptions options;
+  options.mode = report.kernel_mode;
+  options.layout = report.layout;
+  options.qkv_mni = kernel.qkv_mni;
+  options.softmax_aux_ndim = request.attention.softmax_aux_ndim;
+  EP_ASSIGN_OR_RETURN(AttnShardingRules rules, GetShardings(table, presets, config, options));
+  AttnOptions flat = options;
+  if (flat.softmax_aux_ndim) flat.softmax_aux_ndim = 1;
+  EP_ASSIGN_OR_RETURN(AttnShardingRules flat_rules, GetShardings(table, presets, config, flat));
+  auto field_spec = [&](const std::string& name, bool flatten) -> const PartitionSpec* {
+    for (const auto& [field, spec] : AttnFields(flatten ? flat_rules : rules)) {
+      if (field == name) return spec;
+    }
+    return nullptr;
+  };
+
+  // The tensors' shapes, with --batch/--seq.
+  std::map<std::string, Shape> shapes;
+  if (request.batch && request.seq && heads) {
+    const CacheGeometry geometry = CacheGeometryOf(config);
+    const int64_t batch = *request.batch, kv_length = *request.seq;
+    auto four = [&](int64_t length, int64_t count, int64_t dim) {
+      return kernel.transposed ? Shape{batch, count, length, dim} : Shape{batch, length, count, dim};
+    };
+    shapes["query"] = four(query_length, *heads, geometry.key_dim);
+    shapes["key"] = four(kv_length, geometry.key_heads, geometry.key_dim);
+    shapes["value"] = four(kv_length, geometry.value_heads, geometry.value_dim);
+    shapes["output"] = four(query_length, *heads, geometry.value_dim);
+    shapes["query3d"] = Shape{batch, *heads, geometry.key_dim};
+    shapes["bias"] = Shape{batch, *heads, query_length, kv_length};
+    shapes["batch"] = Shape{batch};
+  }
+  for (const ActivationTable::KernelSpec& entry : kernel.specs) {
+    KernelSpecReport spec;
+    spec.name = entry.name;
+    if (entry.field.empty()) {
+      spec.spec = PartitionSpec(std::vector<PartitionSpec::Entry>(static_cast<size_t>(entry.rank)));
+    } else {
+      const PartitionSpec* source = field_spec(entry.field, entry.flatten);
+      if (!source) continue;  // no softmax aux: the kernel passes None
+      std::vector<PartitionSpec::Entry> entries;
+      if (!entry.pick.empty()) {
+        for (int dim : entry.pick) entries.push_back(dim < source->size() ? (*source)[dim] : PartitionSpec::Entry{});
+      } else {
+        entries = source->entries();
+        if (entry.keep) {
+          for (int dim = 0; dim < static_cast<int>(entries.size()); ++dim) {
+            if (std::find(entry.keep->begin(), entry.keep->end(), dim) == entry.keep->end()) entries[dim].clear();
+          }
+        }
+      }
+      spec.spec = PartitionSpec(std::move(entries));
+    }
+    spec.applied = spec.spec;
+    spec.corrected = kernel.corrected && !entry.tensor.empty();
+    if (auto it = shapes.find(entry.tensor); it != shapes.end()) {
+      spec.shape = it->second;
+      if (spec.corrected) spec.applied = CorrectSpec(it->second, spec.spec, request.mesh, UnevenMode::kReplicate).spec;
+    }
+    report.specs.push_back(std::move(spec));
+  }
+  return report;
+}
+
+// The mesh size of a partition_axis attribute's value (a name, a list of names, or null = 1).
+int64_t AttributeMeshSize(const Json& config, const std::string& attribute, const Mesh& mesh) {
+  auto axis = config.find("partition_axis");
+  if (axis == config.end() || !axis->is_object()) return 1;
+  auto value = axis->find(attribute);
+  if (value == axis->end()) return 1;
+  PartitionSpec::Entry entry;
+  if (value->is_string()) entry.push_back(value->get<std::string>());
+  if (value->is_array()) {
+    for (const Json& name : *value) {
+      if (name.is_string()) entry.push_back(name.get<std::string>());
+    }
+  }
+  return AxisProduct(entry, mesh, nullptr);
+}
+
+// §4.3: one layer's kv_pages of a RaggedPagesCache and the ragged kernel's specs.
+StatusOr<RaggedCacheReport> BuildRaggedCache(Builder& builder, const ActivationTable& table,
+                                             const rules::Presets& presets, const Json& config,
+                                             const ActivationRequest& request, DType kvdtype) {
+  const RaggedCacheOptions& options = *request.ragged;
+  const Mesh& mesh = request.mesh;
+  if (options.version != 2 && options.version != 3) {
+    return Status::BadInput({}, fmt::format("--cache-version v{} is not a RaggedPagesCache version", options.version),
+                            {"expected v2 or v3 (the default)"});
+  }
+  if (options.page_size < 1) return Status::BadInput({}, "--page-size must be at least 1");
+  if (options.num_pages < 1) {
+    return Status::BadInput({},
+                            "--cache ragged needs --num-pages N: EasyDeL sizes the page pool from the free HBM of "
+                            "the devices at run time, which an offline planner cannot know",
+                            {"eSurge's pool is free_hbm * kv_head_shards * dp // (2 * layers * page_size * kv_heads "
+                             "* head_dim * bytes), rounded down to a multiple of dp"});
+  }
+  const CacheGeometry geometry = CacheGeometryOf(config);
+  if (geometry.mla) {
+    return Status::BadInput({},
+                            "--cache ragged: MLA configs use EasyDeL's multi-latent pages cache, which easyplan "
+                            "does not model");
+  }
+  const ActivationTable::RaggedCacheAxes& axes = table.ragged_cache();
+  RaggedCacheReport report;
+  report.options = options;
+  report.kv_heads = geometry.key_heads;
+  report.head_dim = geometry.key_dim;
+  report.layers = geometry.layers;
+  report.requested_dtype = report.dtype = kvdtype;
+
+  // Sizes: the page axis's data-parallel size, and the shard count kv_head_axis asks for.
+  EP_ASSIGN_OR_RETURN(PartitionSpec page, ResolveAxes(axes.page, presets, config, rules::AxisMode::kTrain));
+  EP_ASSIGN_OR_RETURN(PartitionSpec head, ResolveAxes(axes.head_group, presets, config, rules::AxisMode::kTrain));
+  std::string unknown;
+  report.dp_size = page.size() > 0 ? AxisProduct(page[0], mesh, &unknown) : 1;
+  report.kv_head_axis_size = AttributeMeshSize(config, axes.shard_count_from, mesh);
+  if (options.num_pages % report.dp_size != 0) {
+    return Status::BadInput(
+        {},
+        fmt::format("--num-pages {} is not a multiple of the data-parallel size {}: EasyDeL "
+                    "rounds the page count down to a multiple of it",
+                    options.num_pages, report.dp_size),
+        {fmt::format("use {}",
+                     std::max<int64_t>(report.dp_size, options.num_pages / report.dp_size * report.dp_size))});
+  }
+  const int64_t kvh = report.kv_heads, head_dim = report.head_dim;
+  int64_t shards = report.kv_head_axis_size;
+  Shape shape;
+  if (options.version == 2) {
+    if (shards > 1 && (2 * kvh) % shards != 0) {
+      shards = 1;
+      report.heads_replicated = true;
+    }
+    shape = Shape{options.num_pages, options.page_size, 2 * kvh, head_dim};
+  } else {
+    struct V3 {
+      int64_t packing = 1, combined = 0, groups = 0;
+    };
+    auto geometry_of = [&](DType dtype) -> std::optional<V3> {
+      const int bits = DTypeBits(dtype);
+      if (bits <= 0 || bits > 32) return std::nullopt;
+      V3 v3;
+      v3.packing = 32 / bits;
+      v3.combined = AlignUp(head_dim == 64 ? kvh : 2 * kvh, v3.packing);
+      v3.groups = v3.combined / v3.packing;
+      return v3;
+    };
+    std::optional<V3> v3 = geometry_of(kvdtype);
+    if (!v3) {
+      return Status::BadInput({}, fmt::format("--cache ragged v3 packs 32-bit words, so kvdtype {} (wider than 32 "
+                                              "bits) cannot be stored",
+                                              DTypeName(kvdtype)));
+    }
+    if (shards > 1 && v3->groups % shards != 0) {
+      bool found = false;
+      for (const std::string& name : axes.upcast) {
+        const std::optional<DType> candidate = ParseDType(name);
+        if (!candidate || *candidate == kvdtype) continue;
+        const std::optional<V3> trial = geometry_of(*candidate);
+        if (trial && trial->groups % shards == 0) {
+          report.dtype = *candidate;
+          report.upcast = true;
+          v3 = trial;
+          found = true;
+          break;
+        }
+      }
+      if (!found) {
+        shards = 1;
+        report.heads_replicated = true;
+      }
+    }
+    report.packing = v3->packing;
+    report.combined_heads = v3->combined;
+    report.groups = v3->groups;
+    report.head_dim_pad = head_dim == 64 ? 128 : AlignUp(head_dim, 128);
+    shape = Shape{options.num_pages, options.page_size, report.groups, report.packing, report.head_dim_pad};
+  }
+  report.kv_head_shards = shards;
+
+  std::vector<PartitionSpec::Entry> entries(static_cast<size_t>(shape.rank()));
+  if (report.dp_size > 1 && page.size() > 0) entries[0] = page[0];
+  if (shards > 1 && head.size() > 0) entries[2] = head[0];
+  EP_ASSIGN_OR_RETURN(report.pages, builder.Lay("ragged_cache.kv_pages", shape, report.dtype,
+                                                PartitionSpec(std::move(entries)), "the ragged cache"));
+  report.pages.layers = geometry.layers;
+  const int64_t layers = std::max<int64_t>(geometry.layers, 1);
+  auto bytes = CheckedMul(report.pages.bytes, layers);
+  auto per_device = CheckedMul(report.pages.bytes_per_device, layers);
+  if (!bytes || !per_device) return Status::BadInput({}, "the ragged cache's size overflows int64");
+  report.bytes = *bytes;
+  report.bytes_per_device = *per_device;
+
+  EP_ASSIGN_OR_RETURN(report.query, ResolveAxes(axes.query, presets, config, rules::AxisMode::kTrain));
+  EP_ASSIGN_OR_RETURN(report.kv, ResolveAxes(axes.kv, presets, config, rules::AxisMode::kTrain));
+  if (shards <= 1) report.kv = PartitionSpec(std::vector<PartitionSpec::Entry>(report.kv.entries().size()));
+  EP_ASSIGN_OR_RETURN(report.sinks, ResolveAxes(axes.sinks, presets, config, rules::AxisMode::kTrain));
+  return report;
+}
+
 }  // namespace
 
 StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request) {
@@ -455,6 +745,22 @@ StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request) {
         entry.dynamic_dim && query_length == 1 ? rules::AxisMode::kGeneration : rules::AxisMode::kTrain;
     EP_ASSIGN_OR_RETURN(PartitionSpec spec, ResolveAxes(entry.axes, presets, config, axis_mode));
     plan.residual.emplace_back(entry.name, std::move(spec));
+  }
+
+  // The attention kernel (§2.4): its own mode from the query's shape, its own layout and mni, and the
+  // specs create_stable_sharding hands to shard_map.
+  {
+    std::string easydel_name, selected_by;
+    EP_ASSIGN_OR_RETURN(
+        const ActivationTable::Kernel* kernel,
+        SelectKernel(table, config, mode, request.kernel, &easydel_name, &selected_by, &plan.kernel_note));
+    if (kernel) {
+      EP_ASSIGN_OR_RETURN(KernelReport report,
+                          BuildKernelReport(table, presets, config, request, *kernel, query_length));
+      report.easydel_name = easydel_name;
+      report.selected_by = selected_by;
+      plan.kernel = std::move(report);
+    }
   }
 
   // The KV cache as stored (prefill rules), and as a decode step reads it (decode rules, bthd, no mni).
@@ -551,6 +857,7 @@ StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request) {
     for (const auto& group : layers_by_length) {
       if (group.first != seq) groups.push_back(group);
     }
+    if (request.ragged) groups.clear();  // a RaggedPagesCache instead (below)
     int64_t total = 0, total_per_device = 0;
     bool first_group = true;
     for (const auto& [length, layers] : groups) {
@@ -625,7 +932,21 @@ StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request) {
     plan.cache_bytes_per_device = total_per_device;
   }
 
-  plan.cache_reshard = !SameLayout(stored_for_compare, decode_for_compare, plan.mesh);
+  if (request.ragged) {
+    // eSurge's RaggedPagesCache replaces the TransformerCache: its kv_pages rows replace the cache rows.
+    auto kvdtype_name = config.find("kvdtype");
+    DType kvdtype = request.dtype;
+    if (kvdtype_name != config.end() && kvdtype_name->is_string()) {
+      if (auto parsed = ParseDType(kvdtype_name->get<std::string>())) kvdtype = *parsed;
+    }
+    EP_ASSIGN_OR_RETURN(RaggedCacheReport ragged, BuildRaggedCache(builder, table, presets, config, request, kvdtype));
+    if (has_shapes) plan.tensors.push_back(ragged.pages);
+    plan.cache_bytes = ragged.bytes;
+    plan.cache_bytes_per_device = ragged.bytes_per_device;
+    plan.ragged = std::move(ragged);
+  }
+
+  plan.cache_reshard = !request.ragged && !SameLayout(stored_for_compare, decode_for_compare, plan.mesh);
   if (plan.cache_reshard && IsGenerationMode(mode)) {
     Finding finding;
     finding.code = FindingCode::kCacheReshard;

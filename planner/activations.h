@@ -131,6 +131,59 @@ struct ActivationTensor {
   int64_t window = 0;            ///< KV cache rows of sliding layers: the window
 };
 
+/// One spec an attention kernel hands to shard_map (vanilla: constrains), §2.4.
+struct KernelSpecReport {
+  std::string name;            ///< "query", "key", "cu_seqlens", "starts", ...
+  PartitionSpec spec;          ///< create_stable_sharding's spec: kept dims of the field, the rest None
+  PartitionSpec applied;       ///< corrected against `shape` when the kernel passes the tensor and shapes are known
+  std::optional<Shape> shape;  ///< the tensor it is corrected against, with --batch/--seq
+  bool corrected = false;      ///< the kernel passes a tensor, so eformer's correction applies
+};
+
+/// What one attention kernel does with the shardings (§2.4): the mode it recomputes from the query's
+/// shape, the layout and qkv_mni it asks get_shardings for, and the specs it hands to shard_map.
+struct KernelReport {
+  std::string name;          ///< easyplan's name: vanilla, flash_attn2, sdpa, ring, blocksparse, decode, paged_flash
+  std::string easydel_name;  ///< the attn_mechanism value (autoregressive_decodeattn, ...)
+  std::string selected_by;   ///< "--kernel", "attn_mechanism" or "decode_attn_mechanism"
+  int mode_dim = 1;          ///< get_mode tests query.shape[mode_dim] == 1
+  std::optional<int64_t> tested;                  ///< that size, when known (decode: 1; ring/blocksparse: the heads)
+  RuntimeMode kernel_mode = RuntimeMode::kTrain;  ///< train or decode: never prefill or insert
+  AttnLayout layout = AttnLayout::kBthd;
+  bool qkv_mni = false;
+  bool shard_map = true;
+  bool transposed = false;
+  std::vector<KernelSpecReport> specs;
+};
+
+/// The EasyDeL kernel names `--kernel` takes besides easyplan's own (all of _activations.yaml's kernels).
+std::vector<std::string> KernelNames(const ActivationTable& table);
+
+/// RaggedPagesCache (eSurge, §4.3) options. num_pages is an input: EasyDeL sizes it from the free HBM
+/// at run time.
+struct RaggedCacheOptions {
+  int version = 3;  ///< 2 or 3
+  int64_t page_size = 128;
+  int64_t num_pages = 0;
+};
+
+/// One layer's kv_pages tensor (K and V packed together) and the ragged kernel's specs.
+struct RaggedCacheReport {
+  RaggedCacheOptions options;
+  int64_t kv_heads = 0, head_dim = 0, layers = 0;
+  DType requested_dtype = DType::kBFloat16;                               ///< the config's kvdtype
+  DType dtype = DType::kBFloat16;                                         ///< the storage dtype (v3 may upcast it)
+  int64_t packing = 1, combined_heads = 0, groups = 0, head_dim_pad = 0;  ///< v3 geometry
+  int64_t dp_size = 1;                                                    ///< the mesh size of the page axis's token
+  int64_t kv_head_axis_size = 1;            ///< the mesh size of kv_head_axis: the shard count asked for
+  int64_t kv_head_shards = 1;               ///< after the v2 replication rule / v3 upcast search
+  bool upcast = false;                      ///< v3 changed the dtype so the groups split
+  bool heads_replicated = false;            ///< kv_head_axis asked for shards that do not fit
+  ActivationTensor pages;                   ///< kv_pages of one layer (layers = all of them)
+  int64_t bytes = 0, bytes_per_device = 0;  ///< all layers
+  PartitionSpec query, kv, sinks;           ///< ragged_page_attention's token-major specs
+};
+
 struct ActivationRequest {
   const ActivationTable* table = nullptr;
   const rules::Presets* presets = nullptr;
@@ -140,6 +193,10 @@ struct ActivationRequest {
   std::optional<int64_t> batch;
   std::optional<int64_t> seq;      ///< tokens per sequence; in decode the cache length
   DType dtype = DType::kBFloat16;  ///< activation dtype; the cache uses the config's kvdtype
+  /// The attention kernel (easyplan's or EasyDeL's name); "" = what the config's attn_mechanism (and,
+  /// in decode, decode_attn_mechanism) selects.
+  std::string kernel;
+  std::optional<RaggedCacheOptions> ragged;  ///< report a RaggedPagesCache instead of a TransformerCache
 };
 
 struct ActivationPlan {
@@ -160,6 +217,9 @@ struct ActivationPlan {
   Json kv_cache_sharding_sequence_axis_name;
   ExpertMesh expert_mesh;
   std::optional<ExpertSpecs> experts;
+  std::optional<KernelReport> kernel;  ///< the attention kernel, when easyplan models it
+  std::string kernel_note;             ///< why `kernel` is absent (auto, a kernel not modelled)
+  std::optional<RaggedCacheReport> ragged;
   std::vector<ActivationTensor> tensors;  ///< with batch and seq: one layer's tensors, then the cache
   int64_t cache_bytes = 0;                ///< the whole KV cache (all layers), global
   int64_t cache_bytes_per_device = 0;

@@ -3,6 +3,7 @@
 // by the real resolver, so the decode_* derivations are EasyDeL's).
 #include "planner/activations.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "core/document.h"
@@ -687,6 +688,364 @@ TEST_F(ActivationsTest, DenseConfigsHaveNoExpertSpecsAndExpertsMustSplitEvenly) 
       "expert_mesh: 6 experts cannot be dealt to the folded ep axis of size 4 (from ep x fsdp x sp); the fused MoE "
       "shard_map needs an even split");
   EXPECT_EQ(findings[0].notes, (std::vector<std::string>{"valid folded sizes: 1, 2, 3, 6"}));
+}
+
+// ---- §2.4: which mode and which specs each kernel uses -------------------------------------------------
+
+class KernelTest : public ActivationsTest {
+ protected:
+  StatusOr<ActivationPlan> BuildKernel(const Json& config, const Mesh& mesh, RuntimeMode mode,
+                                       std::optional<int64_t> batch, std::optional<int64_t> seq,
+                                       const std::string& kernel, std::optional<int> aux = std::nullopt) {
+    ActivationRequest request;
+    request.table = &table_;
+    request.presets = presets_;
+    request.config = &config;
+    request.mesh = mesh;
+    request.attention.mode = mode;
+    request.attention.softmax_aux_ndim = aux;
+    request.batch = batch;
+    request.seq = seq;
+    request.kernel = kernel;
+    return BuildActivationPlan(request);
+  }
+
+  // The kernel report of `kernel` on §2.4's example: C1, dp2,fsdp2,ep1,tp2,sp2, decode query
+  // (8, 1, 32, 128) and cache KV (8, 4096, 8, 128).
+  KernelReport Example(const std::string& kernel) {
+    auto plan = BuildKernel(Config(kC1), FiveD(2, 2, 1, 2, 2), RuntimeMode::kDecode, 8, 4096, kernel);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    EXPECT_TRUE(plan.ok() && plan->kernel.has_value());
+    return plan.ok() && plan->kernel ? *plan->kernel : KernelReport();
+  }
+
+  static const KernelSpecReport* Spec(const KernelReport& report, const std::string& name) {
+    for (const KernelSpecReport& spec : report.specs) {
+      if (spec.name == name) return &spec;
+    }
+    return nullptr;
+  }
+  static PartitionSpec Applied(const KernelReport& report, const std::string& name) {
+    const KernelSpecReport* spec = Spec(report, name);
+    EXPECT_NE(spec, nullptr) << name;
+    return spec ? spec->applied : PartitionSpec();
+  }
+};
+
+TEST_F(KernelTest, Section24TableModeTestLayoutAndMni) {
+  struct Row {
+    std::string kernel, easydel;
+    int mode_dim;
+    AttnLayout layout;
+    bool mni, shard_map, transposed;
+  };
+  const Row rows[] = {
+      {"flash_attn2", "flash_attn2", 1, AttnLayout::kBthd, false, true, false},
+      {"paged_flash", "paged_flash_attention", 1, AttnLayout::kBthd, false, true, false},
+      {"sdpa", "sdpa", 1, AttnLayout::kBthd, false, true, false},
+      {"vanilla", "vanilla", 1, AttnLayout::kBthd, false, false, false},
+      {"ring", "ring", 2, AttnLayout::kBthd, true, true, false},
+      {"blocksparse", "blocksparse", 2, AttnLayout::kBhtd, true, true, true},
+      {"decode", "autoregressive_decodeattn", 1, AttnLayout::kBthd, false, true, false},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.kernel);
+    // The EasyDeL name selects the same kernel as easyplan's.
+    const KernelReport report = Example(row.easydel);
+    EXPECT_EQ(report.name, row.kernel);
+    EXPECT_EQ(report.easydel_name, row.easydel);
+    EXPECT_EQ(report.selected_by, "--kernel");
+    EXPECT_EQ(report.mode_dim, row.mode_dim);
+    EXPECT_EQ(report.layout, row.layout);
+    EXPECT_EQ(report.qkv_mni, row.mni);
+    EXPECT_EQ(report.shard_map, row.shard_map);
+    EXPECT_EQ(report.transposed, row.transposed);
+    // The query length (1) decides for the dim-1 kernels; ring and blocksparse see the 32 heads.
+    EXPECT_EQ(report.tested, row.mode_dim == 1 ? 1 : 32);
+    EXPECT_EQ(report.kernel_mode, row.mode_dim == 1 ? RuntimeMode::kDecode : RuntimeMode::kTrain);
+  }
+}
+
+TEST_F(KernelTest, Section24WorkedExampleUnderC1) {
+  // flash_attn2 passes P("dp", None, "tp", None) for query, key and value.
+  const KernelReport flash = Example("flash_attn2");
+  for (const char* name : {"query", "key", "value", "output"}) {
+    EXPECT_EQ(Applied(flash, name), P({DP, N, TP, N})) << name;
+    EXPECT_TRUE(Spec(flash, name)->corrected);
+  }
+  EXPECT_EQ(Spec(flash, "query")->shape, (Shape{8, 1, 32, 128}));
+  EXPECT_EQ(Spec(flash, "key")->shape, (Shape{8, 4096, 8, 128}));
+  EXPECT_EQ(Applied(flash, "bias"), P({DP, N, N, N}));  // keeps [0, 1]; the bias head entry is None
+  EXPECT_EQ(Applied(flash, "cu_seqlens"), P({N}));
+  // vanilla applies the full specs, corrected: sp does not divide the query length 1.
+  const KernelReport vanilla = Example("vanilla");
+  EXPECT_EQ(Applied(vanilla, "query"), P({DP, N, TP, N}));
+  EXPECT_EQ(Spec(vanilla, "query")->spec, P({DP, SP, TP, N}));
+  EXPECT_EQ(Applied(vanilla, "key"), P({DP, SP, TP, N}));
+  EXPECT_EQ(Applied(vanilla, "bias"), P({DP, N, N, N}));  // (8, 32, 1, 4096): sp does not divide 1
+  // ring tests the head count (32), so train rules: the batch is B, not "dp".
+  const KernelReport ring = Example("ring");
+  EXPECT_EQ(Applied(ring, "query"), P({B, N, TP, N}));
+  EXPECT_EQ(Applied(ring, "key"), P({B, SP, TP, N}));  // keeps [0, 1, 2]; mni: the query's head axis
+  EXPECT_EQ(Spec(ring, "softmax_aux"), nullptr);       // no softmax aux: the kernel passes None
+}
+
+TEST_F(KernelTest, Section24SdpaPassesNoTensorSoNothingIsCorrected) {
+  // Batch 1 over dp: flash_attn2's correction drops "dp", sdpa keeps it; sdpa passes the whole bias.
+  const Json c1 = Config(kC1);
+  const Mesh mesh = FiveD(2, 2, 1, 2, 2);
+  auto flash = BuildKernel(c1, mesh, RuntimeMode::kDecode, 1, 4096, "flash_attn2");
+  auto sdpa = BuildKernel(c1, mesh, RuntimeMode::kDecode, 1, 4096, "sdpa");
+  ASSERT_TRUE(flash.ok() && sdpa.ok());
+  EXPECT_EQ(Applied(*flash->kernel, "query"), P({N, N, TP, N}));
+  EXPECT_EQ(Applied(*sdpa->kernel, "query"), P({DP, N, TP, N}));
+  EXPECT_FALSE(Spec(*sdpa->kernel, "query")->corrected);
+  EXPECT_EQ(Applied(*sdpa->kernel, "bias"), P({DP, N, SP, N}));  // whole and uncorrected
+  EXPECT_EQ(Applied(*sdpa->kernel, "cu_seqlens"), P({DP}));      // P(query[0])
+  EXPECT_EQ(Applied(*flash->kernel, "cu_seqlens"), P({N}));
+}
+
+TEST_F(KernelTest, Section24RingAndBlocksparseSeeDecodeOnlyForOneHead) {
+  const Mesh mesh = FiveD(2, 2, 1, 2, 2);
+  // 32 heads: train rules even for a one-token step, so C1's decode batch "dp" is never applied.
+  auto ring = BuildKernel(Config(kC1), mesh, RuntimeMode::kDecode, 8, 4096, "ring", 2);
+  ASSERT_TRUE(ring.ok());
+  EXPECT_EQ(ring->kernel->kernel_mode, RuntimeMode::kTrain);
+  EXPECT_EQ(Applied(*ring->kernel, "softmax_aux"), P({TP}));  // flattened to 1-D: [HEAD]
+  // One attention head: dim 2 is 1, so decode rules, even in train mode with a long query.
+  const Json one_head = Config(kC1, R"(, "head_dim": 128)");
+  Json single = one_head;
+  single["num_attention_heads"] = 1;
+  single["num_key_value_heads"] = 1;
+  auto ring1 = BuildKernel(single, mesh, RuntimeMode::kTrain, 8, 4096, "ring");
+  ASSERT_TRUE(ring1.ok()) << ring1.status().ToString();
+  EXPECT_EQ(ring1->kernel->tested, 1);
+  EXPECT_EQ(ring1->kernel->kernel_mode, RuntimeMode::kDecode);
+  EXPECT_EQ(Applied(*ring1->kernel, "query"), P({DP, SP, N, N}));  // (8, 4096, 1, 128): tp does not divide 1
+  // blocksparse: bhtd, mni, keeps [0, 1] of the transposed (B, H, T, D) tensors.
+  auto blocksparse = BuildKernel(Config(), mesh, RuntimeMode::kTrain, 8, 4096, "blocksparse", 1);
+  ASSERT_TRUE(blocksparse.ok());
+  EXPECT_EQ(Spec(*blocksparse->kernel, "query")->shape, (Shape{8, 32, 4096, 128}));
+  EXPECT_EQ(Applied(*blocksparse->kernel, "query"), P({B, TP, N, N}));
+  EXPECT_EQ(Applied(*blocksparse->kernel, "key"), P({B, TP, N, N}));
+  EXPECT_EQ(Applied(*blocksparse->kernel, "softmax_aux"), P({TP}));
+}
+
+TEST_F(KernelTest, Section24DecodeKernelSpecsAndItsValueErrorOutsideDecode) {
+  const KernelReport decode = Example("decode");
+  EXPECT_EQ(Spec(decode, "query3d")->shape, (Shape{8, 32, 128}));
+  EXPECT_EQ(Applied(decode, "query3d"), P({DP, TP, N}));
+  EXPECT_EQ(Applied(decode, "key"), P({DP, N, TP, N}));
+  EXPECT_EQ(Applied(decode, "value"), P({DP, N, TP, N}));
+  EXPECT_EQ(Applied(decode, "starts"), P({DP}));
+  EXPECT_EQ(Applied(decode, "indexs"), P({DP}));
+  EXPECT_EQ(Applied(decode, "output"), P({DP, TP, N}));
+  for (RuntimeMode mode : {RuntimeMode::kTrain, RuntimeMode::kPrefill, RuntimeMode::kInsert}) {
+    auto plan = BuildKernel(Config(kC1), FiveD(2, 2, 1, 2, 2), mode, 8, 4096, "decode");
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().kind(), ErrorKind::kBadInput);
+    EXPECT_NE(plan.status().ToString().find("ValueError(\"AutoRegressiveDecodeAttn requires decode mode\")"),
+              std::string::npos)
+        << plan.status().ToString();
+  }
+  // A one-token query is decode for the kernel whatever the model's mode.
+  EXPECT_TRUE(BuildKernel(Config(kC1), FiveD(2, 2, 1, 2, 2), RuntimeMode::kPrefill, 8, 1, "decode").ok());
+}
+
+TEST_F(KernelTest, Section24PagedFlashQueryOutputAndBias) {
+  const KernelReport paged = Example("paged_flash");
+  EXPECT_EQ(Applied(paged, "query"), P({DP, N, TP, N}));
+  EXPECT_EQ(Applied(paged, "output"), P({DP, N, TP, N}));
+  EXPECT_EQ(Applied(paged, "bias"), P({DP, N, N, N}));
+  EXPECT_EQ(Spec(paged, "key"), nullptr);
+}
+
+TEST_F(KernelTest, WithoutShapesTheSpecsAreReportedUncorrected) {
+  auto plan =
+      BuildKernel(Config(kC1), FiveD(2, 2, 1, 2, 2), RuntimeMode::kDecode, std::nullopt, std::nullopt, "flash_attn2");
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->kernel->tested, 1);  // decode: the query length is 1
+  EXPECT_EQ(Applied(*plan->kernel, "query"), P({DP, N, TP, N}));
+  EXPECT_FALSE(Spec(*plan->kernel, "query")->shape.has_value());
+  auto train = BuildKernel(Config(), FiveD(2, 2, 1, 2, 2), RuntimeMode::kTrain, std::nullopt, std::nullopt, "vanilla");
+  ASSERT_TRUE(train.ok());
+  EXPECT_FALSE(train->kernel->tested.has_value());  // more than 1: train rules
+  EXPECT_EQ(train->kernel->kernel_mode, RuntimeMode::kTrain);
+}
+
+TEST_F(KernelTest, TheConfigSelectsTheKernelByMode) {
+  const Json config = Config({"attn_mechanism=flash_attn2", "decode_attn_mechanism=autoregressive_decodeattn"});
+  const Mesh mesh = FiveD(1, 1, 1, 2, 1);
+  struct Row {
+    RuntimeMode mode;
+    std::string kernel, selected_by;
+  };
+  // FlexibleAttentionModule uses impl_decode only for MODE_DECODE: insert runs attn_mechanism.
+  for (const Row& row : {Row{RuntimeMode::kTrain, "flash_attn2", "attn_mechanism"},
+                         Row{RuntimeMode::kPrefill, "flash_attn2", "attn_mechanism"},
+                         Row{RuntimeMode::kDecode, "decode", "decode_attn_mechanism"},
+                         Row{RuntimeMode::kInsert, "flash_attn2", "attn_mechanism"}}) {
+    auto plan = BuildKernel(config, mesh, row.mode, std::nullopt, std::nullopt, "");
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    ASSERT_TRUE(plan->kernel.has_value());
+    EXPECT_EQ(plan->kernel->name, row.kernel);
+    EXPECT_EQ(plan->kernel->selected_by, row.selected_by);
+  }
+  // The default attn_mechanism is vanilla; decode without decode_attn_mechanism uses it too.
+  auto plain = BuildKernel(Config(), mesh, RuntimeMode::kDecode, std::nullopt, std::nullopt, "");
+  ASSERT_TRUE(plain.ok() && plain->kernel);
+  EXPECT_EQ(plain->kernel->name, "vanilla");
+  EXPECT_EQ(plain->kernel->selected_by, "attn_mechanism");
+  // auto is chosen at run time from the platform; other kernels are not modelled: a note, no report.
+  for (const char* mechanism : {"auto", "cudnn", "ragged_page_attention_v3"}) {
+    auto plan = BuildKernel(Config({std::string("attn_mechanism=") + mechanism}), mesh, RuntimeMode::kTrain,
+                            std::nullopt, std::nullopt, "");
+    ASSERT_TRUE(plan.ok()) << mechanism;
+    EXPECT_FALSE(plan->kernel.has_value());
+    EXPECT_NE(plan->kernel_note.find(mechanism), std::string::npos) << plan->kernel_note;
+  }
+  auto unknown = BuildKernel(Config(), mesh, RuntimeMode::kTrain, std::nullopt, std::nullopt, "splash");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.status().ToString().find("--kernel 'splash'"), std::string::npos);
+}
+
+// ---- §4.3: the RaggedPagesCache ----------------------------------------------------------------------
+
+class RaggedTest : public KernelTest {
+ protected:
+  StatusOr<ActivationPlan> BuildRagged(const Json& config, const Mesh& mesh, int version, int64_t num_pages = 1024,
+                                       int64_t page_size = 128) {
+    ActivationRequest request;
+    request.table = &table_;
+    request.presets = presets_;
+    request.config = &config;
+    request.mesh = mesh;
+    request.attention.mode = RuntimeMode::kDecode;
+    request.ragged = RaggedCacheOptions{version, page_size, num_pages};
+    return BuildActivationPlan(request);
+  }
+};
+
+TEST_F(RaggedTest, Section43ExampleTable) {
+  struct Row {
+    int64_t kv_heads, head_dim;
+    int version;
+    Shape shape;
+    PartitionSpec spec;
+    DType dtype;
+  };
+  const Row rows[] = {
+      {8, 128, 3, Shape{1024, 128, 8, 2, 128}, P({DP, N, TP, N, N}), DType::kBFloat16},
+      {2, 128, 3, Shape{1024, 128, 4, 1, 128}, P({DP, N, TP, N, N}), DType::kFloat32},  // upcast to f32
+      {1, 64, 3, Shape{1024, 128, 1, 2, 128}, P({DP, N, N, N, N}), DType::kBFloat16},   // replicated heads
+      {8, 128, 2, Shape{1024, 128, 16, 128}, P({DP, N, TP, N}), DType::kBFloat16},
+  };
+  const Mesh mesh = FiveD(2, 1, 1, 4, 1);
+  for (const Row& row : rows) {
+    SCOPED_TRACE(fmt::format("kvh {} head_dim {} v{}", row.kv_heads, row.head_dim, row.version));
+    const Json config = Config({"kvdtype=bfloat16", fmt::format("num_key_value_heads={}", row.kv_heads)},
+                               fmt::format(R"(, "head_dim": {})", row.head_dim));
+    auto plan = BuildRagged(config, mesh, row.version);
+    ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+    ASSERT_TRUE(plan->ragged.has_value());
+    const RaggedCacheReport& ragged = *plan->ragged;
+    EXPECT_EQ(ragged.pages.shape, row.shape);
+    EXPECT_EQ(ragged.pages.effective, row.spec);
+    EXPECT_EQ(ragged.pages.spec, row.spec);
+    EXPECT_EQ(ragged.dtype, row.dtype);
+    EXPECT_EQ(ragged.requested_dtype, DType::kBFloat16);
+    EXPECT_EQ(ragged.upcast, row.dtype != DType::kBFloat16);
+    EXPECT_EQ(ragged.dp_size, 2);
+    EXPECT_EQ(ragged.kv_head_axis_size, 4);
+    EXPECT_EQ(ragged.kv_head_shards, row.spec[2].empty() ? 1 : 4);
+    EXPECT_EQ(ragged.heads_replicated, row.spec[2].empty());
+    EXPECT_EQ(ragged.pages.layers, 4);
+    // Bytes: the whole tensor over dp x (tp when the heads shard).
+    const int64_t bytes = *row.shape.NumElements() * (DTypeBits(row.dtype) / 8);
+    EXPECT_EQ(ragged.pages.bytes, bytes);
+    EXPECT_EQ(ragged.pages.bytes_per_device, bytes / (row.spec[2].empty() ? 2 : 8));
+    EXPECT_EQ(ragged.bytes, 4 * bytes);
+    EXPECT_EQ(plan->cache_bytes, ragged.bytes);
+    // The kernel: token-major query over the heads; new K/V over KV_HEAD unless the heads replicate.
+    EXPECT_EQ(ragged.query, P({N, TP, N}));
+    EXPECT_EQ(ragged.kv, row.spec[2].empty() ? P({N, N, N}) : P({N, TP, N}));
+    EXPECT_EQ(ragged.sinks, P({TP}));
+  }
+}
+
+TEST_F(RaggedTest, V3Geometry) {
+  // packing = 32 / bits; combined = align(kvh, packing) for head_dim 64, else align(2 kvh, packing).
+  const Mesh mesh = FiveD(1, 1, 1, 1, 1);
+  auto plan = BuildRagged(
+      Config({"kvdtype=float8_e4m3fn", "num_attention_heads=24", "num_key_value_heads=3"}, R"(, "head_dim": 200)"),
+      mesh, 3, 16, 32);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->ragged->packing, 4);
+  EXPECT_EQ(plan->ragged->combined_heads, 8);  // align(6, 4)
+  EXPECT_EQ(plan->ragged->groups, 2);
+  EXPECT_EQ(plan->ragged->head_dim_pad, 256);
+  EXPECT_EQ(plan->ragged->pages.shape, (Shape{16, 32, 2, 4, 256}));
+  // dp = 1: no page axis; no shards: no head-group axis.
+  EXPECT_EQ(plan->ragged->pages.spec, P({N, N, N, N, N}));
+  // float64 does not pack into 32-bit words.
+  auto wide = BuildRagged(Config({"kvdtype=float64"}), mesh, 3);
+  ASSERT_FALSE(wide.ok());
+  EXPECT_NE(wide.status().ToString().find("wider than 32 bits"), std::string::npos);
+}
+
+TEST_F(RaggedTest, ShardCountFromKvHeadAxisSpecFromHeadAxis) {
+  // kv_head_axis on sp (4) decides the shard count; the spec still names head_axis ("tp").
+  const Mesh mesh = FiveD(1, 1, 1, 2, 4);
+  auto plan = BuildRagged(Config({"kvdtype=bfloat16", "partition_axis.kv_head_axis=sp"}), mesh, 3);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->ragged->kv_head_axis_size, 4);
+  EXPECT_EQ(plan->ragged->kv_head_shards, 4);
+  EXPECT_EQ(plan->ragged->pages.spec, P({N, N, TP, N, N}));
+  // kv_head_axis null: one shard, the heads are replicated and the K/V spec is None.
+  auto none = BuildRagged(Config({"kvdtype=bfloat16", "partition_axis.kv_head_axis=null"}), mesh, 2);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(none->ragged->kv_head_shards, 1);
+  EXPECT_FALSE(none->ragged->heads_replicated);
+  EXPECT_EQ(none->ragged->pages.spec, P({N, N, N, N}));
+  EXPECT_EQ(none->ragged->kv, P({N, N, N}));
+}
+
+TEST_F(RaggedTest, V2ReplicatesWhenTwiceTheKvHeadsDoNotSplit) {
+  auto plan = BuildRagged(
+      Config({"kvdtype=bfloat16", "num_attention_heads=24", "num_key_value_heads=3"}, R"(, "head_dim": 128)"),
+      FiveD(2, 1, 1, 4, 1), 2);
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->ragged->pages.shape, (Shape{1024, 128, 6, 128}));
+  EXPECT_TRUE(plan->ragged->heads_replicated);
+  EXPECT_EQ(plan->ragged->pages.spec, P({DP, N, N, N}));
+  EXPECT_EQ(plan->ragged->dtype, DType::kBFloat16);  // v2 never upcasts
+}
+
+TEST_F(RaggedTest, InputsEasyDeLComputesAtRunTime) {
+  const Mesh mesh = FiveD(2, 1, 1, 4, 1);
+  auto missing = BuildRagged(Config({"kvdtype=bfloat16"}), mesh, 3, 0);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().ToString().find("free HBM"), std::string::npos);
+  auto odd = BuildRagged(Config({"kvdtype=bfloat16"}), mesh, 3, 1023);
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.status().ToString().find("not a multiple of the data-parallel size 2"), std::string::npos);
+  // With shapes, kv_pages replaces the TransformerCache rows and no cache-reshard finding is made.
+  ActivationRequest request;
+  const Json config = Config({"kvdtype=bfloat16", "partition_axis.decode_batch_axis=dp"});
+  request.table = &table_;
+  request.presets = presets_;
+  request.config = &config;
+  request.mesh = FiveD(2, 2, 1, 2, 1);
+  request.attention.mode = RuntimeMode::kDecode;
+  request.batch = 8;
+  request.seq = 4096;
+  request.ragged = RaggedCacheOptions{3, 128, 1024};
+  auto plan = BuildActivationPlan(request);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->tensors.back().name, "ragged_cache.kv_pages");
+  for (const ActivationTensor& tensor : plan->tensors)
+    EXPECT_FALSE(tensor.name.starts_with("kv_cache.")) << tensor.name;
+  EXPECT_EQ(FindCode(*plan, FindingCode::kCacheReshard), nullptr);
 }
 
 }  // namespace
