@@ -38,7 +38,7 @@ TEST(NumberShapeTest, ZeroesOnlyTheDigitsOfWholeNumberComponents) {
 
 // The property the memo relies on, checked with RE2 itself: for a blind pattern, a subject and its
 // number shape match alike, at the same offsets.
-TEST(IsNumberBlindTest, BlindPatternsMatchASubjectAndItsDigitShapeAlike) {
+TEST(IsNumberBlindTest, BlindPatternsMatchASubjectAndItsNumberShapeAlike) {
   const std::vector<std::string> patterns = {"layers/\\d+/", "\\d{2}/", "\\d\\d\\d", "[^/]+/kernel$",    "\\w{3}$",
                                              "\\b\\d",       "\\D+",    ".{5}_",     "[[:digit:]]{1,2}x"};
   std::mt19937 random(7);
@@ -55,7 +55,9 @@ TEST(IsNumberBlindTest, BlindPatternsMatchASubjectAndItsDigitShapeAlike) {
       const bool in_subject = RE2::PartialMatch(subject, re, &a);
       const bool in_shape = RE2::PartialMatch(shape, re, &b);
       ASSERT_EQ(in_subject, in_shape) << pattern << " on " << subject;
-      if (in_subject) EXPECT_EQ(a.data() - subject.data(), b.data() - shape.data()) << pattern << " on " << subject;
+      if (in_subject) {
+        EXPECT_EQ(a.data() - subject.data(), b.data() - shape.data()) << pattern << " on " << subject;
+      }
     }
   }
 }
