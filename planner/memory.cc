@@ -1,0 +1,398 @@
+#include "planner/memory.h"
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "core/byte_size.h"
+#include "core/checked_math.h"
+#include "core/document.h"
+#include "core/shape.h"
+#include "schemas/schema_reader.h"
+
+namespace easyplan::planner {
+namespace {
+
+/// An int64 that remembers overflow: every byte count of the model goes through it.
+struct Checked {
+  std::optional<int64_t> v = 0;
+  Checked() = default;
+  Checked(int64_t x) : v(x) {}                 // NOLINT(google-explicit-constructor)
+  Checked(std::optional<int64_t> x) : v(x) {}  // NOLINT(google-explicit-constructor)
+};
+Checked operator+(Checked a, Checked b) {
+  if (!a.v || !b.v) return Checked(std::nullopt);
+  return CheckedAdd(*a.v, *b.v);
+}
+Checked operator*(Checked a, Checked b) {
+  if (!a.v || !b.v) return Checked(std::nullopt);
+  return CheckedMul(*a.v, *b.v);
+}
+/// ceil(a / b). REQUIRES: b > 0, a >= 0.
+Checked CeilDiv(Checked a, int64_t b) {
+  if (!a.v) return a;
+  return *a.v / b + (*a.v % b != 0);
+}
+StatusOr<int64_t> Value(Checked c, std::string_view what) {
+  if (!c.v) return Status::BadInput({}, "memory: the " + std::string(what) + " bytes overflow a 64-bit integer");
+  return *c.v;
+}
+
+int64_t IntKey(const Json& config, const char* key, int64_t fallback) {
+  auto it = config.find(key);
+  return it != config.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+
+/// Bytes of `elements` elements of `bits` bits (rounded up to whole bytes).
+Checked ElementBytes(Checked elements, int bits) {
+  if (!elements.v) return elements;
+  return ByteSize(*elements.v, bits);
+}
+
+// Size of a tensor of the step's activation plan on one device, 0 when absent.
+int64_t StepBytes(const ActivationPlan& plan, std::string_view name) {
+  for (const ActivationTensor& t : plan.tensors) {
+    if (t.name == name) return t.bytes_per_device;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string_view MemoryModeName(MemoryMode mode) { return mode == MemoryMode::kTrain ? "train" : "serve"; }
+
+std::string_view OptimizerName(Optimizer optimizer) {
+  switch (optimizer) {
+    case Optimizer::kAdamW:
+      return "adamw";
+    case Optimizer::kAdafactor:
+      return "adafactor";
+    case Optimizer::kLion:
+      return "lion";
+    case Optimizer::kSgd:
+      return "sgd";
+  }
+  return "adamw";
+}
+
+std::optional<Optimizer> ParseOptimizer(std::string_view text) {
+  for (Optimizer o : {Optimizer::kAdamW, Optimizer::kAdafactor, Optimizer::kLion, Optimizer::kSgd}) {
+    if (OptimizerName(o) == text) return o;
+  }
+  return std::nullopt;
+}
+
+std::string_view CheckpointPolicyName(CheckpointPolicy policy) {
+  switch (policy) {
+    case CheckpointPolicy::kNone:
+      return "none";
+    case CheckpointPolicy::kEverythingSaveable:
+      return "everything_saveable";
+    case CheckpointPolicy::kNothingSaveable:
+      return "nothing_saveable";
+    case CheckpointPolicy::kCheckpointDots:
+      return "checkpoint_dots";
+    case CheckpointPolicy::kDotsNoBatchDims:
+      return "checkpoint_dots_with_no_batch_dims";
+  }
+  return "none";
+}
+
+std::optional<CheckpointPolicy> ParseCheckpointPolicy(std::string_view text) {
+  if (text.empty() || text == "none") return CheckpointPolicy::kNone;
+  if (text == "everything_saveable") return CheckpointPolicy::kEverythingSaveable;
+  if (text == "nothing_saveable") return CheckpointPolicy::kNothingSaveable;
+  if (text == "checkpoint_dots" || text == "dots_saveable") return CheckpointPolicy::kCheckpointDots;
+  if (text == "checkpoint_dots_with_no_batch_dims" || text == "dots_with_no_batch_dims_saveable") {
+    return CheckpointPolicy::kDotsNoBatchDims;
+  }
+  return std::nullopt;
+}
+
+StatusOr<std::vector<DeviceKind>> ParseDeviceTable(std::string_view text, const std::string& path) {
+  EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
+  schemas::SchemaReader reader(doc);
+  const Json& root = doc.root();
+  EP_RETURN_IF_ERROR(reader.CheckKeys(root, "", {"devices"}));
+  auto devices = root.find("devices");
+  if (devices == root.end() || !devices->is_object()) return reader.Error("/devices", "expected a mapping of devices");
+  std::vector<DeviceKind> kinds;
+  for (const auto& [name, value] : devices->items()) {
+    const std::string pointer = "/devices/" + PointerToken(name);
+    EP_RETURN_IF_ERROR(reader.CheckKeys(value, pointer, {"memory", "description"}));
+    auto memory = value.find("memory");
+    if (memory == value.end() || !memory->is_string()) {
+      return reader.Error(pointer, "expected 'memory' as a byte size string such as \"80GiB\"");
+    }
+    StatusOr<int64_t> bytes = ParseByteSize(memory->get<std::string>(), "memory");
+    if (!bytes.ok()) return reader.Error(pointer + "/memory", bytes.status().diag().message);
+    auto description = value.find("description");
+    kinds.push_back(DeviceKind{
+        name, *bytes,
+        description != value.end() && description->is_string() ? description->get<std::string>() : std::string()});
+  }
+  return kinds;
+}
+
+StatusOr<ModelDims> ModelDimsOf(const Json& config) {
+  ModelDims dims;
+  dims.hidden = IntKey(config, "hidden_size", 0);
+  dims.layers = IntKey(config, "num_hidden_layers", 0);
+  dims.vocab = IntKey(config, "vocab_size", 0);
+  dims.heads = IntKey(config, "num_attention_heads", 0);
+  dims.intermediate = IntKey(config, "intermediate_size", 0);
+  for (const char* key : {"hidden_size", "num_hidden_layers", "vocab_size", "num_attention_heads"}) {
+    if (IntKey(config, key, 0) <= 0) {
+      return Status::BadInput({}, std::string("config: memory needs a positive integer '") + key + "'");
+    }
+  }
+  dims.head_dim = IntKey(config, "head_dim", 0);
+  if (dims.head_dim <= 0) dims.head_dim = std::max<int64_t>(1, dims.hidden / dims.heads);
+  // GPT-2 style configs name their activation `activation_function` and have fc / proj; every gated
+  // (SwiGLU / GeGLU) family names it `hidden_act`.
+  dims.gated_mlp = config.contains("hidden_act");
+  dims.vanilla_attention = config.value("attn_mechanism", std::string()) == "vanilla";
+  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
+    if (dims.experts <= 0) dims.experts = IntKey(config, key, 0);
+  }
+  if (dims.experts > 0) {
+    dims.top_k = std::max<int64_t>(1, IntKey(config, "num_experts_per_tok", 1));
+    dims.moe_intermediate = IntKey(config, "moe_intermediate_size", dims.intermediate);
+    if (dims.moe_intermediate <= 0) dims.moe_intermediate = dims.intermediate;
+    const int64_t shared = IntKey(config, "n_shared_experts", 0);
+    dims.shared_intermediate = shared > 0 ? shared * dims.moe_intermediate
+                                          : std::max<int64_t>(0, IntKey(config, "shared_expert_intermediate_size", 0));
+    dims.moe_layers = dims.layers;
+    auto types = config.find("mlp_layer_types");
+    if (types != config.end() && types->is_array() && static_cast<int64_t>(types->size()) == dims.layers) {
+      dims.moe_layers = 0;
+      for (const Json& t : *types) dims.moe_layers += t.is_string() && t.get<std::string>() == "sparse";
+    } else {
+      dims.moe_layers = std::max<int64_t>(0, dims.layers - IntKey(config, "first_k_dense_replace", 0));
+    }
+  }
+  return dims;
+}
+
+StatusOr<LayerActivations> LayerActivationBytes(const ModelDims& dims, bool moe, int64_t hidden, int64_t q, int64_t k,
+                                                int64_t v, int64_t out, int64_t kv_length, int act_bytes) {
+  // A per-token tensor of width `width`, sharded as the hidden state: hidden * width / hidden_size.
+  auto width = [&](int64_t w) { return CeilDiv(Checked(hidden) * w, dims.hidden); };
+  const Checked h = hidden;
+  // Attention scores [B, heads, S, kv_length]: the query's elements times kv_length / head_dim.
+  const Checked score_elements = CeilDiv(CeilDiv(Checked(q), act_bytes) * kv_length, dims.head_dim);
+  Checked attention_full, attention_dots;
+  if (dims.vanilla_attention) {
+    // scores in attn_softmax_dtype (float32) and the probabilities in the activation dtype; both dots
+    // (QK^T and probs.V) are matmul outputs.
+    attention_full = score_elements * 4 + score_elements * act_bytes + out;
+    attention_dots = score_elements * act_bytes + out;
+  } else {
+    // A fused kernel (flash / splash / ring ...) keeps its output and one float32 logsumexp per query row.
+    attention_full = Checked(out) + CeilDiv(CeilDiv(Checked(q), act_bytes), dims.head_dim) * 4;
+    attention_dots = Checked(0);
+  }
+  Checked mlp_full, mlp_dots;
+  if (moe) {
+    const Checked routed = width(dims.top_k * dims.moe_intermediate);
+    const Checked shared = width(dims.shared_intermediate);
+    const Checked router = width(dims.experts);  // router logits, a dot
+    // gate, up and their product for every routed token copy and the shared experts; the combine
+    // output is the layer's MLP output (h).
+    mlp_full = router + routed * 3 + shared * 3 + h;
+    mlp_dots = router + routed * 2 + shared * 2 + h;
+  } else if (dims.gated_mlp) {
+    const Checked inter = width(dims.intermediate);
+    mlp_full = inter * 3;      // gate, up, act(gate) * up (the down_proj input)
+    mlp_dots = inter * 2 + h;  // gate, up, down
+  } else {
+    const Checked inter = width(dims.intermediate);
+    mlp_full = inter * 2;  // fc output, gelu output
+    mlp_dots = inter + h;  // fc, proj
+  }
+  const Checked qkv = Checked(q) + k + v;
+  // Layer input, attention norm output, q/k/v, attention, o_proj output + residual, MLP norm output, MLP.
+  const Checked full = h + h + qkv + attention_full + h + h + mlp_full;
+  // The checkpointed function's argument (the layer input) is always kept.
+  const Checked dots = h + qkv + attention_dots + h + mlp_dots;
+  const Checked dots_no_batch = h + qkv + h + mlp_dots;
+  LayerActivations result;
+  EP_ASSIGN_OR_RETURN(result.full, Value(full, "activation"));
+  EP_ASSIGN_OR_RETURN(result.dots, Value(dots, "activation"));
+  EP_ASSIGN_OR_RETURN(result.dots_no_batch, Value(dots_no_batch, "activation"));
+  return result;
+}
+
+StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOptions& options) {
+  EP_CHECK(inputs.plan != nullptr && inputs.tree != nullptr && inputs.step != nullptr, "ComputeMemory inputs");
+  const Plan& plan = *inputs.plan;
+  const ActivationPlan& step = *inputs.step;
+  const ModelDims& dims = inputs.dims;
+  const bool train = options.mode == MemoryMode::kTrain;
+  if (!step.has_shapes) return Status::BadInput({}, "memory: the activation plan has no shapes (--batch/--seq)");
+
+  MemoryReport report;
+  report.mode = options.mode;
+  report.options = options;
+  report.memory_per_device = options.memory_per_device;
+  ActivationBreakdown& b = report.breakdown;
+
+  // ---- activations, identical on every device (each tensor's largest shard) ----
+  const int64_t hidden = StepBytes(step, "hidden_state");
+  const int64_t q = StepBytes(step, "attention.query"), k = StepBytes(step, "attention.key");
+  const int64_t v = StepBytes(step, "attention.value"), out = StepBytes(step, "attention.output");
+  int act_bytes = 2;
+  int64_t kv_length = 1;
+  for (const ActivationTensor& t : step.tensors) {
+    if (t.name == "hidden_state") act_bytes = std::max(1, DTypeBits(t.dtype) / 8);
+    if (t.name == "attention.key" && t.shape.rank() >= 2) kv_length = t.shape.dims()[1];
+  }
+  EP_ASSIGN_OR_RETURN(LayerActivations dense,
+                      LayerActivationBytes(dims, false, hidden, q, k, v, out, kv_length, act_bytes));
+  LayerActivations moe = dense;
+  if (dims.experts > 0) {
+    EP_ASSIGN_OR_RETURN(moe, LayerActivationBytes(dims, true, hidden, q, k, v, out, kv_length, act_bytes));
+  }
+  const int64_t moe_layers = dims.experts > 0 ? dims.moe_layers : 0;
+  const int64_t dense_layers = dims.layers - moe_layers;
+  b.layers = dims.layers;
+  b.layer_full = std::max(dense.full, moe.full);
+  auto saved = [&](const LayerActivations& l) -> int64_t {
+    switch (options.policy) {
+      case CheckpointPolicy::kNone:
+      case CheckpointPolicy::kEverythingSaveable:
+        return l.full;
+      case CheckpointPolicy::kNothingSaveable:
+        return hidden;
+      case CheckpointPolicy::kCheckpointDots:
+        return l.dots;
+      case CheckpointPolicy::kDotsNoBatchDims:
+        return l.dots_no_batch;
+    }
+    return l.full;
+  };
+  b.layer_saved = std::max(dense_layers > 0 ? saved(dense) : 0, moe_layers > 0 ? saved(moe) : 0);
+  const bool recomputes =
+      options.policy != CheckpointPolicy::kNone && options.policy != CheckpointPolicy::kEverythingSaveable;
+  b.outside = 2 * hidden;  // embedding output, final norm output
+  Checked activations;
+  if (train) {
+    b.recompute = recomputes ? b.layer_full : 0;
+    activations = Checked(saved(dense)) * dense_layers + Checked(saved(moe)) * moe_layers + b.recompute + b.outside;
+  } else {
+    // Forward only: one layer's working set at a time, plus the residual stream around it.
+    activations = Checked(b.layer_full) + b.outside;
+  }
+  EP_ASSIGN_OR_RETURN(const int64_t activation_bytes, Value(activations, "activation"));
+
+  // ---- logits block, float32 (the loss and the sampler upcast) ----
+  const int64_t logits = StepBytes(step, "logits");
+  Checked logits_bytes = logits > 0 ? CeilDiv(Checked(logits) * 4, act_bytes)
+                                    : CeilDiv(CeilDiv(Checked(hidden) * dims.vocab, dims.hidden) * 4, act_bytes);
+  EP_ASSIGN_OR_RETURN(b.logits, Value(logits_bytes, "logits"));
+
+  // ---- KV cache ----
+  const int64_t kv_cache = !train && inputs.cache != nullptr ? inputs.cache->cache_bytes_per_device : 0;
+
+  // ---- per group: the representative tensor, its gathered size ----
+  const Mesh& mesh = plan.mesh;
+  std::vector<int> first(plan.groups.size(), -1);
+  for (size_t i = 0; i < plan.params.size(); ++i) {
+    const size_t g = static_cast<size_t>(plan.params[i].group);
+    if (g < first.size() && first[g] < 0) first[g] = static_cast<int>(i);
+  }
+  for (size_t g = 0; g < plan.groups.size(); ++g) {
+    if (first[g] < 0) continue;
+    const ParamPlan& param = plan.params[static_cast<size_t>(first[g])];
+    const LayoutGroup& group = plan.groups[g];
+    const Shape& shape = group.layout.shape();
+    // Stacked expert kernels stay sharded over the (folded) expert axis inside the MoE shard_map.
+    if (dims.experts > 0 && shape.rank() == 3 && shape.dims()[0] == dims.experts) continue;
+    // Weights keep their tp (and ep) sharding in the matmul; every other axis is all-gathered first.
+    int64_t kept = 1;
+    for (const PartitionSpec::Entry& entry : param.effective.entries()) {
+      for (const std::string& axis : entry) {
+        if (axis != "tp" && axis != "ep") continue;
+        if (std::optional<int> index = mesh.AxisIndex(axis)) kept *= mesh.shape[static_cast<size_t>(*index)];
+      }
+    }
+    std::optional<int64_t> elements = shape.NumElements();
+    if (!elements) continue;
+    const Checked gathered = ElementBytes(CeilDiv(*elements, kept), group.bits);
+    if (gathered.v && *gathered.v > group.MaxShardBytes() && *gathered.v > b.gathered_weight) {
+      b.gathered_weight = *gathered.v;
+      b.gathered_name = inputs.tree->tensors[static_cast<size_t>(param.tensor)].name;
+    }
+  }
+  // Training also holds the unreduced full-size gradient of the gathered weight before its reduce-scatter.
+  const Checked gathered_peak = Checked(b.gathered_weight) * (train ? 2 : 1);
+  // The lm_head gather and the logits it produces are live together: the two add up.
+  EP_ASSIGN_OR_RETURN(const int64_t transient, Value(gathered_peak + b.logits, "transient"));
+
+  // ---- per device: parameters, gradients, optimizer state ----
+  const int64_t devices = mesh.NumDevices();
+  const int grad_bits = options.grad_dtype ? DTypeBits(*options.grad_dtype) : 0;
+  const int opt_bits = DTypeBits(options.opt_state_dtype);
+  report.devices.resize(static_cast<size_t>(devices));
+  std::vector<Checked> grads(static_cast<size_t>(devices)), optimizer(static_cast<size_t>(devices));
+  if (train) {
+    for (const LayoutGroup& group : plan.groups) {
+      const Shape& shape = group.layout.shape();
+      const Shape& shard = group.layout.shard_shape();
+      // optax.adafactor factors the second moment of a tensor whose last two dims are both >= 128
+      // (min_dim_size_to_factor) into a row and a column vector.
+      const bool factored = shape.rank() >= 2 && shape.dims()[static_cast<size_t>(shape.rank() - 1)] >= 128 &&
+                            shape.dims()[static_cast<size_t>(shape.rank() - 2)] >= 128;
+      const bool uniform = group.Uniform() && !group.expert_layout;
+      Checked grad_once, opt_once;
+      for (int64_t d = 0; d < devices; ++d) {
+        if (!uniform || d == 0) {
+          const Checked el = group.HeldBy(d) ? group.layout.ElementsOn(d) : 0;
+          grad_once = ElementBytes(el, grad_bits > 0 ? grad_bits : group.bits);
+          Checked states;
+          switch (options.optimizer) {
+            case Optimizer::kAdamW:
+              states = ElementBytes(el, opt_bits) * 2;
+              break;
+            case Optimizer::kLion:
+              states = ElementBytes(el, opt_bits);
+              break;
+            case Optimizer::kSgd:
+              states = Checked(0);
+              break;
+            case Optimizer::kAdafactor:
+              if (factored) {
+                const int64_t rows = std::max<int64_t>(1, shard.dims()[static_cast<size_t>(shard.rank() - 2)]);
+                const int64_t cols = std::max<int64_t>(1, shard.dims()[static_cast<size_t>(shard.rank() - 1)]);
+                states = ElementBytes(CeilDiv(el, cols) + CeilDiv(el, rows), opt_bits);
+              } else {
+                states = ElementBytes(el, opt_bits);
+              }
+              break;
+          }
+          if (options.master_weights) states = states + ElementBytes(el, 32);
+          opt_once = states;
+        }
+        grads[static_cast<size_t>(d)] = grads[static_cast<size_t>(d)] + grad_once * group.tensors;
+        optimizer[static_cast<size_t>(d)] = optimizer[static_cast<size_t>(d)] + opt_once * group.tensors;
+      }
+    }
+  }
+  for (int64_t d = 0; d < devices; ++d) {
+    DeviceMemory& m = report.devices[static_cast<size_t>(d)];
+    m.id = d;
+    m.params = plan.device_bytes[static_cast<size_t>(d)];
+    EP_ASSIGN_OR_RETURN(m.grads, Value(grads[static_cast<size_t>(d)], "gradient"));
+    EP_ASSIGN_OR_RETURN(m.optimizer, Value(optimizer[static_cast<size_t>(d)], "optimizer state"));
+    m.activations = activation_bytes;
+    m.kv_cache = kv_cache;
+    m.transient = transient;
+    EP_ASSIGN_OR_RETURN(
+        m.total, Value(Checked(m.params) + m.grads + m.optimizer + m.activations + m.kv_cache + m.transient, "total"));
+    if (m.total > report.devices[static_cast<size_t>(report.worst)].total) report.worst = d;
+  }
+  report.fits = report.devices[static_cast<size_t>(report.worst)].total <= options.memory_per_device;
+  return report;
+}
+
+}  // namespace easyplan::planner

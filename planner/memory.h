@@ -1,0 +1,128 @@
+#ifndef EASYPLAN_PLANNER_MEMORY_H_
+#define EASYPLAN_PLANNER_MEMORY_H_
+
+// Memory per device for training and serving (`easyplan memory`, docs/MEMORY.md): parameters from the
+// plan, gradients and optimizer state sharded with the parameters' specs, activations per layer under a
+// gradient-checkpointing policy sharded as the activation specs say, the KV cache as EasyDeL stores it,
+// and the transient peaks (the largest weight all-gathered for compute, the logits block). Pure
+// functions over a Plan, activation plans and options; every byte count is checked 64-bit arithmetic.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/json.h"
+#include "core/param_tree.h"
+#include "core/status.h"
+#include "planner/activations.h"
+#include "planner/plan.h"
+
+namespace easyplan::planner {
+
+enum class MemoryMode { kTrain, kServe };
+std::string_view MemoryModeName(MemoryMode mode);
+
+/// Optimizer state per parameter element: adamw 2 (m, v), lion 1 (m), sgd 0 (optax.sgd without
+/// momentum), adafactor a factored second moment (row + column vectors for matrices, else one).
+enum class Optimizer { kAdamW, kAdafactor, kLion, kSgd };
+std::string_view OptimizerName(Optimizer optimizer);
+std::optional<Optimizer> ParseOptimizer(std::string_view text);
+
+/// The gradient_checkpointing policies the model covers ("" is none; dots_saveable is checkpoint_dots,
+/// dots_with_no_batch_dims_saveable is checkpoint_dots_with_no_batch_dims, as in jax.checkpoint_policies).
+enum class CheckpointPolicy { kNone, kEverythingSaveable, kNothingSaveable, kCheckpointDots, kDotsNoBatchDims };
+std::string_view CheckpointPolicyName(CheckpointPolicy policy);
+/// nullopt for a policy EasyDeL accepts but the model does not cover (save_only_these_names, ...).
+std::optional<CheckpointPolicy> ParseCheckpointPolicy(std::string_view text);
+
+/// A named accelerator and its memory (schemas/devices.yaml).
+struct DeviceKind {
+  std::string name;  ///< "h100-80g"
+  int64_t bytes = 0;
+  std::string description;
+};
+
+/// schemas/devices.yaml: `devices: {NAME: {memory: "80GiB", description: "..."}}`, in file order.
+StatusOr<std::vector<DeviceKind>> ParseDeviceTable(std::string_view text, const std::string& path);
+
+/// The dims the activation model needs, read from a resolved config (its text_config for gemma3).
+struct ModelDims {
+  int64_t hidden = 0, layers = 0, vocab = 0, heads = 0, head_dim = 0;
+  int64_t intermediate = 0;  ///< dense MLP width
+  bool gated_mlp = true;     ///< SwiGLU (gate, up, down) vs GPT-2's fc / proj
+  int64_t experts = 0, top_k = 0, moe_intermediate = 0, shared_intermediate = 0;
+  int64_t moe_layers = 0;          ///< layers whose MLP is the routed experts (mlp_layer_types "sparse")
+  bool vanilla_attention = false;  ///< attn_mechanism "vanilla": scores and probabilities are materialised
+};
+StatusOr<ModelDims> ModelDimsOf(const Json& config);
+
+struct MemoryOptions {
+  MemoryMode mode = MemoryMode::kTrain;
+  Optimizer optimizer = Optimizer::kAdamW;
+  std::optional<DType> grad_dtype;  ///< nullopt: each parameter's own dtype
+  DType opt_state_dtype = DType::kFloat32;
+  bool master_weights = false;  ///< a float32 copy of every parameter, counted with the optimizer
+  CheckpointPolicy policy = CheckpointPolicy::kNone;
+  int64_t memory_per_device = 0;
+};
+
+/// Bytes one device holds, per category (0 where a category does not apply to the mode).
+struct DeviceMemory {
+  int64_t id = 0;
+  int64_t params = 0, grads = 0, optimizer = 0, activations = 0, kv_cache = 0, transient = 0, total = 0;
+};
+
+/// How the activation and transient figures were reached, for the table and for tests.
+struct ActivationBreakdown {
+  int64_t layer_full = 0;   ///< one layer's saved set with nothing recomputed
+  int64_t layer_saved = 0;  ///< one layer's saved set under the policy
+  int64_t recompute = 0;    ///< one layer recomputed during the backward (0 without recomputation)
+  int64_t outside = 0;      ///< embedding output and final norm output
+  int64_t layers = 0;
+  int64_t logits = 0;           ///< the float32 logits block
+  int64_t gathered_weight = 0;  ///< the largest weight all-gathered for compute (x2 in training)
+  std::string gathered_name;    ///< the tensor it is
+};
+
+struct MemoryReport {
+  MemoryMode mode = MemoryMode::kTrain;
+  MemoryOptions options;
+  std::vector<DeviceMemory> devices;  ///< in device order
+  int64_t worst = 0;                  ///< index of the device with the largest total (lowest id on ties)
+  int64_t memory_per_device = 0;
+  bool fits = true;
+  ActivationBreakdown breakdown;
+};
+
+/// Inputs of the model. `step` is the activation plan with --batch/--seq (train mode for training,
+/// prefill for serving); `cache` the plan whose KV cache serving holds (seq = --max-length), else null.
+struct MemoryInputs {
+  const Plan* plan = nullptr;
+  const ParamTree* tree = nullptr;
+  const ActivationPlan* step = nullptr;
+  const ActivationPlan* cache = nullptr;
+  ModelDims dims;
+};
+
+/// Computes the per-device memory. Errors: a byte count that overflows int64, an activation plan
+/// without shapes.
+StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOptions& options);
+
+/// Per-layer activation bytes of one device from its shard sizes (exposed for tests and docs):
+/// `hidden`, `q`, `k`, `v`, `out` are the bytes per device of one layer's hidden state, query, key,
+/// value and attention output; `kv_length` the keys each query attends to; `act_bytes` bytes per element.
+struct LayerActivations {
+  int64_t full = 0;           ///< everything the backward needs, nothing recomputed
+  int64_t dots = 0;           ///< only matmul outputs (checkpoint_dots)
+  int64_t dots_no_batch = 0;  ///< matmul outputs without batch dims (projections, not attention)
+};
+/// `moe`: the layer's MLP is the routed experts (plus shared ones) instead of the dense MLP.
+StatusOr<LayerActivations> LayerActivationBytes(const ModelDims& dims, bool moe, int64_t hidden, int64_t q, int64_t k,
+                                                int64_t v, int64_t out, int64_t kv_length, int act_bytes);
+
+}  // namespace easyplan::planner
+
+#endif  // EASYPLAN_PLANNER_MEMORY_H_

@@ -1,0 +1,274 @@
+// The memory model's formulas on hand-sized inputs: every expected number is worked out in the comment
+// beside it (docs/MEMORY.md has the formulas).
+#include "planner/memory.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "rules/rule_library.h"
+#include "schemas/data_source.h"
+
+namespace easyplan::planner {
+namespace {
+
+Json TestConfig() {
+  return Json::parse(R"({
+    "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
+    "partition_axis": {
+      "data_parallel_axis": "dp", "fully_sharded_data_parallel_axis": "fsdp", "tensor_parallel_axis": "tp",
+      "sequence_parallel_axis": "sp", "expert_parallel_axis": "ep", "batch_axis": ["fsdp", "dp"],
+      "head_axis": "tp", "kv_head_axis": "tp", "mlp_intermediate_axis": "tp", "vocab_axis": "tp",
+      "expert_axis": "ep", "hidden_state_axis": "tp", "sequence_axis": "sp", "query_sequence_axis": "sp",
+      "key_sequence_axis": "sp", "expert_gate_axis": null, "attention_dim_axis": null,
+      "attention_kv_dim_axis": null, "bias_head_sequence_axis": null, "bias_key_sequence_axis": null
+    }})");
+}
+
+ModelDims Dims(bool vanilla = false) {
+  ModelDims dims;
+  dims.hidden = 64;
+  dims.layers = 2;
+  dims.vocab = 100;
+  dims.heads = 4;
+  dims.head_dim = 16;
+  dims.intermediate = 128;
+  dims.vanilla_attention = vanilla;
+  return dims;
+}
+
+ActivationTensor Tensor(std::string name, Shape shape, int64_t bytes_per_device) {
+  ActivationTensor t;
+  t.name = std::move(name);
+  t.shape = std::move(shape);
+  t.dtype = DType::kBFloat16;
+  t.bytes_per_device = bytes_per_device;
+  return t;
+}
+
+// One layer's shards on a device: hidden 512 B, q 512, k 256, v 256, out 512, kv length 8; logits 800.
+ActivationPlan Step() {
+  ActivationPlan step;
+  step.has_shapes = true;
+  step.tensors = {
+      Tensor("attention.query", Shape{2, 8, 4, 16}, 512), Tensor("attention.key", Shape{2, 8, 2, 16}, 256),
+      Tensor("attention.value", Shape{2, 8, 2, 16}, 256), Tensor("attention.output", Shape{2, 8, 4, 16}, 512),
+      Tensor("hidden_state", Shape{2, 8, 64}, 512),       Tensor("logits", Shape{2, 8, 100}, 800)};
+  return step;
+}
+
+class MemoryTest : public ::testing::Test {
+ protected:
+  MemoryTest() : library_(schemas::DataSource::Embedded()), config_(TestConfig()) {
+    auto presets = library_.GetPresets();
+    EXPECT_TRUE(presets.ok());
+    auto set = rules::ParseRuleSet(
+        "rules:\n"
+        "  - {match: 'q_proj/kernel', spec: ColumnWise}\n"
+        "  - {match: 'o_proj/kernel', spec: RowWise}\n"
+        "  - {match: '.*', spec: Replicated}\n",
+        "test_rules.yaml", **presets);
+    EXPECT_TRUE(set.ok()) << set.status().ToString();
+    rules_ = std::make_unique<rules::RuleSet>(std::move(*set));
+    tree_.layout = Layout::kEasyDel;
+    // q_proj [128, 256] and o_proj [256, 128] bf16 over fsdp=4 x tp=2: 4096 elements per device each;
+    // the norm [128] f32 is replicated.
+    tree_.tensors = {{"a/q_proj/kernel", Shape{128, 256}, DType::kBFloat16},
+                     {"a/o_proj/kernel", Shape{256, 128}, DType::kBFloat16},
+                     {"a/norm/scale", Shape{128}, DType::kFloat32}};
+    PlanRequest request;
+    request.tree = &tree_;
+    request.rules = rules_.get();
+    request.presets = *library_.GetPresets();
+    request.config = &config_;
+    request.mesh.axis_names = {"dp", "fsdp", "tp", "sp"};
+    request.mesh.shape = {1, 4, 2, 1};
+    auto plan = BuildPlan(request);
+    EXPECT_TRUE(plan.ok()) << plan.status().ToString();
+    plan_ = std::move(*plan);
+    step_ = Step();
+  }
+
+  MemoryReport Compute(const MemoryOptions& options, bool vanilla = false) {
+    MemoryInputs inputs{&plan_, &tree_, &step_, nullptr, Dims(vanilla)};
+    auto report = ComputeMemory(inputs, options);
+    EXPECT_TRUE(report.ok()) << report.status().ToString();
+    return *report;
+  }
+
+  rules::RuleLibrary library_;
+  Json config_;
+  std::unique_ptr<rules::RuleSet> rules_;
+  ParamTree tree_;
+  Plan plan_;
+  ActivationPlan step_;
+};
+
+MemoryOptions Train(Optimizer optimizer = Optimizer::kAdamW) {
+  MemoryOptions options;
+  options.optimizer = optimizer;
+  options.memory_per_device = int64_t{1} << 20;
+  return options;
+}
+
+TEST(MemoryFormulaTest, LayerActivationsOfAFusedAttentionKernel) {
+  // width(w) = 512 * w / 64: the intermediate is 1024 B. Attention keeps its output (512) and a float32
+  // logsumexp per query row (256 elements / 16 = 16 rows, 64 B).
+  auto layer = LayerActivationBytes(Dims(), false, 512, 512, 256, 256, 512, 8, 2);
+  ASSERT_TRUE(layer.ok());
+  // full = 2h + qkv + attention + 2h + 3 * inter = 1024 + 1024 + 576 + 1024 + 3072
+  EXPECT_EQ(layer->full, 6720);
+  // dots = h + qkv + h (o_proj) + gate + up + down = 512 + 1024 + 512 + 2048 + 512
+  EXPECT_EQ(layer->dots, 4608);
+  EXPECT_EQ(layer->dots_no_batch, 4608);
+}
+
+TEST(MemoryFormulaTest, VanillaAttentionMaterialisesScoresAndProbabilities) {
+  // scores: 256 query elements * 8 keys / 16 = 128 elements: float32 scores 512 B + bf16 probs 256 B.
+  auto layer = LayerActivationBytes(Dims(true), false, 512, 512, 256, 256, 512, 8, 2);
+  ASSERT_TRUE(layer.ok());
+  EXPECT_EQ(layer->full, 1024 + 1024 + (512 + 256 + 512) + 1024 + 3072);
+  EXPECT_EQ(layer->dots, 512 + 1024 + (256 + 512) + 512 + 2560);  // QK^T and probs.V are dots
+  EXPECT_EQ(layer->dots_no_batch, 4608);                          // ... with batch dims
+}
+
+TEST(MemoryFormulaTest, MoeLayerCountsRoutedCopiesAndSharedExperts) {
+  ModelDims dims = Dims();
+  dims.experts = 8;
+  dims.top_k = 2;
+  dims.moe_intermediate = 32;
+  dims.shared_intermediate = 32;
+  auto layer = LayerActivationBytes(dims, true, 512, 512, 256, 256, 512, 8, 2);
+  ASSERT_TRUE(layer.ok());
+  // router width(8) = 64; routed width(64) = 512, 3 each; shared width(32) = 256, 3 each; combine h.
+  EXPECT_EQ(layer->full, 1024 + 1024 + 576 + 1024 + (64 + 1536 + 768 + 512));
+}
+
+TEST(MemoryFormulaTest, OverflowIsAnErrorNotAWrongNumber) {
+  auto layer = LayerActivationBytes(Dims(), false, int64_t{1} << 60, 512, 256, 256, 512, 8, 2);
+  ASSERT_FALSE(layer.ok());
+  EXPECT_EQ(layer.status().diag().message, "memory: the activation bytes overflow a 64-bit integer");
+}
+
+TEST_F(MemoryTest, TrainingWithAdamW) {
+  const MemoryReport r = Compute(Train());
+  ASSERT_EQ(r.devices.size(), 8u);
+  const DeviceMemory& d = r.devices[0];
+  EXPECT_EQ(d.params, 2 * 4096 * 2 + 128 * 4);   // 16896
+  EXPECT_EQ(d.grads, d.params);                  // in each parameter's dtype
+  EXPECT_EQ(d.optimizer, 2 * (8192 + 128) * 4);  // m and v in float32
+  // 2 layers x 6720 + embedding output and final norm (2 x 512); no KV cache in training.
+  EXPECT_EQ(d.activations, 2 * 6720 + 1024);
+  EXPECT_EQ(d.kv_cache, 0);
+  // q_proj gathered over fsdp for the matmul: 128 x 256 / tp 2 x 2 B = 32768, twice (its gradient);
+  // float32 logits 800 * 4 / 2 = 1600.
+  EXPECT_EQ(r.breakdown.gathered_weight, 32768);
+  EXPECT_EQ(r.breakdown.gathered_name, "a/q_proj/kernel");
+  EXPECT_EQ(d.transient, 2 * 32768 + 1600);
+  EXPECT_EQ(d.total, d.params + d.grads + d.optimizer + d.activations + d.transient);
+  EXPECT_EQ(d.total, 181952);
+  EXPECT_TRUE(r.fits);
+  for (const DeviceMemory& other : r.devices) EXPECT_EQ(other.total, d.total);
+  EXPECT_EQ(r.worst, 0);
+}
+
+TEST_F(MemoryTest, OptimizersDtypesAndMasterWeights) {
+  EXPECT_EQ(Compute(Train(Optimizer::kLion)).devices[0].optimizer, (8192 + 128) * 4);
+  EXPECT_EQ(Compute(Train(Optimizer::kSgd)).devices[0].optimizer, 0);
+  // adafactor: q_proj shard [32, 128] -> 4096/128 + 4096/32 = 160 elements; o_proj [128, 32] likewise;
+  // the 1-D norm keeps a full second moment (128).
+  EXPECT_EQ(Compute(Train(Optimizer::kAdafactor)).devices[0].optimizer, (160 + 160 + 128) * 4);
+  MemoryOptions options = Train();
+  options.master_weights = true;
+  options.grad_dtype = DType::kFloat32;
+  options.opt_state_dtype = DType::kBFloat16;
+  const DeviceMemory d = Compute(options).devices[0];
+  EXPECT_EQ(d.grads, (8192 + 128) * 4);
+  EXPECT_EQ(d.optimizer, 2 * (8192 + 128) * 2 + (8192 + 128) * 4);
+}
+
+TEST_F(MemoryTest, CheckpointPolicies) {
+  MemoryOptions options = Train();
+  options.policy = CheckpointPolicy::kEverythingSaveable;
+  EXPECT_EQ(Compute(options).devices[0].activations, 2 * 6720 + 1024);
+  // nothing_saveable: each layer keeps its input; one layer is recomputed in full during the backward.
+  options.policy = CheckpointPolicy::kNothingSaveable;
+  EXPECT_EQ(Compute(options).devices[0].activations, 2 * 512 + 6720 + 1024);
+  options.policy = CheckpointPolicy::kCheckpointDots;
+  EXPECT_EQ(Compute(options, true).devices[0].activations, 2 * 5376 + 7424 + 1024);
+  options.policy = CheckpointPolicy::kDotsNoBatchDims;
+  EXPECT_EQ(Compute(options, true).devices[0].activations, 2 * 4608 + 7424 + 1024);
+}
+
+TEST_F(MemoryTest, ServingHoldsTheCacheAndOneLayerAndNoTrainingState) {
+  ActivationPlan cache;
+  cache.cache_bytes_per_device = 12345;
+  MemoryOptions options = Train();
+  options.mode = MemoryMode::kServe;
+  MemoryInputs inputs{&plan_, &tree_, &step_, &cache, Dims()};
+  auto r = ComputeMemory(inputs, options);
+  ASSERT_TRUE(r.ok());
+  const DeviceMemory& d = r->devices[0];
+  EXPECT_EQ(d.grads, 0);
+  EXPECT_EQ(d.optimizer, 0);
+  EXPECT_EQ(d.kv_cache, 12345);
+  EXPECT_EQ(d.activations, 6720 + 1024);
+  EXPECT_EQ(d.transient, 32768 + 1600);  // no gradient of the gathered weight
+}
+
+TEST_F(MemoryTest, VerdictAgainstTheBudget) {
+  MemoryOptions options = Train();
+  options.memory_per_device = 181952;
+  EXPECT_TRUE(Compute(options).fits);
+  options.memory_per_device = 181951;
+  EXPECT_FALSE(Compute(options).fits);
+}
+
+TEST(MemoryParseTest, PoliciesOptimizersAndDevices) {
+  EXPECT_EQ(ParseCheckpointPolicy(""), CheckpointPolicy::kNone);
+  EXPECT_EQ(ParseCheckpointPolicy("dots_saveable"), CheckpointPolicy::kCheckpointDots);
+  EXPECT_EQ(ParseCheckpointPolicy("dots_with_no_batch_dims_saveable"), CheckpointPolicy::kDotsNoBatchDims);
+  EXPECT_EQ(ParseCheckpointPolicy("save_only_these_names"), std::nullopt);
+  EXPECT_EQ(ParseOptimizer("adafactor"), Optimizer::kAdafactor);
+  EXPECT_EQ(ParseOptimizer("adam"), std::nullopt);
+  auto devices = ParseDeviceTable("devices:\n  h100-80g: {memory: 80GiB, description: H100}\n", "d.yaml");
+  ASSERT_TRUE(devices.ok()) << devices.status().ToString();
+  ASSERT_EQ(devices->size(), 1u);
+  EXPECT_EQ((*devices)[0].bytes, int64_t{80} << 30);
+  auto bad = ParseDeviceTable("devices:\n  x: {memory: 80G}\n", "d.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().ToString().find("d.yaml:2:"), std::string::npos) << bad.status().ToString();
+}
+
+TEST(MemoryParseTest, EmbeddedDeviceTableParses) {
+  auto text = schemas::DataSource::Embedded().Read("schemas/devices.yaml");
+  ASSERT_TRUE(text.ok());
+  auto devices = ParseDeviceTable(*text, "schemas/devices.yaml");
+  ASSERT_TRUE(devices.ok()) << devices.status().ToString();
+  bool h100 = false;
+  for (const DeviceKind& d : *devices) h100 = h100 || (d.name == "h100-80g" && d.bytes == int64_t{80} << 30);
+  EXPECT_TRUE(h100);
+}
+
+TEST(MemoryDimsTest, MoeLayersFromMlpLayerTypesAndGpt2IsNotGated) {
+  auto dims = ModelDimsOf(Json::parse(R"({"hidden_size": 64, "num_hidden_layers": 4, "vocab_size": 10,
+      "num_attention_heads": 4, "intermediate_size": 256, "hidden_act": "silu", "n_routed_experts": 8,
+      "num_experts_per_tok": 2, "moe_intermediate_size": 32, "n_shared_experts": 2,
+      "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"], "attn_mechanism": "vanilla"})"));
+  ASSERT_TRUE(dims.ok());
+  EXPECT_EQ(dims->head_dim, 16);
+  EXPECT_EQ(dims->moe_layers, 3);
+  EXPECT_EQ(dims->shared_intermediate, 64);
+  EXPECT_TRUE(dims->gated_mlp);
+  EXPECT_TRUE(dims->vanilla_attention);
+  auto gpt2 = ModelDimsOf(Json::parse(R"({"hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 10,
+      "num_attention_heads": 4, "intermediate_size": 256, "activation_function": "gelu_new"})"));
+  ASSERT_TRUE(gpt2.ok());
+  EXPECT_FALSE(gpt2->gated_mlp);
+  auto missing = ModelDimsOf(Json::parse(R"({"hidden_size": 64})"));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().diag().message, "config: memory needs a positive integer 'num_hidden_layers'");
+}
+
+}  // namespace
+}  // namespace easyplan::planner
