@@ -13,6 +13,8 @@ const std::vector<Command>& AllCommands() {
        AddValidateCommand},
       {"activations", "the attention, hidden-state, KV-cache and expert-mesh shardings of a runtime mode",
        AddActivationsCommand},
+      {"memory", "will it fit: parameters, gradients, optimizer state, activations, KV cache per device",
+       AddMemoryCommand},
       {"export", "write the plan for another runtime: jax, jax-json, xla-hlo, shardy, torch, hf-tp-plan, json",
        AddExportCommand},
       {"check", "execute the plan on simulated devices: layout tiling and a sharded-vs-unsharded forward pass",

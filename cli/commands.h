@@ -38,6 +38,9 @@ std::function<int(Context&)> AddActivationsCommand(CLI::App& app);
 /// Registers `export`; defined in cmd_export.cc.
 std::function<int(Context&)> AddExportCommand(CLI::App& app);
 
+/// Registers `memory`; defined in cmd_memory.cc.
+std::function<int(Context&)> AddMemoryCommand(CLI::App& app);
+
 /// Registers `check`; defined in cmd_check.cc.
 std::function<int(Context&)> AddCheckCommand(CLI::App& app);
 

@@ -227,7 +227,7 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
   EP_CHECK(inputs.plan != nullptr && inputs.tree != nullptr && inputs.step != nullptr, "ComputeMemory inputs");
   const Plan& plan = *inputs.plan;
   const ActivationPlan& step = *inputs.step;
-  const ModelDims& dims = inputs.dims;
+  ModelDims dims = inputs.dims;
   const bool train = options.mode == MemoryMode::kTrain;
   if (!step.has_shapes) return Status::BadInput({}, "memory: the activation plan has no shapes (--batch/--seq)");
 
@@ -246,6 +246,8 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
   for (const ActivationTensor& t : step.tensors) {
     if (t.name == "hidden_state") act_bytes = std::max(1, DTypeBits(t.dtype) / 8);
     if (t.name == "attention.key" && t.shape.rank() >= 2) kv_length = t.shape.dims()[1];
+    // The query's own head dim (MLA: qk_nope + qk_rope, not the config's head_dim).
+    if (t.name == "attention.query" && t.shape.rank() == 4 && t.shape.dims()[3] > 0) dims.head_dim = t.shape.dims()[3];
   }
   EP_ASSIGN_OR_RETURN(LayerActivations dense,
                       LayerActivationBytes(dims, false, hidden, q, k, v, out, kv_length, act_bytes));

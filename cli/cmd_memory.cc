@@ -1,0 +1,170 @@
+// `easyplan memory CONFIG --mode train|serve --batch B --seq S`: the bytes every device holds (parameters,
+// gradients, optimizer state, activations, KV cache, transient peaks), the worst device, and whether it
+// fits a device's memory (docs/MEMORY.md). Exit 1 when it does not.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <tuple>
+
+#include "cli/commands.h"
+#include "cli/memory_setup.h"
+#include "cli/plan_format.h"
+#include "cli/plan_setup.h"
+#include "core/human.h"
+
+namespace easyplan::cli {
+namespace {
+
+struct MemoryCommandFlags {
+  PlanFlags plan;
+  MemoryFlags memory;
+  std::string format = "table";
+  std::string output;
+};
+
+std::string DeviceJson(const planner::DeviceMemory& d) {
+  return fmt::format(
+      "{{\"id\": {}, \"params\": {}, \"grads\": {}, \"optimizer\": {}, \"activations\": {}, \"kv_cache\": {}, "
+      "\"transient\": {}, \"total\": {}}}",
+      d.id, d.params, d.grads, d.optimizer, d.activations, d.kv_cache, d.transient, d.total);
+}
+
+std::string MemoryJson(const planner::MemoryReport& report) {
+  std::string out = fmt::format("{{\n  \"mode\": \"{}\",\n  \"devices\": [\n", planner::MemoryModeName(report.mode));
+  for (size_t i = 0; i < report.devices.size(); ++i) {
+    out += "    " + DeviceJson(report.devices[i]) + (i + 1 < report.devices.size() ? ",\n" : "\n");
+  }
+  out += fmt::format("  ],\n  \"worst\": {},\n  \"memory_per_device\": {},\n  \"fits\": {}\n}}\n",
+                     DeviceJson(report.devices[static_cast<size_t>(report.worst)]), report.memory_per_device,
+                     report.fits ? "true" : "false");
+  return out;
+}
+
+/// "0-3,8,10-11" for sorted ids.
+std::string IdRanges(const std::vector<int64_t>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i;
+    while (j + 1 < ids.size() && ids[j + 1] == ids[j] + 1) ++j;
+    if (!out.empty()) out += ",";
+    out += j == i ? std::to_string(ids[i]) : fmt::format("{}-{}", ids[i], ids[j]);
+    i = j + 1;
+  }
+  return out;
+}
+
+std::string Signed(int64_t bytes) { return bytes < 0 ? "-" + HumanBytesBinary(-bytes) : HumanBytesBinary(bytes); }
+
+std::string MemoryTable(const planner::MemoryReport& report, const PlanInputs& inputs, const MemoryFlags& flags,
+                        const std::string& budget_label) {
+  const bool train = report.mode == planner::MemoryMode::kTrain;
+  const Mesh& mesh = inputs.mesh;
+  std::string out =
+      fmt::format("{} memory of {} on mesh {} ({} devices), batch {}, seq {}", train ? "training" : "serving",
+                  inputs.resolved.config.value("model_type", std::string("model")), mesh.ToString(), mesh.NumDevices(),
+                  *flags.batch, *flags.seq);
+  if (train) {
+    out += fmt::format(", {} ({} state{}), gradient_checkpointing {}", flags.optimizer, flags.opt_state_dtype,
+                       flags.master_weights ? ", float32 master weights" : "",
+                       planner::CheckpointPolicyName(report.options.policy));
+  } else {
+    out += fmt::format(", KV cache of {} tokens", flags.max_length.value_or(*flags.seq));
+  }
+  out += "\n\n";
+
+  // Devices with identical figures share a row; the worst row comes first.
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t>;
+  std::map<Key, std::vector<int64_t>> rows;
+  for (const planner::DeviceMemory& d : report.devices) {
+    rows[Key{d.total, d.params, d.grads, d.optimizer, d.activations, d.kv_cache, d.transient}].push_back(d.id);
+  }
+  std::vector<std::pair<Key, std::vector<int64_t>>> ordered(rows.begin(), rows.end());
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) {
+    if (std::get<0>(a.first) != std::get<0>(b.first)) return std::get<0>(a.first) > std::get<0>(b.first);
+    return a.second.front() < b.second.front();
+  });
+  std::vector<std::vector<std::string>> cells = {
+      {"devices", "params", "grads", "optimizer", "activations", "kv_cache", "transient", "total", "headroom"}};
+  for (const auto& [key, ids] : ordered) {
+    const auto& [total, params, grads, optimizer, activations, kv_cache, transient] = key;
+    cells.push_back({IdRanges(ids), HumanBytesBinary(params), HumanBytesBinary(grads), HumanBytesBinary(optimizer),
+                     HumanBytesBinary(activations), HumanBytesBinary(kv_cache), HumanBytesBinary(transient),
+                     HumanBytesBinary(total), Signed(report.memory_per_device - total)});
+  }
+  std::vector<size_t> widths(cells[0].size(), 0);
+  for (const auto& row : cells) {
+    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
+  }
+  for (const auto& row : cells) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      // Ids left-aligned, figures right-aligned.
+      line += c == 0 ? fmt::format("{:<{}}", row[c], widths[c]) : fmt::format("  {:>{}}", row[c], widths[c]);
+    }
+    out += line + "\n";
+  }
+
+  const planner::ActivationBreakdown& b = report.breakdown;
+  out += "\n";
+  if (train) {
+    out += fmt::format("activations: {} layers x {} saved per layer", b.layers, HumanBytesBinary(b.layer_saved));
+    if (b.recompute > 0) out += fmt::format(" + {} recomputed (one layer)", HumanBytesBinary(b.recompute));
+  } else {
+    out += fmt::format("activations: one layer's working set {} (forward only)", HumanBytesBinary(b.layer_full));
+  }
+  out += fmt::format(" + {} outside the layers\n", HumanBytesBinary(b.outside));
+  out += "transient: ";
+  if (b.gathered_weight > 0) {
+    out += fmt::format("{} all-gathered for compute {}{} + ", b.gathered_name, HumanBytesBinary(b.gathered_weight),
+                       train ? " (x2 with its unreduced gradient)" : "");
+  }
+  out += fmt::format("float32 logits {}\n", HumanBytesBinary(b.logits));
+  const planner::DeviceMemory& worst = report.devices[static_cast<size_t>(report.worst)];
+  const int64_t headroom = report.memory_per_device - worst.total;
+  out += fmt::format("worst device {}: {} of {}: {}\n", worst.id, HumanBytesBinary(worst.total), budget_label,
+                     report.fits ? fmt::format("fits ({} headroom)", HumanBytesBinary(headroom))
+                                 : fmt::format("does not fit (over by {})", HumanBytesBinary(-headroom)));
+  return out;
+}
+
+StatusOr<int> RunMemory(const MemoryCommandFlags& flags, Context& ctx) {
+  EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"table", "json"}));
+  EP_RETURN_IF_ERROR(CheckMemoryFlags(flags.memory));
+  std::string budget_label;
+  EP_ASSIGN_OR_RETURN(int64_t budget, MemoryBudget(ctx, flags.memory, flags.plan.config.schemas_dir, &budget_label));
+  EP_ASSIGN_OR_RETURN(std::unique_ptr<PlanInputs> inputs, LoadPlanInputs(ctx, flags.plan));
+  if (!inputs->has_config) {
+    return Status::BadInput({}, "memory needs CONFIG: the activations and the KV cache come from the model's config");
+  }
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs->Request()));
+  if (plan.HasErrors()) {
+    ctx.err << FindingsToText(plan.findings);
+    return kExitFindings;
+  }
+  EP_ASSIGN_OR_RETURN(planner::MemoryReport report,
+                      BuildMemoryReport(ctx, *inputs, plan, flags.memory, budget, flags.plan.config.schemas_dir));
+  const std::string text =
+      flags.format == "json" ? MemoryJson(report) : MemoryTable(report, *inputs, flags.memory, budget_label);
+  EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
+  return report.fits ? kExitOk : kExitFindings;
+}
+
+}  // namespace
+
+std::function<int(Context&)> AddMemoryCommand(CLI::App& app) {
+  auto flags = std::make_shared<MemoryCommandFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "memory", "will it fit: parameters, gradients, optimizer state, activations, KV cache per device");
+  AddPlanFlags(cmd, flags->plan);
+  AddMemoryFlags(cmd, flags->memory, /*mode_flag=*/true);
+  cmd->add_option("--format", flags->format, "table (default) or json");
+  cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
+  return [flags](Context& ctx) {
+    StatusOr<int> code = RunMemory(*flags, ctx);
+    return code.ok() ? *code : ReportError(ctx, code.status());
+  };
+}
+
+}  // namespace easyplan::cli
