@@ -17,6 +17,14 @@ void AddActivationFlags(CLI::App* cmd, ActivationFlags& flags, bool full) {
   cmd->add_option("--softmax-aux-ndim", flags.softmax_aux_ndim,
                   "rank of the softmax aux (sinks), if the model has one");
   cmd->add_option("--dtype", flags.dtype, "activation dtype (default: the config's torch_dtype, else bfloat16)");
+  cmd->add_option("--kernel", flags.kernel,
+                  "attention kernel: vanilla, flash_attn2, sdpa, ring, blocksparse, decode or paged_flash (default: "
+                  "the config's attn_mechanism, in decode its decode_attn_mechanism)");
+  cmd->add_option("--cache", flags.cache, "KV cache: transformer (default) or ragged (eSurge's RaggedPagesCache)");
+  cmd->add_option("--page-size", flags.page_size, "--cache ragged: tokens per page (default 128)");
+  cmd->add_option("--num-pages", flags.num_pages,
+                  "--cache ragged: pages per layer (required: EasyDeL sizes it from the free HBM at run time)");
+  cmd->add_option("--cache-version", flags.cache_version, "--cache ragged: kv_pages layout v3 (default) or v2");
 }
 
 StatusOr<std::unique_ptr<planner::ActivationTable>> LoadActivationTable(Context& ctx, const std::string& schemas_dir) {
@@ -52,6 +60,28 @@ Status CheckActivationFlags(const ActivationFlags& flags) {
   if ((flags.batch && *flags.batch < 1) || (flags.seq && *flags.seq < 1)) {
     return Status::BadInput({}, "--batch and --seq must be at least 1");
   }
+  EP_RETURN_IF_ERROR(CheckChoice("--cache", flags.cache, {"transformer", "ragged"}));
+  if (flags.cache != "ragged") {
+    for (const auto& [given, name] :
+         {std::pair{flags.page_size.has_value(), "--page-size"}, std::pair{flags.num_pages.has_value(), "--num-pages"},
+          std::pair{!flags.cache_version.empty(), "--cache-version"}}) {
+      if (given) return Status::BadInput({}, std::string(name) + " needs --cache ragged");
+    }
+    return Status();
+  }
+  if (!flags.cache_version.empty()) {
+    EP_RETURN_IF_ERROR(CheckChoice("--cache-version", flags.cache_version, {"v2", "v3"}));
+  }
+  if (flags.page_size && *flags.page_size < 1) return Status::BadInput({}, "--page-size must be at least 1");
+  if (!flags.num_pages) {
+    return Status::BadInput(
+        {},
+        "--cache ragged needs --num-pages N: EasyDeL sizes the page pool from the free HBM of the "
+        "devices at run time, which an offline planner cannot know",
+        {"eSurge sizes it as free_hbm * kv_head_shards * dp // (2 * layers * page_size * kv_heads * "
+         "head_dim * bytes); pass the page count your server reports"});
+  }
+  if (*flags.num_pages < 1) return Status::BadInput({}, "--num-pages must be at least 1");
   return Status();
 }
 
@@ -68,6 +98,14 @@ StatusOr<planner::ActivationPlan> BuildActivationsFromFlags(const ActivationFlag
   request.attention.qkv_mni = flags.qkv_mni;
   EP_RETURN_IF_ERROR(CheckActivationFlags(flags));
   request.attention.softmax_aux_ndim = flags.softmax_aux_ndim;
+  request.kernel = flags.kernel;
+  if (flags.cache == "ragged") {
+    planner::RaggedCacheOptions ragged;
+    ragged.version = flags.cache_version == "v2" ? 2 : 3;
+    ragged.page_size = flags.page_size.value_or(128);
+    ragged.num_pages = flags.num_pages.value_or(0);
+    request.ragged = ragged;
+  }
   request.batch = flags.batch;
   request.seq = flags.seq;
   const Json& model = ModelConfig(config);

@@ -26,11 +26,17 @@ struct ActivationFlags {
   std::optional<int> softmax_aux_ndim;
   std::optional<int64_t> batch;
   std::optional<int64_t> seq;
-  std::string dtype;  ///< activation dtype; "" = the config's torch_dtype, else bfloat16
+  std::string dtype;                  ///< activation dtype; "" = the config's torch_dtype, else bfloat16
+  std::string kernel;                 ///< "" = the config's attn_mechanism (decode: decode_attn_mechanism)
+  std::string cache = "transformer";  ///< transformer or ragged (eSurge's RaggedPagesCache)
+  std::optional<int64_t> page_size;
+  std::optional<int64_t> num_pages;
+  std::string cache_version;  ///< v2 or v3; "" = v3
 };
 
 /// Registers --mode, --batch, --seq (all commands) and, when `full`, --layout, --qkv-mni,
-/// --softmax-aux-ndim and --dtype (`activations`).
+/// --softmax-aux-ndim, --dtype, --kernel, --cache, --page-size, --num-pages and --cache-version
+/// (`activations`).
 void AddActivationFlags(CLI::App* cmd, ActivationFlags& flags, bool full);
 
 /// rules/_activations.yaml from --schemas-dir (or the context's), else the embedded copy.
@@ -39,7 +45,8 @@ StatusOr<std::unique_ptr<planner::ActivationTable>> LoadActivationTable(Context&
 /// The config holding the model's geometry: its text_config for multimodal families (gemma3).
 const Json& ModelConfig(const Json& config);
 
-/// The flag checks that need no config: --mode, --layout, --softmax-aux-ndim, --batch with --seq.
+/// The flag checks that need no config: --mode, --layout, --softmax-aux-ndim, --batch with --seq,
+/// --cache and the ragged-cache flags.
 Status CheckActivationFlags(const ActivationFlags& flags);
 
 /// Builds the activation plan of `config` on `mesh` for the flags (mode defaults to train).

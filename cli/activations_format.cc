@@ -68,6 +68,119 @@ std::string ResidualJson(const ActivationPlan& plan, const std::string& name) {
   return spec ? SpecJson(*spec) : "null";
 }
 
+std::string ModeTest(const planner::KernelReport& kernel) { return fmt::format("query.shape[{}]", kernel.mode_dim); }
+
+std::string KernelJson(const ActivationPlan& plan) {
+  if (!plan.kernel) return "  \"kernel\": null,\n  \"kernel_note\": " + Quoted(plan.kernel_note) + ",\n";
+  const planner::KernelReport& kernel = *plan.kernel;
+  std::string out = "  \"kernel\": {";
+  out += fmt::format(
+      "\"name\": {}, \"easydel\": {}, \"selected_by\": {}, \"mode_test\": {}, \"tested\": {}, \"mode\": \"{}\", "
+      "\"layout\": \"{}\", \"qkv_mni_sharding\": {}, \"shard_map\": {}, \"transposed\": {},\n    \"specs\": {{",
+      Quoted(kernel.name), Quoted(kernel.easydel_name), Quoted(kernel.selected_by), Quoted(ModeTest(kernel)),
+      kernel.tested ? std::to_string(*kernel.tested) : "null", planner::RuntimeModeName(kernel.kernel_mode),
+      planner::AttnLayoutName(kernel.layout), kernel.qkv_mni ? "true" : "false", kernel.shard_map ? "true" : "false",
+      kernel.transposed ? "true" : "false");
+  bool first = true;
+  for (const planner::KernelSpecReport& spec : kernel.specs) {
+    out += first ? "\n      " : ",\n      ";
+    first = false;
+    out += fmt::format("{}: {{\"spec\": {}, \"applied\": {}, \"corrected\": {}, \"shape\": {}}}", Quoted(spec.name),
+                       SpecJson(spec.spec), SpecJson(spec.applied), spec.corrected ? "true" : "false",
+                       spec.shape ? DimsJson(spec.shape->dims()) : "null");
+  }
+  out += first ? "}},\n" : "\n    }},\n";
+  return out;
+}
+
+std::string TensorJson(const ActivationTensor& tensor) {
+  std::string out = fmt::format(
+      "{{\"name\": {}, \"shape\": {}, \"dtype\": \"{}\", \"spec\": {}, \"effective_spec\": {}, "
+      "\"shard_shape\": {}, \"bytes\": {}, \"bytes_per_device\": {}",
+      Quoted(tensor.name), DimsJson(tensor.shape.dims()), DTypeName(tensor.dtype), SpecJson(tensor.spec),
+      SpecJson(tensor.effective), DimsJson(tensor.shard_shape.dims()), tensor.bytes, tensor.bytes_per_device);
+  if (tensor.name.starts_with("kv_cache.") || tensor.name.starts_with("ragged_cache.")) {
+    out += fmt::format(", \"layers\": {}", tensor.layers);
+  }
+  if (tensor.window > 0) out += fmt::format(", \"window\": {}", tensor.window);
+  return out + "}";
+}
+
+std::string RaggedJson(const planner::RaggedCacheReport& ragged) {
+  std::string out = "  \"ragged_cache\": {";
+  out += fmt::format(
+      "\"version\": \"v{}\", \"page_size\": {}, \"num_pages\": {}, \"kv_heads\": {}, \"head_dim\": {}, "
+      "\"layers\": {}, \"kvdtype\": \"{}\", \"dtype\": \"{}\", \"upcast\": {}, ",
+      ragged.options.version, ragged.options.page_size, ragged.options.num_pages, ragged.kv_heads, ragged.head_dim,
+      ragged.layers, DTypeName(ragged.requested_dtype), DTypeName(ragged.dtype), ragged.upcast ? "true" : "false");
+  if (ragged.options.version == 3) {
+    out += fmt::format("\"packing\": {}, \"combined_heads\": {}, \"groups\": {}, \"head_dim_pad\": {}, ",
+                       ragged.packing, ragged.combined_heads, ragged.groups, ragged.head_dim_pad);
+  }
+  out += fmt::format(
+      "\"dp_size\": {}, \"kv_head_axis_size\": {}, \"kv_head_shards\": {}, \"heads_replicated\": {},\n    "
+      "\"kv_pages\": {},\n    \"bytes\": {}, \"bytes_per_device\": {}, ",
+      ragged.dp_size, ragged.kv_head_axis_size, ragged.kv_head_shards, ragged.heads_replicated ? "true" : "false",
+      TensorJson(ragged.pages), ragged.bytes, ragged.bytes_per_device);
+  out += fmt::format("\"kernel\": {{\"query\": {}, \"kv\": {}, \"sinks\": {}}}}},\n", SpecJson(ragged.query),
+                     SpecJson(ragged.kv), SpecJson(ragged.sinks));
+  return out;
+}
+
+std::string KernelTable(const ActivationPlan& plan) {
+  if (!plan.kernel) return "attention kernel: " + plan.kernel_note + "\n";
+  const planner::KernelReport& kernel = *plan.kernel;
+  std::string out = fmt::format(
+      "attention kernel {} ({} {}{}): get_mode on {} = {} -> {} rules, layout {}, qkv_mni {}\n", kernel.name,
+      kernel.selected_by, kernel.easydel_name, kernel.selected_by == "--kernel" ? "" : ", selected by the config",
+      ModeTest(kernel), kernel.tested ? std::to_string(*kernel.tested) : "more than 1",
+      planner::RuntimeModeName(kernel.kernel_mode), planner::AttnLayoutName(kernel.layout),
+      kernel.qkv_mni ? "True" : "False");
+  out += kernel.shard_map ? "  shard_map specs (create_stable_sharding)" : "  with_sharding_constraint (no shard_map)";
+  out += kernel.transposed ? ", on the transposed (B, H, T, D) tensors:\n" : ":\n";
+  std::vector<std::vector<std::string>> rows;
+  for (const planner::KernelSpecReport& spec : kernel.specs) {
+    std::string text = spec.spec.ToString();
+    if (!(spec.applied == spec.spec)) text += " -> " + spec.applied.ToString();
+    std::string how = !spec.corrected ? "not corrected (no tensor passed)"
+                      : spec.shape    ? "corrected against " + spec.shape->ToString()
+                                      : "corrected against its tensor (give --batch/--seq)";
+    rows.push_back({spec.name, text, how});
+  }
+  return out + Columns(rows, {}, "    ");
+}
+
+std::string RaggedTable(const planner::RaggedCacheReport& ragged) {
+  std::string out = fmt::format(
+      "ragged pages cache (eSurge RaggedPagesCache v{}, stored with the prefill rules): {} pages of {} tokens, {} "
+      "layers, {} kv heads of {}\n",
+      ragged.options.version, WithThousands(ragged.options.num_pages), ragged.options.page_size, ragged.layers,
+      ragged.kv_heads, ragged.head_dim);
+  std::vector<std::vector<std::string>> rows;
+  rows.push_back({"kv_pages", fmt::format("{} {}, {}, shard {}", ragged.pages.shape.ToString(), DTypeName(ragged.dtype),
+                                          ragged.pages.effective.ToString(), ragged.pages.shard_shape.ToString())});
+  if (ragged.options.version == 3) {
+    rows.push_back(
+        {"v3 geometry", fmt::format("packing {}, combined heads {}, groups {}, head_dim_pad {}", ragged.packing,
+                                    ragged.combined_heads, ragged.groups, ragged.head_dim_pad)});
+  }
+  std::string shards = fmt::format("data-parallel {} (page axis), kv_head_axis asks {} -> kv_head_shards {}",
+                                   ragged.dp_size, ragged.kv_head_axis_size, ragged.kv_head_shards);
+  if (ragged.upcast) {
+    shards += fmt::format(" (kvdtype {} upcast to {} so the groups split)", DTypeName(ragged.requested_dtype),
+                          DTypeName(ragged.dtype));
+  } else if (ragged.heads_replicated) {
+    shards += " (the heads do not split: replicated)";
+  }
+  rows.push_back({"shards", shards});
+  rows.push_back({"kernel", fmt::format("query {}, new K/V {}, sinks {}", ragged.query.ToString(), ragged.kv.ToString(),
+                                        ragged.sinks.ToString())});
+  out += Columns(rows, {}, "  ");
+  out +=
+      fmt::format("  all layers: {} ({} per device)\n", HumanBytes(ragged.bytes), HumanBytes(ragged.bytes_per_device));
+  return out;
+}
+
 }  // namespace
 
 std::string ExpertJsonMembers(const planner::ExpertMesh& mesh, const planner::ExpertSpecs& specs) {
@@ -137,6 +250,8 @@ std::string ActivationsToJsonText(const ActivationsView& view) {
     out += fmt::format(", \"bytes\": {}, \"bytes_per_device\": {}", plan.cache_bytes, plan.cache_bytes_per_device);
   }
   out += "},\n";
+  if (plan.ragged) out += RaggedJson(*plan.ragged);
+  out += KernelJson(plan);
   const planner::ExpertMesh& expert = plan.expert_mesh;
   if (plan.experts) {
     out += ExpertJsonMembers(expert, *plan.experts);
@@ -150,14 +265,7 @@ std::string ActivationsToJsonText(const ActivationsView& view) {
     for (const ActivationTensor& tensor : plan.tensors) {
       out += first ? "\n    " : ",\n    ";
       first = false;
-      out += fmt::format(
-          "{{\"name\": {}, \"shape\": {}, \"dtype\": \"{}\", \"spec\": {}, \"effective_spec\": {}, "
-          "\"shard_shape\": {}, \"bytes\": {}, \"bytes_per_device\": {}",
-          Quoted(tensor.name), DimsJson(tensor.shape.dims()), DTypeName(tensor.dtype), SpecJson(tensor.spec),
-          SpecJson(tensor.effective), DimsJson(tensor.shard_shape.dims()), tensor.bytes, tensor.bytes_per_device);
-      if (tensor.name.starts_with("kv_cache.")) out += fmt::format(", \"layers\": {}", tensor.layers);
-      if (tensor.window > 0) out += fmt::format(", \"window\": {}", tensor.window);
-      out += "}";
+      out += TensorJson(tensor);
     }
     out += first ? "],\n" : "\n  ],\n";
   }
@@ -203,13 +311,18 @@ std::string ActivationsToTable(const ActivationsView& view) {
   rows.push_back({"labels", plan.labels ? plan.labels->ToString() : "unconstrained"});
   out += Columns(rows, {}, "  ");
   rows.clear();
-  out += "kv cache (TransformerCache, stored with the prefill rules)\n";
-  rows.push_back({"key, value", plan.cache_key.ToString()});
-  rows.push_back({"indexs, starts", plan.cache_index.ToString()});
-  rows.push_back({"decode step reads",
-                  plan.cache_decode_key.ToString() +
-                      (plan.cache_reshard ? " (a different layout: resharded every step)" : " (the same layout)")});
-  out += Columns(rows, {}, "  ");
+  if (plan.ragged) {
+    out += RaggedTable(*plan.ragged);
+  } else {
+    out += "kv cache (TransformerCache, stored with the prefill rules)\n";
+    rows.push_back({"key, value", plan.cache_key.ToString()});
+    rows.push_back({"indexs, starts", plan.cache_index.ToString()});
+    rows.push_back({"decode step reads",
+                    plan.cache_decode_key.ToString() +
+                        (plan.cache_reshard ? " (a different layout: resharded every step)" : " (the same layout)")});
+    out += Columns(rows, {}, "  ");
+  }
+  out += KernelTable(plan);
   out += "\n";
   if (plan.experts) {
     out += ExpertTableLines(plan.expert_mesh, *plan.experts);
@@ -230,7 +343,9 @@ std::string ActivationsToTable(const ActivationsView& view) {
       if (!(tensor.spec == tensor.effective)) spec = tensor.spec.ToString() + " -> " + spec;
       rows.push_back({tensor.name, tensor.shape.ToString(), std::string(DTypeName(tensor.dtype)), spec,
                       tensor.shard_shape.ToString(),
-                      tensor.name.starts_with("kv_cache.") ? std::to_string(tensor.layers) : "",
+                      tensor.name.starts_with("kv_cache.") || tensor.name.starts_with("ragged_cache.")
+                          ? std::to_string(tensor.layers)
+                          : "",
                       WithThousands(tensor.bytes), WithThousands(tensor.bytes_per_device)});
     }
     out += Columns(rows, {5, 6, 7});
