@@ -7,6 +7,7 @@
 
 #include "cli/activation_setup.h"
 #include "cli/commands.h"
+#include "cli/memory_setup.h"
 #include "cli/plan_format.h"
 #include "cli/plan_setup.h"
 #include "core/byte_size.h"
@@ -49,6 +50,30 @@ void AddBudgetFindings(const planner::Plan& plan, int64_t budget, const std::str
   findings.insert(findings.begin(), std::move(finding));
 }
 
+/// `validate --mode train|serve --batch B --seq S --max-memory M`: the device whose whole memory (see
+/// `easyplan memory`) is over the budget, the worst device first.
+void AddMemoryBudgetFinding(const planner::MemoryReport& report, const std::string& budget_text,
+                            std::vector<planner::Finding>& findings) {
+  if (report.fits) return;
+  int64_t over = 0;
+  for (const planner::DeviceMemory& d : report.devices) over += d.total > report.memory_per_device;
+  const planner::DeviceMemory& w = report.devices[static_cast<size_t>(report.worst)];
+  planner::Finding finding{
+      .code = planner::FindingCode::kOverBudget,
+      .severity = Severity::kError,
+      .message = fmt::format(
+          "device {} needs {} to {} (params {}, grads {}, optimizer {}, activations {}, kv cache {}, transient {}), "
+          "over the --max-memory budget of {} by {}{}",
+          w.id, HumanBytesBinary(w.total), report.mode == planner::MemoryMode::kTrain ? "train" : "serve",
+          HumanBytesBinary(w.params), HumanBytesBinary(w.grads), HumanBytesBinary(w.optimizer),
+          HumanBytesBinary(w.activations), HumanBytesBinary(w.kv_cache), HumanBytesBinary(w.transient), budget_text,
+          HumanBytesBinary(w.total - report.memory_per_device),
+          over > 1 ? fmt::format(" ({} of {} devices are over)", over, report.devices.size()) : ""),
+      .count = 0,
+      .notes = {"`easyplan memory` with the same options shows the breakdown of every device"}};
+  findings.insert(findings.begin(), std::move(finding));
+}
+
 StatusOr<int> RunValidate(const ValidateFlags& flags, Context& ctx) {
   EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"text", "json", "junit", "github"}));
   std::optional<int64_t> budget;
@@ -56,7 +81,19 @@ StatusOr<int> RunValidate(const ValidateFlags& flags, Context& ctx) {
     EP_ASSIGN_OR_RETURN(budget, ParseByteSize(flags.max_memory, "--max-memory"));
   }
   const bool with_activations = !flags.activations.mode.empty();
-  EP_RETURN_IF_ERROR(CheckActivationFlags(flags.activations));
+  // --mode serve is memory's serving mode: its activation findings are the prefill step's.
+  const bool serve = flags.activations.mode == "serve";
+  ActivationFlags activation_flags = flags.activations;
+  if (serve) activation_flags.mode = "prefill";
+  EP_RETURN_IF_ERROR(CheckActivationFlags(activation_flags));
+  if (serve && budget && !(flags.activations.batch && flags.activations.seq)) {
+    return Status::BadInput({},
+                            "--mode serve --max-memory needs --batch and --seq: they size the KV cache and the step",
+                            {"e.g. --mode serve --batch 8 --seq 4096"});
+  }
+  // --mode train|serve with --batch/--seq: the budget holds the whole memory of `easyplan memory`.
+  const bool memory_budget =
+      budget && (serve || flags.activations.mode == "train") && flags.activations.batch && flags.activations.seq;
   if (!with_activations && (flags.activations.batch || flags.activations.seq)) {
     return Status::BadInput({}, "--batch and --seq describe the activations of a runtime mode: add --mode",
                             {"e.g. --mode decode --batch 8 --seq 4096"});
@@ -64,13 +101,22 @@ StatusOr<int> RunValidate(const ValidateFlags& flags, Context& ctx) {
   EP_ASSIGN_OR_RETURN(std::unique_ptr<PlanInputs> inputs, LoadPlanInputs(ctx, flags.plan));
   EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs->Request()));
   std::vector<planner::Finding> findings = plan.findings;
-  if (budget) AddBudgetFindings(plan, *budget, flags.max_memory, findings);
+  if (budget && !memory_budget) AddBudgetFindings(plan, *budget, flags.max_memory, findings);
+  if (memory_budget) {
+    MemoryFlags memory;
+    memory.mode = serve ? "serve" : "train";
+    memory.batch = flags.activations.batch;
+    memory.seq = flags.activations.seq;
+    EP_ASSIGN_OR_RETURN(planner::MemoryReport report,
+                        BuildMemoryReport(ctx, *inputs, plan, memory, *budget, flags.plan.config.schemas_dir));
+    AddMemoryBudgetFinding(report, flags.max_memory, findings);
+  }
   if (with_activations) {
     EP_ASSIGN_OR_RETURN(std::unique_ptr<planner::ActivationTable> table,
                         LoadActivationTable(ctx, flags.plan.config.schemas_dir));
     EP_ASSIGN_OR_RETURN(
         planner::ActivationPlan activations,
-        BuildActivationsFromFlags(flags.activations, *table, *inputs->presets, inputs->resolved.config, inputs->mesh));
+        BuildActivationsFromFlags(activation_flags, *table, *inputs->presets, inputs->resolved.config, inputs->mesh));
     findings.insert(findings.end(), activations.findings.begin(), activations.findings.end());
     // Errors first, as FindingList orders them.
     std::stable_sort(findings.begin(), findings.end(), [](const planner::Finding& a, const planner::Finding& b) {
@@ -119,7 +165,8 @@ std::function<int(Context&)> AddValidateCommand(CLI::App& app) {
   cmd->add_option("--format", flags->format, "text (default), json, junit (JUnit XML) or github (annotations)");
   cmd->add_option("-o,--output", flags->output, "write the report to FILE (atomically) instead of stdout");
   cmd->add_option("--max-memory", flags->max_memory,
-                  "bytes of parameters a device may hold, e.g. 80GiB: an error for every device over it");
+                  "bytes a device may hold, e.g. 80GiB: parameters, or with --mode train|serve --batch --seq "
+                  "the whole memory of `easyplan memory` (adamw, float32 state)");
   AddActivationFlags(cmd, flags->activations, /*full=*/false);
   return [flags](Context& ctx) {
     StatusOr<int> code = RunValidate(*flags, ctx);

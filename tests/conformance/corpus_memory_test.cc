@@ -1,0 +1,145 @@
+// `easyplan memory` over every real config in ../shared/corpus, on two 8-device meshes, in both modes,
+// through the library path the CLI uses (cli/plan_setup.h, cli/memory_setup.h). Invariants:
+//   - one row per device; parameters are the plan's bytes per device, to the byte;
+//   - training: gradients in the parameters' dtype equal the parameters; adamw's float32 state is
+//     8 bytes per element held; no KV cache; nothing_saveable keeps less than no checkpointing;
+//   - serving: no gradients or optimizer state; the KV cache is the activation plan's cache per device,
+//     and the devices together hold at least the whole cache;
+//   - every total is the sum of its parts, the worst device has the largest, the verdict follows it.
+// Skipped (with a message) when the corpus is absent.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "cli/activation_setup.h"
+#include "cli/context.h"
+#include "cli/memory_setup.h"
+#include "cli/plan_setup.h"
+#include "core/file_system.h"
+#include "planner/memory.h"
+#include "planner/plan.h"
+#include "tests/test_util.h"
+
+namespace easyplan {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> CorpusModels() {
+  std::vector<std::string> models;
+  const std::string dir = testing::CorpusDir();
+  if (dir.empty()) return {""};
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.is_directory() && fs::exists(entry.path() / "config.json")) {
+      models.push_back(entry.path().filename().string());
+    }
+  }
+  std::sort(models.begin(), models.end());
+  return models;
+}
+
+struct Case {
+  std::string model, mesh, mode;
+};
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  for (const std::string& model : CorpusModels()) {
+    for (const char* mesh : {"dp=1,fsdp=8,ep=1,tp=1,sp=1", "dp=1,fsdp=4,ep=1,tp=2,sp=1"}) {
+      for (const char* mode : {"train", "serve"}) cases.push_back({model, mesh, mode});
+    }
+  }
+  return cases;
+}
+
+class CorpusMemoryTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CorpusMemoryTest, BreakdownHoldsItsInvariants) {
+  if (testing::CorpusDir().empty()) GTEST_SKIP() << "corpus not present (EASYPLAN_CORPUS_DIR)";
+  const Case& c = GetParam();
+  RealFileSystem file_system;
+  std::istringstream in;
+  std::ostringstream out, err;
+  cli::Context ctx{file_system, in, out, err, "", Limits{}};
+  cli::PlanFlags flags;
+  flags.config.config = testing::CorpusDir() + "/" + c.model + "/config.json";
+  flags.mesh = c.mesh;
+  auto inputs = cli::LoadPlanInputs(ctx, flags);
+  ASSERT_TRUE(inputs.ok()) << inputs.status().ToString();
+  auto plan = planner::BuildPlan((*inputs)->Request());
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+
+  cli::MemoryFlags memory;
+  memory.mode = c.mode;
+  memory.batch = 8;
+  memory.seq = 1024;
+  if (c.mode == "serve") memory.max_length = 2048;
+  const int64_t budget = int64_t{80} << 30;
+  auto report = cli::BuildMemoryReport(ctx, **inputs, *plan, memory, budget, "");
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(static_cast<int64_t>(report->devices.size()), plan->mesh.NumDevices());
+
+  // The cache the serving report should hold: the activation plan at --max-length.
+  int64_t cache_per_device = 0, cache_global = 0;
+  if (c.mode == "serve") {
+    auto table = cli::LoadActivationTable(ctx, "");
+    ASSERT_TRUE(table.ok());
+    cli::ActivationFlags activation_flags;
+    activation_flags.mode = "prefill";
+    activation_flags.batch = 8;
+    activation_flags.seq = 2048;
+    auto cache = cli::BuildActivationsFromFlags(activation_flags, **table, *(*inputs)->presets,
+                                                (*inputs)->resolved.config, (*inputs)->mesh);
+    ASSERT_TRUE(cache.ok()) << cache.status().ToString();
+    cache_per_device = cache->cache_bytes_per_device;
+    cache_global = cache->cache_bytes;
+    ASSERT_GT(cache_per_device, 0);
+  }
+
+  int64_t elements = 0;  // parameter elements on device 0
+  for (const planner::LayoutGroup& g : plan->groups) elements += g.tensors * (g.HeldBy(0) ? g.layout.ElementsOn(0) : 0);
+  int64_t worst_total = 0;
+  for (const planner::DeviceMemory& d : report->devices) {
+    SCOPED_TRACE("device " + std::to_string(d.id));
+    EXPECT_EQ(d.params, plan->device_bytes[static_cast<size_t>(d.id)]);
+    EXPECT_EQ(d.total, d.params + d.grads + d.optimizer + d.activations + d.kv_cache + d.transient);
+    EXPECT_GT(d.activations, 0);
+    EXPECT_GE(d.transient, report->breakdown.logits);
+    EXPECT_GT(report->breakdown.logits, 0);
+    if (c.mode == "train") {
+      EXPECT_EQ(d.grads, d.params);
+      EXPECT_EQ(d.kv_cache, 0);
+    } else {
+      EXPECT_EQ(d.grads, 0);
+      EXPECT_EQ(d.optimizer, 0);
+      EXPECT_EQ(d.kv_cache, cache_per_device);
+    }
+    worst_total = std::max(worst_total, d.total);
+  }
+  if (c.mode == "train") EXPECT_EQ(report->devices[0].optimizer, 8 * elements);
+  if (c.mode == "serve") EXPECT_GE(cache_per_device * plan->mesh.NumDevices(), cache_global);
+  EXPECT_EQ(report->devices[static_cast<size_t>(report->worst)].total, worst_total);
+  EXPECT_EQ(report->fits, worst_total <= budget);
+
+  if (c.mode == "train") {
+    // Recomputation trades memory: nothing_saveable keeps less than no checkpointing.
+    Json& config = (*inputs)->resolved.config;
+    config["gradient_checkpointing"] = "nothing_saveable";
+    auto recompute = cli::BuildMemoryReport(ctx, **inputs, *plan, memory, budget, "");
+    ASSERT_TRUE(recompute.ok());
+    EXPECT_LT(recompute->devices[0].activations, report->devices[0].activations);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, CorpusMemoryTest, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           std::string name = info.param.model + "_" + info.param.mesh + "_" + info.param.mode;
+                           for (char& ch : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return name.empty() ? std::string("none") : name;
+                         });
+
+}  // namespace
+}  // namespace easyplan
