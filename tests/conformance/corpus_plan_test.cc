@@ -12,9 +12,8 @@
 // Skipped (with a message) when the corpus is absent; every config.json in it is planned, none skipped.
 //
 // PlanJsonSchemaTest (no corpus needed) checks every `plan --format json` golden output against
-// schemas/json/plan.schema.json with the small draft 2020-12 subset validator below: the project has no
-// JSON Schema library, and the schema uses only type, enum, required, properties,
-// additionalProperties: false, items, min/maxItems, minimum, minLength, anyOf, oneOf and local $ref.
+// schemas/json/plan.schema.json with the small draft 2020-12 subset validator of tests/test_util_json_schema.h:
+// the project has no JSON Schema library.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -29,6 +28,7 @@
 #include "planner/plan.h"
 #include "schemas/tree_builder.h"
 #include "tests/test_util.h"
+#include "tests/test_util_json_schema.h"
 
 namespace easyplan {
 namespace {
@@ -343,72 +343,6 @@ TEST_P(CorpusPlanTest, HfLayoutHoldsTheSameBytesPerDeviceAsEasyDel) {
 
 // ---- plan.schema.json against the golden `plan --format json` outputs ----
 
-/// Validates `value` against `schema` (a subset of draft 2020-12, see the file comment); appends one
-/// message per violation, naming the JSON pointer.
-void Validate(const Json& root, const Json& schema, const Json& value, const std::string& pointer,
-              std::vector<std::string>& errors) {
-  if (schema.contains("$ref")) {
-    const std::string ref = schema["$ref"].get<std::string>();
-    ASSERT_TRUE(ref.starts_with("#/$defs/")) << ref;
-    Validate(root, root["$defs"][ref.substr(8)], value, pointer, errors);
-    return;
-  }
-  auto fail = [&](const std::string& why) { errors.push_back(pointer + ": " + why + " (found " + value.dump() + ")"); };
-  if (schema.contains("type")) {
-    const std::string type = schema["type"].get<std::string>();
-    const bool ok = (type == "object" && value.is_object()) || (type == "array" && value.is_array()) ||
-                    (type == "string" && value.is_string()) || (type == "integer" && value.is_number_integer()) ||
-                    (type == "null" && value.is_null()) || (type == "boolean" && value.is_boolean());
-    if (!ok) return fail("expected " + type);
-  }
-  if (schema.contains("enum") &&
-      std::find(schema["enum"].begin(), schema["enum"].end(), value) == schema["enum"].end()) {
-    return fail("not one of " + schema["enum"].dump());
-  }
-  for (const char* key : {"anyOf", "oneOf"}) {
-    if (!schema.contains(key)) continue;
-    int matched = 0;
-    for (const Json& option : schema[key]) {
-      std::vector<std::string> sub;
-      Validate(root, option, value, pointer, sub);
-      matched += sub.empty() ? 1 : 0;
-    }
-    if (matched == 0 || (std::string(key) == "oneOf" && matched > 1)) fail(std::string("does not match ") + key);
-  }
-  if (value.is_number_integer() && schema.contains("minimum") &&
-      value.get<int64_t>() < schema["minimum"].get<int64_t>()) {
-    fail("below minimum");
-  }
-  if (value.is_string() && schema.contains("minLength") &&
-      value.get<std::string>().size() < schema["minLength"].get<size_t>()) {
-    fail("shorter than minLength");
-  }
-  if (value.is_array()) {
-    if (schema.contains("minItems") && value.size() < schema["minItems"].get<size_t>()) fail("too few items");
-    if (schema.contains("maxItems") && value.size() > schema["maxItems"].get<size_t>()) fail("too many items");
-    if (schema.contains("items")) {
-      for (size_t i = 0; i < value.size(); ++i)
-        Validate(root, schema["items"], value[i], pointer + "/" + std::to_string(i), errors);
-    }
-  }
-  if (value.is_object()) {
-    const Json empty = Json::object();
-    const Json& properties = schema.contains("properties") ? schema["properties"] : empty;
-    if (schema.contains("required")) {
-      for (const Json& key : schema["required"]) {
-        if (!value.contains(key.get<std::string>())) fail("missing required key '" + key.get<std::string>() + "'");
-      }
-    }
-    for (const auto& [key, member] : value.items()) {
-      if (properties.contains(key)) {
-        Validate(root, properties[key], member, pointer + "/" + key, errors);
-      } else if (schema.contains("additionalProperties") && schema["additionalProperties"] == false) {
-        fail("key '" + key + "' is not in the schema");
-      }
-    }
-  }
-}
-
 TEST(PlanJsonSchemaTest, EveryGoldenPlanJsonOutputFollowsTheSchema) {
   const fs::path source = testing::SourceDir();
   auto schema =
@@ -434,7 +368,7 @@ TEST(PlanJsonSchemaTest, EveryGoldenPlanJsonOutputFollowsTheSchema) {
       auto doc = ParseJsonDocument(testing::ReadTestFile(output.string()), output.string());
       ASSERT_TRUE(doc.ok()) << doc.status().ToString();
       std::vector<std::string> errors;
-      Validate(root, root, doc->root(), "", errors);
+      testing::ValidateJsonSchema(root, root, doc->root(), "", errors);
       for (const std::string& error : errors) ADD_FAILURE() << output << ": " << error;
       ++checked;
     }
@@ -458,19 +392,19 @@ TEST(PlanJsonSchemaTest, TheValidatorRejectsWhatTheSchemaForbids) {
                   "warnings": 0},
       "findings": []})");
   std::vector<std::string> errors;
-  Validate(root, root, plan, "", errors);
+  testing::ValidateJsonSchema(root, root, plan, "", errors);
   EXPECT_TRUE(errors.empty()) << errors.front();
   for (const char* bad : {R"(/uneven)", R"(/params/0/effective_spec/0)", R"(/mesh/devices)"}) {
     Json broken = plan;
     broken[Json::json_pointer(bad)] = Json::array({1});
     errors.clear();
-    Validate(root, root, broken, "", errors);
+    testing::ValidateJsonSchema(root, root, broken, "", errors);
     EXPECT_FALSE(errors.empty()) << bad;
   }
   Json extra = plan;
   extra["unexpected"] = 1;
   errors.clear();
-  Validate(root, root, extra, "", errors);
+  testing::ValidateJsonSchema(root, root, extra, "", errors);
   EXPECT_FALSE(errors.empty());
 }
 
