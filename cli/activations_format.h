@@ -3,7 +3,7 @@
 
 // Rendering activation plans (`easyplan activations`) as a table or JSON, and the expert-mesh lines
 // and JSON members that `plan` adds for MoE configs. Specs are JSON as in `plan`: per entry null, "axis"
-// or ["a", "b"].
+// or ["a", "b"]. The JSON follows schemas/json/activations.schema.json.
 
 #include <string>
 
