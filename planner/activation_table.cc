@@ -79,7 +79,9 @@ StatusOr<ActivationTable::Kernel> ParseKernel(const schemas::SchemaReader& reade
                                        "transposed", "decode_only", "error", "specs"}));
   ActivationTable::Kernel kernel;
   kernel.name = name;
-  for (const Json& alias : value.value("easydel", Json::array())) {
+  const Json aliases = value.value("easydel", Json::array());
+  if (!aliases.is_array()) return reader.Error(pointer + "/easydel", "expected a list of attn_mechanism names");
+  for (const Json& alias : aliases) {
     if (!alias.is_string()) return reader.Error(pointer + "/easydel", "expected attn_mechanism names");
     kernel.easydel.push_back(alias.get<std::string>());
   }
@@ -88,14 +90,17 @@ StatusOr<ActivationTable::Kernel> ParseKernel(const schemas::SchemaReader& reade
     return reader.Error(pointer + "/mode_dim", "get_mode tests dim 1 or 2 of the query");
   }
   kernel.mode_dim = mode_dim.get<int>();
-  kernel.layout = value.value("layout", std::string("bthd"));
-  if (kernel.layout != "bthd" && kernel.layout != "bhtd") return reader.Error(pointer + "/layout", "bthd or bhtd");
+  EP_ASSIGN_OR_RETURN(kernel.layout, reader.String(value, pointer, "layout", false));
+  if (kernel.layout.empty()) kernel.layout = "bthd";
+  if (kernel.layout != "bthd" && kernel.layout != "bhtd") {
+    return reader.Error(pointer + "/layout", "expected bthd or bhtd");
+  }
   EP_ASSIGN_OR_RETURN(kernel.qkv_mni, ParseBool(reader, value, "qkv_mni", false, pointer));
   EP_ASSIGN_OR_RETURN(kernel.shard_map, ParseBool(reader, value, "shard_map", true, pointer));
   EP_ASSIGN_OR_RETURN(kernel.corrected, ParseBool(reader, value, "corrected", true, pointer));
   EP_ASSIGN_OR_RETURN(kernel.transposed, ParseBool(reader, value, "transposed", false, pointer));
   EP_ASSIGN_OR_RETURN(kernel.decode_only, ParseBool(reader, value, "decode_only", false, pointer));
-  kernel.error = value.value("error", std::string());
+  EP_ASSIGN_OR_RETURN(kernel.error, reader.String(value, pointer, "error", false));
   const Json specs = value.value("specs", Json::object());
   if (!specs.is_object() || specs.empty()) return reader.Error(pointer + "/specs", "expected a mapping of specs");
   for (const auto& [spec_name, spec_value] : specs.items()) {
@@ -104,7 +109,7 @@ StatusOr<ActivationTable::Kernel> ParseKernel(const schemas::SchemaReader& reade
         reader.CheckKeys(spec_value, spec_pointer, {"field", "keep", "pick", "rank", "flatten", "tensor"}));
     ActivationTable::KernelSpec spec;
     spec.name = spec_name;
-    spec.field = spec_value.value("field", std::string());
+    EP_ASSIGN_OR_RETURN(spec.field, reader.String(spec_value, spec_pointer, "field", false));
     if (spec.field.empty() == !spec_value.contains("rank")) {
       return reader.Error(spec_pointer, "a kernel spec has either a field or a rank");
     }
@@ -125,7 +130,7 @@ StatusOr<ActivationTable::Kernel> ParseKernel(const schemas::SchemaReader& reade
       spec.rank = rank->get<int>();
     }
     EP_ASSIGN_OR_RETURN(spec.flatten, ParseBool(reader, spec_value, "flatten", false, spec_pointer));
-    spec.tensor = spec_value.value("tensor", std::string());
+    EP_ASSIGN_OR_RETURN(spec.tensor, reader.String(spec_value, spec_pointer, "tensor", false));
     static const char* const kTensors[] = {"", "query", "key", "value", "output", "query3d", "bias", "batch"};
     if (std::find(std::begin(kTensors), std::end(kTensors), spec.tensor) == std::end(kTensors)) {
       return reader.Error(spec_pointer + "/tensor", "'" + spec.tensor + "' is not a kernel tensor");
@@ -234,8 +239,12 @@ StatusOr<ActivationTable> ActivationTable::Parse(std::string_view text, const st
     (std::string(token) == "page" ? table.ragged_cache_.page : table.ragged_cache_.head_group) =
         Axes{std::vector<std::string>{entry.get<std::string>()}};
   }
-  table.ragged_cache_.shard_count_from = ragged.value("shard_count_from", std::string("kv_head_axis"));
-  for (const Json& dtype : ragged.value("upcast", Json::array())) {
+  EP_ASSIGN_OR_RETURN(table.ragged_cache_.shard_count_from,
+                      reader.String(ragged, "/ragged_cache", "shard_count_from", false));
+  if (table.ragged_cache_.shard_count_from.empty()) table.ragged_cache_.shard_count_from = "kv_head_axis";
+  const Json upcast = ragged.value("upcast", Json::array());
+  if (!upcast.is_array()) return reader.Error("/ragged_cache/upcast", "expected a list of dtype names");
+  for (const Json& dtype : upcast) {
     if (!dtype.is_string()) return reader.Error("/ragged_cache/upcast", "expected dtype names");
     table.ragged_cache_.upcast.push_back(dtype.get<std::string>());
   }
