@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "cli/commands.h"
+#include "cli/memory_setup.h"
 #include "cli/plan_format.h"
 #include "cli/plan_setup.h"
 #include "cli/tree_source.h"
@@ -31,6 +32,7 @@ struct CheckFlags {
   std::string output;
   std::string inject = "none";  // hidden: mutation tests only
   int64_t max_numeric_devices = 64;
+  bool memory = false;
 };
 
 StatusOr<Injection> ParseInjection(const std::string& text) {
@@ -315,8 +317,55 @@ struct CheckRun {
   std::optional<NumericSetup> numeric_setup;
   std::optional<kernels::NumericReport> numeric;
   uint64_t seed = 0;
-  bool ok() const { return (!layout || layout->ok()) && (!numeric || numeric->ok()); }
+  /// --memory: what the forward measured per device against `easyplan memory`'s prediction.
+  struct MemoryRow {
+    std::string what;  ///< "params", "residual stream", "logits"
+    int64_t device = 0;
+    int64_t measured = 0, predicted = 0;
+  };
+  std::optional<std::vector<MemoryRow>> memory;  ///< every mismatch; devices agreeing are summarised
+  int64_t memory_compared = 0;
+  bool memory_ok() const { return !memory || memory->empty(); }
+  bool ok() const { return (!layout || layout->ok()) && (!numeric || numeric->ok()) && memory_ok(); }
 };
+
+/// `check --memory`: the measured bytes of the numeric run against `easyplan memory` for the tiny config,
+/// batch and sequence (training, nothing_saveable: each layer keeps only its input, so the residual
+/// stream the forward keeps is exactly the saved set). Parameters, residual stream and logits must
+/// agree to the byte on every device.
+Status CompareMemory(Context& ctx, const CheckFlags& flags, NumericSetup& setup, const kernels::NumericReport& n,
+                     CheckRun& run) {
+  run.memory.emplace();
+  if (!n.executed) return Status();
+  MemoryFlags memory;
+  memory.mode = "train";
+  memory.batch = setup.model.batch;
+  memory.seq = setup.model.seq;
+  memory.activation_dtype = setup.model.bytes_per_element == 4 ? "float32" : "bfloat16";
+  setup.inputs->resolved.config["gradient_checkpointing"] = "nothing_saveable";
+  EP_ASSIGN_OR_RETURN(planner::MemoryReport report, BuildMemoryReport(ctx, *setup.inputs, setup.plan, memory,
+                                                                      int64_t{1} << 62, flags.plan.config.schemas_dir));
+  const planner::ActivationBreakdown& b = report.breakdown;
+  int64_t tp = 1;
+  if (std::optional<int> axis = setup.plan.mesh.AxisIndex("tp")) tp = setup.plan.mesh.shape[static_cast<size_t>(*axis)];
+  const int64_t residual = b.layer_saved * b.layers + b.outside / 2;  // every layer's input + the last output
+  for (const planner::DeviceMemory& d : report.devices) {
+    const size_t i = static_cast<size_t>(d.id);
+    // The logits block is float32 in the model; the forward holds it in the activation dtype.
+    const int64_t logits = n.measured_logits[i] * 4 / setup.model.bytes_per_element;
+    for (const auto& [what, measured, predicted] : {std::tuple{"params", n.measured_params[i], d.params},
+                                                    std::tuple{"residual stream", n.measured_residual[i], residual},
+                                                    std::tuple{"logits (float32)", logits, b.logits}}) {
+      ++run.memory_compared;
+      // The tolerance: the reference forward does not apply the loss's logits constraint (batch,
+      // sequence, hidden_state_axis), so its logits may be up to tp times less sharded than EasyDeL's.
+      const bool is_logits = std::string_view(what).starts_with("logits");
+      const bool ok = is_logits ? measured >= predicted && measured <= predicted * tp : measured == predicted;
+      if (!ok) run.memory->push_back({what, d.id, measured, predicted});
+    }
+  }
+  return Status();
+}
 
 std::string DescribeModel(const kernels::ModelDesc& m) {
   std::string text =
@@ -386,6 +435,23 @@ std::string ToText(const CheckRun& run) {
                            n.comm.Bytes(kernels::CollectiveKind::kReduceScatter, scope),
                            n.comm.Bytes(kernels::CollectiveKind::kAllReduce, scope),
                            n.comm.Bytes(kernels::CollectiveKind::kAllToAll, scope));
+      }
+    }
+  }
+  if (run.memory) {
+    if (run.memory_compared == 0) {
+      out += "memory: not compared (the forward did not run)\n";
+    } else if (run.memory->empty()) {
+      out += fmt::format(
+          "memory: measured = predicted on every device ({} figures: parameters and residual stream exact, float32 "
+          "logits within the tp factor; forward only)\n",
+          run.memory_compared);
+    } else {
+      out += fmt::format("memory: {} of {} figures differ from `easyplan memory`\n", run.memory->size(),
+                         run.memory_compared);
+      for (const CheckRun::MemoryRow& r : *run.memory) {
+        out += fmt::format("  error: device {}: {}: measured {} bytes, predicted {}\n", r.device, r.what, r.measured,
+                           r.predicted);
       }
     }
   }
@@ -473,6 +539,14 @@ Json ToJson(const CheckRun& run) {
     numeric["communication"] = comm;
     out["numeric"] = numeric;
   }
+  if (run.memory) {
+    Json rows = Json::array();
+    for (const CheckRun::MemoryRow& r : *run.memory) {
+      rows.push_back(
+          Json{{"device", r.device}, {"what", r.what}, {"measured", r.measured}, {"predicted", r.predicted}});
+    }
+    out["memory"] = Json{{"ok", run.memory_ok()}, {"compared", run.memory_compared}, {"mismatches", rows}};
+  }
   return out;
 }
 
@@ -498,6 +572,7 @@ StatusOr<int> RunCheck(const CheckFlags& flags, Context& ctx) {
     kernels::NumericOptions options{
         .seed = flags.seed, .injection = injection, .max_devices = flags.max_numeric_devices};
     EP_ASSIGN_OR_RETURN(run.numeric, kernels::RunNumericCheck(setup.model, setup.plan, setup.inputs->tree, options));
+    if (flags.memory) EP_RETURN_IF_ERROR(CompareMemory(ctx, flags, setup, *run.numeric, run));
     run.numeric_setup = std::move(setup);
   }
   const std::string text = flags.format == "json" ? EmitJson(ToJson(run)) : ToText(run);
@@ -516,6 +591,9 @@ std::function<int(Context&)> AddCheckCommand(CLI::App& app) {
   cmd->add_option("--seed", flags->seed, "seed of the pseudo-random weights and tokens (default 0)");
   cmd->add_option("--format", flags->format, "text (default) or json");
   cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
+  cmd->add_flag("--memory", flags->memory,
+                "numeric: compare each simulated device's parameter, residual-stream and logits bytes with "
+                "`easyplan memory` (docs/MEMORY.md)");
   cmd->add_option("--max-numeric-devices", flags->max_numeric_devices,
                   "refuse the numeric check above this many simulated devices (default 64)");
   // Mutation tests only (docs/CHECK.md): deliberately break the run to prove the check fails.

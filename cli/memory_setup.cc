@@ -134,6 +134,7 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(Context& ctx, const PlanInputs
   step_flags.mode = train ? "train" : "prefill";
   step_flags.batch = flags.batch;
   step_flags.seq = flags.seq;
+  step_flags.dtype = flags.activation_dtype;
   EP_ASSIGN_OR_RETURN(planner::ActivationPlan step,
                       BuildActivationsFromFlags(step_flags, *table, *inputs.presets, config, inputs.mesh));
   std::optional<planner::ActivationPlan> cache;

@@ -27,6 +27,7 @@ struct MemoryFlags {
   bool master_weights = false;
   std::string memory_per_device;  ///< "" = the device's, else 80GiB
   std::string device;             ///< a name of schemas/devices.yaml
+  std::string activation_dtype;   ///< "" = the config's torch_dtype, else bfloat16 (check --memory sets it)
 };
 
 /// Registers --batch, --seq, --max-length, --optimizer, --grad-dtype, --opt-state-dtype,

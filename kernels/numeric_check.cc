@@ -6,6 +6,9 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "core/dtype.h"
+#include "core/shape.h"
+
 namespace easyplan::kernels {
 namespace {
 
@@ -213,6 +216,10 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
       ++report.shard_errors_total;
       if (report.shard_errors.size() < 20 && param_errors++ < 3) report.shard_errors.push_back(std::move(error));
     }
+    if (report.measured_params.empty()) report.measured_params.assign(static_cast<size_t>(geo.devices()), 0);
+    for (size_t d = 0; d < placed.local.size(); ++d) {
+      report.measured_params[d] += ByteSize(placed.local[d].size(), DTypeBits(tensor.dtype)).value_or(0);
+    }
     sharded.emplace(tensor.name, std::move(placed));
     reference.emplace(tensor.name, Distribute(w, spec, geo1));
   }
@@ -246,6 +253,12 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
   Spmd spmd(comm);
   const std::vector<Activation> got = Forward(model, spmd, lookup(sharded), spmd.Place(ids, ids_spec));
   report.executed = true;
+  report.measured_residual.assign(static_cast<size_t>(geo.devices()), 0);
+  report.measured_logits.assign(static_cast<size_t>(geo.devices()), 0);
+  for (const Activation& a : got) {
+    std::vector<int64_t>& into = a.name == "logits" ? report.measured_logits : report.measured_residual;
+    for (size_t d = 0; d < a.value.local.size(); ++d) into[d] += a.value.local[d].size() * model.bytes_per_element;
+  }
 
   for (size_t i = 0; i < want.size(); ++i) {
     const HostTensor ref = Assemble(want[i].value, geo1);

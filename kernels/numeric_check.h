@@ -55,6 +55,10 @@ struct NumericReport {
   std::vector<Comparison> comparisons;
   bool executed = false;  ///< false when shard shapes were wrong, so the forward could not run
   CommLog comm;
+  /// Measured per simulated device, forward only: the bytes of the parameter shards it holds (in each
+  /// tensor's dtype), of the residual stream the forward keeps (the embedding output and every layer's
+  /// output, in the activation dtype) and of the logits block (activation dtype). Empty when not executed.
+  std::vector<int64_t> measured_params, measured_residual, measured_logits;
   bool ok() const;
 };
 
