@@ -107,14 +107,16 @@ HostTensor Transpose(const HostTensor& t, const std::vector<int>& perm) {
   const Dims in_strides = t.Strides();
   Dims strides(rank);  // the input stride of each output dim
   for (size_t k = 0; k < rank; ++k) strides[k] = in_strides[static_cast<size_t>(perm[k])];
+  if (rank == 0) return t;
+  // An odometer over the output's index, last dim fastest.
   Dims index(rank, 0);
   for (int64_t flat = 0; flat < out.size(); ++flat) {
     int64_t src = 0;
     for (size_t k = 0; k < rank; ++k) src += index[k] * strides[k];
     out.data[static_cast<size_t>(flat)] = t.data[static_cast<size_t>(src)];
-    for (size_t k = rank; k-- > 0;) {
-      if (++index[k] < dims[k]) break;
-      index[k] = 0;
+    for (size_t k = rank; k > 0; --k) {
+      if (++index[k - 1] < dims[k - 1]) break;
+      index[k - 1] = 0;
     }
   }
   return out;
