@@ -117,8 +117,12 @@ TEST_P(CorpusMemoryTest, BreakdownHoldsItsInvariants) {
     }
     worst_total = std::max(worst_total, d.total);
   }
-  if (c.mode == "train") EXPECT_EQ(report->devices[0].optimizer, 8 * elements);
-  if (c.mode == "serve") EXPECT_GE(cache_per_device * plan->mesh.NumDevices(), cache_global);
+  if (c.mode == "train") {
+    EXPECT_EQ(report->devices[0].optimizer, 8 * elements);
+  }
+  if (c.mode == "serve") {
+    EXPECT_GE(cache_per_device * plan->mesh.NumDevices(), cache_global);
+  }
   EXPECT_EQ(report->devices[static_cast<size_t>(report->worst)].total, worst_total);
   EXPECT_EQ(report->fits, worst_total <= budget);
 
@@ -133,8 +137,9 @@ TEST_P(CorpusMemoryTest, BreakdownHoldsItsInvariants) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusMemoryTest, ::testing::ValuesIn(Cases()),
-                         [](const ::testing::TestParamInfo<Case>& info) {
-                           std::string name = info.param.model + "_" + info.param.mesh + "_" + info.param.mode;
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           const Case& c = param_info.param;
+                           std::string name = c.model + "_" + c.mesh + "_" + c.mode;
                            for (char& ch : name) {
                              if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            }
