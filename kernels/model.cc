@@ -74,7 +74,9 @@ class ForwardPass {
     DistTensor ms = s_.Reduce(s_.Map(x, [](double v) { return v * v; }), last, ReduceOp::kSum, what + " mean square");
     DistTensor y = s_.Binary(
         std::move(x), std::move(ms), [n, eps](double v, double q) { return v / std::sqrt(q / n + eps); }, what);
-    return s_.Mul(std::move(y), s_.Lift(weight, y.rank()), what + " weight");
+    // Lift before the call: argument evaluation order is unspecified, and y is moved into Mul.
+    DistTensor lifted = s_.Lift(weight, y.rank());
+    return s_.Mul(std::move(y), std::move(lifted), what + " weight");
   }
 
   DistTensor LayerNorm(DistTensor x, const std::string& prefix) {
