@@ -11,6 +11,8 @@ EASYPLAN_PACKAGES=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev libfmt-dev libsimdjson-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   locales
+  # tests/cli/export_python_test compiles the exported JAX module.
+  python3
 )
 # The sanitized build (scripts/test --sanitize, scripts/fuzz): clang and its runtime libraries
 # (libFuzzer, ASan, UBSan).
