@@ -13,28 +13,6 @@ using Axes = ActivationTable::Axes;
 const char* const kAttnFieldNames[] = {"query3d", "query",  "key",           "value",          "bias",
                                        "mask",    "output", "q_segment_ids", "kv_segment_ids", "softmax_aux"};
 
-StatusOr<Axes> ParseAxes(const schemas::SchemaReader& reader, const Json& value, const std::string& pointer) {
-  if (!value.is_array()) return reader.Error(pointer, "expected a list of axes entries");
-  Axes axes;
-  for (const Json& entry : value) {
-    if (entry.is_null()) {
-      axes.emplace_back(std::nullopt);
-    } else if (entry.is_string()) {
-      axes.emplace_back(std::vector<std::string>{entry.get<std::string>()});
-    } else if (entry.is_array()) {
-      std::vector<std::string> names;
-      for (const Json& name : entry) {
-        if (!name.is_string()) return reader.Error(pointer, "composite entries hold token names");
-        names.push_back(name.get<std::string>());
-      }
-      axes.emplace_back(std::move(names));
-    } else {
-      return reader.Error(pointer, "an entry is null, a token or a list of tokens");
-    }
-  }
-  return axes;
-}
-
 StatusOr<std::vector<std::optional<std::string>>> ParseRoles(const schemas::SchemaReader& reader, const Json& value,
                                                              const std::string& pointer) {
   if (!value.is_array()) return reader.Error(pointer, "expected a list of roles (dp, ep, tp or null)");
@@ -169,7 +147,7 @@ StatusOr<ActivationTable> ActivationTable::Parse(std::string_view text, const st
         field.same_as = value.get<std::string>();
         continue;
       }
-      EP_ASSIGN_OR_RETURN(field.variants[key], ParseAxes(reader, value, pointer + "/" + key));
+      EP_ASSIGN_OR_RETURN(field.variants[key], rules::ParseAxesEntries(reader, value, pointer + "/" + key));
     }
     table.attention_.push_back(std::move(field));
   }
@@ -181,7 +159,7 @@ StatusOr<ActivationTable> ActivationTable::Parse(std::string_view text, const st
     EP_RETURN_IF_ERROR(reader.CheckKeys(value, pointer, {"axes", "dynamic", "train_only"}));
     ResidualEntry entry;
     entry.name = name;
-    EP_ASSIGN_OR_RETURN(entry.axes, ParseAxes(reader, value.value("axes", Json()), pointer + "/axes"));
+    EP_ASSIGN_OR_RETURN(entry.axes, rules::ParseAxesEntries(reader, value.value("axes", Json()), pointer + "/axes"));
     if (auto dynamic = value.find("dynamic"); dynamic != value.end()) {
       if (!dynamic->is_number_integer()) return reader.Error(pointer + "/dynamic", "expected a dim index");
       entry.dynamic_dim = dynamic->get<int>();
@@ -194,7 +172,7 @@ StatusOr<ActivationTable> ActivationTable::Parse(std::string_view text, const st
   EP_RETURN_IF_ERROR(reader.CheckKeys(cache, "/kv_cache", {"key", "value", "indexs", "starts"}));
   for (const char* name : {"key", "value", "indexs", "starts"}) {
     if (!cache.contains(name)) return reader.Error("/kv_cache", std::string("missing '") + name + "'");
-    EP_ASSIGN_OR_RETURN(Axes axes, ParseAxes(reader, cache[name], std::string("/kv_cache/") + name));
+    EP_ASSIGN_OR_RETURN(Axes axes, rules::ParseAxesEntries(reader, cache[name], std::string("/kv_cache/") + name));
     table.kv_cache_.emplace_back(name, std::move(axes));
   }
 
@@ -218,10 +196,12 @@ StatusOr<ActivationTable> ActivationTable::Parse(std::string_view text, const st
   }
   const Json model_output = experts.value("model_output", Json::object());
   EP_RETURN_IF_ERROR(reader.CheckKeys(model_output, "/experts/model_output", {"standard", "expert_tensor"}));
-  EP_ASSIGN_OR_RETURN(table.model_output_, ParseAxes(reader, model_output.value("standard", Json::array()),
-                                                     "/experts/model_output/standard"));
-  EP_ASSIGN_OR_RETURN(table.model_output_etm_, ParseAxes(reader, model_output.value("expert_tensor", Json::array()),
-                                                         "/experts/model_output/expert_tensor"));
+  EP_ASSIGN_OR_RETURN(
+      table.model_output_,
+      rules::ParseAxesEntries(reader, model_output.value("standard", Json::array()), "/experts/model_output/standard"));
+  EP_ASSIGN_OR_RETURN(table.model_output_etm_,
+                      rules::ParseAxesEntries(reader, model_output.value("expert_tensor", Json::array()),
+                                              "/experts/model_output/expert_tensor"));
 
   const Json kernels = root.value("kernels", Json::object());
   if (!kernels.is_object()) return reader.Error("/kernels", "expected a mapping");
@@ -250,12 +230,14 @@ StatusOr<ActivationTable> ActivationTable::Parse(std::string_view text, const st
   }
   const Json ragged_kernel = ragged.value("kernel", Json::object());
   EP_RETURN_IF_ERROR(reader.CheckKeys(ragged_kernel, "/ragged_cache/kernel", {"query", "kv", "sinks"}));
-  EP_ASSIGN_OR_RETURN(table.ragged_cache_.query,
-                      ParseAxes(reader, ragged_kernel.value("query", Json::array()), "/ragged_cache/kernel/query"));
-  EP_ASSIGN_OR_RETURN(table.ragged_cache_.kv,
-                      ParseAxes(reader, ragged_kernel.value("kv", Json::array()), "/ragged_cache/kernel/kv"));
-  EP_ASSIGN_OR_RETURN(table.ragged_cache_.sinks,
-                      ParseAxes(reader, ragged_kernel.value("sinks", Json::array()), "/ragged_cache/kernel/sinks"));
+  EP_ASSIGN_OR_RETURN(
+      table.ragged_cache_.query,
+      rules::ParseAxesEntries(reader, ragged_kernel.value("query", Json::array()), "/ragged_cache/kernel/query"));
+  EP_ASSIGN_OR_RETURN(table.ragged_cache_.kv, rules::ParseAxesEntries(reader, ragged_kernel.value("kv", Json::array()),
+                                                                      "/ragged_cache/kernel/kv"));
+  EP_ASSIGN_OR_RETURN(
+      table.ragged_cache_.sinks,
+      rules::ParseAxesEntries(reader, ragged_kernel.value("sinks", Json::array()), "/ragged_cache/kernel/sinks"));
   return table;
 }
 

@@ -8,21 +8,17 @@
 
 #include "rules/rule_library.h"
 #include "schemas/data_source.h"
+#include "tests/test_util.h"
 
 namespace easyplan::planner {
 namespace {
 
 Json TestConfig() {
-  return Json::parse(R"({
-    "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100,
-    "partition_axis": {
-      "data_parallel_axis": "dp", "fully_sharded_data_parallel_axis": "fsdp", "tensor_parallel_axis": "tp",
-      "sequence_parallel_axis": "sp", "expert_parallel_axis": "ep", "batch_axis": ["fsdp", "dp"],
-      "head_axis": "tp", "kv_head_axis": "tp", "mlp_intermediate_axis": "tp", "vocab_axis": "tp",
-      "expert_axis": "ep", "hidden_state_axis": "tp", "sequence_axis": "sp", "query_sequence_axis": "sp",
-      "key_sequence_axis": "sp", "expert_gate_axis": null, "attention_dim_axis": null,
-      "attention_kv_dim_axis": null, "bias_head_sequence_axis": null, "bias_key_sequence_axis": null
-    }})");
+  Json config = Json::parse(R"({
+    "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100
+  })");
+  config["partition_axis"] = testing::DefaultPartitionAxis();
+  return config;
 }
 
 ModelDims Dims(bool vanilla = false) {

@@ -6,23 +6,19 @@
 
 #include "planner/logical_check.h"
 #include "rules/rule_library.h"
+#include "tests/test_util.h"
 
 namespace easyplan::planner {
 namespace {
 
 // A config holding EasyDeL's default partition_axis and a few counts, as `resolve` would give it.
 Json TestConfig() {
-  return Json::parse(R"({
+  Json config = Json::parse(R"({
     "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 1000, "num_local_experts": 4,
-    "use_expert_tensor_mode": false, "fsdp_is_ep_bound": true, "sp_is_ep_bound": true,
-    "partition_axis": {
-      "data_parallel_axis": "dp", "fully_sharded_data_parallel_axis": "fsdp", "tensor_parallel_axis": "tp",
-      "sequence_parallel_axis": "sp", "expert_parallel_axis": "ep", "batch_axis": ["fsdp", "dp"],
-      "head_axis": "tp", "kv_head_axis": "tp", "mlp_intermediate_axis": "tp", "vocab_axis": "tp",
-      "expert_axis": "ep", "hidden_state_axis": "tp", "sequence_axis": "sp", "query_sequence_axis": "sp",
-      "key_sequence_axis": "sp", "expert_gate_axis": null, "attention_dim_axis": null,
-      "attention_kv_dim_axis": null, "bias_head_sequence_axis": null, "bias_key_sequence_axis": null
-    }})");
+    "use_expert_tensor_mode": false, "fsdp_is_ep_bound": true, "sp_is_ep_bound": true
+  })");
+  config["partition_axis"] = testing::DefaultPartitionAxis();
+  return config;
 }
 
 Mesh MakeMesh(std::vector<std::string> names, std::vector<int64_t> sizes) {

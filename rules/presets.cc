@@ -11,8 +11,21 @@
 namespace easyplan::rules {
 namespace {
 
-StatusOr<std::vector<AxesEntry>> ParseAxes(const schemas::SchemaReader& reader, const Json& value,
-                                           const std::string& pointer) {
+std::string Upper(std::string text) {
+  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return text;
+}
+
+std::string EntryText(const AxesEntry& entry) {
+  if (!entry) return "None";
+  if (entry->size() == 1) return (*entry)[0];
+  return "[" + fmt::format("{}", fmt::join(*entry, ", ")) + "]";
+}
+
+}  // namespace
+
+StatusOr<std::vector<AxesEntry>> ParseAxesEntries(const schemas::SchemaReader& reader, const Json& value,
+                                                  const std::string& pointer) {
   if (!value.is_array()) return reader.Error(pointer, "expected a list of axes entries");
   std::vector<AxesEntry> axes;
   for (const Json& entry : value) {
@@ -34,19 +47,6 @@ StatusOr<std::vector<AxesEntry>> ParseAxes(const schemas::SchemaReader& reader, 
   return axes;
 }
 
-std::string Upper(std::string text) {
-  for (char& c : text) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return text;
-}
-
-std::string EntryText(const AxesEntry& entry) {
-  if (!entry) return "None";
-  if (entry->size() == 1) return (*entry)[0];
-  return "[" + fmt::format("{}", fmt::join(*entry, ", ")) + "]";
-}
-
-}  // namespace
-
 StatusOr<Presets> Presets::Parse(std::string_view text, const std::string& path) {
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
   schemas::SchemaReader reader(doc);
@@ -67,12 +67,13 @@ StatusOr<Presets> Presets::Parse(std::string_view text, const std::string& path)
     std::string pointer = "/presets/" + PointerToken(name);
     EP_RETURN_IF_ERROR(reader.CheckKeys(value, pointer, {"axes", "cases"}));
     Preset preset;
-    EP_ASSIGN_OR_RETURN(preset.axes, ParseAxes(reader, value.value("axes", Json()), pointer + "/axes"));
+    EP_ASSIGN_OR_RETURN(preset.axes, ParseAxesEntries(reader, value.value("axes", Json()), pointer + "/axes"));
     if (auto cases = value.find("cases"); cases != value.end()) {
       for (size_t i = 0; i < cases->size(); ++i) {
         std::string case_pointer = pointer + "/cases/" + std::to_string(i);
         EP_ASSIGN_OR_RETURN(schemas::Expression when, reader.RequiredExpr((*cases)[i], case_pointer, "when"));
-        EP_ASSIGN_OR_RETURN(auto axes, ParseAxes(reader, (*cases)[i].value("axes", Json()), case_pointer + "/axes"));
+        EP_ASSIGN_OR_RETURN(auto axes,
+                            ParseAxesEntries(reader, (*cases)[i].value("axes", Json()), case_pointer + "/axes"));
         preset.cases.emplace_back(std::move(when), std::move(axes));
       }
     }

@@ -14,6 +14,7 @@
 #include "core/partition_spec.h"
 #include "core/status.h"
 #include "schemas/expression.h"
+#include "schemas/schema_reader.h"
 
 namespace easyplan::rules {
 
@@ -28,6 +29,11 @@ struct Preset {
   std::vector<AxesEntry> axes;
   std::vector<std::pair<schemas::Expression, std::vector<AxesEntry>>> cases;  ///< first holding case wins
 };
+
+/// Parses a list of entries as the data files write them: null, a name, or a list of names
+/// (`[batch, [fsdp, sp], null]`). Shared by _presets.yaml and _activations.yaml.
+StatusOr<std::vector<AxesEntry>> ParseAxesEntries(const schemas::SchemaReader& reader, const Json& value,
+                                                  const std::string& pointer);
 
 enum class AxisMode { kTrain, kGeneration };
 

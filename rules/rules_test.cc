@@ -4,34 +4,14 @@
 
 #include "rules/matcher.h"
 #include "rules/rule_library.h"
+#include "tests/test_util.h"
 
 namespace easyplan::rules {
 namespace {
 
 Json DefaultConfig() {
-  Json paxis = Json::object();
-  paxis["data_parallel_axis"] = "dp";
-  paxis["fully_sharded_data_parallel_axis"] = "fsdp";
-  paxis["tensor_parallel_axis"] = "tp";
-  paxis["sequence_parallel_axis"] = "sp";
-  paxis["expert_parallel_axis"] = "ep";
-  paxis["batch_axis"] = Json::array({"fsdp", "dp"});
-  for (const char* name : {"sequence_axis", "query_sequence_axis", "key_sequence_axis"}) paxis[name] = "sp";
-  for (const char* name : {"head_axis", "kv_head_axis", "hidden_state_axis", "mlp_intermediate_axis", "vocab_axis"}) {
-    paxis[name] = "tp";
-  }
-  paxis["expert_axis"] = "ep";
-  for (const char* name : {"expert_gate_axis", "attention_dim_axis", "attention_kv_dim_axis", "bias_head_sequence_axis",
-                           "bias_key_sequence_axis", "decode_query_sequence_axis", "decode_attention_dim_axis",
-                           "decode_attention_kv_dim_axis"}) {
-    paxis[name] = nullptr;
-  }
-  paxis["decode_batch_axis"] = Json::array({"fsdp", "dp"});
-  paxis["decode_head_axis"] = "tp";
-  paxis["decode_kv_head_axis"] = "tp";
-  paxis["decode_key_sequence_axis"] = "sp";
   Json config = Json::object();
-  config["partition_axis"] = paxis;
+  config["partition_axis"] = testing::DefaultPartitionAxis();
   config["use_expert_tensor_mode"] = false;
   config["fsdp_is_ep_bound"] = true;
   config["sp_is_ep_bound"] = true;

@@ -1,5 +1,6 @@
 #include "tests/test_util.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -26,6 +27,32 @@ std::string ReadTestFile(const std::string& path) {
   std::ostringstream out;
   out << in.rdbuf();
   return out.str();
+}
+
+std::vector<std::string> CorpusModels() {
+  const std::string dir = CorpusDir();
+  if (dir.empty()) return {""};
+  std::vector<std::string> models;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.is_directory() && std::filesystem::exists(entry.path() / "config.json")) {
+      models.push_back(entry.path().filename().string());
+    }
+  }
+  std::sort(models.begin(), models.end());
+  return models;
+}
+
+Json DefaultPartitionAxis() {
+  return Json::parse(R"({
+    "data_parallel_axis": "dp", "fully_sharded_data_parallel_axis": "fsdp", "tensor_parallel_axis": "tp",
+    "sequence_parallel_axis": "sp", "expert_parallel_axis": "ep", "batch_axis": ["fsdp", "dp"],
+    "sequence_axis": "sp", "query_sequence_axis": "sp", "head_axis": "tp", "kv_head_axis": "tp",
+    "key_sequence_axis": "sp", "hidden_state_axis": "tp", "mlp_intermediate_axis": "tp", "vocab_axis": "tp",
+    "expert_axis": "ep", "expert_gate_axis": null, "attention_dim_axis": null, "attention_kv_dim_axis": null,
+    "bias_head_sequence_axis": null, "bias_key_sequence_axis": null, "decode_batch_axis": ["fsdp", "dp"],
+    "decode_query_sequence_axis": null, "decode_head_axis": "tp", "decode_kv_head_axis": "tp",
+    "decode_key_sequence_axis": "sp", "decode_attention_dim_axis": null, "decode_attention_kv_dim_axis": null
+  })");
 }
 
 }  // namespace easyplan::testing

@@ -26,26 +26,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> CorpusModels() {
-  std::vector<std::string> models;
-  const std::string dir = testing::CorpusDir();
-  if (dir.empty()) return {""};
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.is_directory() && fs::exists(entry.path() / "config.json")) {
-      models.push_back(entry.path().filename().string());
-    }
-  }
-  std::sort(models.begin(), models.end());
-  return models;
-}
-
 struct Case {
   std::string model, mesh, mode;
 };
 
 std::vector<Case> Cases() {
   std::vector<Case> cases;
-  for (const std::string& model : CorpusModels()) {
+  for (const std::string& model : testing::CorpusModels()) {
     for (const char* mesh : {"dp=1,fsdp=8,ep=1,tp=1,sp=1", "dp=1,fsdp=4,ep=1,tp=2,sp=1"}) {
       for (const char* mode : {"train", "serve"}) cases.push_back({model, mesh, mode});
     }

@@ -35,19 +35,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> CorpusModels() {
-  std::vector<std::string> models;
-  const std::string dir = testing::CorpusDir();
-  if (dir.empty()) return {""};  // one instance, which skips with a message
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (entry.is_directory() && fs::exists(entry.path() / "config.json")) {
-      models.push_back(entry.path().filename().string());
-    }
-  }
-  std::sort(models.begin(), models.end());
-  return models;
-}
-
 struct MeshCase {
   std::string name;
   std::string mesh;
@@ -417,7 +404,7 @@ std::string CaseName(const ::testing::TestParamInfo<std::tuple<std::string, int>
   return name;
 }
 
-INSTANTIATE_TEST_SUITE_P(Corpus, CorpusModelTest, ::testing::ValuesIn(CorpusModels()),
+INSTANTIATE_TEST_SUITE_P(Corpus, CorpusModelTest, ::testing::ValuesIn(testing::CorpusModels()),
                          [](const ::testing::TestParamInfo<std::string>& param) {
                            std::string name = param.param.empty() ? "no_corpus" : param.param;
                            for (char& c : name) {
@@ -426,7 +413,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, CorpusModelTest, ::testing::ValuesIn(CorpusMode
                            return name;
                          });
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusPlanTest,
-                         ::testing::Combine(::testing::ValuesIn(CorpusModels()),
+                         ::testing::Combine(::testing::ValuesIn(testing::CorpusModels()),
                                             ::testing::Range(0, static_cast<int>(Meshes().size()))),
                          CaseName);
 
