@@ -95,7 +95,8 @@ CLI::Validator DecimalInt64() {
 // Adds DecimalInt64 to every integer option of `app` and its subcommands.
 void CheckIntegerOptions(CLI::App& app) {
   for (CLI::Option* option : app.get_options()) {
-    if (option->get_type_name() == "INT" && option->get_expected_max() > 0) option->transform(DecimalInt64());
+    if (std::string_view(option->get_type_name()).starts_with("INT") && option->get_expected_max() > 0)
+      option->transform(DecimalInt64());
   }
   for (CLI::App* sub : app.get_subcommands({})) CheckIntegerOptions(*sub);
 }

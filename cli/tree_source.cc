@@ -66,7 +66,7 @@ StatusOr<ParamTree> LoadUserTree(Context& ctx, const std::string& path, int64_t 
   // allows. kValuesPerTensor covers rank 10 with room to spare.
   constexpr int64_t kValuesPerTensor = 16;
   Limits limits = ctx.limits;
-  if (max_tensors > 0 && max_tensors <= std::numeric_limits<int64_t>::max() / kValuesPerTensor) {
+  if (max_tensors > 0 && max_tensors <= (std::numeric_limits<int64_t>::max() - 16) / kValuesPerTensor) {
     limits.max_values = std::max<size_t>(limits.max_values, static_cast<size_t>(max_tensors * kValuesPerTensor + 16));
   }
   // simdjson when the tree is valid; the position-tracking parser for the precise error otherwise.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "core/checked_math.h"
 #include "kernels/dist_tensor.h"
 
 namespace easyplan::kernels {
@@ -206,11 +207,21 @@ class GroupChecker {
         Error(name, -1, fmt::format("along dim {} (size {}) no device holds index {}", k, shape[k], at));
         return;
       }
-      boxes *= static_cast<int64_t>(ranges.size());
+      boxes = CheckedMul(boxes, static_cast<int64_t>(ranges.size())).value_or(INT64_MAX);
     }
     const int64_t replicas = group.Replicas();
+    // Every block must be held `replicas` times, by distinct devices: more block-replicas than devices
+    // is already a failure, and checking it first bounds the bookkeeping below by the device count.
+    const std::optional<int64_t> holders = CheckedMul(boxes, std::max<int64_t>(replicas, 1));
+    if (!holders || *holders > devices) {
+      Error(name, -1,
+            fmt::format("the device slices cut the tensor into {} blocks and the plan says {} replicas each, "
+                        "more than the {} devices can hold",
+                        boxes, replicas, devices));
+      return;
+    }
     std::vector<int64_t> count(static_cast<size_t>(boxes), 0);
-    std::vector<char> seen(static_cast<size_t>(boxes * std::max<int64_t>(replicas, 1)), 0);
+    std::vector<char> seen(static_cast<size_t>(*holders), 0);
     for (int64_t d = 0; d < devices; ++d) {
       if (!held_[static_cast<size_t>(d)] || Empty(slices_[static_cast<size_t>(d)])) continue;
       int64_t box = 0;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "core/checked_math.h"
 #include "core/dtype.h"
 #include "core/shape.h"
 
@@ -123,9 +124,12 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
   int64_t elements = 0;
   for (const planner::ParamPlan& p : plan.params) {
     const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
-    const int64_t full = group.layout.shape().NumElements().value_or(INT64_MAX / 64);
-    const int64_t shard = group.layout.shard_shape().NumElements().value_or(INT64_MAX / 64);
-    elements += full + shard * geo.devices();
+    const std::optional<int64_t> full = group.layout.shape().NumElements();
+    const std::optional<int64_t> shard = group.layout.shard_shape().NumElements();
+    const std::optional<int64_t> shards = shard ? CheckedMul(*shard, geo.devices()) : std::nullopt;
+    const std::optional<int64_t> sum = full && shards ? CheckedAdd(*full, *shards) : std::nullopt;
+    const std::optional<int64_t> total = sum ? CheckedAdd(elements, *sum) : std::nullopt;
+    elements = total.value_or(INT64_MAX);
     if (elements > options.max_bytes / 8) {
       return Status::BadInput({},
                               fmt::format("the numeric check would need more than {} bytes of host memory for the "
@@ -264,11 +268,9 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
     const HostTensor ref = Assemble(want[i].value, geo1);
     const DistTensor& out = got[i].value;
     Comparison c{want[i].name};
+    // err2 and ref2 both sum over every device's slice, so a replicated block weighs the same in both.
     double ref_max = 0, err2 = 0, ref2 = 0;
-    for (double v : ref.data) {
-      ref_max = std::max(ref_max, std::abs(v));
-      ref2 += v * v;
-    }
+    for (double v : ref.data) ref_max = std::max(ref_max, std::abs(v));
     // Per-op tolerances: the sharded run sums in a different order, nothing else.
     c.max_nmse = 1e-20;
     c.max_abs_tol = 1e-9 * std::max(1.0, ref_max);
@@ -277,8 +279,10 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
       const HostTensor slice = SliceBox(ref, box);
       const HostTensor& local = out.local[static_cast<size_t>(d)];
       for (int64_t e = 0; e < slice.size(); ++e) {
-        const double diff = std::abs(local.data[static_cast<size_t>(e)] - slice.data[static_cast<size_t>(e)]);
+        const double want_e = slice.data[static_cast<size_t>(e)];
+        const double diff = std::abs(local.data[static_cast<size_t>(e)] - want_e);
         err2 += diff * diff;
+        ref2 += want_e * want_e;
         c.max_abs = std::max(c.max_abs, diff);
         if (diff > c.max_abs_tol && c.device < 0) {
           c.device = d;
@@ -287,7 +291,7 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
         }
       }
     }
-    c.nmse = ref2 > 0 ? err2 / static_cast<double>(geo.devices()) / ref2 : err2;
+    c.nmse = ref2 > 0 ? err2 / ref2 : err2;
     c.ok = c.nmse <= c.max_nmse && c.max_abs <= c.max_abs_tol;
     report.comparisons.push_back(std::move(c));
   }

@@ -164,7 +164,7 @@ StatusOr<ActivationTable> ActivationTable::Parse(std::string_view text, const st
       if (!dynamic->is_number_integer()) return reader.Error(pointer + "/dynamic", "expected a dim index");
       entry.dynamic_dim = dynamic->get<int>();
     }
-    entry.train_only = value.value("train_only", false);
+    EP_ASSIGN_OR_RETURN(entry.train_only, ParseBool(reader, value, "train_only", false, pointer));
     table.residual_.push_back(std::move(entry));
   }
 

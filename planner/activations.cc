@@ -755,11 +755,19 @@ StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request) {
         const ActivationTable::Kernel* kernel,
         SelectKernel(table, config, mode, request.kernel, &easydel_name, &selected_by, &plan.kernel_note));
     if (kernel) {
-      EP_ASSIGN_OR_RETURN(KernelReport report,
-                          BuildKernelReport(table, presets, config, request, *kernel, query_length));
-      report.easydel_name = easydel_name;
-      report.selected_by = selected_by;
-      plan.kernel = std::move(report);
+      StatusOr<KernelReport> report = BuildKernelReport(table, presets, config, request, *kernel, query_length);
+      if (report.ok()) {
+        report->easydel_name = easydel_name;
+        report->selected_by = selected_by;
+        plan.kernel = std::move(report).value();
+      } else if (!request.kernel.empty() || report.status().kind() != ErrorKind::kBadInput) {
+        return report.status();
+      } else {
+        // The config's own kernel cannot run this mode (a decode-only kernel asked to train): the
+        // parameter, cache and residual specs still stand, so `memory`, `validate` and `export` go on and
+        // the kernel section says why it is empty. Only an explicit --kernel makes it an error.
+        plan.kernel_note = fmt::format("{} is {}: {}", selected_by, easydel_name, report.status().diag().message);
+      }
     }
   }
 

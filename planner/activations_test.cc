@@ -939,6 +939,17 @@ TEST_F(KernelTest, TheConfigSelectsTheKernelByMode) {
     EXPECT_FALSE(plan->kernel.has_value());
     EXPECT_NE(plan->kernel_note.find(mechanism), std::string::npos) << plan->kernel_note;
   }
+  // A config whose attn_mechanism is decode-only still plans a training step (memory, validate and export
+  // build one): the kernel section is empty and says why. An explicit --kernel decode stays an error.
+  auto decode_only =
+      BuildKernel(Config({"attn_mechanism=autoregressive_decodeattn"}), mesh, RuntimeMode::kTrain, 8, 4096, "");
+  ASSERT_TRUE(decode_only.ok()) << decode_only.status().ToString();
+  EXPECT_FALSE(decode_only->kernel.has_value());
+  EXPECT_NE(decode_only->kernel_note.find("attn_mechanism is autoregressive_decodeattn"), std::string::npos)
+      << decode_only->kernel_note;
+  EXPECT_NE(decode_only->kernel_note.find("runs only in decode"), std::string::npos) << decode_only->kernel_note;
+  EXPECT_FALSE(decode_only->residual.empty());
+  EXPECT_FALSE(BuildKernel(Config(), mesh, RuntimeMode::kTrain, 8, 4096, "decode").ok());
   auto unknown = BuildKernel(Config(), mesh, RuntimeMode::kTrain, std::nullopt, std::nullopt, "splash");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().ToString().find("--kernel 'splash'"), std::string::npos);

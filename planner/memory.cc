@@ -151,7 +151,9 @@ StatusOr<ModelDims> ModelDimsOf(const Json& config) {
   // GPT-2 style configs name their activation `activation_function` and have fc / proj; every gated
   // (SwiGLU / GeGLU) family names it `hidden_act`.
   dims.gated_mlp = config.contains("hidden_act");
-  dims.vanilla_attention = config.value("attn_mechanism", std::string()) == "vanilla";
+  const auto mechanism = config.find("attn_mechanism");
+  dims.vanilla_attention = mechanism != config.end() && mechanism->is_string() && *mechanism == "vanilla";
+  dims.axes = ParallelAxisNamesOf(config);
   for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
     if (dims.experts <= 0) dims.experts = IntKey(config, key, 0);
   }
@@ -314,7 +316,7 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
     int64_t kept = 1;
     for (const PartitionSpec::Entry& entry : param.effective.entries()) {
       for (const std::string& axis : entry) {
-        if (axis != "tp" && axis != "ep") continue;
+        if (axis != dims.axes.tp && axis != dims.axes.ep) continue;
         if (std::optional<int> index = mesh.AxisIndex(axis)) kept *= mesh.shape[static_cast<size_t>(*index)];
       }
     }

@@ -18,6 +18,7 @@
 #include "core/param_tree.h"
 #include "core/status.h"
 #include "planner/activations.h"
+#include "planner/expert_mesh.h"
 #include "planner/plan.h"
 
 namespace easyplan::planner {
@@ -56,6 +57,7 @@ struct ModelDims {
   int64_t experts = 0, top_k = 0, moe_intermediate = 0, shared_intermediate = 0;
   int64_t moe_layers = 0;          ///< layers whose MLP is the routed experts (mlp_layer_types "sparse")
   bool vanilla_attention = false;  ///< attn_mechanism "vanilla": scores and probabilities are materialised
+  ParallelAxisNames axes;          ///< partition_axis: which mesh axes a matmul keeps its weight sharded on
 };
 StatusOr<ModelDims> ModelDimsOf(const Json& config);
 
