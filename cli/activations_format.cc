@@ -4,7 +4,9 @@
 
 #include <algorithm>
 
+#include "cli/json_text.h"
 #include "cli/plan_format.h"
+#include "cli/text_table.h"
 #include "core/human.h"
 #include "core/json.h"
 
@@ -14,42 +16,7 @@ namespace {
 using planner::ActivationPlan;
 using planner::ActivationTensor;
 
-std::string Quoted(const std::string& text) { return Json(text).dump(-1, ' ', false, Json::error_handler_t::replace); }
-
-std::string SpecJson(const PartitionSpec& spec) { return spec.ToJson().dump(); }
-
 std::string OptionalSpecJson(const std::optional<PartitionSpec>& spec) { return spec ? SpecJson(*spec) : "null"; }
-
-std::string DimsJson(std::span<const int64_t> dims) { return "[" + fmt::format("{}", fmt::join(dims, ", ")) + "]"; }
-
-std::string MeshJson(const Mesh& mesh) {
-  std::vector<std::string> names;
-  for (const std::string& name : mesh.axis_names) names.push_back(Quoted(name));
-  return fmt::format("{{\"axis_names\": [{}], \"shape\": {}, \"devices\": {}}}", fmt::join(names, ", "),
-                     DimsJson(mesh.shape), mesh.NumDevices());
-}
-
-// Rows of cells, left-aligned except the columns in `numeric`, two spaces apart, trailing blanks cut.
-std::string Columns(const std::vector<std::vector<std::string>>& rows, const std::vector<size_t>& numeric,
-                    const std::string& indent = "") {
-  std::vector<size_t> widths;
-  for (const auto& row : rows) {
-    widths.resize(std::max(widths.size(), row.size()), 0);
-    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
-  }
-  std::string out;
-  for (const auto& row : rows) {
-    std::string line = indent;
-    for (size_t c = 0; c < row.size(); ++c) {
-      if (c > 0) line += "  ";
-      const bool right = std::find(numeric.begin(), numeric.end(), c) != numeric.end();
-      line += right ? fmt::format("{:>{}}", row[c], widths[c]) : fmt::format("{:<{}}", row[c], widths[c]);
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
 
 std::string GroupText(const planner::ExpertMesh& mesh, int group) {
   const auto& members = mesh.members[static_cast<size_t>(group)];

@@ -12,6 +12,7 @@
 #include "cli/memory_setup.h"
 #include "cli/plan_format.h"
 #include "cli/plan_setup.h"
+#include "cli/text_table.h"
 #include "core/human.h"
 
 namespace easyplan::cli {
@@ -93,18 +94,7 @@ std::string MemoryTable(const planner::MemoryReport& report, const PlanInputs& i
                      HumanBytesBinary(activations), HumanBytesBinary(kv_cache), HumanBytesBinary(transient),
                      HumanBytesBinary(total), Signed(report.memory_per_device - total)});
   }
-  std::vector<size_t> widths(cells[0].size(), 0);
-  for (const auto& row : cells) {
-    for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
-  }
-  for (const auto& row : cells) {
-    std::string line;
-    for (size_t c = 0; c < row.size(); ++c) {
-      // Ids left-aligned, figures right-aligned.
-      line += c == 0 ? fmt::format("{:<{}}", row[c], widths[c]) : fmt::format("  {:>{}}", row[c], widths[c]);
-    }
-    out += line + "\n";
-  }
+  out += Columns(cells, {1, 2, 3, 4, 5, 6, 7, 8});  // ids left-aligned, figures right-aligned
 
   const planner::ActivationBreakdown& b = report.breakdown;
   out += "\n";

@@ -6,6 +6,8 @@
 #include <map>
 
 #include "cli/activations_format.h"
+#include "cli/json_text.h"
+#include "cli/text_table.h"
 #include "core/human.h"
 #include "core/json.h"
 
@@ -17,12 +19,6 @@ using planner::FindingCode;
 using planner::LayoutGroup;
 using planner::ParamPlan;
 using planner::Plan;
-
-std::string Quoted(const std::string& text) { return Json(text).dump(-1, ' ', false, Json::error_handler_t::replace); }
-
-std::string SpecJson(const PartitionSpec& spec) { return spec.ToJson().dump(); }
-
-std::string DimsJson(std::span<const int64_t> dims) { return "[" + fmt::format("{}", fmt::join(dims, ", ")) + "]"; }
 
 std::string_view SeverityName(Severity severity) {
   switch (severity) {
@@ -48,15 +44,6 @@ std::string_view OriginName(planner::SpecOrigin origin) {
       return "no-counterpart";
   }
   return "rule";
-}
-
-std::string MeshJson(const Mesh& mesh) {
-  std::vector<std::string> names;
-  for (const std::string& name : mesh.axis_names) names.push_back(Quoted(name));
-  std::string out = fmt::format("{{\"axis_names\": [{}], \"shape\": {}, \"devices\": {}", fmt::join(names, ", "),
-                                DimsJson(mesh.shape), mesh.NumDevices());
-  if (!mesh.dcn_shape.empty()) out += ", \"dcn_shape\": " + DimsJson(mesh.dcn_shape);
-  return out + "}";
 }
 
 std::string RuleLabel(const ParamPlan& param) {
@@ -312,20 +299,7 @@ std::string PlanToTable(const PlanView& view) {
       }
       rows.push_back(std::move(row));
     }
-    std::vector<size_t> widths(header.size(), 0);
-    for (const auto& row : rows) {
-      for (size_t c = 0; c < row.size(); ++c) widths[c] = std::max(widths[c], row[c].size());
-    }
-    for (const auto& row : rows) {
-      std::string line;
-      for (size_t c = 0; c < row.size(); ++c) {
-        const bool numeric = c == 6 || c == 7;
-        if (c > 0) line += "  ";
-        line += numeric ? fmt::format("{:>{}}", row[c], widths[c]) : fmt::format("{:<{}}", row[c], widths[c]);
-      }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      out += line + "\n";
-    }
+    out += Columns(rows, {6, 7});
   }
   const DeviceSummary summary = SummarizeDevices(plan.device_bytes);
   out += fmt::format("mesh {} ({} devices), rules {} ({} rules), uneven dims: {}\n", plan.mesh.ToString(),

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "cli/json_text.h"
 #include "core/human.h"
 #include "core/tree_json.h"
 
@@ -49,9 +50,6 @@ Json TreeToJson(const ParamTree& tree, const TreeTotals& totals) {
   json["total_bytes"] = totals.bytes;
   return json;
 }
-
-// A JSON string literal; invalid UTF-8 (impossible from our parsers, but never a throw) is replaced.
-std::string Quoted(const std::string& text) { return Json(text).dump(-1, ' ', false, Json::error_handler_t::replace); }
 
 std::string TreeToJsonText(const ParamTree& tree, const TreeTotals& totals) {
   std::string out = "{\n";
