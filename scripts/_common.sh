@@ -89,11 +89,13 @@ easyplan_build_sanitized() {
   if [[ "${CI:-}" == "true" ]]; then
     werror=ON
   fi
-  if [[ ! -f "$dir/build.ninja" ]] || ! grep -q '^EASYPLAN_FUZZ:BOOL=ON' "$dir/CMakeCache.txt"; then
+  # Four gtest shards per test binary instead of one process per test case (see easyplan_add_gtest).
+  if [[ ! -f "$dir/build.ninja" ]] || ! grep -q '^EASYPLAN_FUZZ:BOOL=ON' "$dir/CMakeCache.txt" ||
+    ! grep -q '^EASYPLAN_TEST_SHARDS:STRING=4' "$dir/CMakeCache.txt"; then
     rm -rf "$dir"
     cmake -S "$EASYPLAN_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1" \
       -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-      -DEASYPLAN_SANITIZE=ON -DEASYPLAN_FUZZ=ON -DEASYPLAN_WERROR="$werror" >&2
+      -DEASYPLAN_SANITIZE=ON -DEASYPLAN_FUZZ=ON -DEASYPLAN_TEST_SHARDS=4 -DEASYPLAN_WERROR="$werror" >&2
   fi
   cmake --build "$dir" "$@" >&2
 }
