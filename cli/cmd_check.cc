@@ -10,6 +10,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "cli/activation_setup.h"
 #include "cli/commands.h"
 #include "cli/memory_setup.h"
 #include "cli/plan_format.h"
@@ -329,39 +330,67 @@ struct CheckRun {
   bool ok() const { return (!layout || layout->ok()) && (!numeric || numeric->ok()) && memory_ok(); }
 };
 
+MemoryFlags TinyMemoryFlags(const NumericSetup& setup, const char* mode) {
+  MemoryFlags memory;
+  memory.mode = mode;
+  memory.batch = setup.model.batch;
+  memory.seq = setup.model.seq;
+  memory.activation_dtype = setup.model.bytes_per_element == 4 ? "float32" : "bfloat16";
+  return memory;
+}
+
+/// `check --memory` serves too: the forward also fills a KV cache, laid out as EasyDeL stores it for a
+/// prefill of the tiny batch and sequence (the activation plan's sanitised cache spec and kvdtype).
+Status AddServeCache(Context& ctx, const CheckFlags& flags, NumericSetup& setup) {
+  EP_ASSIGN_OR_RETURN(std::unique_ptr<planner::ActivationTable> table,
+                      LoadActivationTable(ctx, flags.plan.config.schemas_dir));
+  const MemoryFlags memory = TinyMemoryFlags(setup, "serve");
+  ActivationFlags prefill;
+  prefill.mode = "prefill";
+  prefill.batch = memory.batch;
+  prefill.seq = memory.seq;
+  prefill.dtype = memory.activation_dtype;
+  EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan,
+                      BuildActivationsFromFlags(prefill, *table, *setup.inputs->presets, setup.inputs->resolved.config,
+                                                setup.inputs->mesh));
+  setup.model.cache_axes = plan.cache_key.entries();
+  setup.model.cache_index_axes = plan.cache_index.entries();
+  for (const planner::ActivationTensor& t : plan.tensors) {
+    if (t.name == "kv_cache.key") setup.model.cache_bytes_per_element = std::max(1, DTypeBits(t.dtype) / 8);
+  }
+  return Status();
+}
+
 /// `check --memory`: the measured bytes of the numeric run against `easyplan memory` for the tiny config,
-/// batch and sequence (training, nothing_saveable: each layer keeps only its input, so the residual
-/// stream the forward keeps is exactly the saved set). Parameters, residual stream and logits must
-/// agree to the byte on every device.
+/// batch and sequence. Training with nothing_saveable (each layer keeps only its input, so the residual
+/// stream the forward keeps is exactly the saved set): parameters, residual stream and float32 logits.
+/// Serving: the KV cache the prefill filled. Every figure must agree to the byte on every device.
 Status CompareMemory(Context& ctx, const CheckFlags& flags, NumericSetup& setup, const kernels::NumericReport& n,
                      CheckRun& run) {
   run.memory.emplace();
   if (!n.executed) return Status();
-  MemoryFlags memory;
-  memory.mode = "train";
-  memory.batch = setup.model.batch;
-  memory.seq = setup.model.seq;
-  memory.activation_dtype = setup.model.bytes_per_element == 4 ? "float32" : "bfloat16";
   setup.inputs->resolved.config["gradient_checkpointing"] = "nothing_saveable";
-  EP_ASSIGN_OR_RETURN(planner::MemoryReport report, BuildMemoryReport(ctx, *setup.inputs, setup.plan, memory,
-                                                                      int64_t{1} << 62, flags.plan.config.schemas_dir));
-  const planner::ActivationBreakdown& b = report.breakdown;
-  int64_t tp = 1;
-  if (std::optional<int> axis = setup.plan.mesh.AxisIndex("tp")) tp = setup.plan.mesh.shape[static_cast<size_t>(*axis)];
+  EP_ASSIGN_OR_RETURN(planner::MemoryReport train,
+                      BuildMemoryReport(ctx, *setup.inputs, setup.plan, TinyMemoryFlags(setup, "train"),
+                                        int64_t{1} << 62, flags.plan.config.schemas_dir));
+  EP_ASSIGN_OR_RETURN(planner::MemoryReport serve,
+                      BuildMemoryReport(ctx, *setup.inputs, setup.plan, TinyMemoryFlags(setup, "serve"),
+                                        int64_t{1} << 62, flags.plan.config.schemas_dir));
+  const planner::ActivationBreakdown& b = train.breakdown;
   const int64_t residual = b.layer_saved * b.layers + b.outside / 2;  // every layer's input + the last output
-  for (const planner::DeviceMemory& d : report.devices) {
+  if (serve.devices.size() != train.devices.size()) return Status::Internal("memory reports of different meshes");
+  for (size_t k = 0; k < train.devices.size(); ++k) {
+    const planner::DeviceMemory& d = train.devices[k];
     const size_t i = static_cast<size_t>(d.id);
     // The logits block is float32 in the model; the forward holds it in the activation dtype.
     const int64_t logits = n.measured_logits[i] * 4 / setup.model.bytes_per_element;
-    for (const auto& [what, measured, predicted] : {std::tuple{"params", n.measured_params[i], d.params},
-                                                    std::tuple{"residual stream", n.measured_residual[i], residual},
-                                                    std::tuple{"logits (float32)", logits, b.logits}}) {
+    for (const auto& [what, measured, predicted] :
+         {std::tuple{"params", n.measured_params[i], d.params},
+          std::tuple{"residual stream", n.measured_residual[i], residual},
+          std::tuple{"logits (float32)", logits, b.logits},
+          std::tuple{"kv cache", n.measured_kv_cache[i], serve.devices[k].kv_cache}}) {
       ++run.memory_compared;
-      // The tolerance: the reference forward does not apply the loss's logits constraint (batch,
-      // sequence, hidden_state_axis), so its logits may be up to tp times less sharded than EasyDeL's.
-      const bool is_logits = std::string_view(what).starts_with("logits");
-      const bool ok = is_logits ? measured >= predicted && measured <= predicted * tp : measured == predicted;
-      if (!ok) run.memory->push_back({what, d.id, measured, predicted});
+      if (measured != predicted) run.memory->push_back({what, d.id, measured, predicted});
     }
   }
   return Status();
@@ -443,8 +472,8 @@ std::string ToText(const CheckRun& run) {
       out += "memory: not compared (the forward did not run)\n";
     } else if (run.memory->empty()) {
       out += fmt::format(
-          "memory: measured = predicted on every device ({} figures: parameters and residual stream exact, float32 "
-          "logits within the tp factor; forward only)\n",
+          "memory: measured = predicted on every device ({} figures: parameters, residual stream, float32 logits "
+          "and KV cache, to the byte; forward only)\n",
           run.memory_compared);
     } else {
       out += fmt::format("memory: {} of {} figures differ from `easyplan memory`\n", run.memory->size(),
@@ -569,6 +598,7 @@ StatusOr<int> RunCheck(const CheckFlags& flags, Context& ctx) {
   }
   if (flags.level != "layout") {
     EP_ASSIGN_OR_RETURN(NumericSetup setup, SetUpNumeric(ctx, flags, *inputs, plan));
+    if (flags.memory) EP_RETURN_IF_ERROR(AddServeCache(ctx, flags, setup));
     kernels::NumericOptions options{
         .seed = flags.seed, .injection = injection, .max_devices = flags.max_numeric_devices};
     EP_ASSIGN_OR_RETURN(run.numeric, kernels::RunNumericCheck(setup.model, setup.plan, setup.inputs->tree, options));
@@ -592,8 +622,8 @@ std::function<int(Context&)> AddCheckCommand(CLI::App& app) {
   cmd->add_option("--format", flags->format, "text (default) or json");
   cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
   cmd->add_flag("--memory", flags->memory,
-                "numeric: compare each simulated device's parameter, residual-stream and logits bytes with "
-                "`easyplan memory` (docs/MEMORY.md)");
+                "numeric: compare each simulated device's parameter, residual-stream, logits and KV-cache bytes "
+                "with `easyplan memory` (docs/MEMORY.md)");
   cmd->add_option("--max-numeric-devices", flags->max_numeric_devices,
                   "refuse the numeric check above this many simulated devices (default 64)");
   // Mutation tests only (docs/CHECK.md): deliberately break the run to prove the check fails.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <numeric>
 
 namespace easyplan::kernels {
@@ -17,6 +18,10 @@ class ForwardPass {
     const Mesh& mesh = spmd.geo().mesh();
     hidden_spec_ = ActivationSpec(mesh, {m.batch_axes, m.sequence_axes, m.hidden_axes});
     heads_spec_ = ActivationSpec(mesh, {m.batch_axes, m.sequence_axes, m.head_axes, {}});
+    if (m.cache_axes) {
+      cache_spec_ = ActivationSpec(mesh, *m.cache_axes);
+      cache_index_spec_ = ActivationSpec(mesh, m.cache_index_axes);
+    }
   }
 
   std::vector<Activation> Run(const DistTensor& ids) {
@@ -32,6 +37,7 @@ class ForwardPass {
     h = s_.Reshard(std::move(h), hidden_spec_, "hidden-state constraint");
     out.push_back({"embed", h});
     for (int64_t layer = 0; layer < m_.layers; ++layer) {
+      layer_ = layer;
       s_.comm().SetScope(fmt::format("layer {}", layer));
       h = m_.family == ModelFamily::kGpt2 ? Gpt2Layer(std::move(h), layer) : DecoderLayer(std::move(h), layer);
       out.push_back({fmt::format("layer {}", layer), h});
@@ -47,12 +53,32 @@ class ForwardPass {
                                            "lm_head (tied)")
                                   : s_.Dot(std::move(h), P("lm_head/kernel"), DotDims{{}, {}, {2}, {0}}, "lm_head");
     }
-    out.push_back({"logits", s_.Resolve(std::move(logits), "logits")});
+    // The loss constrains the logits with the train attributes batch_axis, sequence_axis and
+    // hidden_state_axis (activation-shardings.md §3), so the vocab dim lands where hidden states live.
+    out.push_back(
+        {"logits", s_.Reshard(std::move(logits), hidden_spec_, "loss logits constraint"), Activation::Kind::kLogits});
+    out.insert(out.end(), std::make_move_iterator(cache_.begin()), std::make_move_iterator(cache_.end()));
     return out;
   }
 
  private:
   const DistTensor& P(const std::string& name) const { return param_(name); }
+
+  // Prefill writes the layer's keys and values into the cache in the cache's own layout (a reshard
+  // when it differs from the attention layout), plus indexs (tokens written) and starts (0) per sequence.
+  void StoreCache(const DistTensor& key, const DistTensor& value) {
+    if (!m_.cache_axes) return;
+    const std::string layer = std::to_string(layer_);
+    cache_.push_back({"cache " + layer + " k", s_.Reshard(key, cache_spec_, "kv cache store (key)"),
+                      Activation::Kind::kCache, m_.cache_bytes_per_element});
+    cache_.push_back({"cache " + layer + " v", s_.Reshard(value, cache_spec_, "kv cache store (value)"),
+                      Activation::Kind::kCache, m_.cache_bytes_per_element});
+    for (const double fill : {static_cast<double>(m_.seq), 0.0}) {  // indexs, starts
+      const HostTensor index({m_.batch}, fill);
+      cache_.push_back({"cache " + layer + (fill > 0 ? " indexs" : " starts"), s_.Place(index, cache_index_spec_),
+                        Activation::Kind::kCache, 4, /*compared=*/false});
+    }
+  }
 
   // x [B, S, in] . W [in, out] (+ b).
   DistTensor Linear(DistTensor x, const std::string& prefix, bool bias = false) {
@@ -154,6 +180,7 @@ class ForwardPass {
     }
     q = Rope(std::move(q), p + " q");
     k = Rope(std::move(k), p + " k");
+    StoreCache(k, v);
     DistTensor o = Attend(std::move(q), std::move(k), std::move(v), p);
     return Linear(std::move(o), p + "/o_proj", m_.o_bias);
   }
@@ -178,6 +205,10 @@ class ForwardPass {
     DistTensor kv = Heads(Linear(std::move(c), p + "/kv_b_proj"), m_.heads, p + " kv");  // [B, T, H, nope + v]
     DistTensor k_nope = s_.Narrow(kv, 3, 0, nope, p + " k_nope");
     DistTensor value = s_.Narrow(std::move(kv), 3, nope, m_.v_head, p + " value");
+    if (m_.cache_axes) {  // the cached key is [k_nope, k_pe] per head, k_pe shared by every head
+      DistTensor shared_pe = s_.Broadcast(s_.Unsqueeze(k_pe, 2), 2, m_.heads);
+      StoreCache(s_.Concat(k_nope, std::move(shared_pe), 3, p + " cached key"), value);
+    }
     DistTensor s1 =
         s_.Dot(std::move(q_nope), std::move(k_nope), DotDims{{0, 2}, {0, 2}, {3}, {3}}, p + " q_nope.k_nope");
     DistTensor s2 =
@@ -306,6 +337,7 @@ class ForwardPass {
       return Heads(std::move(t), m_.heads, p + " qkv");
     };
     DistTensor q = part(0), k = part(1), v = part(2);
+    StoreCache(k, v);
     DistTensor o = Attend(std::move(q), std::move(k), std::move(v), p + "/attn");
     o = Conv1D(std::move(o), p + "/attn/c_proj");
     h = s_.Add(std::move(h), s_.Reshard(std::move(o), hidden_spec_, "attention output constraint"), "residual");
@@ -322,7 +354,9 @@ class ForwardPass {
   const ModelDesc& m_;
   Spmd& s_;
   const ParamLookup& param_;
-  DistSpec hidden_spec_, heads_spec_;
+  DistSpec hidden_spec_, heads_spec_, cache_spec_, cache_index_spec_;
+  int64_t layer_ = 0;
+  std::vector<Activation> cache_;
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,12 +53,24 @@ struct ModelDesc {
   PartitionSpec::Entry batch_axes, sequence_axes, hidden_axes, head_axes;
   int64_t batch = 2, seq = 8;
   int64_t bytes_per_element = 2;  ///< what a collective moves per element (the activation dtype)
+  // The KV cache a prefill of `seq` tokens fills (serving): when set, every attention layer also stores
+  // its keys [B, T, kv heads, key dim] and values [B, T, kv heads, value dim] laid out by these entries
+  // (EasyDeL's stored cache spec, after its sanitiser), and the cache's per-sequence `indexs` and
+  // `starts` ([B], int32) by cache_index_axes.
+  std::optional<std::vector<PartitionSpec::Entry>> cache_axes;
+  std::vector<PartitionSpec::Entry> cache_index_axes;
+  int64_t cache_bytes_per_element = 2;  ///< kvdtype
 };
 
-/// Named activations the check compares, in execution order ("embed", "layer 0", ..., "logits").
+/// Named tensors the forward produces, in execution order: "embed", "layer 0", ..., "logits", then
+/// (with a cache) "cache 0 k", "cache 0 v", ... and the cache's index vectors.
 struct Activation {
+  enum class Kind { kResidual, kLogits, kCache };
   std::string name;
   DistTensor value;
+  Kind kind = Kind::kResidual;
+  int64_t bytes_per_element = 0;  ///< 0: the model's activation dtype
+  bool compared = true;           ///< false for the cache's index vectors (bookkeeping, not values)
 };
 
 /// Looks up a placed parameter by EasyDeL name (dies on a missing name: the tree comes from the

@@ -257,14 +257,20 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
   Spmd spmd(comm);
   const std::vector<Activation> got = Forward(model, spmd, lookup(sharded), spmd.Place(ids, ids_spec));
   report.executed = true;
-  report.measured_residual.assign(static_cast<size_t>(geo.devices()), 0);
-  report.measured_logits.assign(static_cast<size_t>(geo.devices()), 0);
+  for (std::vector<int64_t>* measured :
+       {&report.measured_residual, &report.measured_logits, &report.measured_kv_cache}) {
+    measured->assign(static_cast<size_t>(geo.devices()), 0);
+  }
   for (const Activation& a : got) {
-    std::vector<int64_t>& into = a.name == "logits" ? report.measured_logits : report.measured_residual;
-    for (size_t d = 0; d < a.value.local.size(); ++d) into[d] += a.value.local[d].size() * model.bytes_per_element;
+    std::vector<int64_t>& into = a.kind == Activation::Kind::kLogits  ? report.measured_logits
+                                 : a.kind == Activation::Kind::kCache ? report.measured_kv_cache
+                                                                      : report.measured_residual;
+    const int64_t element = a.bytes_per_element > 0 ? a.bytes_per_element : model.bytes_per_element;
+    for (size_t d = 0; d < a.value.local.size(); ++d) into[d] += a.value.local[d].size() * element;
   }
 
   for (size_t i = 0; i < want.size(); ++i) {
+    if (!want[i].compared) continue;
     const HostTensor ref = Assemble(want[i].value, geo1);
     const DistTensor& out = got[i].value;
     Comparison c{want[i].name};

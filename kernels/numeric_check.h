@@ -57,8 +57,9 @@ struct NumericReport {
   CommLog comm;
   /// Measured per simulated device, forward only: the bytes of the parameter shards it holds (in each
   /// tensor's dtype), of the residual stream the forward keeps (the embedding output and every layer's
-  /// output, in the activation dtype) and of the logits block (activation dtype). Empty when not executed.
-  std::vector<int64_t> measured_params, measured_residual, measured_logits;
+  /// output, in the activation dtype), of the logits block (activation dtype) and, when the model has a
+  /// cache, of the KV cache the prefill filled (kvdtype; indexs and starts int32). Empty when not executed.
+  std::vector<int64_t> measured_params, measured_residual, measured_logits, measured_kv_cache;
   bool ok() const;
 };
 

@@ -115,6 +115,32 @@ TEST_F(NumericCheckTest, FsdpTimesTpCommunicates) {
   EXPECT_GT(r.comm.Bytes(CollectiveKind::kAllReduce) + r.comm.Bytes(CollectiveKind::kReduceScatter), 0);
 }
 
+TEST_F(NumericCheckTest, KvCacheIsFilledInItsOwnLayoutAndMeasuredPerDevice) {
+  // fsdp=2 x tp=2; the cache [B=4, T=8, kv=4, D=8] over (batch: fsdp, kv heads: tp), kvdtype 1 byte;
+  // indexs/starts [B] int32 over fsdp.
+  const ParamTree tree = LlamaTree(model_);
+  const planner::Plan plan = Plan(tree, kAxes, {1, 2, 1, 2, 1});
+  const NumericReport plain = Run(plan, tree);
+  EXPECT_EQ(plain.comparisons.size(), 4u);
+  EXPECT_EQ(plain.measured_kv_cache, std::vector<int64_t>(4, 0));
+  model_.cache_axes = std::vector<PartitionSpec::Entry>{{"fsdp"}, {}, {"tp"}, {}};
+  model_.cache_index_axes = {{"fsdp"}};
+  model_.cache_bytes_per_element = 1;
+  const NumericReport r = Run(plan, tree);
+  EXPECT_TRUE(r.ok());
+  ASSERT_EQ(r.comparisons.size(), 4u + 2 * 2);  // k and v of both layers, compared with the reference
+  EXPECT_EQ(r.comparisons[4].name, "cache 0 k");
+  const int64_t per_layer = 2 * (4 * 8 * 4 * 8 / 4) * 1 + 2 * (4 / 2) * 4;
+  EXPECT_EQ(r.measured_kv_cache, std::vector<int64_t>(4, 2 * per_layer));
+  // Storing the cache in its own layout does not change what the layers compute.
+  EXPECT_EQ(r.measured_residual, plain.measured_residual);
+  // A replicated cache costs every device the whole cache.
+  model_.cache_axes = std::vector<PartitionSpec::Entry>(4);
+  model_.cache_index_axes = {{}};
+  const NumericReport replicated = Run(plan, tree);
+  EXPECT_EQ(replicated.measured_kv_cache, std::vector<int64_t>(4, 2 * (2 * 4 * 8 * 4 * 8 + 2 * 4 * 4)));
+}
+
 TEST_F(NumericCheckTest, MutationCorruptedShardValueIsCaught) {
   const ParamTree tree = LlamaTree(model_);
   const NumericReport r = Run(Plan(tree, kAxes, {1, 4, 1, 2, 1}), tree, Injection::kCorruptShard);

@@ -483,6 +483,31 @@ DistTensor Spmd::Narrow(DistTensor t, int dim, int64_t start, int64_t length, co
   return t;
 }
 
+DistTensor Spmd::Broadcast(DistTensor t, int dim, int64_t size) const {
+  const size_t d = static_cast<size_t>(dim);
+  EP_CHECK(t.shape[d] == 1 && t.spec.dims[d].empty(), "broadcast of a dim that is not size-1 and unsharded");
+  for (HostTensor& x : t.local) {
+    const std::vector<const HostTensor*> copies(static_cast<size_t>(size), &x);
+    x = kernels::Concat(copies, dim);
+  }
+  t.shape[d] = size;
+  return t;
+}
+
+DistTensor Spmd::Concat(DistTensor a, DistTensor b, int dim, const std::string& why) {
+  const size_t d = static_cast<size_t>(dim);
+  EP_CHECK(a.rank() == b.rank(), "concat ranks differ");
+  a = Resolve(std::move(a), why + " (pending sum)");
+  b = Resolve(std::move(b), why + " (pending sum)");
+  if (!a.spec.dims[d].empty()) a = comm_.AllGather(std::move(a), dim, why + " (concatenated dim)");
+  b = Reshard(std::move(b), a.spec, why + " (second part aligned to the first)");
+  for (size_t dev = 0; dev < a.local.size(); ++dev) {
+    a.local[dev] = kernels::Concat({&a.local[dev], &b.local[dev]}, dim);
+  }
+  a.shape[d] += b.shape[d];
+  return a;
+}
+
 DistTensor Spmd::Embed(DistTensor table, DistTensor ids, const std::string& why) {
   table = Resolve(std::move(table), why);
   ids = Resolve(std::move(ids), why);

@@ -75,6 +75,10 @@ class Spmd {
   DistTensor Merge(DistTensor t, int dim, const std::string& why);
   /// [start, start + length) of `dim`.
   DistTensor Narrow(DistTensor t, int dim, int64_t start, int64_t length, const std::string& why);
+  /// Repeats the size-1, unsharded `dim` `size` times (a value shared by every head, say).
+  DistTensor Broadcast(DistTensor t, int dim, int64_t size) const;
+  /// `a` then `b` along `dim` (equal shapes elsewhere): `dim` is gathered, `b` takes `a`'s layout.
+  DistTensor Concat(DistTensor a, DistTensor b, int dim, const std::string& why);
 
   /// table[ids] for a [V, H] table and integer-valued ids of any rank: [ids..., H].
   DistTensor Embed(DistTensor table, DistTensor ids, const std::string& why);

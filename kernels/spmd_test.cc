@@ -163,6 +163,31 @@ TEST_F(SpmdTest, ReductionsSoftmaxEmbeddingAndReshapesAgreeWithTheFullComputatio
   EXPECT_TRUE(odd.spec.dims[1].empty());
 }
 
+TEST_F(SpmdTest, BroadcastAndConcatBuildAnMlaKeyFromPerHeadAndSharedParts) {
+  // k_nope [B=2, T=4, H=4, 3] sharded (fsdp, -, tp, -); k_pe [2, 4, 1, 2] sharded on T only.
+  const HostTensor nope = Iota({2, 4, 4, 3});
+  const HostTensor pe = Iota({2, 4, 1, 2}, 0.5);
+  DistTensor shared = spmd_.Broadcast(spmd_.Place(pe, Spec({{}, {0}, {}, {}})), 2, 4);
+  EXPECT_EQ(shared.shape, (Dims{2, 4, 4, 2}));
+  DistTensor key = spmd_.Concat(spmd_.Place(nope, Spec({{0}, {}, {1}, {}})), std::move(shared), 3, "key");
+  EXPECT_EQ(key.shape, (Dims{2, 4, 4, 5}));
+  EXPECT_EQ(key.spec.dims, (std::vector<std::vector<int>>{{0}, {}, {1}, {}}));  // the first part's layout
+  const HostTensor got = Assemble(key, geo_);
+  for (int64_t b = 0; b < 2; ++b) {
+    for (int64_t t = 0; t < 4; ++t) {
+      for (int64_t h = 0; h < 4; ++h) {
+        for (int64_t c = 0; c < 5; ++c) {
+          const double want = c < 3 ? nope.data[static_cast<size_t>(((b * 4 + t) * 4 + h) * 3 + c)]
+                                    : pe.data[static_cast<size_t>((b * 4 + t) * 2 + (c - 3))];
+          ASSERT_DOUBLE_EQ(got.data[static_cast<size_t>(((b * 4 + t) * 4 + h) * 5 + c)], want)
+              << b << " " << t << " " << h << " " << c;
+        }
+      }
+    }
+  }
+  EXPECT_GT(Count(CollectiveKind::kAllToAll) + Count(CollectiveKind::kAllGather), 0);  // pe moved off T
+}
+
 TEST_F(SpmdTest, DropAllReduceInjectionLeavesPartialSums) {
   CommLog log;
   Collectives comm(geo_, 4, &log, Injection::kDropAllReduce);
