@@ -22,6 +22,7 @@ struct ValidateFlags {
   std::string output;
   std::string max_memory;
   ActivationFlags activations;  ///< --mode/--batch/--seq: add the activation findings of that mode
+  MemoryFlags step_state;       ///< --optimizer, --max-length, ...: what the whole-memory budget counts
 };
 
 /// Devices whose parameters alone exceed the budget: one finding, the worst device first.
@@ -98,18 +99,29 @@ StatusOr<int> RunValidate(const ValidateFlags& flags, Context& ctx) {
     return Status::BadInput({}, "--batch and --seq describe the activations of a runtime mode: add --mode",
                             {"e.g. --mode decode --batch 8 --seq 4096"});
   }
+  if (!memory_budget && HasStepStateFlags(flags.step_state)) {
+    return Status::BadInput({},
+                            "--optimizer, --grad-dtype, --opt-state-dtype, --master-weights and --max-length size "
+                            "the whole memory: they need --max-memory with --mode train|serve --batch --seq",
+                            {"e.g. --max-memory 80GiB --mode train --batch 8 --seq 4096 --optimizer adafactor"});
+  }
   EP_ASSIGN_OR_RETURN(std::unique_ptr<PlanInputs> inputs, LoadPlanInputs(ctx, flags.plan));
   EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs->Request()));
   std::vector<planner::Finding> findings = plan.findings;
   if (budget && !memory_budget) AddBudgetFindings(plan, *budget, flags.max_memory, findings);
+  std::string whole_memory;  // with a whole-memory budget: the worst device's total, for the summary line
   if (memory_budget) {
-    MemoryFlags memory;
+    MemoryFlags memory = flags.step_state;
     memory.mode = serve ? "serve" : "train";
     memory.batch = flags.activations.batch;
     memory.seq = flags.activations.seq;
+    EP_RETURN_IF_ERROR(CheckMemoryFlags(memory));
     EP_ASSIGN_OR_RETURN(planner::MemoryReport report,
                         BuildMemoryReport(ctx, *inputs, plan, memory, *budget, flags.plan.config.schemas_dir));
     AddMemoryBudgetFinding(report, flags.max_memory, findings);
+    const planner::DeviceMemory& worst = report.devices[static_cast<size_t>(report.worst)];
+    whole_memory =
+        fmt::format("; {} to {} (device {})", HumanBytesBinary(worst.total), serve ? "serve" : "train", worst.id);
   }
   if (with_activations) {
     EP_ASSIGN_OR_RETURN(std::unique_ptr<planner::ActivationTable> table,
@@ -146,10 +158,11 @@ StatusOr<int> RunValidate(const ValidateFlags& flags, Context& ctx) {
     text = FindingsToGithub(findings);
   } else {
     text = FindingsToText(findings);
-    text += fmt::format("{}: {} tensors on mesh {} ({} devices); max {} per device (device {}){}\n",
+    text += fmt::format("{}: {} tensors on mesh {} ({} devices); max {} {}per device (device {}){}{}\n",
                         failed ? "FAILED" : "ok", WithThousands(static_cast<int64_t>(inputs->tree.tensors.size())),
                         plan.mesh.ToString(), WithThousands(plan.mesh.NumDevices()), HumanBytes(summary.max),
-                        summary.worst_device, budget ? " of " + flags.max_memory + " budget" : "");
+                        whole_memory.empty() ? "" : "of parameters ", summary.worst_device, whole_memory,
+                        budget ? " of " + flags.max_memory + " budget" : "");
   }
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return failed ? kExitFindings : kExitOk;
@@ -166,8 +179,9 @@ std::function<int(Context&)> AddValidateCommand(CLI::App& app) {
   cmd->add_option("-o,--output", flags->output, "write the report to FILE (atomically) instead of stdout");
   cmd->add_option("--max-memory", flags->max_memory,
                   "bytes a device may hold, e.g. 80GiB: parameters, or with --mode train|serve --batch --seq "
-                  "the whole memory of `easyplan memory` (adamw, float32 state)");
+                  "the whole memory of `easyplan memory` (by default adamw with float32 state)");
   AddActivationFlags(cmd, flags->activations, /*full=*/false);
+  AddStepStateFlags(cmd, flags->step_state);
   return [flags](Context& ctx) {
     StatusOr<int> code = RunValidate(*flags, ctx);
     return code.ok() ? *code : ReportError(ctx, code.status());

@@ -16,15 +16,25 @@ void AddMemoryFlags(CLI::App* cmd, MemoryFlags& flags, bool mode_flag) {
   if (mode_flag) cmd->add_option("--mode", flags.mode, "train or serve (required)");
   cmd->add_option("--batch", flags.batch, "sequences per step (required)");
   cmd->add_option("--seq", flags.seq, "tokens per sequence (required; serve: the prompt of one prefill step)");
+  AddStepStateFlags(cmd, flags);
+  cmd->add_option("--memory-per-device", flags.memory_per_device,
+                  "memory of one device, e.g. 80GiB (default: the --device's, else 80GiB)");
+  cmd->add_option("--device", flags.device, "a named device, e.g. h100-80g, tpu-v5p-95g (schemas/devices.yaml)");
+}
+
+void AddStepStateFlags(CLI::App* cmd, MemoryFlags& flags) {
   cmd->add_option("--max-length", flags.max_length, "serve: tokens the KV cache holds per sequence (default --seq)");
   cmd->add_option("--optimizer", flags.optimizer, "train: adamw (default), adafactor, lion or sgd");
   cmd->add_option("--grad-dtype", flags.grad_dtype, "train: gradient dtype (default: each parameter's dtype)");
   cmd->add_option("--opt-state-dtype", flags.opt_state_dtype, "train: optimizer state dtype (default float32)");
   cmd->add_flag("--master-weights", flags.master_weights,
                 "train: a float32 master copy of the parameters, counted with the optimizer state");
-  cmd->add_option("--memory-per-device", flags.memory_per_device,
-                  "memory of one device, e.g. 80GiB (default: the --device's, else 80GiB)");
-  cmd->add_option("--device", flags.device, "a named device, e.g. h100-80g, tpu-v5p-95g (schemas/devices.yaml)");
+}
+
+bool HasStepStateFlags(const MemoryFlags& flags) {
+  const MemoryFlags defaults;
+  return flags.max_length.has_value() || flags.optimizer != defaults.optimizer || !flags.grad_dtype.empty() ||
+         flags.opt_state_dtype != defaults.opt_state_dtype || flags.master_weights;
 }
 
 namespace {

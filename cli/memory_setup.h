@@ -30,9 +30,16 @@ struct MemoryFlags {
   std::string activation_dtype;   ///< "" = the config's torch_dtype, else bfloat16 (check --memory sets it)
 };
 
-/// Registers --batch, --seq, --max-length, --optimizer, --grad-dtype, --opt-state-dtype,
-/// --master-weights, --memory-per-device and --device (`mode_flag`: also --mode).
+/// Registers --batch, --seq, --memory-per-device, --device and the step flags below (`mode_flag`: also
+/// --mode).
 void AddMemoryFlags(CLI::App* cmd, MemoryFlags& flags, bool mode_flag);
+
+/// Registers what the step holds besides the model: --max-length, --optimizer, --grad-dtype,
+/// --opt-state-dtype and --master-weights (validate's whole-memory budget takes them too).
+void AddStepStateFlags(CLI::App* cmd, MemoryFlags& flags);
+
+/// True when a flag of AddStepStateFlags differs from its default.
+bool HasStepStateFlags(const MemoryFlags& flags);
 
 /// The flag checks that need no config. `budget_flag` names the flag the budget came from in messages.
 Status CheckMemoryFlags(const MemoryFlags& flags);
