@@ -4,14 +4,22 @@
 
 namespace easyplan {
 
+PartitionSpec::PartitionSpec(std::vector<Entry> entries)
+    : entries_(entries.empty() ? nullptr : std::make_shared<const std::vector<Entry>>(std::move(entries))) {}
+
+const std::vector<PartitionSpec::Entry>& PartitionSpec::NoEntries() {
+  static const std::vector<Entry> none;
+  return none;
+}
+
 std::vector<std::string> PartitionSpec::AllAxes() const {
   std::vector<std::string> axes;
-  for (const Entry& entry : entries_) axes.insert(axes.end(), entry.begin(), entry.end());
+  for (const Entry& entry : entries()) axes.insert(axes.end(), entry.begin(), entry.end());
   return axes;
 }
 
 bool PartitionSpec::IsReplicated() const {
-  for (const Entry& entry : entries_) {
+  for (const Entry& entry : entries()) {
     if (!entry.empty()) return false;
   }
   return true;
@@ -19,7 +27,7 @@ bool PartitionSpec::IsReplicated() const {
 
 std::string PartitionSpec::ToString() const {
   std::vector<std::string> parts;
-  for (const Entry& entry : entries_) {
+  for (const Entry& entry : entries()) {
     if (entry.empty()) {
       parts.push_back("None");
     } else if (entry.size() == 1) {
@@ -35,7 +43,7 @@ std::string PartitionSpec::ToString() const {
 
 Json PartitionSpec::ToJson() const {
   Json json = Json::array();
-  for (const Entry& entry : entries_) {
+  for (const Entry& entry : entries()) {
     if (entry.empty()) {
       json.push_back(nullptr);
     } else if (entry.size() == 1) {

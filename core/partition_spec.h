@@ -1,6 +1,7 @@
 #ifndef EASYPLAN_CORE_PARTITION_SPEC_H_
 #define EASYPLAN_CORE_PARTITION_SPEC_H_
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,12 +20,12 @@ class PartitionSpec {
   using Entry = std::vector<std::string>;  // empty = None
 
   PartitionSpec() = default;
-  explicit PartitionSpec(std::vector<Entry> entries) : entries_(std::move(entries)) {}
+  explicit PartitionSpec(std::vector<Entry> entries);
 
-  int size() const { return static_cast<int>(entries_.size()); }
-  bool empty() const { return entries_.empty(); }
-  const Entry& operator[](int dim) const { return entries_[static_cast<size_t>(dim)]; }
-  const std::vector<Entry>& entries() const { return entries_; }
+  int size() const { return entries_ ? static_cast<int>(entries_->size()) : 0; }
+  bool empty() const { return size() == 0; }
+  const Entry& operator[](int dim) const { return (*entries_)[static_cast<size_t>(dim)]; }
+  const std::vector<Entry>& entries() const { return entries_ ? *entries_ : NoEntries(); }
 
   /// Every axis named anywhere, in order of appearance (duplicates kept, for the duplicate check).
   std::vector<std::string> AllAxes() const;
@@ -42,10 +43,16 @@ class PartitionSpec {
   /// `[]` is P(); `[null]` is P(None). Errors (BadInput, no location) say what was found.
   static StatusOr<PartitionSpec> FromJson(const Json& json);
 
-  friend bool operator==(const PartitionSpec&, const PartitionSpec&) = default;
+  friend bool operator==(const PartitionSpec& a, const PartitionSpec& b) {
+    return a.entries_ == b.entries_ || a.entries() == b.entries();
+  }
 
  private:
-  std::vector<Entry> entries_;
+  static const std::vector<Entry>& NoEntries();
+
+  // Immutable and shared, so copies are cheap: a plan hands one resolved spec to thousands of
+  // parameters. P() holds no vector at all.
+  std::shared_ptr<const std::vector<Entry>> entries_;
 };
 
 }  // namespace easyplan

@@ -7,7 +7,6 @@
 #include <cstring>
 #include <optional>
 #include <set>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -310,11 +309,20 @@ class FastTreeParser {
     return true;
   }
 
+  // Sorting (hash, index) pairs instead of filling a node-based set: one allocation, not one per name.
   static bool UniqueNames(const std::vector<TensorEntry>& tensors) {
-    std::unordered_set<std::string_view> names;
-    names.reserve(tensors.size());
-    for (const TensorEntry& tensor : tensors) {
-      if (!names.insert(tensor.name).second) return false;
+    std::vector<std::pair<size_t, size_t>> keys(tensors.size());
+    const std::hash<std::string_view> hash;
+    for (size_t i = 0; i < tensors.size(); ++i) keys[i] = {hash(tensors[i].name), i};
+    // Names only break hash ties, so a duplicate lands next to its twin even among colliding hashes.
+    std::sort(keys.begin(), keys.end(), [&tensors](const auto& a, const auto& b) {
+      if (a.first != b.first) return a.first < b.first;
+      return tensors[a.second].name < tensors[b.second].name;
+    });
+    for (size_t i = 0; i + 1 < keys.size(); ++i) {
+      if (keys[i].first == keys[i + 1].first && tensors[keys[i].second].name == tensors[keys[i + 1].second].name) {
+        return false;
+      }
     }
     return true;
   }

@@ -205,6 +205,7 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
   std::map<GroupKey, int> group_index;
   std::unordered_map<std::string, CorrectedSpec> corrections;  // by (rule shape, rule index)
   std::unordered_map<std::string, int> group_by_fast_key;
+  std::string correction_key, fast_key;  // reused: a key per tensor without an allocation per tensor
 
   for (size_t t = 0; t < tree.tensors.size(); ++t) {
     const TensorEntry& tensor = tree.tensors[t];
@@ -248,13 +249,12 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
 
     // Correct on the rule-layout shape (where EasyDeL applies the spec), then map onto this tensor.
     // The correction depends only on (rule, shape): thousands of layers share a handful of results.
-    std::string correction_key(reinterpret_cast<const char*>(rule_shape.dims().data()),
-                               rule_shape.dims().size() * sizeof(int64_t));
+    correction_key.assign(reinterpret_cast<const char*>(rule_shape.dims().data()),
+                          rule_shape.dims().size() * sizeof(int64_t));
     correction_key.append(reinterpret_cast<const char*>(&param.rule), sizeof(param.rule));
     auto cached = corrections.find(correction_key);
     if (cached == corrections.end()) {
-      cached = corrections.emplace(std::move(correction_key), CorrectSpec(rule_shape, rule_spec, mesh, request.uneven))
-                   .first;
+      cached = corrections.emplace(correction_key, CorrectSpec(rule_shape, rule_spec, mesh, request.uneven)).first;
     }
     const CorrectedSpec& corrected = cached->second;
     param.spec = link && link->has_counterpart ? MapSpec(rule_spec, link->dim_of) : rule_spec;
@@ -287,7 +287,7 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
     // Per-expert tensors: the stacked expert dim's entry decides which devices hold this expert.
     // Tensors of one (rule, rule shape, shape, dtype, dim map, expert) land in the same group: look the
     // group up by those few integers before building the full key.
-    std::string fast_key = cached->first;
+    fast_key.assign(cached->first);
     const auto append = [&fast_key](int64_t value) {
       fast_key.append(reinterpret_cast<const char*>(&value), sizeof(value));
     };
@@ -341,7 +341,7 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
         plan.groups.push_back(std::move(group));
       }
       param.group = it->second;
-      group_by_fast_key.emplace(std::move(fast_key), param.group);
+      group_by_fast_key.emplace(fast_key, param.group);
     }
     ++plan.groups[static_cast<size_t>(param.group)].tensors;
 
