@@ -277,9 +277,13 @@ class FastTreeParser {
       } else if (key.unsafe_is_equal("dtype")) {
         std::string_view text;
         if (!Once(&seen, kDType) || !PlainString(item, &text)) return false;
-        std::optional<DType> dtype = ParseDType(text);
-        if (!dtype) return false;
-        tensor->dtype = *dtype;
+        if (!last_dtype_ || text != last_dtype_text_) {  // trees list a few dtypes thousands of times
+          std::optional<DType> dtype = ParseDType(text);
+          if (!dtype) return false;
+          last_dtype_text_.assign(text);
+          last_dtype_ = *dtype;
+        }
+        tensor->dtype = *last_dtype_;
       } else if (key.unsafe_is_equal("role")) {
         std::string_view text;
         if (!Once(&seen, kRole) || !PlainString(item, &text)) return false;
@@ -332,6 +336,8 @@ class FastTreeParser {
   size_t values_ = 0;
   size_t reserve_ = 0;
   std::vector<int64_t> dims_;  // reused across tensors
+  std::string last_dtype_text_;
+  std::optional<DType> last_dtype_;  // of last_dtype_text_; none before the first tensor
 };
 
 bool FastPath(simdjson::padded_string_view json, const Limits& limits, int64_t max_tensors, ParamTree* tree) {

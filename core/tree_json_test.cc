@@ -86,6 +86,12 @@ TEST(TreeJsonTest, AgreesWithTheReferencePathOnEdgeCases) {
   const std::vector<std::string> cases = {
       // Valid, some of them only for the reference path.
       R"({"params": []})",
+      // The fast path remembers the last dtype it parsed: a different one after it is parsed again.
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "bf16"}, {"name": "b", "shape": [1], "dtype": "F8_E4M3"},
+                     {"name": "c", "shape": [1], "dtype": "bf16"}]})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "bf16"}, {"name": "b", "shape": [1], "dtype": "bf17"}]})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": ""}]})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "f32"}, {"name": "b", "shape": [1], "dtype": ""}]})",
       R"({"model_type": null, "params": []})",
       "\xEF\xBB\xBF{\"params\": []}",
       R"(  {"params": [{"name": "a", "shape": [-0], "dtype": "f32"}]}  )",
