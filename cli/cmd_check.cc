@@ -46,8 +46,6 @@ StatusOr<Injection> ParseInjection(const std::string& text) {
 
 // ---- the tiny config ----
 
-int64_t Gcd(int64_t a, int64_t b) { return std::gcd(a, b); }
-int64_t Lcm(int64_t a, int64_t b) { return a / Gcd(a, b) * b; }
 int64_t RoundUp(int64_t value, int64_t unit) { return (value + unit - 1) / unit * unit; }
 
 int64_t IntKey(const Json& config, const char* key, int64_t fallback) {
@@ -117,7 +115,7 @@ std::vector<std::string> TinySets(const Json& config, const std::string& model_t
   const int64_t head_dim = 8;
   const int64_t head_tiles = EntryTiles(mesh, AxisEntry(config, "head_axis"));
   // A head count that keeps heads * head_dim divisible by the device count and heads by the head axis.
-  const int64_t unit = Lcm(devices / Gcd(devices, head_dim), head_tiles);
+  const int64_t unit = std::lcm(devices / std::gcd(devices, head_dim), head_tiles);
   const int64_t kv_unit = RoundUp(2, unit);  // at least two kv groups, so the kv-head split is exercised
   const int64_t hidden = RoundUp(64, devices);
   // A vocabulary the mesh does not divide stays indivisible, so eformer's correction replicates it in
@@ -151,7 +149,7 @@ std::vector<std::string> TinySets(const Json& config, const std::string& model_t
     num("num_key_value_heads", RoundUp(4, unit));
     const int64_t top_k = IntKey(config, "num_experts_per_tok", 2);
     const int64_t groups = std::max<int64_t>(IntKey(config, "n_group", 1), 1);
-    num("n_routed_experts", RoundUp(std::max({4 * top_k, 2 * groups, int64_t{4}}), Lcm(devices, groups)));
+    num("n_routed_experts", RoundUp(std::max({4 * top_k, 2 * groups, int64_t{4}}), std::lcm(devices, groups)));
     num("moe_intermediate_size", RoundUp(32, devices));
     num("first_k_dense_replace", std::min<int64_t>(IntKey(config, "first_k_dense_replace", 0), 1));
     if (!IsNull(config, "q_lora_rank")) num("q_lora_rank", RoundUp(32, devices));
