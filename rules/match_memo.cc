@@ -29,7 +29,14 @@ size_t RepetitionLength(std::string_view text) {
 }  // namespace
 
 std::string NumberShape(std::string_view name) {
-  std::string shape(name);
+  std::string shape;
+  NumberShapeInto(name, &shape);
+  return shape;
+}
+
+void NumberShapeInto(std::string_view name, std::string* out) {
+  std::string& shape = *out;
+  shape.assign(name);
   size_t i = 0;
   while (i < shape.size()) {
     if (!IsDigit(shape[i])) {
@@ -44,7 +51,6 @@ std::string NumberShape(std::string_view name) {
       std::fill(shape.begin() + static_cast<std::ptrdiff_t>(i), shape.begin() + static_cast<std::ptrdiff_t>(end), '0');
     i = end;
   }
-  return shape;
 }
 
 bool IsNumberBlind(std::string_view pattern) {
@@ -111,7 +117,7 @@ const std::vector<int>& MatchMemo::AllMatches(std::string_view name) {
     uncached_ = matcher_.AllMatches(name);
     return uncached_;
   }
-  key_ = NumberShape(name);
+  NumberShapeInto(name, &key_);
   auto found = memo_.find(key_);
   if (found == memo_.end()) {
     ++runs_;

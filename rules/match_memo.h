@@ -21,6 +21,8 @@ namespace easyplan::rules {
 /// A number component of `name` is a maximal run of digits with a '.' or '/' (or the start or end
 /// of the name) on both sides. NumberShape replaces their digits by '0'.
 std::string NumberShape(std::string_view name);
+/// NumberShape written into `out` (its capacity is reused: no allocation once it is large enough).
+void NumberShapeInto(std::string_view name, std::string* out);
 
 /// True when no construct of `pattern` that could match a digit of a number component can tell two
 /// digits apart, so that a name and its NumberShape match alike. Constructs RE2 accepts that treat
@@ -46,7 +48,7 @@ class MatchMemo {
  private:
   const RuleMatcher& matcher_;
   bool number_blind_ = true;
-  std::string key_;
+  std::string key_;  // the current name's number shape; kept to reuse its buffer
   std::vector<int> uncached_;
   std::unordered_map<std::string, std::vector<int>> memo_;
   int64_t runs_ = 0;

@@ -28,6 +28,14 @@ TEST(IsNumberBlindTest, ADigitThatCouldMatchPartOfANumberIsNotBlind) {
   }
 }
 
+TEST(NumberShapeTest, IntoAReusedBufferGivesTheSameShapes) {
+  std::string buffer;
+  for (std::string_view name : {"model.layers.12.mlp.experts.107.w1.weight", "lm_head.weight", "h.3.attn", ""}) {
+    NumberShapeInto(name, &buffer);
+    EXPECT_EQ(buffer, NumberShape(name)) << name;  // a shorter name after a longer one leaves nothing behind
+  }
+}
+
 TEST(NumberShapeTest, ZeroesOnlyTheDigitsOfWholeNumberComponents) {
   EXPECT_EQ(NumberShape("model.layers.12.mlp.experts.7.w1.weight"), "model.layers.00.mlp.experts.0.w1.weight");
   EXPECT_EQ(NumberShape("model/layers/255/ln_2/scale"), "model/layers/000/ln_2/scale");
