@@ -13,6 +13,7 @@
 #include "core/did_you_mean.h"
 #include "core/document.h"
 #include "core/dtype.h"
+#include "core/unique_names.h"
 
 namespace easyplan {
 
@@ -202,7 +203,7 @@ class FastTreeParser {
     if ((seen & kParams) == 0) return false;
     // Nothing may follow the root object.
     if (doc.current_location().error() != simdjson::OUT_OF_BOUNDS) return false;
-    if (!UniqueNames(tree.tensors)) return false;
+    if (!NamesAreUnique(tree.tensors)) return false;
     *out = std::move(tree);
     return true;
   }
@@ -277,13 +278,9 @@ class FastTreeParser {
       } else if (key.unsafe_is_equal("dtype")) {
         std::string_view text;
         if (!Once(&seen, kDType) || !PlainString(item, &text)) return false;
-        if (!last_dtype_ || text != last_dtype_text_) {  // trees list a few dtypes thousands of times
-          std::optional<DType> dtype = ParseDType(text);
-          if (!dtype) return false;
-          last_dtype_text_.assign(text);
-          last_dtype_ = *dtype;
-        }
-        tensor->dtype = *last_dtype_;
+        const std::optional<DType> dtype = CachedDType(text);
+        if (!dtype) return false;
+        tensor->dtype = *dtype;
       } else if (key.unsafe_is_equal("role")) {
         std::string_view text;
         if (!Once(&seen, kRole) || !PlainString(item, &text)) return false;
@@ -313,22 +310,22 @@ class FastTreeParser {
     return true;
   }
 
-  // Sorting (hash, index) pairs instead of filling a node-based set: one allocation, not one per name.
-  static bool UniqueNames(const std::vector<TensorEntry>& tensors) {
-    std::vector<std::pair<size_t, size_t>> keys(tensors.size());
-    const std::hash<std::string_view> hash;
-    for (size_t i = 0; i < tensors.size(); ++i) keys[i] = {hash(tensors[i].name), i};
-    // Names only break hash ties, so a duplicate lands next to its twin even among colliding hashes.
-    std::sort(keys.begin(), keys.end(), [&tensors](const auto& a, const auto& b) {
-      if (a.first != b.first) return a.first < b.first;
-      return tensors[a.second].name < tensors[b.second].name;
-    });
-    for (size_t i = 0; i + 1 < keys.size(); ++i) {
-      if (keys[i].first == keys[i + 1].first && tensors[keys[i].second].name == tensors[keys[i + 1].second].name) {
-        return false;
-      }
+  static bool NamesAreUnique(const std::vector<TensorEntry>& tensors) {
+    UniqueNames names(tensors.size());
+    for (const TensorEntry& tensor : tensors) {
+      if (!names.Insert(tensor.name)) return false;
     }
     return true;
+  }
+
+  // Trees spell a handful of dtypes tens of thousands of times: each distinct spelling is parsed once.
+  std::optional<DType> CachedDType(std::string_view text) {
+    for (const auto& [spelling, dtype] : dtypes_) {
+      if (spelling == text) return dtype;
+    }
+    std::optional<DType> dtype = ParseDType(text);
+    if (dtype && dtypes_.size() < kMaxCachedDTypes) dtypes_.emplace_back(std::string(text), *dtype);
+    return dtype;
   }
 
   const Limits& limits_;
@@ -336,8 +333,8 @@ class FastTreeParser {
   size_t values_ = 0;
   size_t reserve_ = 0;
   std::vector<int64_t> dims_;  // reused across tensors
-  std::string last_dtype_text_;
-  std::optional<DType> last_dtype_;  // of last_dtype_text_; none before the first tensor
+  static constexpr size_t kMaxCachedDTypes = 16;
+  std::vector<std::pair<std::string, DType>> dtypes_;  // spelling -> dtype, for CachedDType
 };
 
 bool FastPath(simdjson::padded_string_view json, const Limits& limits, int64_t max_tensors, ParamTree* tree) {

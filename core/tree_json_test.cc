@@ -86,10 +86,18 @@ TEST(TreeJsonTest, AgreesWithTheReferencePathOnEdgeCases) {
   const std::vector<std::string> cases = {
       // Valid, some of them only for the reference path.
       R"({"params": []})",
-      // The fast path remembers the last dtype it parsed: a different one after it is parsed again.
+      // The fast path caches each dtype spelling it parsed: spellings that alternate, a new one after
+      // them, and an unknown one after known ones.
       R"({"params": [{"name": "a", "shape": [1], "dtype": "bf16"}, {"name": "b", "shape": [1], "dtype": "F8_E4M3"},
                      {"name": "c", "shape": [1], "dtype": "bf16"}]})",
       R"({"params": [{"name": "a", "shape": [1], "dtype": "bf16"}, {"name": "b", "shape": [1], "dtype": "bf17"}]})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "bf16"}, {"name": "b", "shape": [1], "dtype": "f32"},
+                     {"name": "c", "shape": [1], "dtype": "bf16"}, {"name": "d", "shape": [1], "dtype": "BF16"},
+                     {"name": "e", "shape": [1], "dtype": "f32"}, {"name": "f", "shape": [1], "dtype": "bf1"}]})",
+      // Duplicate names, adjacent or far apart.
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "f32"}, {"name": "a", "shape": [1], "dtype": "f32"}]})",
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "f32"}, {"name": "b", "shape": [1], "dtype": "f32"},
+                     {"name": "c", "shape": [1], "dtype": "f32"}, {"name": "b", "shape": [1], "dtype": "f32"}]})",
       R"({"params": [{"name": "a", "shape": [1], "dtype": ""}]})",
       R"({"params": [{"name": "a", "shape": [1], "dtype": "f32"}, {"name": "b", "shape": [1], "dtype": ""}]})",
       R"({"model_type": null, "params": []})",

@@ -58,20 +58,25 @@ Severity FindingSeverity(FindingCode code) {
   }
 }
 
-void FindingList::Add(Finding finding, int dim, std::string_view axis) {
+bool FindingList::KeyedByTensor(const Finding& finding) {
+  return finding.rule < 0 && !finding.tensor.empty() && finding.code != FindingCode::kUnmatchedTensor &&
+         finding.code != FindingCode::kNoCounterpart;
+}
+
+size_t FindingList::Add(Finding finding, int dim, std::string_view axis) {
   std::string key = std::string(FindingCodeName(finding.code)) + "\x1f" + std::to_string(finding.rule) + "\x1f" +
                     std::to_string(dim) + "\x1f" + std::string(axis);
-  if (finding.rule < 0 && !finding.tensor.empty() && finding.code != FindingCode::kUnmatchedTensor &&
-      finding.code != FindingCode::kNoCounterpart) {
+  if (KeyedByTensor(finding)) {
     key += "\x1f" + finding.tensor;  // without a rule, only identical tensors aggregate
   }
   const auto [it, inserted] = index_.try_emplace(std::move(key), findings_.size());
   if (!inserted) {
     findings_[it->second].count += finding.count;
-    return;
+    return it->second;
   }
   finding.severity = FindingSeverity(finding.code);
   findings_.push_back(std::move(finding));
+  return findings_.size() - 1;
 }
 
 std::vector<Finding> FindingList::Take() {

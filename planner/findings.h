@@ -53,7 +53,14 @@ struct Finding {
 /// the existing finding instead of adding a line.
 class FindingList {
  public:
-  void Add(Finding finding, int dim = -1, std::string_view axis = {});
+  /// Returns the finding's position, which Recount takes (valid until Take).
+  size_t Add(Finding finding, int dim = -1, std::string_view axis = {});
+  /// Counts `count` more tensors into the finding at `position`: what Add of an equal key does, without
+  /// building the finding again.
+  void Recount(size_t position, int64_t count) { findings_[position].count += count; }
+  /// True when the finding's key includes its tensor's name (no rule to aggregate by), so another
+  /// tensor with the same problem gets a finding of its own.
+  static bool KeyedByTensor(const Finding& finding);
   /// Sorted: errors, warnings, notes; within a severity, in the order they were first added.
   std::vector<Finding> Take();
 

@@ -81,6 +81,41 @@ struct GroupKey {
   bool operator<(const GroupKey& other) const { return Tie() < other.Tie(); }
 };
 
+/// What planning one tensor produced, replayed for later tensors that nothing in the plan can tell
+/// apart from it (see OutcomeKey): its plan entry, the rules its name matched and the findings it
+/// was counted into.
+struct TensorOutcome {
+  ParamPlan param;
+  std::vector<int> matches;
+  std::vector<size_t> findings;  ///< positions in the FindingList
+  bool replayable = true;        ///< false when a finding is keyed by this tensor's own name
+};
+
+/// Writes into `key` what a tensor's plan depends on besides the plan-wide inputs: the name the rules
+/// see, as its number shape (used only when no rule or logical-dim pattern can tell the digits of a
+/// number apart), the tensor's shape and dtype, and its layout link. A model's 92k tensors have a few
+/// hundred keys.
+void OutcomeKey(std::string_view match_name, const TensorEntry& tensor, const LayoutLink* link, std::string* key) {
+  const auto append = [key](int64_t value) { key->append(reinterpret_cast<const char*>(&value), sizeof(value)); };
+  const auto append_shape = [&append](const Shape& shape) {
+    append(shape.rank());
+    for (int64_t dim : shape.dims()) append(dim);
+  };
+  rules::NumberShapeInto(match_name, key);
+  append_shape(tensor.shape);
+  append(DTypeBits(tensor.dtype));
+  append(link != nullptr);
+  if (link) {
+    append(link->has_counterpart);
+    append_shape(link->rule_shape);
+    append(static_cast<int64_t>(link->dim_of.size()));
+    for (int dim : link->dim_of) append(dim);
+    append(link->expert_dim);
+    append(link->expert);
+  }
+  append(static_cast<int64_t>(match_name.size()));  // last, so the name's end is never ambiguous
+}
+
 /// Devices holding `group`'s tensors only on some devices (experts) or unevenly (chunks).
 bool NeedsPerDevice(const LayoutGroup& group) { return !group.Uniform(); }
 
@@ -207,42 +242,46 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
   std::unordered_map<std::string, int> group_by_fast_key;
   std::string correction_key, fast_key;  // reused: a key per tensor without an allocation per tensor
 
-  for (size_t t = 0; t < tree.tensors.size(); ++t) {
+  // Plans tensor t from scratch, recording in `outcome` what a tensor with the same key replays.
+  const auto plan_tensor = [&](size_t t, TensorOutcome& outcome) -> Status {
     const TensorEntry& tensor = tree.tensors[t];
     const LayoutLink* link = request.links.empty() ? nullptr : &request.links[t];
-    ParamPlan param;
+    ParamPlan& param = outcome.param;
     param.tensor = static_cast<int>(t);
+    const auto add_finding = [&](Finding finding, int dim = -1, std::string_view axis = {}) {
+      outcome.replayable = outcome.replayable && !FindingList::KeyedByTensor(finding);
+      outcome.findings.push_back(findings.Add(std::move(finding), dim, axis));
+    };
 
     const std::string& match_name = link ? link->rule_name : tensor.name;
     const Shape& rule_shape = link ? link->rule_shape : tensor.shape;
     PartitionSpec rule_spec;  // on rule_shape's dims
     if (link && !link->has_counterpart) {
       param.origin = SpecOrigin::kNoCounterpart;
-      findings.Add(Finding{.code = FindingCode::kNoCounterpart,
-                           .message = fmt::format("{} has no counterpart in the {} layout the rules are written for; "
-                                                  "it is laid out replicated",
-                                                  tensor.name, LayoutName(rule_set.layout)),
-                           .tensor = tensor.name,
-                           .count = 1});
+      add_finding(Finding{.code = FindingCode::kNoCounterpart,
+                          .message = fmt::format("{} has no counterpart in the {} layout the rules are written for; "
+                                                 "it is laid out replicated",
+                                                 tensor.name, LayoutName(rule_set.layout)),
+                          .tensor = tensor.name,
+                          .count = 1});
     } else if (rule_shape.rank() == 0) {
       param.origin = SpecOrigin::kScalar;  // eformer: scalars get P() before any rule is tried
     } else {
       const std::vector<int>& matches = match_memo.AllMatches(match_name);
-      for (int r : matches) ++plan.rule_matches[static_cast<size_t>(r)];
+      outcome.matches = matches;
       if (matches.empty()) {
         param.origin = SpecOrigin::kUnmatched;
-        findings.Add(Finding{.code = FindingCode::kUnmatchedTensor,
-                             .message = "Partition rule not found for param: " + match_name,
-                             .tensor = tensor.name,
-                             .count = 1,
-                             .loc = SourceLoc{rule_set.source, "", 0, 0},
-                             .notes = {"add a rule that matches it, or a final catch-all {match: \".*\", spec: "
-                                       "Replicated}"}});
+        add_finding(Finding{.code = FindingCode::kUnmatchedTensor,
+                            .message = "Partition rule not found for param: " + match_name,
+                            .tensor = tensor.name,
+                            .count = 1,
+                            .loc = SourceLoc{rule_set.source, "", 0, 0},
+                            .notes = {"add a rule that matches it, or a final catch-all {match: \".*\", spec: "
+                                      "Replicated}"}});
       } else {
         param.origin = SpecOrigin::kRule;
         param.rule = matches.front();
         param.rule_case = rule_cases[static_cast<size_t>(param.rule)];
-        ++plan.rule_hits[static_cast<size_t>(param.rule)];
         rule_spec = rule_specs[static_cast<size_t>(param.rule)];
       }
     }
@@ -263,13 +302,13 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
     if (param.origin == SpecOrigin::kRule) {
       const rules::Rule& rule = rule_set.rules[static_cast<size_t>(param.rule)];
       for (const SpecIssue& issue : corrected.issues) {
-        findings.Add(Finding{.code = CodeOf(issue.kind),
-                             .message = tensor.name + ": " + issue.message,
-                             .tensor = tensor.name,
-                             .count = 1,
-                             .rule = param.rule,
-                             .loc = rule.loc},
-                     issue.dim, issue.axis);
+        add_finding(Finding{.code = CodeOf(issue.kind),
+                            .message = tensor.name + ": " + issue.message,
+                            .tensor = tensor.name,
+                            .count = 1,
+                            .rule = param.rule,
+                            .loc = rule.loc},
+                    issue.dim, issue.axis);
       }
     }
     if (request.logical_dims && param.origin == SpecOrigin::kRule) {
@@ -280,7 +319,7 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
                                          mesh, *request.config, &dim)) {
         finding->rule = param.rule;
         finding->loc = rule_set.rules[static_cast<size_t>(param.rule)].loc;
-        findings.Add(std::move(*finding), dim);
+        add_finding(std::move(*finding), dim);
       }
     }
     param.issues = corrected.issues;
@@ -343,7 +382,6 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
       param.group = it->second;
       group_by_fast_key.emplace(fast_key, param.group);
     }
-    ++plan.groups[static_cast<size_t>(param.group)].tensors;
 
     // A large tensor held whole by every device while some mesh axis could split one of its dims.
     LayoutGroup& group = plan.groups[static_cast<size_t>(param.group)];
@@ -370,11 +408,44 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
                           .rule = param.rule,
                           .notes = {"mesh axis " + could + ": a rule giving that dim the axis would split it"}};
           if (param.rule >= 0) finding.loc = rule_set.rules[static_cast<size_t>(param.rule)].loc;
-          findings.Add(std::move(finding));
+          add_finding(std::move(finding));
         }
       }
     }
-    plan.params.push_back(std::move(param));
+    return Status();
+  };
+
+  // Counts a planned tensor into the plan's totals.
+  const auto count = [&plan](const TensorOutcome& outcome) {
+    for (int r : outcome.matches) ++plan.rule_matches[static_cast<size_t>(r)];
+    if (outcome.param.origin == SpecOrigin::kRule) ++plan.rule_hits[static_cast<size_t>(outcome.param.rule)];
+    ++plan.groups[static_cast<size_t>(outcome.param.group)].tensors;
+  };
+
+  // Tensors are replayed by their OutcomeKey only when names can be reduced to number shapes.
+  const bool replay = request.replay_outcomes && match_memo.number_blind() &&
+                      (request.logical_dims == nullptr || request.logical_dims->number_blind());
+  std::unordered_map<std::string, TensorOutcome> outcomes;
+  std::string outcome_key;
+  for (size_t t = 0; t < tree.tensors.size(); ++t) {
+    const LayoutLink* link = request.links.empty() ? nullptr : &request.links[t];
+    if (replay) {
+      OutcomeKey(link ? std::string_view(link->rule_name) : std::string_view(tree.tensors[t].name), tree.tensors[t],
+                 link, &outcome_key);
+      if (auto found = outcomes.find(outcome_key); found != outcomes.end()) {
+        const TensorOutcome& outcome = found->second;
+        count(outcome);
+        for (size_t position : outcome.findings) findings.Recount(position, 1);
+        ParamPlan& param = plan.params.emplace_back(outcome.param);
+        param.tensor = static_cast<int>(t);
+        continue;
+      }
+    }
+    TensorOutcome outcome;
+    EP_RETURN_IF_ERROR(plan_tensor(t, outcome));
+    count(outcome);
+    plan.params.push_back(outcome.param);
+    if (replay && outcome.replayable) outcomes.emplace(outcome_key, std::move(outcome));
   }
 
   // Per-device totals: uniform groups add one constant; the others are walked device by device.

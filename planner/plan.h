@@ -5,7 +5,9 @@
 // (eformer match_partition_rules), its spec resolved through the config's partition_axis, corrected
 // for its shape (layout.h) and laid on the mesh. Tensors that share (shape, effective spec, dtype, expert
 // placement) share one TensorLayout, so per-device totals cost O(groups), plus O(devices) per group
-// whose devices differ (uneven chunks, per-expert tensors), never O(tensors x devices).
+// whose devices differ (uneven chunks, per-expert tensors), never O(tensors x devices). Matching,
+// correction and checks run once per distinct tensor "kind" (number shape of the name, shape, dtype,
+// link), not once per tensor.
 
 #include <cstdint>
 #include <memory>
@@ -53,6 +55,10 @@ struct PlanRequest {
   int64_t max_devices = int64_t{1} << 22;
   /// A fully replicated tensor at least this large is a warning when some mesh axis could shard it.
   int64_t large_replicated_bytes = int64_t{64} << 20;
+  /// Tensors that differ only in their layer and expert numbers (and share shape, dtype and link)
+  /// replay the first one's result instead of being planned again. Off only in tests, which check
+  /// that it changes nothing.
+  bool replay_outcomes = true;
 };
 
 /// How a tensor got its spec.

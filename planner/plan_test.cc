@@ -42,7 +42,8 @@ class PlanTest : public ::testing::Test {
   }
 
   StatusOr<Plan> Build(const ParamTree& tree, const rules::RuleSet& rules, Mesh mesh,
-                       UnevenMode uneven = UnevenMode::kReplicate, std::vector<LayoutLink> links = {}) {
+                       UnevenMode uneven = UnevenMode::kReplicate, std::vector<LayoutLink> links = {},
+                       bool replay_outcomes = true) {
     PlanRequest request;
     request.tree = &tree;
     request.rules = &rules;
@@ -52,6 +53,7 @@ class PlanTest : public ::testing::Test {
     request.mesh = std::move(mesh);
     request.uneven = uneven;
     request.links = std::move(links);
+    request.replay_outcomes = replay_outcomes;
     return BuildPlan(request);
   }
 
@@ -217,6 +219,130 @@ TEST_F(PlanTest, PerExpertTensorsLiveOnlyOnTheirExpertBlock) {
   // Devices 0, 1 have ep=0 (experts 0-1); devices 2, 3 have ep=1 (experts 2-3): 4x4 floats each.
   EXPECT_EQ(plan->device_bytes, (std::vector<int64_t>{0, 0, 64, 64}));
   EXPECT_EQ(plan->groups[0].Replicas(), 1);
+}
+
+// Everything a plan reports, for comparing two plans of the same inputs.
+void ExpectSamePlan(const Plan& a, const Plan& b) {
+  ASSERT_EQ(a.params.size(), b.params.size());
+  for (size_t i = 0; i < a.params.size(); ++i) {
+    SCOPED_TRACE("param " + std::to_string(i));
+    EXPECT_EQ(a.params[i].tensor, b.params[i].tensor);
+    EXPECT_EQ(a.params[i].origin, b.params[i].origin);
+    EXPECT_EQ(a.params[i].rule, b.params[i].rule);
+    EXPECT_EQ(a.params[i].rule_case, b.params[i].rule_case);
+    EXPECT_EQ(a.params[i].spec, b.params[i].spec);
+    EXPECT_EQ(a.params[i].effective, b.params[i].effective);
+    EXPECT_EQ(a.params[i].issues.size(), b.params[i].issues.size());
+    EXPECT_EQ(a.params[i].group, b.params[i].group);
+  }
+  ASSERT_EQ(a.groups.size(), b.groups.size());
+  for (size_t g = 0; g < a.groups.size(); ++g) EXPECT_EQ(a.groups[g].tensors, b.groups[g].tensors) << "group " << g;
+  EXPECT_EQ(a.device_bytes, b.device_bytes);
+  EXPECT_EQ(a.rule_hits, b.rule_hits);
+  EXPECT_EQ(a.rule_matches, b.rule_matches);
+  ASSERT_EQ(a.findings.size(), b.findings.size());
+  for (size_t f = 0; f < a.findings.size(); ++f) {
+    SCOPED_TRACE("finding " + std::to_string(f));
+    EXPECT_EQ(a.findings[f].code, b.findings[f].code);
+    EXPECT_EQ(a.findings[f].message, b.findings[f].message);
+    EXPECT_EQ(a.findings[f].tensor, b.findings[f].tensor);
+    EXPECT_EQ(a.findings[f].count, b.findings[f].count);
+    EXPECT_EQ(a.findings[f].rule, b.findings[f].rule);
+    EXPECT_EQ(a.findings[f].notes, b.findings[f].notes);
+  }
+}
+
+TEST_F(PlanTest, ReplayingRepeatedLayersGivesTheSamePlanAsPlanningEveryTensor) {
+  // Layers repeat every kind of outcome: a plain match, a truncated spec, an uneven dim, a head
+  // count tp does not divide, an unmatched tensor, a scalar, and large replicated tensors with and
+  // without a rule (the latter keyed by each tensor's own name, so never replayed).
+  const auto& rules = Rules(
+      "rules:\n"
+      "  - {match: 'self_attn/(k_proj|v_proj)/kernel', spec: [null, tp]}\n"
+      "  - {match: 'mlp/up/kernel', spec: [fsdp, tp, tp]}\n"
+      "  - {match: 'mlp/odd/kernel', spec: [fsdp]}\n"
+      "  - {match: 'norm/scale', spec: [null]}\n"
+      "  - {match: 'big/kernel', spec: [null, null]}\n");
+  std::vector<TensorEntry> tensors;
+  for (int layer = 0; layer < 12; ++layer) {
+    const std::string prefix = "model/layers/" + std::to_string(layer) + "/";
+    tensors.push_back({prefix + "self_attn/k_proj/kernel", Shape{64, 32}, DType::kBFloat16});
+    tensors.push_back({prefix + "mlp/up/kernel", Shape{64, 128}, DType::kFloat32});
+    tensors.push_back({prefix + "mlp/odd/kernel", Shape{10, 8}, DType::kFloat32});
+    tensors.push_back({prefix + "norm/scale", Shape{64}, layer % 2 ? DType::kFloat32 : DType::kBFloat16});
+    tensors.push_back({prefix + "norm/bias", Shape{64}, DType::kFloat32});
+    tensors.push_back({prefix + "step", Shape{}, DType::kInt32});
+    tensors.push_back({prefix + "big/kernel", Shape{4096, 4096}, DType::kFloat32});
+    tensors.push_back({prefix + "stray/kernel", Shape{4096, 4096}, DType::kFloat32});
+  }
+  ParamTree tree = Tree(std::move(tensors));
+  const Mesh mesh = MakeMesh({"fsdp", "tp"}, {4, 4});
+  for (UnevenMode uneven : {UnevenMode::kReplicate, UnevenMode::kError, UnevenMode::kChunk}) {
+    SCOPED_TRACE(static_cast<int>(uneven));
+    auto replayed = Build(tree, rules, mesh, uneven);
+    auto planned = Build(tree, rules, mesh, uneven, {}, /*replay_outcomes=*/false);
+    ASSERT_TRUE(replayed.ok()) << replayed.status().ToString();
+    ASSERT_TRUE(planned.ok()) << planned.status().ToString();
+    ExpectSamePlan(*replayed, *planned);
+  }
+  // The unmatched large tensors (no rule) are one finding each; the matched ones aggregate.
+  auto plan = Build(tree, rules, mesh);
+  ASSERT_TRUE(plan.ok());
+  int64_t unmatched_large = 0;
+  for (const Finding& finding : plan->findings) {
+    if (finding.code == FindingCode::kLargeReplicated && finding.rule < 0) ++unmatched_large;
+    if (finding.code == FindingCode::kLargeReplicated && finding.rule == 4) {
+      EXPECT_EQ(finding.count, 12);
+    }
+    if (finding.code == FindingCode::kUnmatchedTensor) {
+      EXPECT_EQ(finding.count, 24);
+    }
+  }
+  EXPECT_EQ(unmatched_large, 12);
+}
+
+TEST_F(PlanTest, ReplayingPerExpertTensorsKeepsEachExpertOnItsOwnDevices) {
+  const auto& rules = Rules("rules:\n  - {match: 'experts/w1/kernel', spec: [ep, null, tp]}\n");
+  ParamTree tree;
+  tree.layout = Layout::kHf;
+  std::vector<LayoutLink> links;
+  for (int layer = 0; layer < 3; ++layer) {
+    for (int expert = 0; expert < 4; ++expert) {
+      tree.tensors.push_back({"m.layers." + std::to_string(layer) + ".experts." + std::to_string(expert) + ".w1.weight",
+                              Shape{8, 4}, DType::kFloat32});
+      LayoutLink link;
+      link.rule_name = "m/layers/" + std::to_string(layer) + "/experts/w1/kernel";
+      link.rule_shape = Shape{4, 4, 8};
+      link.dim_of = {2, 1};
+      link.expert_dim = 0;
+      link.expert = expert;
+      links.push_back(std::move(link));
+    }
+  }
+  const Mesh mesh = MakeMesh({"ep", "tp"}, {2, 2});
+  auto replayed = Build(tree, rules, mesh, UnevenMode::kReplicate, links);
+  auto planned = Build(tree, rules, mesh, UnevenMode::kReplicate, links, /*replay_outcomes=*/false);
+  ASSERT_TRUE(replayed.ok()) << replayed.status().ToString();
+  ASSERT_TRUE(planned.ok()) << planned.status().ToString();
+  ExpectSamePlan(*replayed, *planned);
+  // Each device holds 2 experts x 3 layers of 4x4 floats.
+  EXPECT_EQ(replayed->device_bytes, (std::vector<int64_t>{6 * 64, 6 * 64, 6 * 64, 6 * 64}));
+}
+
+TEST_F(PlanTest, RulesThatTellLayerNumbersApartAreMatchedPerTensor) {
+  // 'layers/1/' is not number-blind: layer 1 and layer 10 must not share a result.
+  const auto& rules = Rules(
+      "rules:\n"
+      "  - {match: 'layers/1/', spec: [tp]}\n"
+      "  - {match: '.*', spec: [null]}\n");
+  ParamTree tree = Tree({{"model/layers/1/w", Shape{8}, DType::kFloat32},
+                         {"model/layers/2/w", Shape{8}, DType::kFloat32},
+                         {"model/layers/10/w", Shape{8}, DType::kFloat32}});
+  auto plan = Build(tree, rules, MakeMesh({"tp"}, {4}));
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->params[0].rule, 0);
+  EXPECT_EQ(plan->params[1].rule, 1);
+  EXPECT_EQ(plan->params[2].rule, 1);
 }
 
 TEST(DivisorsTest, ListsEveryDivisorInOrder) {

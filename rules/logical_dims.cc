@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/document.h"
+#include "rules/match_memo.h"
 #include "schemas/schema_reader.h"
 
 namespace easyplan::rules {
@@ -53,6 +54,7 @@ StatusOr<LogicalDims> LogicalDims::Parse(std::string_view text, const std::strin
     if (dims.set_->set.Add(dim.pattern, &error) < 0) {
       return reader.Error(pointer + "/match", "invalid pattern: " + error);
     }
+    dims.number_blind_ = dims.number_blind_ && IsNumberBlind(dim.pattern);
     dims.dims_.push_back(std::move(dim));
   }
   if (!dims.set_->set.Compile()) return reader.Error("/dims", "the patterns exceed RE2's memory budget");

@@ -40,12 +40,17 @@ class LogicalDims {
   /// The first entry whose pattern occurs in `name`, or nullptr.
   const LogicalDim* Find(std::string_view name) const;
 
+  /// True when no pattern can tell two digits of a number component apart (IsNumberBlind), so a name
+  /// and its NumberShape find the same entry.
+  bool number_blind() const { return number_blind_; }
+
   /// The entry's count under `config`: the first of its keys holding an integer, or nullopt.
   static std::optional<int64_t> Count(const LogicalDim& dim, const Json& config);
 
  private:
   LogicalDims() = default;
   std::vector<LogicalDim> dims_;
+  bool number_blind_ = true;
   std::unique_ptr<RE2SetHolder> set_;  // every pattern in one RE2::Set: one pass per name
 };
 

@@ -1,6 +1,7 @@
 #include "rules/match_memo.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace easyplan::rules {
 namespace {
@@ -35,20 +36,23 @@ std::string NumberShape(std::string_view name) {
 }
 
 void NumberShapeInto(std::string_view name, std::string* out) {
-  std::string& shape = *out;
-  shape.assign(name);
+  // Copied whole, then the digits of number components are overwritten: one pass, no reallocation
+  // once `out` has grown to the longest name (this runs once per tensor of a 92k-tensor tree).
+  out->resize(name.size());
+  char* shape = out->data();
+  std::memcpy(shape, name.data(), name.size());
+  const size_t size = name.size();
   size_t i = 0;
-  while (i < shape.size()) {
+  while (i < size) {
     if (!IsDigit(shape[i])) {
       ++i;
       continue;
     }
-    size_t end = i;
-    while (end < shape.size() && IsDigit(shape[end])) ++end;
+    size_t end = i + 1;
+    while (end < size && IsDigit(shape[end])) ++end;
     const bool starts_component = i == 0 || IsSeparator(shape[i - 1]);
-    const bool ends_component = end == shape.size() || IsSeparator(shape[end]);
-    if (starts_component && ends_component)
-      std::fill(shape.begin() + static_cast<std::ptrdiff_t>(i), shape.begin() + static_cast<std::ptrdiff_t>(end), '0');
+    const bool ends_component = end == size || IsSeparator(shape[end]);
+    if (starts_component && ends_component) std::memset(shape + i, '0', end - i);
     i = end;
   }
 }

@@ -42,6 +42,9 @@ class MatchMemo {
   /// Same result as matcher.AllMatches(name). The reference stays valid until the next call.
   const std::vector<int>& AllMatches(std::string_view name);
 
+  /// False when some pattern is not number-blind (every name then runs the automaton).
+  bool number_blind() const { return number_blind_; }
+
   /// Automaton runs so far (for tests and benchmarks).
   int64_t runs() const { return runs_; }
 
