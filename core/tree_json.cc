@@ -311,11 +311,7 @@ class FastTreeParser {
   }
 
   static bool NamesAreUnique(const std::vector<TensorEntry>& tensors) {
-    UniqueNames names(tensors.size());
-    for (const TensorEntry& tensor : tensors) {
-      if (!names.Insert(tensor.name)) return false;
-    }
-    return true;
+    return !FirstDuplicateName(tensors.size(), [&tensors](size_t i) { return std::string_view(tensors[i].name); });
   }
 
   // Trees spell a handful of dtypes tens of thousands of times: each distinct spelling is parsed once.

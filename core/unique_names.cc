@@ -2,36 +2,44 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdint>
+#include <limits>
+#include <unordered_set>
+#include <vector>
 
 namespace easyplan {
 
-UniqueNames::UniqueNames(size_t expected) { slots_.resize(std::bit_ceil(std::max<size_t>(16, expected * 2))); }
-
-bool UniqueNames::Insert(std::string_view name) {
-  if ((count_ + 1) * 2 > slots_.size()) Grow();
-  const uint64_t hash = std::hash<std::string_view>{}(name);
-  const size_t mask = slots_.size() - 1;
-  for (size_t i = hash & mask;; i = (i + 1) & mask) {
-    Slot& slot = slots_[i];
-    if (!slot.used) {
-      slot = Slot{hash, name, true};
-      ++count_;
-      return true;
+std::optional<size_t> FirstDuplicateName(size_t count, const std::function<std::string_view(size_t)>& name_of) {
+  if (count >= std::numeric_limits<uint32_t>::max()) {
+    // Beyond 32-bit indices (a tree no input limit admits by default): the node-based set.
+    std::unordered_set<std::string_view> seen;
+    for (size_t i = 0; i < count; ++i) {
+      if (!seen.insert(name_of(i)).second) return i;
     }
-    if (slot.hash == hash && slot.name == name) return false;
+    return std::nullopt;
   }
-}
-
-void UniqueNames::Grow() {
-  std::vector<Slot> old = std::move(slots_);
-  slots_.assign(old.size() * 2, Slot{});
-  const size_t mask = slots_.size() - 1;
-  for (const Slot& slot : old) {
-    if (!slot.used) continue;
-    size_t i = slot.hash & mask;
-    while (slots_[i].used) i = (i + 1) & mask;
-    slots_[i] = slot;
+  struct Slot {
+    uint32_t hash = 0;   // the high half of the name's hash
+    uint32_t index = 0;  // 1 + the name's index; 0 = empty
+  };
+  // At most 70% full: linear probing stays short, and the table stays small enough to stay in cache.
+  std::vector<Slot> slots(std::bit_ceil(std::max<size_t>(16, count + count / 2 + 1)));
+  const size_t mask = slots.size() - 1;
+  const std::hash<std::string_view> hasher;
+  for (size_t i = 0; i < count; ++i) {
+    const std::string_view name = name_of(i);
+    const uint64_t hash = hasher(name);
+    const auto high = static_cast<uint32_t>(hash >> 32);
+    for (size_t s = hash & mask;; s = (s + 1) & mask) {
+      Slot& slot = slots[s];
+      if (slot.index == 0) {
+        slot = Slot{high, static_cast<uint32_t>(i + 1)};
+        break;
+      }
+      if (slot.hash == high && name_of(slot.index - 1) == name) return i;
+    }
   }
+  return std::nullopt;
 }
 
 }  // namespace easyplan

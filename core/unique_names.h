@@ -2,36 +2,19 @@
 #define EASYPLAN_CORE_UNIQUE_NAMES_H_
 
 // Finds a repeated name among many (a tree's tensor names) in one pass, without a node per name: an
-// open-addressing table of (hash, index) over names the caller keeps alive. A tree of 92k names costs
-// one allocation instead of 92k, and linear time instead of a sort.
+// open-addressing table of 8-byte slots (32 bits of hash, 32 bits of index) over names the caller
+// keeps. A tree of 92k names costs one 1 MiB allocation instead of 92k nodes, and linear time.
 
 #include <cstddef>
-#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string_view>
-#include <vector>
 
 namespace easyplan {
 
-class UniqueNames {
- public:
-  /// Room for `expected` names without growing (the table keeps at most half its slots full).
-  explicit UniqueNames(size_t expected);
-
-  /// Adds `name` (which must outlive this object). False when an equal name was added before.
-  bool Insert(std::string_view name);
-
- private:
-  void Grow();
-
-  struct Slot {
-    uint64_t hash = 0;
-    std::string_view name;
-    bool used = false;
-  };
-  std::vector<Slot> slots_;  // size is a power of two
-  size_t count_ = 0;
-};
+/// The index of the first of `count` names that equals an earlier one, or nullopt when all differ.
+/// `name_of(i)` gives name i; it is called O(count) times.
+std::optional<size_t> FirstDuplicateName(size_t count, const std::function<std::string_view(size_t)>& name_of);
 
 }  // namespace easyplan
 

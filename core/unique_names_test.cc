@@ -8,29 +8,24 @@
 namespace easyplan {
 namespace {
 
-TEST(UniqueNamesTest, RefusesTheSecondOfTwoEqualNames) {
-  UniqueNames names(4);
-  EXPECT_TRUE(names.Insert("model.embed_tokens.weight"));
-  EXPECT_TRUE(names.Insert("lm_head.weight"));
-  EXPECT_FALSE(names.Insert("model.embed_tokens.weight"));
-  EXPECT_TRUE(names.Insert(""));
-  EXPECT_FALSE(names.Insert(""));
+std::optional<size_t> FirstDuplicate(const std::vector<std::string>& names) {
+  return FirstDuplicateName(names.size(), [&names](size_t i) { return std::string_view(names[i]); });
 }
 
-TEST(UniqueNamesTest, GrowsPastItsExpectedSizeWithoutLosingNames) {
-  std::vector<std::string> storage;
-  for (int i = 0; i < 5000; ++i) storage.push_back("model.layers." + std::to_string(i) + ".mlp.weight");
-  UniqueNames names(3);  // far too small: the table must grow many times
-  for (const std::string& name : storage) EXPECT_TRUE(names.Insert(name)) << name;
-  for (const std::string& name : storage) EXPECT_FALSE(names.Insert(name)) << name;
+TEST(FirstDuplicateNameTest, GivesTheSecondOfTwoEqualNames) {
+  EXPECT_EQ(FirstDuplicate({"model.embed_tokens.weight", "lm_head.weight", "model.embed_tokens.weight", "x"}), 2u);
+  EXPECT_EQ(FirstDuplicate({"a", "b", "c", "b", "a"}), 3u);
+  EXPECT_EQ(FirstDuplicate({"", "a", ""}), 2u);
 }
 
-TEST(UniqueNamesTest, NamesThatDifferOnlyInTheirLastByteAreDistinct) {
-  UniqueNames names(2);
-  EXPECT_TRUE(names.Insert("w1"));
-  EXPECT_TRUE(names.Insert("w2"));
-  EXPECT_TRUE(names.Insert(std::string_view("w1\0", 3)));
-  EXPECT_FALSE(names.Insert("w2"));
+TEST(FirstDuplicateNameTest, NamesThatAllDifferHaveNoDuplicate) {
+  EXPECT_EQ(FirstDuplicate({}), std::nullopt);
+  EXPECT_EQ(FirstDuplicate({"w1", "w2", std::string("w1\0", 3)}), std::nullopt);
+  std::vector<std::string> names;
+  for (int i = 0; i < 50000; ++i) names.push_back("model.layers." + std::to_string(i) + ".mlp.weight");
+  EXPECT_EQ(FirstDuplicate(names), std::nullopt);
+  names.push_back("model.layers.31337.mlp.weight");
+  EXPECT_EQ(FirstDuplicate(names), 50000u);
 }
 
 }  // namespace
