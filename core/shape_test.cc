@@ -30,6 +30,35 @@ TEST(ShapeTest, PermutedReordersDims) {
 
 TEST(ShapeTest, ToStringSeparatesDimsWithCommas) { EXPECT_EQ((Shape{2, 3}).ToString(), "[2, 3]"); }
 
+TEST(ShapeTest, CopiesAndMovesKeepTheDimsOfSmallAndLargeRanks) {
+  const Shape small{7, 8, 9};
+  const Shape large{1, 2, 3, 4, 5, 6, 7};
+  for (const Shape& original : {small, large, Shape{}}) {
+    Shape copy = original;
+    EXPECT_EQ(copy, original);
+    Shape moved = std::move(copy);
+    EXPECT_EQ(moved, original);
+    EXPECT_EQ(copy.rank(), 0);  // NOLINT(bugprone-use-after-move): a moved-from shape is a scalar
+    Shape assigned{42};
+    assigned = moved;
+    EXPECT_EQ(assigned, original);
+    assigned = std::move(moved);
+    EXPECT_EQ(assigned.ToString(), original.ToString());
+  }
+  Shape self = large;
+  const Shape& alias = self;
+  self = alias;
+  EXPECT_EQ(self, large);
+}
+
+TEST(ShapeTest, EqualityComparesRankThenDims) {
+  EXPECT_EQ((Shape{2, 3}), Shape(std::vector<int64_t>{2, 3}));
+  EXPECT_FALSE((Shape{2, 3}) == (Shape{2, 3, 1}));
+  EXPECT_FALSE((Shape{1, 2, 3, 4, 5}) == (Shape{1, 2, 3, 4, 6}));
+  EXPECT_FALSE(Shape{} == (Shape{1}));
+  EXPECT_EQ((Shape{1, 2, 3, 4, 5}).Permuted(std::vector<int>{4, 3, 2, 1, 0}), (Shape{5, 4, 3, 2, 1}));
+}
+
 TEST(ByteSizeTest, SubByteTypesRoundUpToWholeBytes) {
   EXPECT_EQ(ByteSize(3, 4), 2);
   EXPECT_EQ(ByteSize(4, 4), 2);

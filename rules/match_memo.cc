@@ -1,12 +1,26 @@
 #include "rules/match_memo.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace easyplan::rules {
 namespace {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// True when some byte of the 8 at `p` is an ASCII digit. For a 7-bit value b, b + 0x50 has its top
+// bit set iff b >= '0' and b + 0x46 iff b > '9'; neither sum carries into the next byte, and bytes
+// with the top bit set (UTF-8) are masked out.
+bool WordHasDigit(const char* p) {
+  uint64_t word;
+  std::memcpy(&word, p, sizeof(word));
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  const uint64_t low = word & ~kHigh;
+  const uint64_t at_least_0 = low + 0x5050505050505050ULL;
+  const uint64_t above_9 = low + 0x4646464646464646ULL;
+  return (at_least_0 & ~above_9 & ~word & kHigh) != 0;
+}
 bool IsSeparator(char c) { return c == '.' || c == '/'; }
 bool IsWordLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 
@@ -44,6 +58,10 @@ void NumberShapeInto(std::string_view name, std::string* out) {
   const size_t size = name.size();
   size_t i = 0;
   while (i < size) {
+    if (i + 8 <= size && !WordHasDigit(shape + i)) {  // names are mostly letters: skip 8 at a time
+      i += 8;
+      continue;
+    }
     if (!IsDigit(shape[i])) {
       ++i;
       continue;

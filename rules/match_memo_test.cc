@@ -44,6 +44,38 @@ TEST(NumberShapeTest, ZeroesOnlyTheDigitsOfWholeNumberComponents) {
   EXPECT_EQ(NumberShape(""), "");
 }
 
+// NumberShape's definition, one byte at a time, to check the word-at-a-time scan against.
+std::string ReferenceNumberShape(std::string_view name) {
+  std::string shape(name);
+  const auto separator = [](char c) { return c == '.' || c == '/'; };
+  const auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  for (size_t i = 0; i < shape.size();) {
+    if (!digit(shape[i])) {
+      ++i;
+      continue;
+    }
+    size_t end = i;
+    while (end < shape.size() && digit(shape[end])) ++end;
+    if ((i == 0 || separator(shape[i - 1])) && (end == shape.size() || separator(shape[end]))) {
+      for (size_t k = i; k < end; ++k) shape[k] = '0';
+    }
+    i = end;
+  }
+  return shape;
+}
+
+TEST(NumberShapeTest, TheWordAtATimeScanAgreesWithTheDefinitionOnRandomNames) {
+  // Every byte value, digits next to separators at every offset within an 8-byte word, long names.
+  std::mt19937 random(20261124);
+  const std::string alphabet = "0123456789./ab_\xc3\xa9\x80\xff:/";
+  std::uniform_int_distribution<size_t> length(0, 40), pick(0, alphabet.size() - 1), byte(0, 255);
+  for (int trial = 0; trial < 20000; ++trial) {
+    std::string name(length(random), '\0');
+    for (char& c : name) c = trial % 4 == 0 ? static_cast<char>(byte(random)) : alphabet[pick(random)];
+    ASSERT_EQ(NumberShape(name), ReferenceNumberShape(name)) << testing::PrintToString(name);
+  }
+}
+
 // The property the memo relies on, checked with RE2 itself: for a blind pattern, a subject and its
 // number shape match alike, at the same offsets.
 TEST(IsNumberBlindTest, BlindPatternsMatchASubjectAndItsNumberShapeAlike) {
