@@ -8,6 +8,7 @@
 // over which the device values are unreduced partial sums (an op's result before its all-reduce).
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,8 @@ struct DistTensor {
   Dims shape;  ///< global shape
   DistSpec spec;
   std::vector<HostTensor> local;  ///< one per device
+  /// The LiveMeter charge of these blocks (shared by copies), when an SPMD op with a meter made them.
+  std::shared_ptr<const void> live;
 
   int rank() const { return static_cast<int>(shape.size()); }
   /// The box device `d` holds. REQUIRES: even layout.

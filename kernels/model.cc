@@ -42,6 +42,9 @@ class ForwardPass {
       h = m_.family == ModelFamily::kGpt2 ? Gpt2Layer(std::move(h), layer) : DecoderLayer(std::move(h), layer);
       out.push_back({fmt::format("layer {}", layer), h});
     }
+    // The peak through the last layer: what `easyplan memory` calls activations (the logits block that
+    // follows is its own figure).
+    if (LiveMeter* meter = s_.meter()) meter->Mark();
     s_.comm().SetScope("final");
     DistTensor logits;
     if (m_.family == ModelFamily::kGpt2) {
@@ -69,10 +72,15 @@ class ForwardPass {
   void StoreCache(const DistTensor& key, const DistTensor& value) {
     if (!m_.cache_axes) return;
     const std::string layer = std::to_string(layer_);
-    cache_.push_back({"cache " + layer + " k", s_.Reshard(key, cache_spec_, "kv cache store (key)"),
-                      Activation::Kind::kCache, m_.cache_bytes_per_element});
-    cache_.push_back({"cache " + layer + " v", s_.Reshard(value, cache_spec_, "kv cache store (value)"),
-                      Activation::Kind::kCache, m_.cache_bytes_per_element});
+    // The cache is measured as its own figure, not as live activations.
+    DistTensor stored_key = s_.Reshard(key, cache_spec_, "kv cache store (key)");
+    DistTensor stored_value = s_.Reshard(value, cache_spec_, "kv cache store (value)");
+    s_.Untrack(stored_key);
+    s_.Untrack(stored_value);
+    cache_.push_back(
+        {"cache " + layer + " k", std::move(stored_key), Activation::Kind::kCache, m_.cache_bytes_per_element});
+    cache_.push_back(
+        {"cache " + layer + " v", std::move(stored_value), Activation::Kind::kCache, m_.cache_bytes_per_element});
     for (const double fill : {static_cast<double>(m_.seq), 0.0}) {  // indexs, starts
       const HostTensor index({m_.batch}, fill);
       cache_.push_back({"cache " + layer + (fill > 0 ? " indexs" : " starts"), s_.Place(index, cache_index_spec_),

@@ -255,8 +255,12 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
 
   Collectives comm(geo, model.bytes_per_element, &report.comm, options.injection);
   Spmd spmd(comm);
+  LiveMeter meter(geo.devices(), model.bytes_per_element);  // declared before `got`, whose tensors it charges
+  spmd.set_meter(&meter);
   const std::vector<Activation> got = Forward(model, spmd, lookup(sharded), spmd.Place(ids, ids_spec));
+  spmd.set_meter(nullptr);
   report.executed = true;
+  report.measured_activation_peak = meter.marked();
   for (std::vector<int64_t>* measured :
        {&report.measured_residual, &report.measured_logits, &report.measured_kv_cache}) {
     measured->assign(static_cast<size_t>(geo.devices()), 0);

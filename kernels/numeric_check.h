@@ -60,6 +60,10 @@ struct NumericReport {
   /// output, in the activation dtype), of the logits block (activation dtype) and, when the model has a
   /// cache, of the KV cache the prefill filled (kvdtype; indexs and starts int32). Empty when not executed.
   std::vector<int64_t> measured_params, measured_residual, measured_logits, measured_kv_cache;
+  /// The most activation bytes live at once on each device from the embedding through the last layer
+  /// (kernels/live_meter.h: every op result, at the activation dtype, until its last holder goes away;
+  /// the KV cache and the logits are their own figures).
+  std::vector<int64_t> measured_activation_peak;
   bool ok() const;
 };
 

@@ -66,6 +66,17 @@ void ForEachIndex(const Dims& shape, F f) {
 
 DistTensor Spmd::Place(const HostTensor& full, const DistSpec& spec) const { return Distribute(full, spec, geo_); }
 
+DistTensor Spmd::Track(DistTensor t) const {
+  if (meter_ == nullptr || depth_ != 1) return t;
+  // Dropping the old charge first: an op that reused its operand's blocks (the last holder) frees
+  // them as it produces the result, and the peak must not count both.
+  t.live.reset();
+  t.live = meter_->Charge(t);
+  return t;
+}
+
+void Spmd::Untrack(DistTensor& t) const { t.live.reset(); }
+
 DistTensor Spmd::LocalSlice(DistTensor t, int dim, const std::vector<int>& axes) const {
   const size_t d = static_cast<size_t>(dim);
   const int64_t g = geo_.Tiles(axes);
@@ -83,12 +94,14 @@ DistTensor Spmd::LocalSlice(DistTensor t, int dim, const std::vector<int>& axes)
 }
 
 DistTensor Spmd::Resolve(DistTensor t, const std::string& why) {
-  if (t.spec.partial.empty()) return t;
+  const Nest nest(this);
+  if (t.spec.partial.empty()) return Track(std::move(t));
   const std::vector<int> axes = t.spec.partial;
-  return comm_.AllReduce(std::move(t), axes, ReduceOp::kSum, why);
+  return Track(comm_.AllReduce(std::move(t), axes, ReduceOp::kSum, why));
 }
 
 DistTensor Spmd::Reshard(DistTensor t, const DistSpec& wanted, const std::string& why) {
+  const Nest nest(this);
   EP_CHECK(wanted.partial.empty() && wanted.dims.size() == t.spec.dims.size(), "reshard target");
   const int rank = t.rank();
   // A constraint that does not divide a dim leaves that dim replicated (activations only; parameters
@@ -150,10 +163,11 @@ DistTensor Spmd::Reshard(DistTensor t, const DistSpec& wanted, const std::string
       t = LocalSlice(std::move(t), i, Entry(tgt.begin() + static_cast<std::ptrdiff_t>(cur.size()), tgt.end()));
     }
   }
-  return t;
+  return Track(std::move(t));
 }
 
 DistTensor Spmd::Dot(const DistTensor& lhs, const DistTensor& rhs, const DotDims& dims, const std::string& why) {
+  const Nest nest(this);
   // The operands as they move: the caller's tensors until a step changes them.
   const DistTensor* pa = &lhs;
   const DistTensor* pb = &rhs;
@@ -256,18 +270,20 @@ DistTensor Spmd::Dot(const DistTensor& lhs, const DistTensor& rhs, const DotDims
   std::sort(out.spec.partial.begin(), out.spec.partial.end());
   out.local.reserve(x.local.size());
   for (size_t dev = 0; dev < x.local.size(); ++dev) out.local.push_back(kernels::Dot(x.local[dev], y.local[dev], dims));
-  return out;
+  return Track(std::move(out));
 }
 
 DistTensor Spmd::Map(DistTensor t, const std::function<double(double)>& f) {
+  const Nest nest(this);
   t = Resolve(std::move(t), "elementwise op needs full values");
   for (HostTensor& x : t.local) {
     for (double& v : x.data) v = f(v);
   }
-  return t;
+  return Track(std::move(t));
 }
 
 DistTensor Spmd::MapIndexed(DistTensor t, const std::function<double(double, const Dims&)>& f) {
+  const Nest nest(this);
   t = Resolve(std::move(t), "elementwise op needs full values");
   for (int64_t dev = 0; dev < geo_.devices(); ++dev) {
     HostTensor& x = t.local[static_cast<size_t>(dev)];
@@ -280,11 +296,12 @@ DistTensor Spmd::MapIndexed(DistTensor t, const std::function<double(double, con
       ++flat;
     });
   }
-  return t;
+  return Track(std::move(t));
 }
 
 DistTensor Spmd::Binary(DistTensor a, DistTensor b, const std::function<double(double, double)>& f,
                         const std::string& why, bool linear_add) {
+  const Nest nest(this);
   EP_CHECK(a.rank() == b.rank(), "binary op ranks differ");
   const bool keep_partial = linear_add && !a.spec.partial.empty() && a.spec.partial == b.spec.partial;
   if (!keep_partial) {
@@ -343,20 +360,23 @@ DistTensor Spmd::Binary(DistTensor a, DistTensor b, const std::function<double(d
     });
     out.local.push_back(std::move(z));
   }
-  return out;
+  return Track(std::move(out));
 }
 
 DistTensor Spmd::Add(DistTensor a, DistTensor b, const std::string& why) {
-  return Binary(
-      std::move(a), std::move(b), [](double x, double y) { return x + y; }, why, /*linear_add=*/true);
+  const Nest nest(this);
+  return Track(Binary(
+      std::move(a), std::move(b), [](double x, double y) { return x + y; }, why, /*linear_add=*/true));
 }
 
 DistTensor Spmd::Mul(DistTensor a, DistTensor b, const std::string& why) {
-  return Binary(
-      std::move(a), std::move(b), [](double x, double y) { return x * y; }, why);
+  const Nest nest(this);
+  return Track(Binary(
+      std::move(a), std::move(b), [](double x, double y) { return x * y; }, why));
 }
 
 DistTensor Spmd::Reduce(DistTensor t, int dim, ReduceOp op, const std::string& why) {
+  const Nest nest(this);
   t = Resolve(std::move(t), why + " (pending sum)");
   const size_t d = static_cast<size_t>(dim);
   const Entry axes = t.spec.dims[d];
@@ -381,57 +401,63 @@ DistTensor Spmd::Reduce(DistTensor t, int dim, ReduceOp op, const std::string& w
   if (op == ReduceOp::kSum) {
     t.spec.partial.insert(t.spec.partial.end(), axes.begin(), axes.end());
     std::sort(t.spec.partial.begin(), t.spec.partial.end());
-    return Resolve(std::move(t), why + " (reduced dim was sharded)");
+    return Track(Resolve(std::move(t), why + " (reduced dim was sharded)"));
   }
-  return comm_.AllReduce(std::move(t), axes, ReduceOp::kMax, why + " (reduced dim was sharded)");
+  return Track(comm_.AllReduce(std::move(t), axes, ReduceOp::kMax, why + " (reduced dim was sharded)"));
 }
 
 DistTensor Spmd::Softmax(DistTensor t, int dim, const std::string& why) {
+  const Nest nest(this);
   DistTensor max = Reduce(t, dim, ReduceOp::kMax, why + " max");
   DistTensor e = Binary(
       std::move(t), std::move(max), [](double x, double m) { return std::exp(x - m); }, why);
   DistTensor sum = Reduce(e, dim, ReduceOp::kSum, why + " sum");
-  return Binary(
-      std::move(e), std::move(sum), [](double x, double s) { return x / s; }, why);
+  return Track(Binary(
+      std::move(e), std::move(sum), [](double x, double s) { return x / s; }, why));
 }
 
 DistTensor Spmd::Lift(DistTensor t, int rank) const {
+  const Nest nest(this);
   while (t.rank() < rank) {
     t.shape.insert(t.shape.begin(), 1);
     t.spec.dims.insert(t.spec.dims.begin(), Entry{});
     for (HostTensor& x : t.local) x.shape.insert(x.shape.begin(), 1);
   }
-  return t;
+  return Track(std::move(t));
 }
 
 DistTensor Spmd::Unsqueeze(DistTensor t, int dim) const {
+  const Nest nest(this);
   t.shape.insert(t.shape.begin() + dim, 1);
   t.spec.dims.insert(t.spec.dims.begin() + dim, Entry{});
   for (HostTensor& x : t.local) x.shape.insert(x.shape.begin() + dim, 1);
-  return t;
+  return Track(std::move(t));
 }
 
 DistTensor Spmd::Squeeze(DistTensor t, int dim) const {
+  const Nest nest(this);
   EP_CHECK(t.shape[static_cast<size_t>(dim)] == 1, "squeeze of a dim of size > 1");
   t.shape.erase(t.shape.begin() + dim);
   t.spec.dims.erase(t.spec.dims.begin() + dim);
   for (HostTensor& x : t.local) x.shape.erase(x.shape.begin() + dim);
-  return t;
+  return Track(std::move(t));
 }
 
 DistTensor Spmd::Local(DistTensor t, const std::vector<int>& whole,
                        const std::function<void(HostTensor&, const std::vector<Range>& box)>& f,
                        const std::string& why) {
+  const Nest nest(this);
   t = Resolve(std::move(t), why + " (pending sum)");
   for (int d : whole) {
     if (!t.spec.dims[static_cast<size_t>(d)].empty())
       t = comm_.AllGather(std::move(t), d, why + " (needs the whole dim)");
   }
   for (int64_t dev = 0; dev < geo_.devices(); ++dev) f(t.local[static_cast<size_t>(dev)], t.BoxOf(geo_, dev));
-  return t;
+  return Track(std::move(t));
 }
 
 DistTensor Spmd::Transpose(DistTensor t, const std::vector<int>& perm) const {
+  const Nest nest(this);
   DistTensor out;
   for (int p : perm) {
     out.shape.push_back(t.shape[static_cast<size_t>(p)]);
@@ -439,10 +465,11 @@ DistTensor Spmd::Transpose(DistTensor t, const std::vector<int>& perm) const {
   }
   out.spec.partial = t.spec.partial;
   for (const HostTensor& x : t.local) out.local.push_back(kernels::Transpose(x, perm));
-  return out;
+  return Track(std::move(out));
 }
 
 DistTensor Spmd::Split(DistTensor t, int dim, int64_t major, const std::string& why) {
+  const Nest nest(this);
   const size_t d = static_cast<size_t>(dim);
   EP_CHECK(t.shape[d] % major == 0, "split size");
   if (major % geo_.Tiles(t.spec.dims[d]) != 0) t = comm_.AllGather(std::move(t), dim, why + " (split dim)");
@@ -454,10 +481,11 @@ DistTensor Spmd::Split(DistTensor t, int dim, int64_t major, const std::string& 
     x.shape[d] /= minor;
     x.shape.insert(x.shape.begin() + dim + 1, minor);
   }
-  return t;
+  return Track(std::move(t));
 }
 
 DistTensor Spmd::Merge(DistTensor t, int dim, const std::string& why) {
+  const Nest nest(this);
   const size_t d = static_cast<size_t>(dim);
   if (!t.spec.dims[d + 1].empty()) t = comm_.AllGather(std::move(t), dim + 1, why + " (merged minor dim)");
   t.shape[d] *= t.shape[d + 1];
@@ -467,10 +495,11 @@ DistTensor Spmd::Merge(DistTensor t, int dim, const std::string& why) {
     x.shape[d] *= x.shape[d + 1];
     x.shape.erase(x.shape.begin() + dim + 1);
   }
-  return t;
+  return Track(std::move(t));
 }
 
 DistTensor Spmd::Narrow(DistTensor t, int dim, int64_t start, int64_t length, const std::string& why) {
+  const Nest nest(this);
   const size_t d = static_cast<size_t>(dim);
   if (!t.spec.dims[d].empty()) t = comm_.AllGather(std::move(t), dim, why + " (sliced dim)");
   for (HostTensor& x : t.local) {
@@ -480,10 +509,11 @@ DistTensor Spmd::Narrow(DistTensor t, int dim, int64_t start, int64_t length, co
     x = SliceBox(x, box);
   }
   t.shape[d] = length;
-  return t;
+  return Track(std::move(t));
 }
 
 DistTensor Spmd::Broadcast(DistTensor t, int dim, int64_t size) const {
+  const Nest nest(this);
   const size_t d = static_cast<size_t>(dim);
   EP_CHECK(t.shape[d] == 1 && t.spec.dims[d].empty(), "broadcast of a dim that is not size-1 and unsharded");
   for (HostTensor& x : t.local) {
@@ -491,10 +521,11 @@ DistTensor Spmd::Broadcast(DistTensor t, int dim, int64_t size) const {
     x = kernels::Concat(copies, dim);
   }
   t.shape[d] = size;
-  return t;
+  return Track(std::move(t));
 }
 
 DistTensor Spmd::Concat(DistTensor a, DistTensor b, int dim, const std::string& why) {
+  const Nest nest(this);
   const size_t d = static_cast<size_t>(dim);
   EP_CHECK(a.rank() == b.rank(), "concat ranks differ");
   a = Resolve(std::move(a), why + " (pending sum)");
@@ -505,10 +536,11 @@ DistTensor Spmd::Concat(DistTensor a, DistTensor b, int dim, const std::string& 
     a.local[dev] = kernels::Concat({&a.local[dev], &b.local[dev]}, dim);
   }
   a.shape[d] += b.shape[d];
-  return a;
+  return Track(std::move(a));
 }
 
 DistTensor Spmd::Embed(DistTensor table, DistTensor ids, const std::string& why) {
+  const Nest nest(this);
   table = Resolve(std::move(table), why);
   ids = Resolve(std::move(ids), why);
   const Entry id_axes = AxesOf(ids.spec, AllDims(ids.rank()));
@@ -543,7 +575,7 @@ DistTensor Spmd::Embed(DistTensor table, DistTensor ids, const std::string& why)
     }
     out.local.push_back(std::move(x));
   }
-  return out;
+  return Track(std::move(out));
 }
 
 }  // namespace easyplan::kernels

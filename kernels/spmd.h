@@ -24,6 +24,7 @@
 #include "kernels/collectives.h"
 #include "kernels/dist_tensor.h"
 #include "kernels/host_tensor.h"
+#include "kernels/live_meter.h"
 
 namespace easyplan::kernels {
 
@@ -32,6 +33,13 @@ class Spmd {
   explicit Spmd(Collectives& comm) : comm_(comm), geo_(comm.geo()) {}
   Collectives& comm() { return comm_; }
   const MeshGeometry& geo() const { return geo_; }
+
+  /// Charges every tensor a (non-nested) op returns to `meter` from here on; nullptr stops. The meter
+  /// must outlive the tensors charged to it.
+  void set_meter(LiveMeter* meter) { meter_ = meter; }
+  LiveMeter* meter() const { return meter_; }
+  /// Stops charging `t` (what the model keeps apart from its activations: the KV cache).
+  void Untrack(DistTensor& t) const;
 
   /// A full tensor known to every device (inputs, constants), laid out by `spec` without communication.
   DistTensor Place(const HostTensor& full, const DistSpec& spec) const;
@@ -86,8 +94,22 @@ class Spmd {
  private:
   DistTensor LocalSlice(DistTensor t, int dim, const std::vector<int>& axes) const;
 
+  // Ops call one another (Softmax reduces, Dot reshards its operands): only the outermost op's result
+  // is something the model holds, so only it is charged; gathered operands inside a Dot are transient.
+  struct Nest {
+    explicit Nest(const Spmd* owner) : spmd(owner) { ++spmd->depth_; }
+    ~Nest() { --spmd->depth_; }
+    Nest(const Nest&) = delete;
+    Nest& operator=(const Nest&) = delete;
+    const Spmd* spmd;
+  };
+  /// `t`, charged to the meter when this is the outermost op.
+  DistTensor Track(DistTensor t) const;
+
   Collectives& comm_;
   const MeshGeometry& geo_;
+  LiveMeter* meter_ = nullptr;
+  mutable int depth_ = 0;
 };
 
 }  // namespace easyplan::kernels
