@@ -328,7 +328,6 @@ struct CheckRun {
   /// activations for the computation the reference runs (vanilla attention, every expert on every token).
   struct ActivationPeak {
     std::vector<int64_t> measured, predicted;
-    bool judged = false;  ///< false for MoE families, whose reference forward is a dense emulation
     double min_ratio = 0, max_ratio = 0;
     int64_t worst_device = 0;  ///< the device furthest from the prediction
     bool ok = true;
@@ -375,11 +374,9 @@ Status AddServeCache(Context& ctx, const CheckFlags& flags, NumericSetup& setup)
 // outlive their last use (GPT-2's c_attn output beside its q, k and v).
 constexpr double kPeakBandLow = 0.5, kPeakBandHigh = 1.5;
 
-CheckRun::ActivationPeak ComparePeak(const std::vector<int64_t>& measured, const planner::MemoryReport& predicted,
-                                     bool judged) {
+CheckRun::ActivationPeak ComparePeak(const std::vector<int64_t>& measured, const planner::MemoryReport& predicted) {
   CheckRun::ActivationPeak peak;
   peak.measured = measured;
-  peak.judged = judged;
   peak.predicted.assign(measured.size(), 0);
   double furthest = -1;
   for (const planner::DeviceMemory& d : predicted.devices) {
@@ -395,7 +392,7 @@ CheckRun::ActivationPeak ComparePeak(const std::vector<int64_t>& measured, const
       peak.worst_device = d.id;
     }
   }
-  peak.ok = !judged || (peak.min_ratio >= kPeakBandLow && peak.max_ratio <= kPeakBandHigh);
+  peak.ok = peak.min_ratio >= kPeakBandLow && peak.max_ratio <= kPeakBandHigh;
   return peak;
 }
 
@@ -427,7 +424,7 @@ Status CompareMemory(Context& ctx, const CheckFlags& flags, NumericSetup& setup,
                       BuildMemoryReport(ctx, *setup.inputs, setup.plan, TinyMemoryFlags(setup, "train"),
                                         int64_t{1} << 62, flags.plan.config.schemas_dir));
   config = saved;
-  run.activation_peak = ComparePeak(n.measured_activation_peak, reference, setup.model.experts == 0);
+  run.activation_peak = ComparePeak(n.measured_activation_peak, reference);
   const planner::ActivationBreakdown& b = train.breakdown;
   const int64_t residual = b.layer_saved * b.layers + b.outside / 2;  // every layer's input + the last output
   if (serve.devices.size() != train.devices.size()) return Status::Internal("memory reports of different meshes");
@@ -545,11 +542,7 @@ std::string ToText(const CheckRun& run) {
         p.measured[w], p.worst_device, p.predicted[w],
         p.predicted[w] > 0 ? static_cast<double>(p.measured[w]) / static_cast<double>(p.predicted[w]) : 0.0,
         p.min_ratio, p.max_ratio);
-    if (!p.judged) {
-      out += "; not judged: the reference runs every expert on every token\n";
-    } else {
-      out += fmt::format("; tolerance {:.1f}x to {:.1f}x: {}\n", kPeakBandLow, kPeakBandHigh, p.ok ? "ok" : "FAIL");
-    }
+    out += fmt::format("; tolerance {:.1f}x to {:.1f}x: {}\n", kPeakBandLow, kPeakBandHigh, p.ok ? "ok" : "FAIL");
   }
   out += fmt::format("check: {}\n", run.ok() ? "pass" : "FAIL");
   return out;
@@ -649,7 +642,6 @@ Json ToJson(const CheckRun& run) {
                                               {"min_ratio", std::round(p.min_ratio * 1e4) / 1e4},
                                               {"max_ratio", std::round(p.max_ratio * 1e4) / 1e4},
                                               {"tolerance", Json::array({kPeakBandLow, kPeakBandHigh})},
-                                              {"judged", p.judged},
                                               {"ok", p.ok}};
     }
   }

@@ -305,8 +305,9 @@ class ForwardPass {
     gate = s_.Map(std::move(gate), [](double v) { return v / (1.0 + std::exp(-v)); });
     DistTensor up = s_.Dot(std::move(x), P(w_up), DotDims{{}, {}, {2}, {1}}, w_up);
     DistTensor act = s_.Mul(std::move(gate), std::move(up), p + " experts silu(gate) * up");
-    DistTensor y = s_.Dot(std::move(act), P(w_down), DotDims{{2}, {0}, {3}, {1}}, w_down);  // [E, B, S, H]
-    DistTensor w = s_.Unsqueeze(s_.Transpose(std::move(weights), {2, 0, 1}), 3);            // [E, B, S, 1]
+    DistTensor y = s_.Dot(act, P(w_down), DotDims{{2}, {0}, {3}, {1}}, w_down);  // [E, B, S, H]
+    act = DistTensor();  // its last use: freed here, as a compiled program does, not at the end of scope
+    DistTensor w = s_.Unsqueeze(s_.Transpose(std::move(weights), {2, 0, 1}), 3);  // [E, B, S, 1]
     y = s_.Mul(std::move(y), std::move(w), p + " weight each expert");
     return s_.Squeeze(s_.Reduce(std::move(y), 0, ReduceOp::kSum, p + " sum over experts"), 0);
   }

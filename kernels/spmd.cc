@@ -360,6 +360,10 @@ DistTensor Spmd::Binary(DistTensor a, DistTensor b, const std::function<double(d
     });
     out.local.push_back(std::move(z));
   }
+  // The result reuses the lhs's buffer when the lhs dies with this op (the caller moved it in) and is
+  // not broadcast, as a compiled elementwise op does: its charge ends before the result's begins.
+  // An lhs the caller still holds shares its charge, which then stays.
+  if (a.shape == out.shape) a.live.reset();
   return Track(std::move(out));
 }
 

@@ -199,10 +199,15 @@ StatusOr<LayerActivations> LayerActivationBytes(const ModelDims& dims, bool moe,
     const Checked routed = width(dims.top_k * dims.moe_intermediate);
     const Checked shared = width(dims.shared_intermediate);
     const Checked router = width(dims.experts);  // router logits, a dot
-    // gate, up and their product for every routed token copy and the shared experts; the combine
-    // output is the layer's MLP output (h).
-    mlp_full = router + routed * 3 + shared * 3 + h;
-    mlp_dots = router + routed * 2 + shared * 2 + h;
+    // Every routed token copy's down_proj output, before the weighted combine: the combine's backward
+    // needs them (d weight_k = <dy, y_k>). k copies of the hidden width; measured by `check --memory`.
+    const Checked routed_out = width(dims.top_k * dims.hidden);
+    const Checked shared_out = dims.shared_intermediate > 0 ? h : Checked(0);  // the shared experts' down_proj
+    // gate, up and their product for every routed token copy and the shared experts, the experts'
+    // outputs, and the combine output, which is the layer's MLP output (h).
+    mlp_full = router + routed * 3 + shared * 3 + routed_out + shared_out + h;
+    // The dots: router, gate and up, and every down_proj output (the combine is not a dot).
+    mlp_dots = router + routed * 2 + shared * 2 + routed_out + shared_out;
   } else if (dims.gated_mlp) {
     const Checked inter = width(dims.intermediate);
     mlp_full = inter * 3;      // gate, up, act(gate) * up (the down_proj input)

@@ -136,8 +136,22 @@ TEST(MemoryFormulaTest, MoeLayerCountsRoutedCopiesAndSharedExperts) {
   dims.shared_intermediate = 32;
   auto layer = LayerActivationBytes(dims, true, 512, 512, 256, 256, 512, 8, 2);
   ASSERT_TRUE(layer.ok());
-  // router width(8) = 64; routed width(64) = 512, 3 each; shared width(32) = 256, 3 each; combine h.
-  EXPECT_EQ(layer->full, 1024 + 1024 + 576 + 1024 + (64 + 1536 + 768 + 512));
+  // router width(8) = 64; routed width(64) = 512, 3 each; shared width(32) = 256, 3 each; the routed
+  // experts' outputs before the combine, width(2 x 64) = 1024; the shared experts' output h; combine h.
+  EXPECT_EQ(layer->full, 1024 + 1024 + 576 + 1024 + (64 + 1536 + 768 + 1024 + 512 + 512));
+  // dots: h + qkv + h (o_proj) + router + gate and up (routed, shared) + routed and shared down_proj.
+  EXPECT_EQ(layer->dots, 512 + 1024 + 512 + (64 + 1024 + 512 + 1024 + 512));
+}
+
+TEST(MemoryFormulaTest, MoeWithoutSharedExpertsKeepsOnlyTheRoutedOutputs) {
+  ModelDims dims = Dims();
+  dims.experts = 8;
+  dims.top_k = 2;
+  dims.moe_intermediate = 32;
+  auto layer = LayerActivationBytes(dims, true, 512, 512, 256, 256, 512, 8, 2);
+  ASSERT_TRUE(layer.ok());
+  EXPECT_EQ(layer->full, 1024 + 1024 + 576 + 1024 + (64 + 1536 + 1024 + 512));
+  EXPECT_EQ(layer->dots, 512 + 1024 + 512 + (64 + 1024 + 1024));
 }
 
 TEST(MemoryFormulaTest, OverflowIsAnErrorNotAWrongNumber) {
