@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <sstream>
@@ -379,19 +380,22 @@ CheckRun::ActivationPeak ComparePeak(const std::vector<int64_t>& measured, const
   peak.measured = measured;
   peak.predicted.assign(measured.size(), 0);
   double furthest = -1;
+  peak.min_ratio = std::numeric_limits<double>::infinity();
+  peak.max_ratio = 0;
   for (const planner::DeviceMemory& d : predicted.devices) {
     const size_t i = static_cast<size_t>(d.id);
     if (i >= measured.size()) continue;
     peak.predicted[i] = d.activations;
     const double ratio = d.activations > 0 ? static_cast<double>(measured[i]) / static_cast<double>(d.activations) : 0;
-    peak.min_ratio = d.id == 0 ? ratio : std::min(peak.min_ratio, ratio);
-    peak.max_ratio = d.id == 0 ? ratio : std::max(peak.max_ratio, ratio);
+    peak.min_ratio = std::min(peak.min_ratio, ratio);
+    peak.max_ratio = std::max(peak.max_ratio, ratio);
     const double distance = std::abs(std::log(std::max(ratio, 1e-9)));
     if (distance > furthest) {
       furthest = distance;
       peak.worst_device = d.id;
     }
   }
+  if (furthest < 0) peak.min_ratio = 0;  // no device compared
   peak.ok = peak.min_ratio >= kPeakBandLow && peak.max_ratio <= kPeakBandHigh;
   return peak;
 }
@@ -404,27 +408,22 @@ Status CompareMemory(Context& ctx, const CheckFlags& flags, NumericSetup& setup,
                      CheckRun& run) {
   run.memory.emplace();
   if (!n.executed) return Status();
-  setup.inputs->resolved.config["gradient_checkpointing"] = "nothing_saveable";
-  EP_ASSIGN_OR_RETURN(planner::MemoryReport train,
-                      BuildMemoryReport(ctx, *setup.inputs, setup.plan, TinyMemoryFlags(setup, "train"),
-                                        int64_t{1} << 62, flags.plan.config.schemas_dir));
+  // Training as the reference computes it: each layer keeps only its input (nothing_saveable), vanilla
+  // attention (explicit scores), and every expert on every token (the reference weights all E experts
+  // instead of dispatching k). Parameters, residual stream and logits do not depend on the last two.
+  Json& config = setup.inputs->resolved.config;
+  const Json resolved = config;
+  config["gradient_checkpointing"] = "nothing_saveable";
+  config["attn_mechanism"] = "vanilla";
+  if (setup.model.experts > 0) config["num_experts_per_tok"] = setup.model.experts;
+  StatusOr<planner::MemoryReport> trained = BuildMemoryReport(
+      ctx, *setup.inputs, setup.plan, TinyMemoryFlags(setup, "train"), int64_t{1} << 62, flags.plan.config.schemas_dir);
+  config = resolved;
+  EP_ASSIGN_OR_RETURN(planner::MemoryReport train, std::move(trained));
   EP_ASSIGN_OR_RETURN(planner::MemoryReport serve,
                       BuildMemoryReport(ctx, *setup.inputs, setup.plan, TinyMemoryFlags(setup, "serve"),
                                         int64_t{1} << 62, flags.plan.config.schemas_dir));
-  Json& config = setup.inputs->resolved.config;
-  const Json saved = config;
-  config["attn_mechanism"] = "vanilla";
-  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
-    if (config.contains(key) && config[key].is_number_integer() && config[key].get<int64_t>() > 0) {
-      config["num_experts_per_tok"] = config[key];
-      break;
-    }
-  }
-  EP_ASSIGN_OR_RETURN(planner::MemoryReport reference,
-                      BuildMemoryReport(ctx, *setup.inputs, setup.plan, TinyMemoryFlags(setup, "train"),
-                                        int64_t{1} << 62, flags.plan.config.schemas_dir));
-  config = saved;
-  run.activation_peak = ComparePeak(n.measured_activation_peak, reference);
+  run.activation_peak = ComparePeak(n.measured_activation_peak, train);
   const planner::ActivationBreakdown& b = train.breakdown;
   const int64_t residual = b.layer_saved * b.layers + b.outside / 2;  // every layer's input + the last output
   if (serve.devices.size() != train.devices.size()) return Status::Internal("memory reports of different meshes");

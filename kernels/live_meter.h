@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 #include <vector>
 
 namespace easyplan::kernels {
@@ -31,7 +32,18 @@ class LiveMeter {
   const std::vector<int64_t>& marked() const { return marked_; }
 
  private:
-  void Release(const std::vector<int64_t>& bytes);
+  // One tensor's bytes, given back to the meter when the last copy of the tensor goes away.
+  class Held {
+   public:
+    Held(LiveMeter* meter, std::vector<int64_t> bytes) : meter_(meter), bytes_(std::move(bytes)) {}
+    Held(const Held&) = delete;
+    Held& operator=(const Held&) = delete;
+    ~Held();
+
+   private:
+    LiveMeter* meter_;
+    std::vector<int64_t> bytes_;
+  };
 
   int64_t bytes_per_element_;
   std::vector<int64_t> live_, peak_, marked_;
