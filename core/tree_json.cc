@@ -13,6 +13,7 @@
 #include "core/did_you_mean.h"
 #include "core/document.h"
 #include "core/dtype.h"
+#include "core/tree_json_scan.h"
 #include "core/unique_names.h"
 
 namespace easyplan {
@@ -356,6 +357,7 @@ bool ParseTreeJsonFastPath(std::string_view text, const Limits& limits, int64_t 
 StatusOr<ParamTree> ParseTreeJson(std::string_view text, size_t readable, const std::string& file, const Limits& limits,
                                   int64_t max_tensors) {
   ParamTree tree;
+  if (ScanTreeJson(text, limits, max_tensors, &tree)) return tree;
   const bool accepted =
       readable >= text.size() + simdjson::SIMDJSON_PADDING
           ? FastPath(simdjson::padded_string_view(text.data(), text.size(), readable), limits, max_tensors, &tree)

@@ -6,14 +6,16 @@
 // "role"]}...], and optional "total_tensors", "total_params", "total_bytes"}. The totals are not
 // read (they are recomputed). Unknown keys are ignored.
 //
-// Two paths give the same answers:
+// Three readers give the same answers:
 //  - the reference path: ParseJsonDocument (positions for every value) + TreeFromJsonValue, whose
 //    errors name file:line:col, the JSON pointer and the tensor; it costs ~15 us per tensor, mostly
 //    for recording positions;
-//  - ParseTreeJson: simdjson's On-Demand parser straight into a ParamTree (~0.1 us per tensor) for
-//    every input it can prove valid; anything else (an error, an unusual but valid spelling such as
-//    an escape in a tensor name, a duplicate or unknown key, a limit) is handed to the reference path,
-//    so the tree, the error message and its position are always the reference path's.
+//  - ParseTreeJson tries two fast readers first, each straight into a ParamTree and each accepting
+//    only input it can prove valid: the scanner (core/tree_json_scan.h, ~0.04 us per tensor) for the
+//    printable-ASCII subset every tree dump uses, then simdjson's On-Demand parser (~0.1 us per
+//    tensor) for any other spelling without escapes. Anything else (an error, an escape in a tensor
+//    name, a duplicate or unknown key, a limit) is handed to the reference path, so the tree, the
+//    error message and its position are always the reference path's.
 
 #include <cstddef>
 #include <cstdint>

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "core/tree_json_scan.h"
+
 namespace easyplan {
 namespace {
 
@@ -23,12 +25,14 @@ constexpr const char* kTree = R"({
   "total_bytes": 16460
 })";
 
-// Both paths, and the fast path alone: the result (tree or error) must be the reference path's.
+// Every reader, alone and chained: the result (tree or error) must be the reference path's.
 void ExpectSameAsReference(const std::string& text, const Limits& limits = {}, int64_t max_tensors = 100) {
   StatusOr<ParamTree> reference = ParseTreeJsonDocument(text, "t.json", limits, max_tensors);
   StatusOr<ParamTree> fast = ParseTreeJson(text, "t.json", limits, max_tensors);
   ParamTree fast_only;
   const bool accepted = ParseTreeJsonFastPath(text, limits, max_tensors, &fast_only);
+  ParamTree scanned;
+  const bool scan_accepted = ScanTreeJson(text, limits, max_tensors, &scanned);
   ASSERT_EQ(fast.ok(), reference.ok()) << text;
   if (reference.ok()) {
     EXPECT_EQ(fast->tensors, reference->tensors) << text;
@@ -37,10 +41,17 @@ void ExpectSameAsReference(const std::string& text, const Limits& limits = {}, i
     if (accepted) {
       EXPECT_EQ(fast_only.tensors, reference->tensors) << text;
     }
+    if (scan_accepted) {
+      EXPECT_EQ(scanned.tensors, reference->tensors) << text;
+      EXPECT_EQ(scanned.model_type, reference->model_type) << text;
+      EXPECT_EQ(scanned.layout, reference->layout) << text;
+    }
   } else {
     EXPECT_EQ(fast.status().ToString(), reference.status().ToString()) << text;
     EXPECT_FALSE(accepted) << "the fast path accepted what the reference path rejects: " << text << "\n"
                            << reference.status().ToString();
+    EXPECT_FALSE(scan_accepted) << "the scanner accepted what the reference path rejects: " << text << "\n"
+                                << reference.status().ToString();
   }
 }
 
@@ -55,6 +66,42 @@ TEST(TreeJsonTest, FastPathReadsAValidTree) {
   EXPECT_EQ(tree.tensors[2].role, TensorRole::kScale);
   EXPECT_EQ(tree.tensors[3].shape, Shape{});
   ExpectSameAsReference(kTree);
+}
+
+TEST(TreeJsonTest, ScannerReadsTheTreeCommandsOwnOutput) {
+  ParamTree tree;
+  ASSERT_TRUE(ScanTreeJson(kTree, Limits{}, 100, &tree));
+  EXPECT_EQ(tree.model_type, "llama");
+  EXPECT_EQ(tree.layout, Layout::kHf);
+  ASSERT_EQ(tree.tensors.size(), 4u);
+  EXPECT_EQ(tree.tensors[0], (TensorEntry{"model.embed_tokens.weight", Shape{128, 64}, DType::kBFloat16}));
+  EXPECT_EQ(tree.tensors[1].role, TensorRole::kBuffer);
+  EXPECT_EQ(tree.tensors[2].role, TensorRole::kScale);
+  EXPECT_EQ(tree.tensors[3].shape, Shape{});
+  // Compact, and with names long enough to take the eight-bytes-at-a-time string scan.
+  ASSERT_TRUE(ScanTreeJson(R"({"params":[{"name":"model.layers.10.mlp.experts.255.down_proj.weight_scale_inv",)"
+                           R"("shape":[56,16],"dtype":"float32","role":"scale"}]})",
+                           Limits{}, 100, &tree));
+  EXPECT_EQ(tree.tensors.at(0).name, "model.layers.10.mlp.experts.255.down_proj.weight_scale_inv");
+}
+
+TEST(TreeJsonTest, ScannerLeavesUnusualSpellingsToTheOtherReaders) {
+  const std::vector<std::string> declined = {
+      R"({"params": [{"name": "a\u00e9", "shape": [1], "dtype": "float32"}]})",  // an escape
+      R"({"params": [{"name": "abcdefgh\/ijklmnop", "shape": [1], "dtype": "float32"}]})",
+      R"({"params": [{"name": "layers.é.weight", "shape": [1], "dtype": "float32"}]})",  // not ASCII
+      R"({"params": [{"name": "a", "shape": [1], "dtype": "float32", "extra": 1}]})",    // unknown key
+      R"({"params": [{"name": "a", "shape": [1.0], "dtype": "float32"}]})",              // a fraction
+      R"({"params": [{"name": "a", "shape": [1e3], "dtype": "float32"}]})",              // an exponent
+      R"({"params": [{"name": "a", "shape": [9223372036854775808], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a", "shape": [1922337203685477580828], "dtype": "float32"}]})",  // wraps uint64
+      R"({"params": [], "total_bytes": -9223372036854775808})",
+  };
+  for (const std::string& text : declined) {
+    ParamTree tree;
+    EXPECT_FALSE(ScanTreeJson(text, Limits{}, 100, &tree)) << text;
+    ExpectSameAsReference(text);
+  }
 }
 
 TEST(TreeJsonTest, UsesTheStringsSpareCapacityOrCopies) {
@@ -131,6 +178,7 @@ TEST(TreeJsonTest, AgreesWithTheReferencePathOnEdgeCases) {
       R"({"params": [{"name": "a", "shape": [1.0], "dtype": "float32"}]})",
       R"({"params": [{"name": "a", "shape": [1e2], "dtype": "float32"}]})",
       R"({"params": [{"name": "a", "shape": [9223372036854775808], "dtype": "float32"}]})",
+      R"({"params": [{"name": "a", "shape": [1922337203685477580828], "dtype": "float32"}]})",  // wraps uint64
       R"({"params": [{"name": "a", "shape": [01], "dtype": "float32"}]})",
       R"({"params": [{"name": "a", "shape": [true], "dtype": "float32"}]})",
       R"({"params": [{"name": "a", "shape": [1], "dtype": "float33"}]})",

@@ -1,7 +1,9 @@
 // Fuzzes `easyplan tree --tree FILE`: the tree JSON a user dumps from JAX or PyTorch, and the
 // formats `tree` writes.
-//  - The fast reader (core/tree_json.h ParseTreeJson, simdjson) must give exactly what the reference
-//    path gives (ParseTreeJsonDocument): the same tree, or the same error at the same line:column.
+//  - The fast reader (core/tree_json.h ParseTreeJson: the scanner, then simdjson) must give exactly
+//    what the reference path gives (ParseTreeJsonDocument): the same tree, or the same error at the
+//    same line:column; the scanner alone (core/tree_json_scan.h) accepts nothing the reference path
+//    rejects, and what it accepts reads the same.
 //  - cli/tree_format.h TreeFromJson on the parsed document agrees with both.
 //  - Whatever is accepted and can be totalled survives TreeToJsonText -> parse -> TreeFromJson
 //    unchanged (the test suite and users read that output back), and renders as a table and CSV.
@@ -13,6 +15,7 @@
 #include "cli/tree_format.h"
 #include "core/document.h"
 #include "core/tree_json.h"
+#include "core/tree_json_scan.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace easyplan::fuzz {
@@ -42,6 +45,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::CheckBadInput(reference.status());
   fuzz::CheckSame(ParseTreeJson(text, "tree.json", limits, fuzz::kMaxTensors), reference,
                   "ParseTreeJson(string_view) differs from ParseTreeJsonDocument");
+  if (ParamTree scanned; ScanTreeJson(text, limits, fuzz::kMaxTensors, &scanned)) {
+    fuzz::CheckSame(scanned, reference, "ScanTreeJson accepted and differs from ParseTreeJsonDocument");
+  }
   std::string padded(text);
   padded.reserve(size + kTreeJsonPadding);
   fuzz::CheckSame(ParseTreeJson(padded, "tree.json", limits, fuzz::kMaxTensors), reference,

@@ -1,0 +1,267 @@
+#include "core/tree_json_scan.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/unique_names.h"
+
+namespace easyplan {
+namespace {
+
+// Bits for the keys of one object, to refuse duplicates (the reference path keeps the last one).
+enum KeyBit : unsigned {
+  kModelType = 1u << 0,
+  kLayout = 1u << 1,
+  kParams = 1u << 2,
+  kTotalTensors = 1u << 3,
+  kTotalParams = 1u << 4,
+  kTotalBytes = 1u << 5,
+  kName = 1u << 6,
+  kShape = 1u << 7,
+  kDType = 1u << 8,
+  kRole = 1u << 9,
+};
+
+constexpr int kTreeDepth = 4;  // root object, params array, tensor object, shape array
+// A tensor takes at least 37 characters ({"name":"a","shape":[],"dtype":"f32"}) and a comma separates
+// two, so size / 36 + 1 bounds the count.
+constexpr size_t kMinTensorChars = 36;
+
+constexpr uint64_t kOnes = 0x0101010101010101ULL;
+constexpr uint64_t kHighs = 0x8080808080808080ULL;
+
+// The high bit of the first byte of `word` (in memory order) that ends a plain string, or of an
+// earlier one: a quote, a backslash, a control character or a non-ASCII byte. Each test below can
+// flag a byte wrongly only above a byte it flags rightly (a borrow carries upwards), so the lowest
+// flag is exact.
+uint64_t StringStops(uint64_t word) {
+  const auto zero_bytes = [](uint64_t x) { return (x - kOnes) & ~x & kHighs; };
+  const uint64_t quote = zero_bytes(word ^ (kOnes * '"'));
+  const uint64_t backslash = zero_bytes(word ^ (kOnes * '\\'));
+  const uint64_t control = (word - kOnes * 0x20) & ~word & kHighs;
+  return quote | backslash | control | (word & kHighs);
+}
+
+bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+class TreeScanner {
+ public:
+  TreeScanner(std::string_view text, const Limits& limits, int64_t max_tensors)
+      : p_(text.data()), end_(text.data() + text.size()), limits_(limits), max_tensors_(max_tensors) {
+    // The reference parser skips a leading UTF-8 byte order mark.
+    if (text.starts_with("\xEF\xBB\xBF")) p_ += 3;
+  }
+
+  bool Run(ParamTree* out) {
+    if (limits_.max_depth < kTreeDepth || !Consume('{') || !Count()) return false;
+    ParamTree tree;
+    // The vector never moves its entries: no tensor takes fewer than kMinTensorChars characters, so
+    // this bounds the count; the pages past the real count are reserved, never touched.
+    const size_t size = static_cast<size_t>(end_ - p_);
+    tree.tensors.reserve(std::min(size / kMinTensorChars + 1, static_cast<size_t>(std::max<int64_t>(max_tensors_, 0))));
+    unsigned seen = 0;
+    do {
+      std::string_view key;
+      if (!Key(&key) || !Count()) return false;
+      if (key == "params") {
+        if (!Once(&seen, kParams) || !Params(&tree.tensors)) return false;
+      } else if (key == "model_type") {
+        if (!Once(&seen, kModelType) || !ModelType(&tree.model_type)) return false;
+      } else if (key == "layout") {
+        std::string_view text;
+        if (!Once(&seen, kLayout) || !String(&text)) return false;
+        const std::optional<Layout> layout = ParseLayout(text);
+        if (!layout) return false;
+        tree.layout = *layout;
+      } else if (key == "total_tensors") {
+        if (!Once(&seen, kTotalTensors) || !Integer(/*allow_negative=*/true, nullptr)) return false;
+      } else if (key == "total_params") {
+        if (!Once(&seen, kTotalParams) || !Integer(/*allow_negative=*/true, nullptr)) return false;
+      } else if (key == "total_bytes") {
+        if (!Once(&seen, kTotalBytes) || !Integer(/*allow_negative=*/true, nullptr)) return false;
+      } else {
+        return false;  // legal, but its value would go unvalidated
+      }
+    } while (Consume(','));
+    if (!Consume('}') || (seen & kParams) == 0) return false;
+    SkipSpace();
+    if (p_ != end_) return false;  // nothing may follow the root object
+    if (FirstDuplicateName(tree.tensors.size(),
+                           [&tensors = tree.tensors](size_t i) { return std::string_view(tensors[i].name); })) {
+      return false;
+    }
+    *out = std::move(tree);
+    return true;
+  }
+
+ private:
+  bool Count() { return ++values_ <= limits_.max_values; }
+
+  static bool Once(unsigned* seen, unsigned bit) {
+    if (*seen & bit) return false;
+    *seen |= bit;
+    return true;
+  }
+
+  void SkipSpace() {
+    while (p_ < end_ && IsSpace(*p_)) ++p_;
+  }
+
+  // Skips whitespace, then `c` if it comes next.
+  bool Consume(char c) {
+    SkipSpace();
+    if (p_ < end_ && *p_ == c) {
+      ++p_;
+      return true;
+    }
+    return false;
+  }
+
+  // A string of printable ASCII without escapes; `*text` points into the input.
+  bool String(std::string_view* text) {
+    if (!Consume('"')) return false;
+    const char* start = p_;
+    while (end_ - p_ >= 8) {
+      uint64_t word;
+      std::memcpy(&word, p_, sizeof(word));
+      if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap64(word);
+      if (const uint64_t stops = StringStops(word); stops != 0) {
+        p_ += std::countr_zero(stops) / 8;
+        break;
+      }
+      p_ += 8;
+    }
+    while (p_ < end_ && static_cast<unsigned char>(*p_) >= 0x20 && static_cast<unsigned char>(*p_) < 0x80 &&
+           *p_ != '"' && *p_ != '\\') {
+      ++p_;
+    }
+    if (p_ == end_ || *p_ != '"') return false;
+    *text = std::string_view(start, static_cast<size_t>(p_ - start));
+    ++p_;
+    return true;
+  }
+
+  bool Key(std::string_view* key) { return String(key) && Consume(':'); }
+
+  // An integer without fraction or exponent within int64 (and >= 0 unless `allow_negative`).
+  bool Integer(bool allow_negative, int64_t* value) {
+    SkipSpace();
+    const bool negative = allow_negative && p_ < end_ && *p_ == '-';
+    if (negative) ++p_;
+    if (p_ == end_ || !IsDigit(*p_)) return false;
+    if (*p_ == '0' && p_ + 1 < end_ && IsDigit(p_[1])) return false;  // a leading zero is not JSON
+    uint64_t magnitude = 0;
+    for (; p_ < end_ && IsDigit(*p_); ++p_) {
+      const uint64_t digit = static_cast<uint64_t>(*p_ - '0');
+      if (magnitude > (static_cast<uint64_t>(INT64_MAX) - digit) / 10) return false;  // before it wraps
+      magnitude = magnitude * 10 + digit;
+    }
+    if (p_ < end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E')) return false;
+    if (value != nullptr) *value = negative ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
+    return true;
+  }
+
+  bool ModelType(std::string* model_type) {
+    SkipSpace();
+    if (end_ - p_ >= 4 && std::memcmp(p_, "null", 4) == 0) {
+      p_ += 4;  // a letter right after it fails at the next separator
+      return true;
+    }
+    std::string_view text;
+    if (!String(&text)) return false;
+    model_type->assign(text);
+    return true;
+  }
+
+  bool Params(std::vector<TensorEntry>* tensors) {
+    if (!Consume('[')) return false;
+    if (Consume(']')) return true;
+    do {
+      if (!Count() || static_cast<int64_t>(tensors->size()) >= max_tensors_) return false;
+      if (!Tensor(&tensors->emplace_back())) return false;
+    } while (Consume(','));
+    return Consume(']');
+  }
+
+  bool Tensor(TensorEntry* tensor) {
+    if (!Consume('{')) return false;
+    unsigned seen = 0;
+    do {
+      std::string_view key;
+      if (!Key(&key) || !Count()) return false;
+      if (key == "name") {
+        std::string_view name;
+        if (!Once(&seen, kName) || !String(&name) || name.empty()) return false;
+        tensor->name.assign(name);
+      } else if (key == "shape") {
+        if (!Once(&seen, kShape) || !Dims()) return false;
+        tensor->shape = Shape(std::span<const int64_t>(dims_));
+      } else if (key == "dtype") {
+        std::string_view text;
+        if (!Once(&seen, kDType) || !String(&text)) return false;
+        const std::optional<DType> dtype = CachedDType(text);
+        if (!dtype) return false;
+        tensor->dtype = *dtype;
+      } else if (key == "role") {
+        std::string_view text;
+        if (!Once(&seen, kRole) || !String(&text)) return false;
+        if (text == "buffer") {
+          tensor->role = TensorRole::kBuffer;
+        } else if (text == "scale") {
+          tensor->role = TensorRole::kScale;
+        } else if (text != "parameter") {
+          return false;
+        }
+      } else {
+        return false;
+      }
+    } while (Consume(','));
+    return Consume('}') && (seen & (kName | kShape | kDType)) == (kName | kShape | kDType);
+  }
+
+  bool Dims() {
+    dims_.clear();
+    if (!Consume('[')) return false;
+    if (Consume(']')) return true;
+    do {
+      int64_t dim = 0;
+      if (!Integer(/*allow_negative=*/false, &dim) || !Count()) return false;
+      dims_.push_back(dim);
+    } while (Consume(','));
+    return Consume(']');
+  }
+
+  // Trees spell a handful of dtypes tens of thousands of times: each distinct spelling is parsed once.
+  std::optional<DType> CachedDType(std::string_view text) {
+    for (const auto& [spelling, dtype] : dtypes_) {
+      if (spelling == text) return dtype;
+    }
+    std::optional<DType> dtype = ParseDType(text);
+    if (dtype && dtypes_.size() < kMaxCachedDTypes) dtypes_.emplace_back(std::string(text), *dtype);
+    return dtype;
+  }
+
+  const char* p_;
+  const char* const end_;
+  const Limits& limits_;
+  const int64_t max_tensors_;
+  size_t values_ = 0;
+  std::vector<int64_t> dims_;  // reused across tensors
+  static constexpr size_t kMaxCachedDTypes = 16;
+  std::vector<std::pair<std::string, DType>> dtypes_;  // spelling -> dtype
+};
+
+}  // namespace
+
+bool ScanTreeJson(std::string_view text, const Limits& limits, int64_t max_tensors, ParamTree* tree) {
+  return TreeScanner(text, limits, max_tensors).Run(tree);
+}
+
+}  // namespace easyplan
