@@ -7,6 +7,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/fast_hash.h"
+
 namespace easyplan {
 
 std::optional<size_t> FirstDuplicateName(size_t count, const std::function<std::string_view(size_t)>& name_of) {
@@ -28,8 +30,7 @@ std::optional<size_t> FirstDuplicateName(size_t count, const std::function<std::
   // Hashes first, in one sequential pass; then the inserts, each prefetching the slot a few names
   // ahead, so the table's cache misses overlap instead of stalling one after another.
   std::vector<uint64_t> hashes(count);
-  const std::hash<std::string_view> hasher;
-  for (size_t i = 0; i < count; ++i) hashes[i] = hasher(name_of(i));
+  for (size_t i = 0; i < count; ++i) hashes[i] = HashBytes(name_of(i));
   constexpr size_t kAhead = 16;
   for (size_t i = 0; i < count; ++i) {
     if (i + kAhead < count) __builtin_prefetch(&slots[hashes[i + kAhead] & mask]);

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "core/fast_hash.h"
 #include "core/human.h"
 #include "planner/logical_check.h"
 #include "rules/match_memo.h"
@@ -96,14 +97,14 @@ struct TensorOutcome {
 /// number apart), the tensor's shape and dtype, and its layout link. A model's 92k tensors have a few
 /// hundred keys.
 void OutcomeKey(std::string_view match_name, const TensorEntry& tensor, const LayoutLink* link, std::string* key) {
-  const auto append = [key](int64_t value) { key->append(reinterpret_cast<const char*>(&value), sizeof(value)); };
+  const auto append = [key](auto value) { key->append(reinterpret_cast<const char*>(&value), sizeof(value)); };
   const auto append_shape = [&append](const Shape& shape) {
-    append(shape.rank());
+    append(static_cast<int32_t>(shape.rank()));
     for (int64_t dim : shape.dims()) append(dim);
   };
   rules::NumberShapeInto(match_name, key);
   append_shape(tensor.shape);
-  append(DTypeBits(tensor.dtype));
+  append(static_cast<int32_t>(DTypeBits(tensor.dtype)));
   append(link != nullptr);
   if (link) {
     append(link->has_counterpart);
@@ -113,7 +114,7 @@ void OutcomeKey(std::string_view match_name, const TensorEntry& tensor, const La
     append(link->expert_dim);
     append(link->expert);
   }
-  append(static_cast<int64_t>(match_name.size()));  // last, so the name's end is never ambiguous
+  append(match_name.size());  // last, so the name's end is never ambiguous
 }
 
 /// Devices holding `group`'s tensors only on some devices (experts) or unevenly (chunks).
@@ -425,7 +426,7 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
   // Tensors are replayed by their OutcomeKey only when names can be reduced to number shapes.
   const bool replay = request.replay_outcomes && match_memo.number_blind() &&
                       (request.logical_dims == nullptr || request.logical_dims->number_blind());
-  std::unordered_map<std::string, TensorOutcome> outcomes;
+  std::unordered_map<std::string, TensorOutcome, FastStringHash> outcomes;
   std::string outcome_key;
   for (size_t t = 0; t < tree.tensors.size(); ++t) {
     const LayoutLink* link = request.links.empty() ? nullptr : &request.links[t];
