@@ -1,5 +1,9 @@
 #include "core/tree_json_scan.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include <algorithm>
 #include <bit>
 #include <cstring>
@@ -48,6 +52,12 @@ uint64_t StringStops(uint64_t word) {
   return quote | backslash | control | (word & kHighs);
 }
 
+// key == literal, compared with a constant-size memcmp the compiler turns into a load or two.
+template <size_t N>
+bool Is(std::string_view key, const char (&literal)[N]) {
+  return key.size() == N - 1 && std::memcmp(key.data(), literal, N - 1) == 0;
+}
+
 bool IsSpace(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -70,21 +80,21 @@ class TreeScanner {
     do {
       std::string_view key;
       if (!Key(&key) || !Count()) return false;
-      if (key == "params") {
+      if (Is(key, "params")) {
         if (!Once(&seen, kParams) || !Params(&tree.tensors)) return false;
-      } else if (key == "model_type") {
+      } else if (Is(key, "model_type")) {
         if (!Once(&seen, kModelType) || !ModelType(&tree.model_type)) return false;
-      } else if (key == "layout") {
+      } else if (Is(key, "layout")) {
         std::string_view text;
         if (!Once(&seen, kLayout) || !String(&text)) return false;
         const std::optional<Layout> layout = ParseLayout(text);
         if (!layout) return false;
         tree.layout = *layout;
-      } else if (key == "total_tensors") {
+      } else if (Is(key, "total_tensors")) {
         if (!Once(&seen, kTotalTensors) || !Integer(/*allow_negative=*/true, nullptr)) return false;
-      } else if (key == "total_params") {
+      } else if (Is(key, "total_params")) {
         if (!Once(&seen, kTotalParams) || !Integer(/*allow_negative=*/true, nullptr)) return false;
-      } else if (key == "total_bytes") {
+      } else if (Is(key, "total_bytes")) {
         if (!Once(&seen, kTotalBytes) || !Integer(/*allow_negative=*/true, nullptr)) return false;
       } else {
         return false;  // legal, but its value would go unvalidated
@@ -128,6 +138,23 @@ class TreeScanner {
   bool String(std::string_view* text) {
     if (!Consume('"')) return false;
     const char* start = p_;
+#if defined(__SSE2__)
+    // Sixteen bytes at a time where SSE2 is there (every x86-64). A signed compare with ' ' flags
+    // control characters and non-ASCII bytes (negative as signed) at once.
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(' ');
+    while (end_ - p_ >= 16) {
+      const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_));
+      const __m128i stops = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(bytes, quote), _mm_cmpeq_epi8(bytes, backslash)),
+                                         _mm_cmplt_epi8(bytes, space));
+      if (const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(stops)); mask != 0) {
+        p_ += std::countr_zero(mask);
+        return EndString(start, text);
+      }
+      p_ += 16;
+    }
+#endif
     while (end_ - p_ >= 8) {
       uint64_t word;
       std::memcpy(&word, p_, sizeof(word));
@@ -142,6 +169,12 @@ class TreeScanner {
            *p_ != '"' && *p_ != '\\') {
       ++p_;
     }
+    return EndString(start, text);
+  }
+
+  // At the first byte that ends a plain string: its closing quote, or anything else, which this
+  // reader leaves to the others.
+  bool EndString(const char* start, std::string_view* text) {
     if (p_ == end_ || *p_ != '"') return false;
     *text = std::string_view(start, static_cast<size_t>(p_ - start));
     ++p_;
@@ -196,20 +229,20 @@ class TreeScanner {
     do {
       std::string_view key;
       if (!Key(&key) || !Count()) return false;
-      if (key == "name") {
+      if (Is(key, "name")) {
         std::string_view name;
         if (!Once(&seen, kName) || !String(&name) || name.empty()) return false;
         tensor->name.assign(name);
-      } else if (key == "shape") {
+      } else if (Is(key, "shape")) {
         if (!Once(&seen, kShape) || !Dims()) return false;
         tensor->shape = Shape(std::span<const int64_t>(dims_));
-      } else if (key == "dtype") {
+      } else if (Is(key, "dtype")) {
         std::string_view text;
         if (!Once(&seen, kDType) || !String(&text)) return false;
-        const std::optional<DType> dtype = CachedDType(text);
-        if (!dtype) return false;
+        const DType* dtype = CachedDType(text);
+        if (dtype == nullptr) return false;
         tensor->dtype = *dtype;
-      } else if (key == "role") {
+      } else if (Is(key, "role")) {
         std::string_view text;
         if (!Once(&seen, kRole) || !String(&text)) return false;
         if (text == "buffer") {
@@ -239,13 +272,18 @@ class TreeScanner {
   }
 
   // Trees spell a handful of dtypes tens of thousands of times: each distinct spelling is parsed once.
-  std::optional<DType> CachedDType(std::string_view text) {
+  // (A pointer rather than a std::optional: the optional's two fields, stored separately and read
+  // back as one word, stalled every tensor on a failed store-to-load forward.)
+  const DType* CachedDType(std::string_view text) {
     for (const auto& [spelling, dtype] : dtypes_) {
-      if (spelling == text) return dtype;
+      if (spelling == text) return &dtype;
     }
-    std::optional<DType> dtype = ParseDType(text);
-    if (dtype && dtypes_.size() < kMaxCachedDTypes) dtypes_.emplace_back(std::string(text), *dtype);
-    return dtype;
+    const std::optional<DType> dtype = ParseDType(text);
+    if (!dtype || dtypes_.size() == kMaxCachedDTypes) {
+      unlisted_ = dtype.value_or(DType{});
+      return dtype ? &unlisted_ : nullptr;
+    }
+    return &dtypes_.emplace_back(std::string(text), *dtype).second;
   }
 
   const char* p_;
@@ -256,6 +294,7 @@ class TreeScanner {
   std::vector<int64_t> dims_;  // reused across tensors
   static constexpr size_t kMaxCachedDTypes = 16;
   std::vector<std::pair<std::string, DType>> dtypes_;  // spelling -> dtype
+  DType unlisted_{};                                   // a dtype parsed once the list is full
 };
 
 }  // namespace

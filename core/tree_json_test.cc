@@ -104,6 +104,33 @@ TEST(TreeJsonTest, ScannerLeavesUnusualSpellingsToTheOtherReaders) {
   }
 }
 
+// Names of every length up to 40 (the 16- and 8-byte scans and the byte loop each end them), plain
+// or with a byte the scanner must leave to the other readers at each position.
+TEST(TreeJsonTest, ScannerFindsTheEndOfEveryNameAndEveryByteItMustDecline) {
+  const auto tree_with = [](const std::string& name) {
+    return R"({"params": [{"name": ")" + name + R"(", "shape": [2], "dtype": "f32"}]})";
+  };
+  for (size_t length = 1; length <= 40; ++length) {
+    std::string name(length, 'a');
+    for (size_t i = 0; i < length; ++i) name[i] = static_cast<char>('a' + i % 26);
+    ParamTree tree;
+    ASSERT_TRUE(ScanTreeJson(tree_with(name), Limits{}, 100, &tree)) << name;
+    EXPECT_EQ(tree.tensors.at(0).name, name);
+    for (size_t i = 0; i < length; ++i) {
+      for (const char* odd : {"\\n", "\x01", "\x1f", "\xc3\xa9", "\x7f"}) {
+        std::string changed = name;
+        changed.replace(i, 1, odd);
+        const std::string text = tree_with(changed);
+        ParamTree scanned;
+        const bool accepted = ScanTreeJson(text, Limits{}, 100, &scanned);
+        // DEL (0x7F) is printable enough for JSON and stays in the subset; the others do not.
+        EXPECT_EQ(accepted, std::string_view(odd) == "\x7f") << i << " in " << changed;
+        ExpectSameAsReference(text);
+      }
+    }
+  }
+}
+
 TEST(TreeJsonTest, UsesTheStringsSpareCapacityOrCopies) {
   std::string text = kTree;
   text.reserve(text.size() + kTreeJsonPadding);
