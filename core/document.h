@@ -46,6 +46,9 @@ class Document {
   /// still set to the requested pointer. Line and column are 0 when no position is known.
   SourceLoc Locate(std::string_view pointer) const;
 
+  /// The recorded positions, by JSON pointer (for serialising a parsed document).
+  const std::map<std::string, Position>& positions() const { return positions_; }
+
   /// JSON pointers of object keys that appeared more than once in one object (the last value
   /// wins, as in Python's json), in the order of their second appearance, each listed once.
   const std::vector<std::string>& duplicate_keys() const { return duplicate_keys_; }

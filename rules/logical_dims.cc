@@ -21,6 +21,10 @@ LogicalDims::~LogicalDims() = default;
 
 StatusOr<LogicalDims> LogicalDims::Parse(std::string_view text, const std::string& path) {
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
+  return Parse(doc);
+}
+
+StatusOr<LogicalDims> LogicalDims::Parse(const Document& doc) {
   schemas::SchemaReader reader(doc);
   const Json& root = doc.root();
   EP_RETURN_IF_ERROR(reader.CheckKeys(root, "", {"dims"}));

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/document.h"
 #include "core/json.h"
 #include "core/status.h"
 
@@ -33,6 +34,8 @@ struct LogicalDim {
 class LogicalDims {
  public:
   static StatusOr<LogicalDims> Parse(std::string_view text, const std::string& path);
+  /// The same from the parsed file (schemas::DataSource::ReadDocument).
+  static StatusOr<LogicalDims> Parse(const Document& doc);
   LogicalDims(LogicalDims&&) noexcept;
   LogicalDims& operator=(LogicalDims&&) noexcept;
   ~LogicalDims();

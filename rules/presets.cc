@@ -49,6 +49,10 @@ StatusOr<std::vector<AxesEntry>> ParseAxesEntries(const schemas::SchemaReader& r
 
 StatusOr<Presets> Presets::Parse(std::string_view text, const std::string& path) {
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
+  return Parse(doc);
+}
+
+StatusOr<Presets> Presets::Parse(const Document& doc) {
   schemas::SchemaReader reader(doc);
   const Json& root = doc.root();
   EP_RETURN_IF_ERROR(reader.CheckKeys(root, "", {"tokens", "generation_attributes", "presets"}));

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/document.h"
 #include "core/json.h"
 #include "core/partition_spec.h"
 #include "core/status.h"
@@ -41,6 +42,8 @@ class Presets {
  public:
   /// Parses rules/_presets.yaml.
   static StatusOr<Presets> Parse(std::string_view text, const std::string& path);
+  /// The same from the parsed file (schemas::DataSource::ReadDocument).
+  static StatusOr<Presets> Parse(const Document& doc);
 
   bool HasPreset(const std::string& name) const { return presets_.count(name) > 0; }
   std::vector<std::string> PresetNames() const;

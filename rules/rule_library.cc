@@ -9,8 +9,8 @@ namespace easyplan::rules {
 StatusOr<const Presets*> RuleLibrary::GetPresets() {
   if (!presets_) {
     const std::string path = "rules/_presets.yaml";
-    EP_ASSIGN_OR_RETURN(std::string text, source_.Read(path));
-    EP_ASSIGN_OR_RETURN(Presets presets, Presets::Parse(text, source_.DisplayPath(path)));
+    EP_ASSIGN_OR_RETURN(Document doc, source_.ReadDocument(path));
+    EP_ASSIGN_OR_RETURN(Presets presets, Presets::Parse(doc));
     presets_ = std::make_unique<Presets>(std::move(presets));
   }
   return presets_.get();
@@ -19,8 +19,8 @@ StatusOr<const Presets*> RuleLibrary::GetPresets() {
 StatusOr<const LogicalDims*> RuleLibrary::GetLogicalDims() {
   if (!logical_dims_) {
     const std::string path = "rules/_logical_dims.yaml";
-    EP_ASSIGN_OR_RETURN(std::string text, source_.Read(path));
-    EP_ASSIGN_OR_RETURN(LogicalDims dims, LogicalDims::Parse(text, source_.DisplayPath(path)));
+    EP_ASSIGN_OR_RETURN(Document doc, source_.ReadDocument(path));
+    EP_ASSIGN_OR_RETURN(LogicalDims dims, LogicalDims::Parse(doc));
     logical_dims_ = std::make_unique<LogicalDims>(std::move(dims));
   }
   return logical_dims_.get();
@@ -29,8 +29,8 @@ StatusOr<const LogicalDims*> RuleLibrary::GetLogicalDims() {
 StatusOr<const RuleSet*> RuleLibrary::Load(const std::string& path) {
   if (auto it = sets_.find(path); it != sets_.end()) return it->second.get();
   EP_ASSIGN_OR_RETURN(const Presets* presets, GetPresets());
-  EP_ASSIGN_OR_RETURN(std::string text, source_.Read(path));
-  EP_ASSIGN_OR_RETURN(RuleSet set, ParseRuleSet(text, source_.DisplayPath(path), *presets));
+  EP_ASSIGN_OR_RETURN(Document doc, source_.ReadDocument(path));
+  EP_ASSIGN_OR_RETURN(RuleSet set, ParseRuleSet(doc, *presets));
   auto& slot = sets_[path];
   slot = std::make_unique<RuleSet>(std::move(set));
   return slot.get();

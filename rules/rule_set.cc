@@ -76,11 +76,15 @@ StatusOr<SpecSource> ParseSpec(const schemas::SchemaReader& reader, const Preset
 StatusOr<RuleSet> ParseRuleSet(std::string_view text, const std::string& path, const Presets& presets,
                                size_t max_rules) {
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
+  return ParseRuleSet(doc, presets, max_rules);
+}
+
+StatusOr<RuleSet> ParseRuleSet(const Document& doc, const Presets& presets, size_t max_rules) {
   schemas::SchemaReader reader(doc);
   const Json& root = doc.root();
   EP_RETURN_IF_ERROR(reader.CheckKeys(root, "", {"layout", "model_types", "rules", "doc"}));
   RuleSet set;
-  set.source = path;
+  set.source = doc.file();
   EP_ASSIGN_OR_RETURN(std::string layout, reader.String(root, "", "layout", false));
   if (!layout.empty()) {
     std::optional<Layout> parsed = ParseLayout(layout);

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/document.h"
 #include "core/json.h"
 #include "core/param_tree.h"
 #include "core/status.h"
@@ -58,6 +59,8 @@ struct RuleSet {
 /// names); tokens and axes are resolved later, against a config and a mesh.
 StatusOr<RuleSet> ParseRuleSet(std::string_view text, const std::string& path, const Presets& presets,
                                size_t max_rules = 100000);
+/// The same from the parsed file (schemas::DataSource::ReadDocument), named by doc.file().
+StatusOr<RuleSet> ParseRuleSet(const Document& doc, const Presets& presets, size_t max_rules = 100000);
 
 }  // namespace easyplan::rules
 

@@ -1,5 +1,6 @@
 #include "schemas/data_source.h"
 
+#include "core/document_codec.h"
 #include "schemas/embedded_data.h"
 
 namespace easyplan::schemas {
@@ -28,6 +29,16 @@ StatusOr<std::string> DataSource::Read(const std::string& path) const {
     if (file.path == path) return std::string(file.contents);
   }
   return Status::BadInput({}, "no built-in data file '" + path + "'");
+}
+
+StatusOr<Document> DataSource::ReadDocument(const std::string& path) const {
+  if (fs_ == nullptr) {
+    for (const EmbeddedDocument& document : EmbeddedDocuments()) {
+      if (document.path == path) return DecodeDocument(document.encoded, path);
+    }
+  }
+  EP_ASSIGN_OR_RETURN(std::string text, Read(path));
+  return ParseYamlDocument(text, DisplayPath(path));
 }
 
 std::vector<std::string> DataSource::List(const std::string& dir) const {

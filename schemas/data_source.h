@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/document.h"
 #include "core/file_system.h"
 #include "core/status.h"
 
@@ -21,6 +22,9 @@ class DataSource {
 
   /// Contents of one file; BadInput naming the path when missing.
   StatusOr<std::string> Read(const std::string& path) const;
+  /// One YAML file parsed, named by DisplayPath(path): for embedded files the document the build
+  /// parsed (decoded, not parsed again), otherwise ParseYamlDocument of Read(path).
+  StatusOr<Document> ReadDocument(const std::string& path) const;
   /// Sorted repo-relative paths of the files directly under `dir` ("schemas/families").
   std::vector<std::string> List(const std::string& dir) const;
   /// The path as messages show it: the repo-relative path for embedded files, the disk path otherwise.

@@ -12,8 +12,18 @@ struct EmbeddedFile {
   std::string_view contents;
 };
 
-/// Every file under schemas/ (and later rules/) as it was at build time, sorted by path.
+/// Every file under schemas/ and rules/ as it was at build time, sorted by path.
 std::span<const EmbeddedFile> EmbeddedFiles();
+
+/// A YAML data file as the build parsed it: a Document encoded by core/document_codec.h.
+struct EmbeddedDocument {
+  std::string_view path;
+  std::string_view encoded;
+};
+
+/// Every YAML file of EmbeddedFiles(), parsed at build time (schemas/tools/encode_documents.cc), sorted
+/// by path.
+std::span<const EmbeddedDocument> EmbeddedDocuments();
 
 }  // namespace easyplan::schemas
 

@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/document.h"
 #include "core/json.h"
 #include "core/status.h"
 #include "schemas/expression.h"
@@ -72,9 +73,12 @@ struct EasyDelSchema {
 
 /// Parse a family file. `text` is YAML; `path` names it in messages.
 StatusOr<FamilySchema> ParseFamilySchema(std::string_view text, const std::string& path);
+/// The same from the parsed file (DataSource::ReadDocument), named by doc.file().
+StatusOr<FamilySchema> ParseFamilySchema(const Document& doc);
 
 /// Parse the EasyDeL attribute file.
 StatusOr<EasyDelSchema> ParseEasyDelSchema(std::string_view text, const std::string& path);
+StatusOr<EasyDelSchema> ParseEasyDelSchema(const Document& doc);
 
 }  // namespace easyplan::schemas
 

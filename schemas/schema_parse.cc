@@ -10,13 +10,17 @@ namespace easyplan::schemas {
 
 StatusOr<FamilySchema> ParseFamilySchema(std::string_view text, const std::string& path) {
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
+  return ParseFamilySchema(doc);
+}
+
+StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
   SchemaReader reader(doc);
   const Json& root = doc.root();
   EP_RETURN_IF_ERROR(reader.CheckKeys(
       root, "",
       {"model_type", "config_class", "inherits", "attribute_map", "fields", "derived", "checks", "sub_configs"}));
   FamilySchema family;
-  family.source = path;
+  family.source = doc.file();
   EP_ASSIGN_OR_RETURN(family.model_type, reader.String(root, "", "model_type", true));
   EP_ASSIGN_OR_RETURN(family.config_class, reader.String(root, "", "config_class", false));
   EP_ASSIGN_OR_RETURN(family.inherits, reader.String(root, "", "inherits", false));
@@ -64,10 +68,14 @@ StatusOr<FamilySchema> ParseFamilySchema(std::string_view text, const std::strin
 
 StatusOr<EasyDelSchema> ParseEasyDelSchema(std::string_view text, const std::string& path) {
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
+  return ParseEasyDelSchema(doc);
+}
+
+StatusOr<EasyDelSchema> ParseEasyDelSchema(const Document& doc) {
   SchemaReader reader(doc);
   EP_RETURN_IF_ERROR(reader.CheckKeys(doc.root(), "", {"attributes", "partition_axis"}));
   EasyDelSchema schema;
-  schema.source = path;
+  schema.source = doc.file();
   EP_ASSIGN_OR_RETURN(schema.attributes, reader.Fields(doc.root(), "attributes", true));
   EP_ASSIGN_OR_RETURN(schema.partition_axis, reader.Fields(doc.root(), "partition_axis", false));
   return schema;

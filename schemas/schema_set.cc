@@ -15,8 +15,8 @@ std::string Stem(const std::string& path) {
 StatusOr<const EasyDelSchema*> SchemaSet::EasyDel() {
   if (!easydel_) {
     const std::string path = "schemas/easydel.yaml";
-    EP_ASSIGN_OR_RETURN(std::string text, source_.Read(path));
-    EP_ASSIGN_OR_RETURN(EasyDelSchema schema, ParseEasyDelSchema(text, source_.DisplayPath(path)));
+    EP_ASSIGN_OR_RETURN(Document doc, source_.ReadDocument(path));
+    EP_ASSIGN_OR_RETURN(EasyDelSchema schema, ParseEasyDelSchema(doc));
     easydel_ = std::make_unique<EasyDelSchema>(std::move(schema));
   }
   return easydel_.get();
@@ -28,8 +28,8 @@ StatusOr<const FamilySchema*> SchemaSet::Family(const std::string& model_type) {
   bool exists = false;
   for (const std::string& listed : source_.List(kFamilyDir)) exists = exists || listed == path;
   if (!exists) return static_cast<const FamilySchema*>(nullptr);
-  EP_ASSIGN_OR_RETURN(std::string text, source_.Read(path));
-  EP_ASSIGN_OR_RETURN(FamilySchema family, ParseFamilySchema(text, source_.DisplayPath(path)));
+  EP_ASSIGN_OR_RETURN(Document doc, source_.ReadDocument(path));
+  EP_ASSIGN_OR_RETURN(FamilySchema family, ParseFamilySchema(doc));
   if (family.model_type != model_type) {
     return Status::BadInput({source_.DisplayPath(path)},
                             "model_type '" + family.model_type + "' does not match the file name '" + model_type + "'");
