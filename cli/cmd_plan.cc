@@ -25,7 +25,9 @@ StatusOr<int> RunPlan(const PlanCommandFlags& flags, Context& ctx) {
                             "--device " + std::to_string(*flags.device) + " is not a device of the mesh: ids are 0.." +
                                 std::to_string(inputs->mesh.NumDevices() - 1) + " (" + inputs->mesh.ToString() + ")");
   }
-  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs->Request()));
+  planner::PlanRequest request = inputs->Request();
+  request.keep_params = !flags.summary;  // the summary shows no per-tensor rows
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(request));
   if (plan.HasErrors()) {
     // Like a compiler: no artifact when the plan is wrong; the findings say what to fix.
     ctx.err << FindingsToText(plan.findings);

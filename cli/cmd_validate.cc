@@ -106,7 +106,9 @@ StatusOr<int> RunValidate(const ValidateFlags& flags, Context& ctx) {
                             {"e.g. --max-memory 80GiB --mode train --batch 8 --seq 4096 --optimizer adafactor"});
   }
   EP_ASSIGN_OR_RETURN(std::unique_ptr<PlanInputs> inputs, LoadPlanInputs(ctx, flags.plan));
-  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs->Request()));
+  planner::PlanRequest request = inputs->Request();
+  request.keep_params = memory_budget;  // only the whole-memory budget reads the plan entries
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(request));
   std::vector<planner::Finding> findings = plan.findings;
   if (budget && !memory_budget) AddBudgetFindings(plan, *budget, flags.max_memory, findings);
   std::string whole_memory;  // with a whole-memory budget: the worst device's total, for the summary line

@@ -236,7 +236,7 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
   plan.uneven = request.uneven;
   plan.rule_hits.assign(rule_set.rules.size(), 0);
   plan.rule_matches.assign(rule_set.rules.size(), 0);
-  plan.params.reserve(tree.tensors.size());
+  if (request.keep_params) plan.params.reserve(tree.tensors.size());
   FindingList findings;
   std::map<GroupKey, int> group_index;
   std::unordered_map<std::string, CorrectedSpec> corrections;  // by (rule shape, rule index)
@@ -437,15 +437,14 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
         const TensorOutcome& outcome = found->second;
         count(outcome);
         for (size_t position : outcome.findings) findings.Recount(position, 1);
-        ParamPlan& param = plan.params.emplace_back(outcome.param);
-        param.tensor = static_cast<int>(t);
+        if (request.keep_params) plan.params.emplace_back(outcome.param).tensor = static_cast<int>(t);
         continue;
       }
     }
     TensorOutcome outcome;
     EP_RETURN_IF_ERROR(plan_tensor(t, outcome));
     count(outcome);
-    plan.params.push_back(outcome.param);
+    if (request.keep_params) plan.params.push_back(outcome.param);
     if (replay && outcome.replayable) outcomes.emplace(outcome_key, std::move(outcome));
   }
 

@@ -59,6 +59,10 @@ struct PlanRequest {
   /// replay the first one's result instead of being planned again. Off only in tests, which check
   /// that it changes nothing.
   bool replay_outcomes = true;
+  /// False: Plan::params stays empty. Everything else (groups, per-device totals, rule counts,
+  /// findings) is built as usual; validate and `plan --summary` need nothing more, and a 92k-tensor
+  /// tree's plan entries are 7 MiB to write.
+  bool keep_params = true;
 };
 
 /// How a tensor got its spec.
@@ -111,7 +115,7 @@ struct LayoutGroup {
 struct Plan {
   Mesh mesh;
   UnevenMode uneven = UnevenMode::kReplicate;
-  std::vector<ParamPlan> params;  ///< one per tree tensor, in tree order
+  std::vector<ParamPlan> params;  ///< one per tree tensor, in tree order; empty without keep_params
   std::vector<LayoutGroup> groups;
   std::vector<int64_t> device_bytes;  ///< one per device
   std::vector<Finding> findings;      ///< sorted: errors first, then by rule / tensor order

@@ -43,7 +43,7 @@ class PlanTest : public ::testing::Test {
 
   StatusOr<Plan> Build(const ParamTree& tree, const rules::RuleSet& rules, Mesh mesh,
                        UnevenMode uneven = UnevenMode::kReplicate, std::vector<LayoutLink> links = {},
-                       bool replay_outcomes = true) {
+                       bool replay_outcomes = true, bool keep_params = true) {
     PlanRequest request;
     request.tree = &tree;
     request.rules = &rules;
@@ -54,6 +54,7 @@ class PlanTest : public ::testing::Test {
     request.uneven = uneven;
     request.links = std::move(links);
     request.replay_outcomes = replay_outcomes;
+    request.keep_params = keep_params;
     return BuildPlan(request);
   }
 
@@ -299,6 +300,37 @@ TEST_F(PlanTest, ReplayingRepeatedLayersGivesTheSamePlanAsPlanningEveryTensor) {
     }
   }
   EXPECT_EQ(unmatched_large, 12);
+}
+
+TEST_F(PlanTest, APlanWithoutItsEntriesHasTheSameTotalsGroupsAndFindings) {
+  const auto& rules = Rules(
+      "rules:\n"
+      "  - {match: 'self_attn/(k_proj|v_proj)/kernel', spec: [null, tp]}\n"
+      "  - {match: 'mlp/up/kernel', spec: [fsdp, tp, tp]}\n"
+      "  - {match: 'mlp/odd/kernel', spec: [fsdp]}\n"
+      "  - {match: 'never/matches', spec: [tp]}\n");
+  std::vector<TensorEntry> tensors;
+  for (int layer = 0; layer < 6; ++layer) {
+    const std::string prefix = "model/layers/" + std::to_string(layer) + "/";
+    tensors.push_back({prefix + "self_attn/k_proj/kernel", Shape{64, 32}, DType::kBFloat16});
+    tensors.push_back({prefix + "mlp/up/kernel", Shape{64, 128}, DType::kFloat32});
+    tensors.push_back({prefix + "mlp/odd/kernel", Shape{10, 8}, DType::kFloat32});
+    tensors.push_back({prefix + "stray/kernel", Shape{4096, 4096}, DType::kFloat32});
+  }
+  ParamTree tree = Tree(std::move(tensors));
+  const Mesh mesh = MakeMesh({"fsdp", "tp"}, {4, 4});
+  for (UnevenMode uneven : {UnevenMode::kReplicate, UnevenMode::kError, UnevenMode::kChunk}) {
+    SCOPED_TRACE(static_cast<int>(uneven));
+    for (bool replay : {true, false}) {
+      auto full = Build(tree, rules, mesh, uneven, {}, replay);
+      auto lean = Build(tree, rules, mesh, uneven, {}, replay, /*keep_params=*/false);
+      ASSERT_TRUE(full.ok() && lean.ok());
+      EXPECT_EQ(full->params.size(), tree.tensors.size());
+      EXPECT_TRUE(lean->params.empty());
+      full->params.clear();
+      ExpectSamePlan(*lean, *full);
+    }
+  }
 }
 
 TEST_F(PlanTest, ReplayingPerExpertTensorsKeepsEachExpertOnItsOwnDevices) {
