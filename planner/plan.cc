@@ -3,12 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 #include <tuple>
 #include <unordered_map>
 
-#include "core/fast_hash.h"
+#include "core/flat_string_map.h"
 #include "core/human.h"
 #include "planner/logical_check.h"
 #include "rules/match_memo.h"
@@ -97,24 +98,38 @@ struct TensorOutcome {
 /// number apart), the tensor's shape and dtype, and its layout link. A model's 92k tensors have a few
 /// hundred keys.
 void OutcomeKey(std::string_view match_name, const TensorEntry& tensor, const LayoutLink* link, std::string* key) {
-  const auto append = [key](auto value) { key->append(reinterpret_cast<const char*>(&value), sizeof(value)); };
-  const auto append_shape = [&append](const Shape& shape) {
-    append(static_cast<int32_t>(shape.rank()));
-    for (int64_t dim : shape.dims()) append(dim);
-  };
   rules::NumberShapeInto(match_name, key);
-  append_shape(tensor.shape);
-  append(static_cast<int32_t>(DTypeBits(tensor.dtype)));
-  append(link != nullptr);
+  // The fixed-size fields are written in place after one resize: an append per field cost more than
+  // the lookup it keys (this runs once per tensor).
+  const auto shape_bytes = [](const Shape& shape) { return sizeof(int32_t) + sizeof(int64_t) * shape.dims().size(); };
+  size_t extra = shape_bytes(tensor.shape) + sizeof(int32_t) + sizeof(bool) + sizeof(size_t);
   if (link) {
-    append(link->has_counterpart);
-    append_shape(link->rule_shape);
-    append(static_cast<int64_t>(link->dim_of.size()));
-    for (int dim : link->dim_of) append(dim);
-    append(link->expert_dim);
-    append(link->expert);
+    extra += sizeof(bool) + shape_bytes(link->rule_shape) + sizeof(int64_t) + sizeof(int) * link->dim_of.size() +
+             sizeof(link->expert_dim) + sizeof(link->expert);
   }
-  append(match_name.size());  // last, so the name's end is never ambiguous
+  const size_t start = key->size();
+  key->resize(start + extra);
+  char* out = key->data() + start;
+  const auto put = [&out](auto value) {
+    std::memcpy(out, &value, sizeof(value));
+    out += sizeof(value);
+  };
+  const auto put_shape = [&put](const Shape& shape) {
+    put(static_cast<int32_t>(shape.rank()));
+    for (int64_t dim : shape.dims()) put(dim);
+  };
+  put_shape(tensor.shape);
+  put(static_cast<int32_t>(DTypeBits(tensor.dtype)));
+  put(link != nullptr);
+  if (link) {
+    put(link->has_counterpart);
+    put_shape(link->rule_shape);
+    put(static_cast<int64_t>(link->dim_of.size()));
+    for (int dim : link->dim_of) put(dim);
+    put(link->expert_dim);
+    put(link->expert);
+  }
+  put(match_name.size());  // last, so the name's end is never ambiguous
 }
 
 /// Devices holding `group`'s tensors only on some devices (experts) or unevenly (chunks).
@@ -426,15 +441,15 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
   // Tensors are replayed by their OutcomeKey only when names can be reduced to number shapes.
   const bool replay = request.replay_outcomes && match_memo.number_blind() &&
                       (request.logical_dims == nullptr || request.logical_dims->number_blind());
-  std::unordered_map<std::string, TensorOutcome, FastStringHash> outcomes;
+  FlatStringMap<TensorOutcome> outcomes;
   std::string outcome_key;
   for (size_t t = 0; t < tree.tensors.size(); ++t) {
     const LayoutLink* link = request.links.empty() ? nullptr : &request.links[t];
     if (replay) {
       OutcomeKey(link ? std::string_view(link->rule_name) : std::string_view(tree.tensors[t].name), tree.tensors[t],
                  link, &outcome_key);
-      if (auto found = outcomes.find(outcome_key); found != outcomes.end()) {
-        const TensorOutcome& outcome = found->second;
+      if (const TensorOutcome* found = outcomes.Find(outcome_key)) {
+        const TensorOutcome& outcome = *found;
         count(outcome);
         for (size_t position : outcome.findings) findings.Recount(position, 1);
         if (request.keep_params) plan.params.emplace_back(outcome.param).tensor = static_cast<int>(t);
@@ -445,7 +460,7 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
     EP_RETURN_IF_ERROR(plan_tensor(t, outcome));
     count(outcome);
     if (request.keep_params) plan.params.push_back(outcome.param);
-    if (replay && outcome.replayable) outcomes.emplace(outcome_key, std::move(outcome));
+    if (replay && outcome.replayable) outcomes.Insert(outcome_key, std::move(outcome));
   }
 
   // Per-device totals: uniform groups add one constant; the others are walked device by device.
