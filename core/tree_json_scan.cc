@@ -134,9 +134,19 @@ class TreeScanner {
     return false;
   }
 
+  // `literal` if the input continues with it (no whitespace skipped).
+  template <size_t N>
+  bool Literal(const char (&literal)[N]) {
+    if (static_cast<size_t>(end_ - p_) < N - 1 || std::memcmp(p_, literal, N - 1) != 0) return false;
+    p_ += N - 1;
+    return true;
+  }
+
   // A string of printable ASCII without escapes; `*text` points into the input.
-  bool String(std::string_view* text) {
-    if (!Consume('"')) return false;
+  bool String(std::string_view* text) { return Consume('"') && StringBody(text); }
+
+  // The rest of a string whose opening quote has been read.
+  bool StringBody(std::string_view* text) {
     const char* start = p_;
 #if defined(__SSE2__)
     // Sixteen bytes at a time where SSE2 is there (every x86-64). A signed compare with ' ' flags
@@ -227,41 +237,63 @@ class TreeScanner {
     if (!Consume('{')) return false;
     unsigned seen = 0;
     do {
-      std::string_view key;
-      if (!Key(&key) || !Count()) return false;
-      if (Is(key, "name")) {
-        std::string_view name;
-        if (!Once(&seen, kName) || !String(&name) || name.empty()) return false;
-        tensor->name.assign(name);
-      } else if (Is(key, "shape")) {
-        if (!Once(&seen, kShape) || !Dims()) return false;
-        tensor->shape = Shape(std::span<const int64_t>(dims_));
-      } else if (Is(key, "dtype")) {
-        std::string_view text;
-        if (!Once(&seen, kDType) || !String(&text)) return false;
-        const DType* dtype = CachedDType(text);
-        if (dtype == nullptr) return false;
-        tensor->dtype = *dtype;
-      } else if (Is(key, "role")) {
-        std::string_view text;
-        if (!Once(&seen, kRole) || !String(&text)) return false;
-        if (text == "buffer") {
-          tensor->role = TensorRole::kBuffer;
-        } else if (text == "scale") {
-          tensor->role = TensorRole::kScale;
-        } else if (text != "parameter") {
-          return false;
-        }
-      } else {
-        return false;
-      }
+      if (!Member(tensor, &seen)) return false;
     } while (Consume(','));
     return Consume('}') && (seen & (kName | kShape | kDType)) == (kName | kShape | kDType);
   }
 
-  bool Dims() {
+  // One `"key": value` of a tensor object. The tree writer's own spelling of each key, its colon, one
+  // space and the value's opening bracket or quote is matched as one literal: the same tokens the
+  // general path reads one by one, which takes it for any other spacing.
+  bool Member(TensorEntry* tensor, unsigned* seen) {
+    SkipSpace();
+    if (Literal(R"("name": ")")) return Count() && Once(seen, kName) && Name(tensor);
+    if (Literal(R"("shape": [)")) return Count() && Once(seen, kShape) && DimsBody() && ShapeFromDims(tensor);
+    if (Literal(R"("dtype": ")")) return Count() && Once(seen, kDType) && DTypeBody(tensor);
+    std::string_view key;
+    if (!Key(&key) || !Count()) return false;
+    if (Is(key, "name")) return Once(seen, kName) && Consume('"') && Name(tensor);
+    if (Is(key, "shape")) return Once(seen, kShape) && Consume('[') && DimsBody() && ShapeFromDims(tensor);
+    if (Is(key, "dtype")) return Once(seen, kDType) && Consume('"') && DTypeBody(tensor);
+    if (Is(key, "role")) {
+      std::string_view text;
+      if (!Once(seen, kRole) || !String(&text)) return false;
+      if (text == "buffer") {
+        tensor->role = TensorRole::kBuffer;
+      } else if (text == "scale") {
+        tensor->role = TensorRole::kScale;
+      } else if (text != "parameter") {
+        return false;
+      }
+      return true;
+    }
+    return false;
+  }
+
+  bool Name(TensorEntry* tensor) {
+    std::string_view name;
+    if (!StringBody(&name) || name.empty()) return false;
+    tensor->name.assign(name);
+    return true;
+  }
+
+  bool DTypeBody(TensorEntry* tensor) {
+    std::string_view text;
+    if (!StringBody(&text)) return false;
+    const DType* dtype = CachedDType(text);
+    if (dtype == nullptr) return false;
+    tensor->dtype = *dtype;
+    return true;
+  }
+
+  bool ShapeFromDims(TensorEntry* tensor) {
+    tensor->shape = Shape(std::span<const int64_t>(dims_));
+    return true;
+  }
+
+  // The dims of a shape whose '[' has been read.
+  bool DimsBody() {
     dims_.clear();
-    if (!Consume('[')) return false;
     if (Consume(']')) return true;
     do {
       int64_t dim = 0;

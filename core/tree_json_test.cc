@@ -85,6 +85,25 @@ TEST(TreeJsonTest, ScannerReadsTheTreeCommandsOwnOutput) {
   EXPECT_EQ(tree.tensors.at(0).name, "model.layers.10.mlp.experts.255.down_proj.weight_scale_inv");
 }
 
+// The tree writer's spacing is read through literals, any other spacing token by token: same tree.
+TEST(TreeJsonTest, ScannerReadsAnySpacingAlike) {
+  const std::vector<std::string> spellings = {
+      R"({"params": [{"name": "a.0.w", "shape": [4, 2], "dtype": "bf16", "role": "scale"}, )"
+      R"({"name": "b", "shape": [], "dtype": "f32"}]})",
+      R"({"params":[{"name":"a.0.w","shape":[4,2],"dtype":"bf16","role":"scale"},{"name":"b","shape":[],"dtype":"f32"}]})",
+      "{ \"params\" :\n[ {\t\"role\" : \"scale\" , \"dtype\" :\"bf16\", \"shape\" : [ 4 ,2 ] ,\"name\" : "
+      "\"a.0.w\" } ,\r\n{ \"dtype\": \"f32\" ,\"name\":\"b\",\"shape\":[ ] } ] }",
+  };
+  for (const std::string& text : spellings) {
+    ParamTree tree;
+    ASSERT_TRUE(ScanTreeJson(text, Limits{}, 100, &tree)) << text;
+    ASSERT_EQ(tree.tensors.size(), 2u);
+    EXPECT_EQ(tree.tensors[0], (TensorEntry{"a.0.w", Shape{4, 2}, DType::kBFloat16, TensorRole::kScale}));
+    EXPECT_EQ(tree.tensors[1], (TensorEntry{"b", Shape{}, DType::kFloat32}));
+    ExpectSameAsReference(text);
+  }
+}
+
 TEST(TreeJsonTest, ScannerLeavesUnusualSpellingsToTheOtherReaders) {
   const std::vector<std::string> declined = {
       R"({"params": [{"name": "a\u00e9", "shape": [1], "dtype": "float32"}]})",  // an escape
