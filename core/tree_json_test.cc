@@ -104,6 +104,33 @@ TEST(TreeJsonTest, ScannerReadsAnySpacingAlike) {
   }
 }
 
+// Dims of every digit count up to 19, each followed by each separator the grammar allows, read as the
+// reference reads them (short ones take the eight-bytes-at-once conversion, long ones the loop).
+TEST(TreeJsonTest, ScannerReadsDimsOfEveryLength) {
+  std::mt19937_64 random(7);
+  for (int digits = 1; digits <= 19; ++digits) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::string number(1, static_cast<char>('1' + random() % 9));
+      for (int i = 1; i < digits; ++i) number += static_cast<char>('0' + random() % 10);
+      if (trial == 0) number = std::string(static_cast<size_t>(digits), '9');
+      if (digits == 19 && number > "9223372036854775807") number = "9223372036854775807";
+      for (const char* after : {"]", ",1]", " ]", "\n]"}) {
+        const std::string text = R"({"params": [{"name": "w", "shape": [)" + number + after + R"(, "dtype": "f32"}]})";
+        ParamTree tree;
+        ASSERT_TRUE(ScanTreeJson(text, Limits{}, 100, &tree)) << text;
+        EXPECT_EQ(tree.tensors.at(0).shape[0], std::stoll(number)) << text;
+        ExpectSameAsReference(text);
+      }
+    }
+  }
+  for (const std::string bad : {"01", "00", "1.5", "2e3", "7E1", "-1", "12345678901234567890"}) {
+    const std::string text = R"({"params": [{"name": "w", "shape": [)" + bad + R"(], "dtype": "f32"}]})";
+    ParamTree tree;
+    EXPECT_FALSE(ScanTreeJson(text, Limits{}, 100, &tree)) << text;
+    ExpectSameAsReference(text);
+  }
+}
+
 TEST(TreeJsonTest, ScannerLeavesUnusualSpellingsToTheOtherReaders) {
   const std::vector<std::string> declined = {
       R"({"params": [{"name": "a\u00e9", "shape": [1], "dtype": "float32"}]})",  // an escape
