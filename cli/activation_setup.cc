@@ -32,8 +32,8 @@ StatusOr<std::unique_ptr<planner::ActivationTable>> LoadActivationTable(Context&
   const schemas::DataSource source =
       dir.empty() ? schemas::DataSource::Embedded() : schemas::DataSource::Directory(dir, ctx.fs);
   const std::string path = "rules/_activations.yaml";
-  EP_ASSIGN_OR_RETURN(std::string text, source.Read(path));
-  EP_ASSIGN_OR_RETURN(planner::ActivationTable table, planner::ActivationTable::Parse(text, source.DisplayPath(path)));
+  EP_ASSIGN_OR_RETURN(Document doc, source.ReadDocument(path));
+  EP_ASSIGN_OR_RETURN(planner::ActivationTable table, planner::ActivationTable::Parse(doc));
   return std::make_unique<planner::ActivationTable>(std::move(table));
 }
 

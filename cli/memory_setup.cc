@@ -96,9 +96,8 @@ StatusOr<int64_t> MemoryBudget(Context& ctx, const MemoryFlags& flags, const std
   const schemas::DataSource source =
       dir.empty() ? schemas::DataSource::Embedded() : schemas::DataSource::Directory(dir, ctx.fs);
   const std::string path = "schemas/devices.yaml";
-  EP_ASSIGN_OR_RETURN(std::string text, source.Read(path));
-  EP_ASSIGN_OR_RETURN(std::vector<planner::DeviceKind> kinds,
-                      planner::ParseDeviceTable(text, source.DisplayPath(path)));
+  EP_ASSIGN_OR_RETURN(Document doc, source.ReadDocument(path));
+  EP_ASSIGN_OR_RETURN(std::vector<planner::DeviceKind> kinds, planner::ParseDeviceTable(doc));
   std::vector<std::string> names;
   for (const planner::DeviceKind& kind : kinds) {
     if (kind.name == flags.device) {

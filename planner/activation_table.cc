@@ -122,6 +122,10 @@ StatusOr<ActivationTable::Kernel> ParseKernel(const schemas::SchemaReader& reade
 
 StatusOr<ActivationTable> ActivationTable::Parse(std::string_view text, const std::string& path) {
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
+  return Parse(doc);
+}
+
+StatusOr<ActivationTable> ActivationTable::Parse(const Document& doc) {
   schemas::SchemaReader reader(doc);
   const Json& root = doc.root();
   EP_RETURN_IF_ERROR(

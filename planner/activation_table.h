@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/document.h"
 #include "core/status.h"
 #include "rules/presets.h"
 
@@ -73,6 +74,8 @@ class ActivationTable {
   };
 
   static StatusOr<ActivationTable> Parse(std::string_view text, const std::string& path);
+  /// The same from the parsed file (schemas::DataSource::ReadDocument).
+  static StatusOr<ActivationTable> Parse(const Document& doc);
 
   const std::vector<AttnField>& attention() const { return attention_; }
   const std::vector<ResidualEntry>& residual() const { return residual_; }

@@ -111,6 +111,10 @@ std::optional<CheckpointPolicy> ParseCheckpointPolicy(std::string_view text) {
 
 StatusOr<std::vector<DeviceKind>> ParseDeviceTable(std::string_view text, const std::string& path) {
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
+  return ParseDeviceTable(doc);
+}
+
+StatusOr<std::vector<DeviceKind>> ParseDeviceTable(const Document& doc) {
   schemas::SchemaReader reader(doc);
   const Json& root = doc.root();
   EP_RETURN_IF_ERROR(reader.CheckKeys(root, "", {"devices"}));

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/document.h"
 #include "core/dtype.h"
 #include "core/json.h"
 #include "core/param_tree.h"
@@ -48,6 +49,8 @@ struct DeviceKind {
 
 /// schemas/devices.yaml: `devices: {NAME: {memory: "80GiB", description: "..."}}`, in file order.
 StatusOr<std::vector<DeviceKind>> ParseDeviceTable(std::string_view text, const std::string& path);
+/// The same from the parsed file (schemas::DataSource::ReadDocument).
+StatusOr<std::vector<DeviceKind>> ParseDeviceTable(const Document& doc);
 
 /// The dims the activation model needs, read from a resolved config (its text_config for gemma3).
 struct ModelDims {

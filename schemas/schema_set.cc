@@ -59,13 +59,12 @@ StatusOr<const TreeTemplate*> SchemaSet::Tree(const std::string& model_type) {
     blocks_exist = blocks_exist || listed == blocks_path;
   }
   if (!exists) return static_cast<const TreeTemplate*>(nullptr);
-  EP_ASSIGN_OR_RETURN(std::string text, source_.Read(path));
-  std::string blocks_text;
+  EP_ASSIGN_OR_RETURN(Document doc, source_.ReadDocument(path));
+  Document blocks_doc(source_.DisplayPath(blocks_path), Json());  // no _blocks.yaml: no shared blocks
   if (blocks_exist) {
-    EP_ASSIGN_OR_RETURN(blocks_text, source_.Read(blocks_path));
+    EP_ASSIGN_OR_RETURN(blocks_doc, source_.ReadDocument(blocks_path));
   }
-  EP_ASSIGN_OR_RETURN(TreeTemplate tree, ParseTreeTemplate(text, source_.DisplayPath(path), blocks_text,
-                                                           source_.DisplayPath(blocks_path)));
+  EP_ASSIGN_OR_RETURN(TreeTemplate tree, ParseTreeTemplate(doc, blocks_doc));
   if (tree.model_type != model_type) {
     return Status::BadInput({source_.DisplayPath(path)},
                             "model_type '" + tree.model_type + "' does not match the file name '" + model_type + "'");

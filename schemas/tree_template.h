@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/document.h"
 #include "core/dtype.h"
 #include "core/param_tree.h"
 #include "core/status.h"
@@ -87,6 +88,8 @@ struct TreeTemplate {
 
 /// Parses schemas/trees/<model_type>.yaml. `blocks_text` is schemas/trees/_blocks.yaml (shared named
 /// tensor lists that a template pulls in with `- use: name`); a file's own `blocks:` take precedence.
+/// The same from the parsed files (DataSource::ReadDocument); blocks_doc may have a null root.
+StatusOr<TreeTemplate> ParseTreeTemplate(const Document& doc, const Document& blocks_doc);
 StatusOr<TreeTemplate> ParseTreeTemplate(std::string_view text, const std::string& path, std::string_view blocks_text,
                                          const std::string& blocks_path);
 

@@ -247,6 +247,11 @@ StatusOr<TreeTemplate> ParseTreeTemplate(std::string_view text, const std::strin
                                          const std::string& blocks_path) {
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
   EP_ASSIGN_OR_RETURN(Document blocks_doc, ParseYamlDocument(blocks_text, blocks_path));
+  return ParseTreeTemplate(doc, blocks_doc);
+}
+
+StatusOr<TreeTemplate> ParseTreeTemplate(const Document& doc, const Document& blocks_doc) {
+  const std::string& path = doc.file();
   SchemaReader reader(doc);
   EP_RETURN_IF_ERROR(reader.CheckKeys(doc.root(), "", {"model_type", "doc", "blocks", "tensors"}));
   SchemaReader blocks_reader(blocks_doc);
