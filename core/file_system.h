@@ -17,8 +17,9 @@
 namespace easyplan {
 
 /// A whole file's bytes followed by at least the requested padding of readable bytes (of unspecified
-/// value), for parsers that read ahead (simdjson). Either owns a string or a read-only memory mapping,
-/// which it unmaps when destroyed. Move-only.
+/// value, for parsers that read ahead; the tree reader asks for none and uses it to map a large file
+/// instead of copying it). Either owns a string or a read-only memory mapping, which it unmaps when
+/// destroyed. Move-only.
 class PaddedText {
  public:
   PaddedText() = default;
@@ -56,7 +57,7 @@ class FileSystem {
   /// The whole file. Errors (BadInput, no location): "cannot read '<path>': <strerror>",
   /// "'<path>' is a directory", "'<path>' is larger than <max_bytes> bytes". RealFileSystem leaves at
   /// least kReadSlack bytes of spare capacity after a regular file's contents, so a parser that reads
-  /// ahead (simdjson, core/tree_json.h) needs no copy.
+  /// ahead needs no copy.
   virtual StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) const = 0;
 
   /// ReadFile's bytes, errors and limit, followed by `padding` readable bytes. The default reads and

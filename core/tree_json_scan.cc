@@ -14,6 +14,7 @@
 
 #include "core/dtype.h"
 #include "core/unique_names.h"
+#include "core/utf8.h"
 
 namespace easyplan {
 namespace {
@@ -64,7 +65,7 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 class TreeScanner {
  public:
   TreeScanner(std::string_view text, const Limits& limits, int64_t max_tensors)
-      : p_(text.data()), end_(text.data() + text.size()), limits_(limits), max_tensors_(max_tensors) {
+      : input_(text), p_(text.data()), end_(text.data() + text.size()), limits_(limits), max_tensors_(max_tensors) {
     // The reference parser skips a leading UTF-8 byte order mark.
     if (text.starts_with("\xEF\xBB\xBF")) p_ += 3;
   }
@@ -142,12 +143,32 @@ class TreeScanner {
     return true;
   }
 
-  // A string of printable ASCII without escapes; `*text` points into the input.
+  // A string without escapes or control characters, in well-formed UTF-8; `*text` points into the
+  // input.
   bool String(std::string_view* text) { return Consume('"') && StringBody(text); }
 
   // The rest of a string whose opening quote has been read.
   bool StringBody(std::string_view* text) {
     const char* start = p_;
+    while (true) {
+      SkipPlainBytes();
+      if (p_ == end_) return false;
+      const auto byte = static_cast<unsigned char>(*p_);
+      if (byte == '"') break;
+      if (byte < 0x80) return false;  // a backslash or a control character: left to the reference
+      // UTF-8, checked exactly as the reference parser checks it.
+      const size_t length = Utf8SequenceLength(input_, static_cast<size_t>(p_ - input_.data()));
+      if (length == 0) return false;
+      p_ += length;
+    }
+    *text = std::string_view(start, static_cast<size_t>(p_ - start));
+    ++p_;
+    return true;
+  }
+
+  // Moves p_ to the next byte that ends a run of printable ASCII inside a string (a quote, a
+  // backslash, a control character or a non-ASCII byte), or to the end.
+  void SkipPlainBytes() {
 #if defined(__SSE2__)
     // Sixteen bytes at a time where SSE2 is there (every x86-64). A signed compare with ' ' flags
     // control characters and non-ASCII bytes (negative as signed) at once.
@@ -160,7 +181,7 @@ class TreeScanner {
                                          _mm_cmplt_epi8(bytes, space));
       if (const unsigned mask = static_cast<unsigned>(_mm_movemask_epi8(stops)); mask != 0) {
         p_ += std::countr_zero(mask);
-        return EndString(start, text);
+        return;
       }
       p_ += 16;
     }
@@ -171,7 +192,7 @@ class TreeScanner {
       if constexpr (std::endian::native == std::endian::big) word = __builtin_bswap64(word);
       if (const uint64_t stops = StringStops(word); stops != 0) {
         p_ += std::countr_zero(stops) / 8;
-        break;
+        return;
       }
       p_ += 8;
     }
@@ -179,16 +200,6 @@ class TreeScanner {
            *p_ != '"' && *p_ != '\\') {
       ++p_;
     }
-    return EndString(start, text);
-  }
-
-  // At the first byte that ends a plain string: its closing quote, or anything else, which this
-  // reader leaves to the others.
-  bool EndString(const char* start, std::string_view* text) {
-    if (p_ == end_ || *p_ != '"') return false;
-    *text = std::string_view(start, static_cast<size_t>(p_ - start));
-    ++p_;
-    return true;
   }
 
   bool Key(std::string_view* key) { return String(key) && Consume(':'); }
@@ -318,6 +329,7 @@ class TreeScanner {
     return &dtypes_.emplace_back(std::string(text), *dtype).second;
   }
 
+  const std::string_view input_;
   const char* p_;
   const char* const end_;
   const Limits& limits_;

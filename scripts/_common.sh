@@ -8,7 +8,7 @@ EASYPLAN_BUILD_DIR="${EASYPLAN_BUILD_DIR:-$EASYPLAN_ROOT/build}"
 
 EASYPLAN_PACKAGES=(
   g++ cmake ninja-build pkg-config clang-format git
-  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev libfmt-dev libsimdjson-dev libmimalloc-dev
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev libfmt-dev libmimalloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   locales
   # tests/cli/export_python_test compiles the exported JAX module.
