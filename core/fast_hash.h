@@ -70,11 +70,6 @@ inline uint64_t HashBytes(std::string_view bytes, uint64_t seed = 0) {
   return Fold(Fold(a ^ kMix2, b ^ h), h ^ kMix0);
 }
 
-/// HashBytes as a hasher for unordered containers keyed by std::string or std::string_view.
-struct FastStringHash {
-  size_t operator()(std::string_view text) const { return HashBytes(text); }
-};
-
 }  // namespace easyplan
 
 #endif  // EASYPLAN_CORE_FAST_HASH_H_

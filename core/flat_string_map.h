@@ -22,9 +22,9 @@ template <typename Value>
 class FlatStringMap {
  public:
   /// The value stored under `key`, or null. Valid until the next Insert.
-  const Value* Find(std::string_view key) const { return Find(key, HashBytes(key)); }
-  const Value* Find(std::string_view key, uint64_t hash) const {
+  const Value* Find(std::string_view key) const {
     if (slots_.empty()) return nullptr;
+    const uint64_t hash = HashBytes(key);
     const size_t mask = slots_.size() - 1;
     for (size_t s = hash & mask;; s = (s + 1) & mask) {
       const uint32_t slot = slots_[s];

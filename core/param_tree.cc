@@ -24,6 +24,13 @@ std::string_view TensorRoleName(TensorRole role) {
   return "parameter";
 }
 
+std::optional<TensorRole> ParseTensorRole(std::string_view text) {
+  for (TensorRole role : {TensorRole::kParameter, TensorRole::kBuffer, TensorRole::kScale}) {
+    if (text == TensorRoleName(role)) return role;
+  }
+  return std::nullopt;
+}
+
 StatusOr<TreeTotals> ParamTree::Totals() const {
   TreeTotals totals;
   for (const TensorEntry& tensor : tensors) {

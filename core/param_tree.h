@@ -28,7 +28,8 @@ std::optional<Layout> ParseLayout(std::string_view text);
 /// scales are stored in checkpoints but are not trainable parameters.
 enum class TensorRole { kParameter, kBuffer, kScale };
 
-std::string_view TensorRoleName(TensorRole role);  // "parameter" | "buffer" | "scale"
+std::string_view TensorRoleName(TensorRole role);                  // "parameter" | "buffer" | "scale"
+std::optional<TensorRole> ParseTensorRole(std::string_view text);  // the inverse; nullopt otherwise
 
 /// One tensor of a parameter tree.
 struct TensorEntry {

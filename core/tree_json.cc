@@ -82,15 +82,13 @@ StatusOr<ParamTree> TreeFromJsonValue(const Json& json, const std::string& file,
     }
     tensor.dtype = *parsed;
     if (auto role = entry.find("role"); role != entry.end()) {
-      std::string text = role->is_string() ? role->get<std::string>() : "";
-      if (text == "buffer") {
-        tensor.role = TensorRole::kBuffer;
-      } else if (text == "scale") {
-        tensor.role = TensorRole::kScale;
-      } else if (text != "parameter") {
+      const std::optional<TensorRole> parsed_role =
+          role->is_string() ? ParseTensorRole(role->get<std::string>()) : std::nullopt;
+      if (!parsed_role) {
         return error(pointer + "/role",
                      "expected \"parameter\", \"buffer\" or \"scale\", found " + JsonForMessage(*role));
       }
+      tensor.role = *parsed_role;
     }
     tree.tensors.push_back(std::move(tensor));
   }

@@ -269,13 +269,9 @@ class TreeScanner {
     if (Is(key, "role")) {
       std::string_view text;
       if (!Once(seen, kRole) || !String(&text)) return false;
-      if (text == "buffer") {
-        tensor->role = TensorRole::kBuffer;
-      } else if (text == "scale") {
-        tensor->role = TensorRole::kScale;
-      } else if (text != "parameter") {
-        return false;
-      }
+      const std::optional<TensorRole> role = ParseTensorRole(text);
+      if (!role) return false;
+      tensor->role = *role;
       return true;
     }
     return false;

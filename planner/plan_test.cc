@@ -32,6 +32,10 @@ class PlanTest : public ::testing::Test {
  protected:
   PlanTest() : library_(schemas::DataSource::Embedded()), config_(TestConfig()) {}
 
+  // A tree of `layers` repeated layers and the rules for it (below ReplayingRepeatedLayers...).
+  const rules::RuleSet& LayeredRules();
+  static ParamTree LayeredTree(int layers);
+
   const rules::RuleSet& Rules(const std::string& yaml) {
     auto presets = library_.GetPresets();
     EXPECT_TRUE(presets.ok());
@@ -253,19 +257,22 @@ void ExpectSamePlan(const Plan& a, const Plan& b) {
   }
 }
 
-TEST_F(PlanTest, ReplayingRepeatedLayersGivesTheSamePlanAsPlanningEveryTensor) {
-  // Layers repeat every kind of outcome: a plain match, a truncated spec, an uneven dim, a head
-  // count tp does not divide, an unmatched tensor, a scalar, and large replicated tensors with and
-  // without a rule (the latter keyed by each tensor's own name, so never replayed).
-  const auto& rules = Rules(
+// Layers that repeat every kind of outcome: a plain match, a truncated spec, an uneven dim, a head
+// count tp does not divide, an unmatched tensor, a scalar, and large replicated tensors with and
+// without a rule (the latter keyed by each tensor's own name, so never replayed).
+const rules::RuleSet& PlanTest::LayeredRules() {
+  return Rules(
       "rules:\n"
       "  - {match: 'self_attn/(k_proj|v_proj)/kernel', spec: [null, tp]}\n"
       "  - {match: 'mlp/up/kernel', spec: [fsdp, tp, tp]}\n"
       "  - {match: 'mlp/odd/kernel', spec: [fsdp]}\n"
       "  - {match: 'norm/scale', spec: [null]}\n"
       "  - {match: 'big/kernel', spec: [null, null]}\n");
+}
+
+ParamTree PlanTest::LayeredTree(int layers) {
   std::vector<TensorEntry> tensors;
-  for (int layer = 0; layer < 12; ++layer) {
+  for (int layer = 0; layer < layers; ++layer) {
     const std::string prefix = "model/layers/" + std::to_string(layer) + "/";
     tensors.push_back({prefix + "self_attn/k_proj/kernel", Shape{64, 32}, DType::kBFloat16});
     tensors.push_back({prefix + "mlp/up/kernel", Shape{64, 128}, DType::kFloat32});
@@ -276,7 +283,12 @@ TEST_F(PlanTest, ReplayingRepeatedLayersGivesTheSamePlanAsPlanningEveryTensor) {
     tensors.push_back({prefix + "big/kernel", Shape{4096, 4096}, DType::kFloat32});
     tensors.push_back({prefix + "stray/kernel", Shape{4096, 4096}, DType::kFloat32});
   }
-  ParamTree tree = Tree(std::move(tensors));
+  return Tree(std::move(tensors));
+}
+
+TEST_F(PlanTest, ReplayingRepeatedLayersGivesTheSamePlanAsPlanningEveryTensor) {
+  const auto& rules = LayeredRules();
+  ParamTree tree = LayeredTree(12);
   const Mesh mesh = MakeMesh({"fsdp", "tp"}, {4, 4});
   for (UnevenMode uneven : {UnevenMode::kReplicate, UnevenMode::kError, UnevenMode::kChunk}) {
     SCOPED_TRACE(static_cast<int>(uneven));
@@ -303,21 +315,8 @@ TEST_F(PlanTest, ReplayingRepeatedLayersGivesTheSamePlanAsPlanningEveryTensor) {
 }
 
 TEST_F(PlanTest, APlanWithoutItsEntriesHasTheSameTotalsGroupsAndFindings) {
-  const auto& rules = Rules(
-      "rules:\n"
-      "  - {match: 'self_attn/(k_proj|v_proj)/kernel', spec: [null, tp]}\n"
-      "  - {match: 'mlp/up/kernel', spec: [fsdp, tp, tp]}\n"
-      "  - {match: 'mlp/odd/kernel', spec: [fsdp]}\n"
-      "  - {match: 'never/matches', spec: [tp]}\n");
-  std::vector<TensorEntry> tensors;
-  for (int layer = 0; layer < 6; ++layer) {
-    const std::string prefix = "model/layers/" + std::to_string(layer) + "/";
-    tensors.push_back({prefix + "self_attn/k_proj/kernel", Shape{64, 32}, DType::kBFloat16});
-    tensors.push_back({prefix + "mlp/up/kernel", Shape{64, 128}, DType::kFloat32});
-    tensors.push_back({prefix + "mlp/odd/kernel", Shape{10, 8}, DType::kFloat32});
-    tensors.push_back({prefix + "stray/kernel", Shape{4096, 4096}, DType::kFloat32});
-  }
-  ParamTree tree = Tree(std::move(tensors));
+  const auto& rules = LayeredRules();
+  ParamTree tree = LayeredTree(6);
   const Mesh mesh = MakeMesh({"fsdp", "tp"}, {4, 4});
   for (UnevenMode uneven : {UnevenMode::kReplicate, UnevenMode::kError, UnevenMode::kChunk}) {
     SCOPED_TRACE(static_cast<int>(uneven));

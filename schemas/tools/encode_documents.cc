@@ -6,9 +6,7 @@
 //
 // LIST is a file holding the ';'-separated absolute paths of the data files (as CMake writes a list);
 // each document is named by its path relative to ROOT, as DataSource names it.
-#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -16,17 +14,12 @@
 
 #include "core/document.h"
 #include "core/document_codec.h"
+#include "core/file_system.h"
 
 namespace {
 
-bool ReadWhole(const std::string& path, std::string* text) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  *text = buffer.str();
-  return static_cast<bool>(in) || in.eof();
-}
+// The data files are small; this only keeps a corrupt list from reading something huge.
+constexpr size_t kMaxFileBytes = size_t{64} << 20;
 
 std::vector<std::string> SplitList(const std::string& list) {
   std::vector<std::string> items;
@@ -51,9 +44,10 @@ int main(int argc, char** argv) {
   }
   const std::string output = argv[1];
   const std::filesystem::path root = argv[2];
-  std::string list;
-  if (!ReadWhole(argv[3], &list)) {
-    std::cerr << "encode_documents: cannot read " << argv[3] << "\n";
+  easyplan::RealFileSystem fs;
+  easyplan::StatusOr<std::string> list = fs.ReadFile(argv[3], kMaxFileBytes);
+  if (!list.ok()) {
+    std::cerr << "encode_documents: " << list.status().ToString() << "\n";
     return 2;
   }
   std::ostringstream code;
@@ -61,15 +55,15 @@ int main(int argc, char** argv) {
           "#include \"schemas/embedded_data.h\"\n\nnamespace easyplan::schemas {\nnamespace {\n";
   std::ostringstream table;
   int index = 0;
-  for (const std::string& path : SplitList(list)) {
+  for (const std::string& path : SplitList(*list)) {
     if (!path.ends_with(".yaml")) continue;
     const std::string name = std::filesystem::path(path).lexically_relative(root).generic_string();
-    std::string text;
-    if (!ReadWhole(path, &text)) {
-      std::cerr << "encode_documents: cannot read " << path << "\n";
+    easyplan::StatusOr<std::string> text = fs.ReadFile(path, kMaxFileBytes);
+    if (!text.ok()) {
+      std::cerr << "encode_documents: " << text.status().ToString() << "\n";
       return 1;
     }
-    easyplan::StatusOr<easyplan::Document> doc = easyplan::ParseYamlDocument(text, name);
+    easyplan::StatusOr<easyplan::Document> doc = easyplan::ParseYamlDocument(*text, name);
     if (!doc.ok()) {
       std::cerr << doc.status().ToString() << "\n";
       return 1;
@@ -91,20 +85,9 @@ int main(int argc, char** argv) {
        << table.str()
        << "      {\"\", std::string_view()},\n  };\n  return std::span<const EmbeddedDocument>(kDocuments, " << index
        << ");\n}\n\n}  // namespace easyplan::schemas\n";
-  // Written beside and renamed, so an interrupted build never leaves half a source.
-  const std::string temporary = output + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << code.str();
-    if (!out.flush()) {
-      std::cerr << "encode_documents: cannot write " << temporary << "\n";
-      return 1;
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, output, error);
-  if (error) {
-    std::cerr << "encode_documents: cannot write " << output << ": " << error.message() << "\n";
+  // Never half a source, even when the build is interrupted.
+  if (easyplan::Status written = fs.WriteFileAtomically(output, code.str()); !written.ok()) {
+    std::cerr << "encode_documents: " << written.ToString() << "\n";
     return 1;
   }
   return 0;
