@@ -3,55 +3,35 @@
 // when --batch and --seq are given.
 #include <memory>
 
-#include "cli/activation_setup.h"
+#include "api/activation_pipeline.h"
 #include "cli/activations_format.h"
 #include "cli/commands.h"
 #include "cli/config_flags.h"
+#include "cli/pipeline_flags.h"
 #include "cli/plan_format.h"
-#include "cli/plan_setup.h"
-#include "rules/rule_library.h"
-#include "schemas/data_source.h"
 
 namespace easyplan::cli {
 namespace {
 
 struct ActivationsCommandFlags {
-  ConfigFlags config;
-  MeshFlags mesh;
-  ActivationFlags activations;
+  api::ConfigOptions config;
+  api::MeshOptions mesh;
+  api::ActivationOptions activations;
   std::string format = "table";
   std::string output;
 };
 
 StatusOr<int> RunActivations(const ActivationsCommandFlags& flags, Context& ctx) {
   EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"table", "json"}));
-  EP_RETURN_IF_ERROR(CheckActivationFlags(flags.activations));
+  EP_RETURN_IF_ERROR(api::CheckActivationOptions(flags.activations));
   if (flags.mesh.max_devices < 1) return Status::BadInput({}, "--max-devices must be at least 1");
-
-  schemas::SchemaSet schemas = MakeSchemaSet(ctx, flags.config);
-  EP_ASSIGN_OR_RETURN(schemas::ResolvedConfig resolved, ResolveFromFlags(ctx, flags.config, schemas));
-  const std::string dir = flags.config.schemas_dir.empty() ? ctx.schemas_dir : flags.config.schemas_dir;
-  rules::RuleLibrary library(dir.empty() ? schemas::DataSource::Embedded()
-                                         : schemas::DataSource::Directory(dir, ctx.fs));
-  EP_ASSIGN_OR_RETURN(const rules::Presets* presets, library.GetPresets());
-  EP_ASSIGN_OR_RETURN(std::unique_ptr<planner::ActivationTable> table, LoadActivationTable(ctx, dir));
-  MeshFlags mesh_flags = flags.mesh;
-  mesh_flags.devices = flags.config.devices;
-  std::string mesh_source;
-  EP_ASSIGN_OR_RETURN(Mesh mesh, MeshFromFlags(mesh_flags, resolved.config, true, &mesh_source));
-  EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan,
-                      BuildActivationsFromFlags(flags.activations, *table, *presets, resolved.config, mesh));
-
-  ActivationsView view{&plan, resolved.config.value("model_type", std::string()), mesh_source};
-  if (flags.format != "json" && !plan.findings.empty()) ctx.err << FindingsToText(plan.findings);
-  const std::string text = flags.format == "json" ? ActivationsToJsonText(view) : ActivationsToTable(view);
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.config));
+  EP_ASSIGN_OR_RETURN(api::ActivationsResult result, api::Activations(model, flags.mesh, flags.activations));
+  ActivationsView view{&result.plan, result.model_type, result.mesh_source};
+  if (flags.format != "json" && !result.plan.findings.empty()) ctx.err << FindingsToText(result.plan.findings);
+  const std::string text = flags.format == "json" ? api::ActivationsToJsonText(view) : ActivationsToTable(view);
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
-  int errors = 0, warnings = 0;
-  for (const planner::Finding& finding : plan.findings) {
-    errors += finding.severity == Severity::kError;
-    warnings += finding.severity == Severity::kWarning;
-  }
-  return errors > 0 || (flags.config.strict && warnings > 0) ? kExitFindings : kExitOk;
+  return result.Failed() ? kExitFindings : kExitOk;
 }
 
 }  // namespace

@@ -11,12 +11,11 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "cli/activation_setup.h"
+#include "api/activation_pipeline.h"
+#include "api/memory_pipeline.h"
 #include "cli/commands.h"
-#include "cli/memory_setup.h"
+#include "cli/pipeline_flags.h"
 #include "cli/plan_format.h"
-#include "cli/plan_setup.h"
-#include "cli/tree_source.h"
 #include "core/emit.h"
 #include "kernels/layout_check.h"
 #include "kernels/numeric_check.h"
@@ -27,7 +26,7 @@ namespace {
 using kernels::Injection;
 
 struct CheckFlags {
-  PlanFlags plan;
+  api::PlanOptions plan;
   std::string level = "all";
   uint64_t seed = 0;
   std::string format = "text";
@@ -237,20 +236,20 @@ kernels::ModelDesc Describe(const Json& c, const FamilyInfo& info, const std::st
 }
 
 struct NumericSetup {
-  std::unique_ptr<PlanInputs> inputs;
+  std::optional<api::PlanInputs> inputs;
   planner::Plan plan;
   kernels::ModelDesc model;
   std::vector<std::string> sets;
   std::vector<std::string> differences;  ///< tensors whose tiny spec differs from the full plan's
 };
 
-StatusOr<NumericSetup> SetUpNumeric(Context& ctx, const CheckFlags& flags, const PlanInputs& full,
+StatusOr<NumericSetup> SetUpNumeric(Context& ctx, const CheckFlags& flags, const api::PlanInputs& full,
                                     const planner::Plan& full_plan) {
-  if (!full.has_config) return Status::BadInput({}, "the numeric check needs CONFIG (use --level layout with --tree)");
-  auto model_type_it = full.resolved.config.find("model_type");
-  const std::string model_type = model_type_it != full.resolved.config.end() && model_type_it->is_string()
-                                     ? model_type_it->get<std::string>()
-                                     : "";
+  if (!full.has_config())
+    return Status::BadInput({}, "the numeric check needs CONFIG (use --level layout with --tree)");
+  auto model_type_it = full.config().find("model_type");
+  const std::string model_type =
+      model_type_it != full.config().end() && model_type_it->is_string() ? model_type_it->get<std::string>() : "";
   std::optional<FamilyInfo> info = FamilyOf(model_type);
   if (!info) {
     return Status::BadInput({}, "the numeric check has no reference forward pass for model_type '" + model_type + "'",
@@ -264,17 +263,16 @@ StatusOr<NumericSetup> SetUpNumeric(Context& ctx, const CheckFlags& flags, const
                             {"use --level layout for this mesh"});
   }
   NumericSetup setup;
-  setup.sets = TinySets(full.resolved.config, model_type, full.mesh, full.uneven);
-  PlanFlags tiny_flags = flags.plan;
+  setup.sets = TinySets(full.config(), model_type, full.mesh, full.uneven);
+  api::PlanOptions tiny_flags = flags.plan;
   tiny_flags.config.sets.insert(tiny_flags.config.sets.end(), setup.sets.begin(), setup.sets.end());
   tiny_flags.layout = "easydel";
   tiny_flags.tree.clear();
   tiny_flags.from.clear();
   tiny_flags.dtype.clear();
   if (full.rules->layout != Layout::kEasyDel) tiny_flags.rules = "builtin";  // HF rules cannot plan EasyDeL names
-  std::ostringstream quiet;  // the full config's warnings were printed already
-  Context tiny_ctx{ctx.fs, ctx.in, ctx.out, quiet, ctx.schemas_dir, ctx.limits};
-  auto inputs = LoadPlanInputs(tiny_ctx, tiny_flags);
+  // The full config's warnings were printed already: the tiny config's are not shown.
+  StatusOr<api::PlanInputs> inputs = api::LoadPlanInputs(EnvironmentOf(ctx), tiny_flags, nullptr);
   if (!inputs.ok()) {
     Status status = inputs.status();
     status.mutable_diag().notes.push_back("while deriving the tiny config with --set " +
@@ -287,14 +285,14 @@ StatusOr<NumericSetup> SetUpNumeric(Context& ctx, const CheckFlags& flags, const
   if (setup.plan.HasErrors()) {
     return Status::BadInput({}, "the plan of the tiny config has errors:\n" + FindingsToText(setup.plan.findings));
   }
-  setup.model = Describe(setup.inputs->resolved.config, *info, model_type, setup.inputs->tree, setup.plan);
+  setup.model = Describe(setup.inputs->config(), *info, model_type, *setup.inputs->tree, setup.plan);
   // Where the tiny plan lays a tensor out differently from the full one (names both trees share).
-  if (full.tree.layout == Layout::kEasyDel) {
+  if (full.tree->layout == Layout::kEasyDel) {
     std::unordered_map<std::string, const planner::ParamPlan*> by_name;
     for (const planner::ParamPlan& p : full_plan.params)
-      by_name.emplace(full.tree.tensors[static_cast<size_t>(p.tensor)].name, &p);
+      by_name.emplace(full.tree->tensors[static_cast<size_t>(p.tensor)].name, &p);
     for (const planner::ParamPlan& p : setup.plan.params) {
-      const std::string& name = setup.inputs->tree.tensors[static_cast<size_t>(p.tensor)].name;
+      const std::string& name = setup.inputs->tree->tensors[static_cast<size_t>(p.tensor)].name;
       auto it = by_name.find(name);
       if (it != by_name.end() && !(it->second->effective == p.effective)) {
         setup.differences.push_back(fmt::format("{}: full plan {}, tiny plan {}", name,
@@ -338,8 +336,8 @@ struct CheckRun {
   bool ok() const { return (!layout || layout->ok()) && (!numeric || numeric->ok()) && memory_ok(); }
 };
 
-MemoryFlags TinyMemoryFlags(const NumericSetup& setup, const char* mode) {
-  MemoryFlags memory;
+api::MemoryOptions TinyMemoryFlags(const NumericSetup& setup, const char* mode) {
+  api::MemoryOptions memory;
   memory.mode = mode;
   memory.batch = setup.model.batch;
   memory.seq = setup.model.seq;
@@ -349,18 +347,16 @@ MemoryFlags TinyMemoryFlags(const NumericSetup& setup, const char* mode) {
 
 /// `check --memory` serves too: the forward also fills a KV cache, laid out as EasyDeL stores it for a
 /// prefill of the tiny batch and sequence (the activation plan's sanitised cache spec and kvdtype).
-Status AddServeCache(Context& ctx, const CheckFlags& flags, NumericSetup& setup) {
-  EP_ASSIGN_OR_RETURN(std::unique_ptr<planner::ActivationTable> table,
-                      LoadActivationTable(ctx, flags.plan.config.schemas_dir));
-  const MemoryFlags memory = TinyMemoryFlags(setup, "serve");
-  ActivationFlags prefill;
+Status AddServeCache(NumericSetup& setup) {
+  EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, setup.inputs->model->ActivationTable());
+  const api::MemoryOptions memory = TinyMemoryFlags(setup, "serve");
+  api::ActivationOptions prefill;
   prefill.mode = "prefill";
   prefill.batch = memory.batch;
   prefill.seq = memory.seq;
   prefill.dtype = memory.activation_dtype;
-  EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan,
-                      BuildActivationsFromFlags(prefill, *table, *setup.inputs->presets, setup.inputs->resolved.config,
-                                                setup.inputs->mesh));
+  EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan, api::BuildActivations(prefill, *table, *setup.inputs->presets,
+                                                                          setup.inputs->config(), setup.inputs->mesh));
   setup.model.cache_axes = plan.cache_key.entries();
   setup.model.cache_index_axes = plan.cache_index.entries();
   for (const planner::ActivationTensor& t : plan.tensors) {
@@ -411,18 +407,23 @@ Status CompareMemory(Context& ctx, const CheckFlags& flags, NumericSetup& setup,
   // Training as the reference computes it: each layer keeps only its input (nothing_saveable), vanilla
   // attention (explicit scores), and every expert on every token (the reference weights all E experts
   // instead of dispatching k). Parameters, residual stream and logits do not depend on the last two.
-  Json& config = setup.inputs->resolved.config;
-  const Json resolved = config;
-  config["gradient_checkpointing"] = "nothing_saveable";
-  config["attn_mechanism"] = "vanilla";
-  if (setup.model.experts > 0) config["num_experts_per_tok"] = setup.model.experts;
-  StatusOr<planner::MemoryReport> trained = BuildMemoryReport(
-      ctx, *setup.inputs, setup.plan, TinyMemoryFlags(setup, "train"), int64_t{1} << 62, flags.plan.config.schemas_dir);
-  config = resolved;
-  EP_ASSIGN_OR_RETURN(planner::MemoryReport train, std::move(trained));
-  EP_ASSIGN_OR_RETURN(planner::MemoryReport serve,
-                      BuildMemoryReport(ctx, *setup.inputs, setup.plan, TinyMemoryFlags(setup, "serve"),
-                                        int64_t{1} << 62, flags.plan.config.schemas_dir));
+  // The same tiny config resolved once more with those settings (the resolved config stays as it is).
+  api::PlanOptions reference = flags.plan;
+  reference.config.sets.insert(reference.config.sets.end(), setup.sets.begin(), setup.sets.end());
+  reference.config.sets.push_back("gradient_checkpointing=nothing_saveable");
+  reference.config.sets.push_back("attn_mechanism=vanilla");
+  if (setup.model.experts > 0)
+    reference.config.sets.push_back("num_experts_per_tok=" + std::to_string(setup.model.experts));
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model,
+                      api::LoadModel(EnvironmentOf(ctx), reference.config, nullptr));
+  api::PlanInputs trained_inputs = *setup.inputs;
+  trained_inputs.model = model;
+  EP_ASSIGN_OR_RETURN(
+      planner::MemoryReport train,
+      api::BuildMemoryReport(trained_inputs, setup.plan, TinyMemoryFlags(setup, "train"), int64_t{1} << 62));
+  EP_ASSIGN_OR_RETURN(
+      planner::MemoryReport serve,
+      api::BuildMemoryReport(*setup.inputs, setup.plan, TinyMemoryFlags(setup, "serve"), int64_t{1} << 62));
   run.activation_peak = ComparePeak(n.measured_activation_peak, train);
   const planner::ActivationBreakdown& b = train.breakdown;
   const int64_t residual = b.layer_saved * b.layers + b.outside / 2;  // every layer's input + the last output
@@ -651,8 +652,8 @@ StatusOr<int> RunCheck(const CheckFlags& flags, Context& ctx) {
   EP_RETURN_IF_ERROR(CheckChoice("--level", flags.level, {"layout", "numeric", "all"}));
   EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"text", "json"}));
   EP_ASSIGN_OR_RETURN(Injection injection, ParseInjection(flags.inject));
-  EP_ASSIGN_OR_RETURN(std::unique_ptr<PlanInputs> inputs, LoadPlanInputs(ctx, flags.plan));
-  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs->Request()));
+  EP_ASSIGN_OR_RETURN(api::PlanInputs inputs, LoadPlanInputs(ctx, flags.plan));
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs.Request()));
   if (plan.HasErrors()) {
     ctx.err << FindingsToText(plan.findings);
     return kExitFindings;
@@ -662,14 +663,14 @@ StatusOr<int> RunCheck(const CheckFlags& flags, Context& ctx) {
   run.mesh = plan.mesh;
   run.seed = flags.seed;
   if (flags.level != "numeric") {
-    run.layout = kernels::CheckLayouts(plan, inputs->tree, {.injection = injection});
+    run.layout = kernels::CheckLayouts(plan, *inputs.tree, {.injection = injection});
   }
   if (flags.level != "layout") {
-    EP_ASSIGN_OR_RETURN(NumericSetup setup, SetUpNumeric(ctx, flags, *inputs, plan));
-    if (flags.memory) EP_RETURN_IF_ERROR(AddServeCache(ctx, flags, setup));
+    EP_ASSIGN_OR_RETURN(NumericSetup setup, SetUpNumeric(ctx, flags, inputs, plan));
+    if (flags.memory) EP_RETURN_IF_ERROR(AddServeCache(setup));
     kernels::NumericOptions options{
         .seed = flags.seed, .injection = injection, .max_devices = flags.max_numeric_devices};
-    EP_ASSIGN_OR_RETURN(run.numeric, kernels::RunNumericCheck(setup.model, setup.plan, setup.inputs->tree, options));
+    EP_ASSIGN_OR_RETURN(run.numeric, kernels::RunNumericCheck(setup.model, setup.plan, *setup.inputs->tree, options));
     if (flags.memory) EP_RETURN_IF_ERROR(CompareMemory(ctx, flags, setup, *run.numeric, run));
     run.numeric_setup = std::move(setup);
   }

@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/pipeline_flags.h"
 #include "cli/plan_format.h"
-#include "cli/plan_setup.h"
 #include "core/human.h"
 
 namespace easyplan::cli {
@@ -19,7 +19,7 @@ constexpr int kMaxTensorsShown = 20;
 constexpr int64_t kMaxBlocksShown = 16;
 
 struct ExplainFlags {
-  PlanFlags plan;
+  api::PlanOptions plan;
   std::string pattern;
   std::string output;
 };
@@ -60,10 +60,11 @@ std::string BlockPicture(const planner::LayoutGroup& group, int64_t devices) {
   return out;
 }
 
-std::string ExplainTensor(const PlanInputs& inputs, const planner::Plan& plan, const rules::RuleMatcher& matcher,
+std::string ExplainTensor(const api::PlanInputs& inputs, const planner::Plan& plan, const rules::RuleMatcher& matcher,
                           const planner::ParamPlan& param) {
-  const TensorEntry& tensor = inputs.tree.tensors[static_cast<size_t>(param.tensor)];
-  const planner::LayoutLink* link = inputs.links.empty() ? nullptr : &inputs.links[static_cast<size_t>(param.tensor)];
+  const TensorEntry& tensor = inputs.tree->tensors[static_cast<size_t>(param.tensor)];
+  const planner::LayoutLink* link =
+      inputs.links->empty() ? nullptr : &(*inputs.links)[static_cast<size_t>(param.tensor)];
   const std::string& match_name = link && link->has_counterpart ? link->rule_name : tensor.name;
   std::string out = fmt::format("{}  {} {}\n", tensor.name, tensor.shape.ToString(), DTypeName(tensor.dtype));
   if (link && link->has_counterpart) {
@@ -97,7 +98,7 @@ std::string ExplainTensor(const PlanInputs& inputs, const planner::Plan& plan, c
   }
   const rules::Rule& rule = inputs.rules->rules[static_cast<size_t>(first)];
   std::vector<std::string> trace;
-  auto resolved = planner::ResolveRuleSpec(rule, *inputs.presets, inputs.resolved.config, nullptr, &trace);
+  auto resolved = planner::ResolveRuleSpec(rule, *inputs.presets, inputs.config(), nullptr, &trace);
   out += fmt::format("  spec as written: {}\n", rule.spec.text);
   for (const std::string& step : trace) out += "    " + step + "\n";
   if (!rule.note.empty()) out += "  rule note: " + rule.note + "\n";
@@ -130,19 +131,19 @@ StatusOr<int> RunExplain(ExplainFlags flags, Context& ctx) {
   if (!pattern.ok()) {
     return Status::BadInput({}, "PATTERN '" + flags.pattern + "' is not a valid regex: " + pattern.error());
   }
-  EP_ASSIGN_OR_RETURN(std::unique_ptr<PlanInputs> inputs, LoadPlanInputs(ctx, flags.plan));
-  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs->Request()));
-  EP_ASSIGN_OR_RETURN(std::unique_ptr<rules::RuleMatcher> matcher, rules::RuleMatcher::Build(*inputs->rules));
+  EP_ASSIGN_OR_RETURN(api::PlanInputs inputs, LoadPlanInputs(ctx, flags.plan));
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs.Request()));
+  EP_ASSIGN_OR_RETURN(std::unique_ptr<rules::RuleMatcher> matcher, rules::RuleMatcher::Build(*inputs.rules));
   std::string out;
   int shown = 0;
   int64_t found = 0;
   for (const planner::ParamPlan& param : plan.params) {
-    const TensorEntry& tensor = inputs->tree.tensors[static_cast<size_t>(param.tensor)];
+    const TensorEntry& tensor = inputs.tree->tensors[static_cast<size_t>(param.tensor)];
     if (!RE2::PartialMatch(tensor.name, pattern)) continue;
     ++found;
     if (shown == kMaxTensorsShown) continue;
     if (shown++ > 0) out += "\n";
-    out += ExplainTensor(*inputs, plan, *matcher, param);
+    out += ExplainTensor(inputs, plan, *matcher, param);
   }
   if (found == 0) {
     return Status::BadInput({}, "no tensor name matches '" + flags.pattern + "'",

@@ -2,10 +2,10 @@
 #include <map>
 #include <memory>
 
-#include "cli/activation_setup.h"
+#include "api/activation_pipeline.h"
 #include "cli/commands.h"
+#include "cli/pipeline_flags.h"
 #include "cli/plan_format.h"
-#include "cli/plan_setup.h"
 #include "core/emit.h"
 #include "planner/export_dtensor.h"
 #include "planner/export_hlo.h"
@@ -19,7 +19,7 @@ namespace {
 const std::vector<std::string> kFormats = {"jax", "jax-json", "xla-hlo", "shardy", "torch", "hf-tp-plan", "json"};
 
 struct ExportFlags {
-  PlanFlags plan;
+  api::PlanOptions plan;
   std::string to;
   std::string format = "text";
   std::string output;
@@ -35,8 +35,8 @@ Json MeshJson(const Mesh& mesh) {
 
 Json IntsJson(const std::vector<int64_t>& values) { return Json(values); }
 
-const TensorEntry& TensorOf(const PlanInputs& inputs, const planner::ParamPlan& param) {
-  return inputs.tree.tensors[static_cast<size_t>(param.tensor)];
+const TensorEntry& TensorOf(const api::PlanInputs& inputs, const planner::ParamPlan& param) {
+  return inputs.tree->tensors[static_cast<size_t>(param.tensor)];
 }
 
 // xla-hlo and shardy: NAME<TAB>SHARDING lines, or {"mesh", "params": [{"name", "sharding"}]}.
@@ -61,15 +61,14 @@ std::string LinesOrJson(const std::string& format, const Json& mesh, const std::
 }
 
 // The activation specs of every runtime mode (bthd, raw) and, for MoE, the expert mesh.
-StatusOr<planner::JaxActivations> JaxActivationSpecs(Context& ctx, const PlanInputs& inputs,
-                                                     const std::string& schemas_dir) {
-  EP_ASSIGN_OR_RETURN(std::unique_ptr<planner::ActivationTable> table, LoadActivationTable(ctx, schemas_dir));
+StatusOr<planner::JaxActivations> JaxActivationSpecs(const api::PlanInputs& inputs) {
+  EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, inputs.model->ActivationTable());
   planner::JaxActivations out;
   for (const char* mode : {"train", "prefill", "decode", "insert"}) {
-    ActivationFlags flags;
+    api::ActivationOptions flags;
     flags.mode = mode;
     EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan,
-                        BuildActivationsFromFlags(flags, *table, *inputs.presets, inputs.resolved.config, inputs.mesh));
+                        api::BuildActivations(flags, *table, *inputs.presets, inputs.config(), inputs.mesh));
     std::vector<std::pair<std::string, std::optional<PartitionSpec>>> specs;
     for (const auto& [name, spec] : planner::AttnFields(plan.attention)) {
       specs.emplace_back("attention." + name, spec ? std::optional<PartitionSpec>(*spec) : std::nullopt);
@@ -90,13 +89,13 @@ StatusOr<planner::JaxActivations> JaxActivationSpecs(Context& ctx, const PlanInp
   return out;
 }
 
-StatusOr<std::string> JaxModule(const planner::Plan& plan, const PlanInputs& inputs,
+StatusOr<std::string> JaxModule(const planner::Plan& plan, const api::PlanInputs& inputs,
                                 const planner::JaxActivations& activations) {
   std::vector<planner::JaxRule> rules;
   for (const rules::Rule& rule : inputs.rules->rules) {
     int case_index = -1;
     EP_ASSIGN_OR_RETURN(PartitionSpec spec,
-                        planner::ResolveRuleSpec(rule, *inputs.presets, inputs.resolved.config, &case_index, nullptr));
+                        planner::ResolveRuleSpec(rule, *inputs.presets, inputs.config(), &case_index, nullptr));
     rules.push_back({rule.pattern, std::move(spec)});
   }
   std::vector<planner::JaxParam> params;
@@ -109,13 +108,14 @@ StatusOr<std::string> JaxModule(const planner::Plan& plan, const PlanInputs& inp
       "mesh " + plan.mesh.ToString() + ", rules " + inputs.rules->source +
           ", uneven dims: " + std::string(planner::UnevenModeName(plan.uneven)),
   };
-  if (inputs.rules->layout != inputs.tree.layout) {
+  if (inputs.rules->layout != inputs.tree->layout) {
     header.push_back("PARTITION_RULES match EasyDeL parameter paths; PARAM_SPECS use this tree's (HF) names.");
   }
   return planner::JaxModuleText(plan.mesh, rules, params, header, &activations);
 }
 
-std::string JaxJson(const planner::Plan& plan, const PlanInputs& inputs, const planner::JaxActivations& activations) {
+std::string JaxJson(const planner::Plan& plan, const api::PlanInputs& inputs,
+                    const planner::JaxActivations& activations) {
   std::vector<planner::JaxParam> params;
   for (const planner::ParamPlan& param : plan.params) {
     const TensorEntry& tensor = TensorOf(inputs, param);
@@ -124,7 +124,7 @@ std::string JaxJson(const planner::Plan& plan, const PlanInputs& inputs, const p
   return EmitJson(planner::JaxShardingsJson(plan.mesh, params, &activations));
 }
 
-std::string XlaHlo(const planner::Plan& plan, const PlanInputs& inputs, const std::string& format) {
+std::string XlaHlo(const planner::Plan& plan, const api::PlanInputs& inputs, const std::string& format) {
   std::vector<std::pair<std::string, std::string>> rows;
   for (const planner::ParamPlan& param : plan.params) {
     const TensorEntry& tensor = TensorOf(inputs, param);
@@ -133,7 +133,7 @@ std::string XlaHlo(const planner::Plan& plan, const PlanInputs& inputs, const st
   return LinesOrJson(format, MeshJson(plan.mesh), "", rows);
 }
 
-std::string Shardy(const planner::Plan& plan, const PlanInputs& inputs, const std::string& format) {
+std::string Shardy(const planner::Plan& plan, const api::PlanInputs& inputs, const std::string& format) {
   std::vector<std::pair<std::string, std::string>> rows;
   for (const planner::ParamPlan& param : plan.params) {
     const TensorEntry& tensor = TensorOf(inputs, param);
@@ -170,7 +170,7 @@ Json ShardsJson(const Mesh& mesh, const Shape& shape, const std::vector<planner:
   return out;
 }
 
-std::string Torch(const planner::Plan& plan, const PlanInputs& inputs) {
+std::string Torch(const planner::Plan& plan, const api::PlanInputs& inputs) {
   Json out = Json::object();
   Json device_mesh = Json::object();
   device_mesh["mesh_shape"] = IntsJson(plan.mesh.shape);
@@ -221,15 +221,14 @@ std::string TensorParallelAxis(const Json& config) {
   return "tp";
 }
 
-std::string HfTpPlan(const planner::Plan& plan, const PlanInputs& inputs) {
+std::string HfTpPlan(const planner::Plan& plan, const api::PlanInputs& inputs) {
   std::vector<planner::TpTensor> tensors;
   for (const planner::ParamPlan& param : plan.params) {
     const TensorEntry& tensor = TensorOf(inputs, param);
     tensors.push_back(
         {tensor.name, tensor.shape, param.effective, param.origin != planner::SpecOrigin::kNoCounterpart});
   }
-  const planner::TpPlanExport tp =
-      planner::DeriveTpPlan(tensors, plan.mesh, TensorParallelAxis(inputs.resolved.config));
+  const planner::TpPlanExport tp = planner::DeriveTpPlan(tensors, plan.mesh, TensorParallelAxis(inputs.config()));
   Json out = Json::object();
   out["tp_axis"] = tp.tp_axis;
   out["tp_size"] = tp.tp_size;
@@ -273,12 +272,12 @@ StatusOr<int> RunExport(ExportFlags flags, Context& ctx) {
   const bool layout_given = flags.layout_option != nullptr && flags.layout_option->count() > 0;
   if (hf_format && !layout_given && flags.plan.tree.empty()) flags.plan.layout = "hf";
 
-  EP_ASSIGN_OR_RETURN(std::unique_ptr<PlanInputs> inputs, LoadPlanInputs(ctx, flags.plan));
-  if (flags.to == "hf-tp-plan" && inputs->tree.layout != Layout::kHf) {
+  EP_ASSIGN_OR_RETURN(api::PlanInputs inputs, LoadPlanInputs(ctx, flags.plan));
+  if (flags.to == "hf-tp-plan" && inputs.tree->layout != Layout::kHf) {
     return Status::BadInput({}, "--to hf-tp-plan needs HF tensor names (model.layers.0.self_attn.q_proj.weight)",
                             {"use --layout hf (the default for this format), or an HF-layout --tree"});
   }
-  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs->Request()));
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs.Request()));
   if (plan.HasErrors()) {
     ctx.err << FindingsToText(plan.findings);
     return kExitFindings;
@@ -287,30 +286,28 @@ StatusOr<int> RunExport(ExportFlags flags, Context& ctx) {
 
   std::string text;
   if (flags.to == "jax" || flags.to == "jax-json") {
-    EP_ASSIGN_OR_RETURN(planner::JaxActivations activations,
-                        JaxActivationSpecs(ctx, *inputs, flags.plan.config.schemas_dir));
+    EP_ASSIGN_OR_RETURN(planner::JaxActivations activations, JaxActivationSpecs(inputs));
     if (flags.to == "jax") {
-      EP_ASSIGN_OR_RETURN(text, JaxModule(plan, *inputs, activations));
+      EP_ASSIGN_OR_RETURN(text, JaxModule(plan, inputs, activations));
     } else {
-      text = JaxJson(plan, *inputs, activations);
+      text = JaxJson(plan, inputs, activations);
     }
   } else if (flags.to == "xla-hlo") {
-    text = XlaHlo(plan, *inputs, flags.format);
+    text = XlaHlo(plan, inputs, flags.format);
   } else if (flags.to == "shardy") {
-    text = Shardy(plan, *inputs, flags.format);
+    text = Shardy(plan, inputs, flags.format);
   } else if (flags.to == "torch") {
-    text = Torch(plan, *inputs);
+    text = Torch(plan, inputs);
   } else if (flags.to == "hf-tp-plan") {
-    text = HfTpPlan(plan, *inputs);
+    text = HfTpPlan(plan, inputs);
   } else {
-    EP_ASSIGN_OR_RETURN(std::optional<ExpertReport> experts,
-                        ExpertReportForPlan(ctx, *inputs, flags.plan.config.schemas_dir));
-    PlanView view{&plan, &inputs->tree, inputs->rules, std::nullopt, false};
+    EP_ASSIGN_OR_RETURN(std::optional<api::ExpertReport> experts, api::ExpertReportForPlan(inputs));
+    PlanView view{&plan, inputs.tree.get(), inputs.rules, std::nullopt, false};
     if (experts) {
       view.expert_mesh = &experts->mesh;
       view.expert_specs = &experts->specs;
     }
-    text = PlanToJsonText(view);
+    text = api::PlanToJsonText(view);
   }
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return kExitOk;

@@ -8,10 +8,11 @@
 #include <memory>
 #include <tuple>
 
+#include "api/memory_json.h"
+#include "api/memory_pipeline.h"
 #include "cli/commands.h"
-#include "cli/memory_setup.h"
+#include "cli/pipeline_flags.h"
 #include "cli/plan_format.h"
-#include "cli/plan_setup.h"
 #include "cli/text_table.h"
 #include "core/human.h"
 
@@ -19,29 +20,11 @@ namespace easyplan::cli {
 namespace {
 
 struct MemoryCommandFlags {
-  PlanFlags plan;
-  MemoryFlags memory;
+  api::PlanOptions plan;
+  api::MemoryOptions memory;
   std::string format = "table";
   std::string output;
 };
-
-std::string DeviceJson(const planner::DeviceMemory& d) {
-  return fmt::format(
-      "{{\"id\": {}, \"params\": {}, \"grads\": {}, \"optimizer\": {}, \"activations\": {}, \"kv_cache\": {}, "
-      "\"transient\": {}, \"total\": {}}}",
-      d.id, d.params, d.grads, d.optimizer, d.activations, d.kv_cache, d.transient, d.total);
-}
-
-std::string MemoryJson(const planner::MemoryReport& report) {
-  std::string out = fmt::format("{{\n  \"mode\": \"{}\",\n  \"devices\": [\n", planner::MemoryModeName(report.mode));
-  for (size_t i = 0; i < report.devices.size(); ++i) {
-    out += "    " + DeviceJson(report.devices[i]) + (i + 1 < report.devices.size() ? ",\n" : "\n");
-  }
-  out += fmt::format("  ],\n  \"worst\": {},\n  \"memory_per_device\": {},\n  \"fits\": {}\n}}\n",
-                     DeviceJson(report.devices[static_cast<size_t>(report.worst)]), report.memory_per_device,
-                     report.fits ? "true" : "false");
-  return out;
-}
 
 /// "0-3,8,10-11" for sorted ids.
 std::string IdRanges(const std::vector<int64_t>& ids) {
@@ -58,13 +41,13 @@ std::string IdRanges(const std::vector<int64_t>& ids) {
 
 std::string Signed(int64_t bytes) { return bytes < 0 ? "-" + HumanBytesBinary(-bytes) : HumanBytesBinary(bytes); }
 
-std::string MemoryTable(const planner::MemoryReport& report, const PlanInputs& inputs, const MemoryFlags& flags,
-                        const std::string& budget_label) {
+std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInputs& inputs,
+                        const api::MemoryOptions& flags, const std::string& budget_label) {
   const bool train = report.mode == planner::MemoryMode::kTrain;
   const Mesh& mesh = inputs.mesh;
   std::string out =
       fmt::format("{} memory of {} on mesh {} ({} devices), batch {}, seq {}", train ? "training" : "serving",
-                  inputs.resolved.config.value("model_type", std::string("model")), mesh.ToString(), mesh.NumDevices(),
+                  inputs.config().value("model_type", std::string("model")), mesh.ToString(), mesh.NumDevices(),
                   *flags.batch, *flags.seq);
   if (train) {
     out += fmt::format(", {} ({} state{}), gradient_checkpointing {}", flags.optimizer, flags.opt_state_dtype,
@@ -121,22 +104,23 @@ std::string MemoryTable(const planner::MemoryReport& report, const PlanInputs& i
 
 StatusOr<int> RunMemory(const MemoryCommandFlags& flags, Context& ctx) {
   EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"table", "json"}));
-  EP_RETURN_IF_ERROR(CheckMemoryFlags(flags.memory));
+  EP_RETURN_IF_ERROR(api::CheckMemoryOptions(flags.memory));
   std::string budget_label;
-  EP_ASSIGN_OR_RETURN(int64_t budget, MemoryBudget(ctx, flags.memory, flags.plan.config.schemas_dir, &budget_label));
-  EP_ASSIGN_OR_RETURN(std::unique_ptr<PlanInputs> inputs, LoadPlanInputs(ctx, flags.plan));
-  if (!inputs->has_config) {
+  EP_RETURN_IF_ERROR(api::CheckPlanOptions(flags.plan));
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.plan.config));
+  EP_ASSIGN_OR_RETURN(int64_t budget, api::MemoryBudget(*model, flags.memory, &budget_label));
+  EP_ASSIGN_OR_RETURN(api::PlanInputs inputs, api::PreparePlan(model, flags.plan));
+  if (!inputs.has_config()) {
     return Status::BadInput({}, "memory needs CONFIG: the activations and the KV cache come from the model's config");
   }
-  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs->Request()));
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs.Request()));
   if (plan.HasErrors()) {
     ctx.err << FindingsToText(plan.findings);
     return kExitFindings;
   }
-  EP_ASSIGN_OR_RETURN(planner::MemoryReport report,
-                      BuildMemoryReport(ctx, *inputs, plan, flags.memory, budget, flags.plan.config.schemas_dir));
+  EP_ASSIGN_OR_RETURN(planner::MemoryReport report, api::BuildMemoryReport(inputs, plan, flags.memory, budget));
   const std::string text =
-      flags.format == "json" ? MemoryJson(report) : MemoryTable(report, *inputs, flags.memory, budget_label);
+      flags.format == "json" ? api::MemoryToJsonText(report) : MemoryTable(report, inputs, flags.memory, budget_label);
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return report.fits ? kExitOk : kExitFindings;
 }

@@ -1,16 +1,16 @@
 // `easyplan plan CONFIG`: which slice of which tensor each device holds, and the bytes per device.
 #include <memory>
 
-#include "cli/activation_setup.h"
+#include "api/activation_pipeline.h"
 #include "cli/commands.h"
+#include "cli/pipeline_flags.h"
 #include "cli/plan_format.h"
-#include "cli/plan_setup.h"
 
 namespace easyplan::cli {
 namespace {
 
 struct PlanCommandFlags {
-  PlanFlags plan;
+  api::PlanOptions plan;
   std::string format = "table";
   std::string output;
   std::optional<int64_t> device;
@@ -19,13 +19,13 @@ struct PlanCommandFlags {
 
 StatusOr<int> RunPlan(const PlanCommandFlags& flags, Context& ctx) {
   EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"table", "json"}));
-  EP_ASSIGN_OR_RETURN(std::unique_ptr<PlanInputs> inputs, LoadPlanInputs(ctx, flags.plan));
-  if (flags.device && (*flags.device < 0 || *flags.device >= inputs->mesh.NumDevices())) {
-    return Status::BadInput({},
-                            "--device " + std::to_string(*flags.device) + " is not a device of the mesh: ids are 0.." +
-                                std::to_string(inputs->mesh.NumDevices() - 1) + " (" + inputs->mesh.ToString() + ")");
+  EP_ASSIGN_OR_RETURN(api::PlanInputs inputs, LoadPlanInputs(ctx, flags.plan));
+  if (flags.device && (*flags.device < 0 || *flags.device >= inputs.mesh.NumDevices())) {
+    return Status::BadInput({}, "--device " + std::to_string(*flags.device) +
+                                    " is not a device of the mesh: ids are 0.." +
+                                    std::to_string(inputs.mesh.NumDevices() - 1) + " (" + inputs.mesh.ToString() + ")");
   }
-  planner::PlanRequest request = inputs->Request();
+  planner::PlanRequest request = inputs.Request();
   request.keep_params = !flags.summary;  // the summary shows no per-tensor rows
   EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(request));
   if (plan.HasErrors()) {
@@ -34,14 +34,13 @@ StatusOr<int> RunPlan(const PlanCommandFlags& flags, Context& ctx) {
     return kExitFindings;
   }
   if (!plan.findings.empty()) ctx.err << FindingsToText(plan.findings);
-  EP_ASSIGN_OR_RETURN(std::optional<ExpertReport> experts,
-                      ExpertReportForPlan(ctx, *inputs, flags.plan.config.schemas_dir));
-  PlanView view{&plan, &inputs->tree, inputs->rules, flags.device, flags.summary};
+  EP_ASSIGN_OR_RETURN(std::optional<api::ExpertReport> experts, api::ExpertReportForPlan(inputs));
+  PlanView view{&plan, inputs.tree.get(), inputs.rules, flags.device, flags.summary};
   if (experts) {
     view.expert_mesh = &experts->mesh;
     view.expert_specs = &experts->specs;
   }
-  const std::string text = flags.format == "json" ? PlanToJsonText(view) : PlanToTable(view);
+  const std::string text = flags.format == "json" ? api::PlanToJsonText(view) : PlanToTable(view);
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return kExitOk;
 }

@@ -2,18 +2,17 @@
 // metadata (--from) or the user's own dump (--tree), and the diff between template and checkpoint.
 #include <memory>
 
+#include "api/tree_source.h"
 #include "cli/commands.h"
 #include "cli/config_flags.h"
-#include "cli/config_input.h"
 #include "cli/tree_format.h"
-#include "cli/tree_source.h"
 #include "core/emit.h"
 
 namespace easyplan::cli {
 namespace {
 
 struct TreeFlags {
-  ConfigFlags config;
+  api::ConfigOptions config;
   std::string layout = "easydel";
   std::string dtype;
   bool include_buffers = false;
@@ -37,13 +36,13 @@ StatusOr<int> RunTree(const TreeFlags& flags, Context& ctx) {
   if (flags.max_tensors < 1) {
     return Status::BadInput({}, "--max-tensors must be at least 1, found " + std::to_string(flags.max_tensors));
   }
-  TreeRequest request;
-  request.layout = *ParseLayout(flags.layout);
-  request.include_buffers = flags.include_buffers;
-  request.max_tensors = flags.max_tensors;
+  api::TreeSpec spec;
+  spec.layout = *ParseLayout(flags.layout);
+  spec.include_buffers = flags.include_buffers;
+  spec.max_tensors = flags.max_tensors;
   if (!flags.dtype.empty()) {
-    request.dtype = ParseDType(flags.dtype);
-    if (!request.dtype) return Status::BadInput({}, "--dtype '" + flags.dtype + "' is not a dtype name");
+    spec.dtype = ParseDType(flags.dtype);
+    if (!spec.dtype) return Status::BadInput({}, "--dtype '" + flags.dtype + "' is not a dtype name");
   }
   if (flags.diff && (flags.from.empty() || flags.config.config.empty())) {
     return Status::BadInput({}, "--diff compares a config's template with a checkpoint: give CONFIG and --from PATH");
@@ -56,29 +55,35 @@ StatusOr<int> RunTree(const TreeFlags& flags, Context& ctx) {
   }
 
   if (flags.diff) {
-    schemas::SchemaSet schemas = MakeSchemaSet(ctx, flags.config);
-    EP_ASSIGN_OR_RETURN(schemas::ResolvedConfig resolved, ResolveFromFlags(ctx, flags.config, schemas));
-    EP_ASSIGN_OR_RETURN(TreeDiff diff, DiffTemplateWithCheckpoint(ctx, resolved, schemas, request, flags.from));
-    std::string text = flags.format == "json" ? EmitJson(DiffToJson(diff)) : DiffToText(diff);
+    EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.config));
+    api::TreeSpec hf = spec;
+    hf.layout = Layout::kHf;
+    hf.include_buffers = true;
+    EP_ASSIGN_OR_RETURN(api::Model::TreePtr expected, model->Tree(hf));
+    EP_ASSIGN_OR_RETURN(TreeDiff diff, api::DiffWithCheckpoint(model->env(), *expected, flags.from));
+    std::string text = flags.format == "json" ? EmitJson(api::DiffToJson(diff)) : DiffToText(diff);
     EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
     return diff.Clean() ? kExitOk : kExitFindings;
   }
 
-  ParamTree tree;
   if (!flags.tree.empty()) {
-    EP_ASSIGN_OR_RETURN(tree, LoadUserTree(ctx, flags.tree, request.max_tensors));
+    spec.source = api::TreeSpec::Source::kFile;
+    spec.path = flags.tree;
   } else if (!flags.from.empty()) {
-    if (request.layout != Layout::kHf) {
+    if (spec.layout != Layout::kHf) {
       return Status::BadInput(
           {}, "a checkpoint's names are HF names: use --layout hf with --from",
           {"to see the EasyDeL names, run `easyplan tree CONFIG` (and --diff against the checkpoint)"});
     }
-    EP_ASSIGN_OR_RETURN(tree, LoadCheckpointTree(ctx, flags.from, request));
-  } else {
-    schemas::SchemaSet schemas = MakeSchemaSet(ctx, flags.config);
-    EP_ASSIGN_OR_RETURN(schemas::ResolvedConfig resolved, ResolveFromFlags(ctx, flags.config, schemas));
-    EP_ASSIGN_OR_RETURN(tree, BuildTemplateTree(resolved, schemas, request));
+    spec.source = api::TreeSpec::Source::kCheckpoint;
+    spec.path = flags.from;
   }
+  // A tree file or a checkpoint needs no config; the template needs the resolved one.
+  api::ConfigOptions config = flags.config;
+  if (spec.source != api::TreeSpec::Source::kTemplate) config.config.clear();
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, config));
+  EP_ASSIGN_OR_RETURN(api::Model::TreePtr loaded, model->Tree(spec));
+  const ParamTree& tree = *loaded;
   EP_ASSIGN_OR_RETURN(TreeTotals totals, tree.Totals());
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, Render(tree, totals, flags.format)));
   return kExitOk;

@@ -2,41 +2,34 @@
 #define EASYPLAN_CLI_CONFIG_FLAGS_H_
 
 // The flags every command that reads a CONFIG shares with `resolve` (--set, --overrides, --defaults,
-// --strict, --schemas-dir), and the one function that turns them into a resolved config.
+// --strict, --schemas-dir), bound to api::ConfigOptions, and loading the api::Model they name with
+// the resolver's warnings printed.
 
 #include <CLI/CLI.hpp>
-#include <optional>
-#include <string>
-#include <vector>
+#include <memory>
 
+#include "api/choices.h"
+#include "api/environment.h"
+#include "api/model.h"
+#include "api/options.h"
 #include "cli/context.h"
-#include "schemas/resolver.h"
-#include "schemas/schema_set.h"
 
 namespace easyplan::cli {
 
-struct ConfigFlags {
-  std::string config;
-  std::string defaults = "add_basic";
-  std::string overrides;
-  std::vector<std::string> sets;
-  std::optional<int64_t> devices;
-  bool strict = false;
-  std::string schemas_dir;
-};
+using api::CheckChoice;
 
 /// Registers CONFIG (required unless `config_optional`) and the resolve flags on `cmd`.
-void AddConfigFlags(CLI::App* cmd, ConfigFlags& flags, bool config_optional = false);
+void AddConfigFlags(CLI::App* cmd, api::ConfigOptions& options, bool config_optional = false);
 
-/// The schema files of this run: --schemas-dir, the context's, or the embedded copies.
-schemas::SchemaSet MakeSchemaSet(Context& ctx, const ConfigFlags& flags);
+/// The api environment of this run: the context's file system, stdin, data files and limits.
+api::Environment EnvironmentOf(Context& ctx);
 
-/// Loads and resolves CONFIG. Warnings are printed to ctx.err (errors under --strict). On failure the
-/// Status says why; the caller reports it.
-StatusOr<schemas::ResolvedConfig> ResolveFromFlags(Context& ctx, const ConfigFlags& flags, schemas::SchemaSet& schemas);
+/// Prints the resolver's warnings (and notes) to ctx.err.
+void PrintDiags(Context& ctx, const std::vector<Diag>& diags);
 
-/// "--format 'xml' is not supported (did you mean ...)" unless `value` is one of `choices`.
-Status CheckChoice(const std::string& flag, const std::string& value, const std::vector<std::string>& choices);
+/// Loads and resolves CONFIG (none: EasyDeL's defaults), printing the resolver's warnings (errors under
+/// --strict). On failure the Status says why; the caller reports it.
+StatusOr<std::shared_ptr<const api::Model>> LoadModel(Context& ctx, const api::ConfigOptions& options);
 
 }  // namespace easyplan::cli
 

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 
-#include "cli/json_text.h"
 #include "core/human.h"
-#include "core/tree_json.h"
 
 namespace easyplan::cli {
 namespace {
+
+std::string EntryText(const TensorEntry& entry) {
+  return entry.shape.ToString() + " " + std::string(DTypeName(entry.dtype));
+}
 
 int64_t NumElements(const TensorEntry& tensor) { return tensor.shape.NumElements().value_or(0); }
 int64_t Bytes(const TensorEntry& tensor) { return ByteSize(NumElements(tensor), DTypeBits(tensor.dtype)).value_or(0); }
@@ -30,46 +32,6 @@ std::string Summary(const TreeTotals& totals) {
 }
 
 }  // namespace
-
-Json TreeToJson(const ParamTree& tree, const TreeTotals& totals) {
-  Json json = Json::object();
-  json["model_type"] = tree.model_type;
-  json["layout"] = std::string(LayoutName(tree.layout));
-  Json params = Json::array();
-  for (const TensorEntry& tensor : tree.tensors) {
-    Json entry = Json::object();
-    entry["name"] = tensor.name;
-    entry["shape"] = Json(std::vector<int64_t>(tensor.shape.dims().begin(), tensor.shape.dims().end()));
-    entry["dtype"] = std::string(DTypeName(tensor.dtype));
-    if (tensor.role != TensorRole::kParameter) entry["role"] = std::string(TensorRoleName(tensor.role));
-    params.push_back(std::move(entry));
-  }
-  json["params"] = std::move(params);
-  json["total_tensors"] = totals.tensors;
-  json["total_params"] = totals.params;
-  json["total_bytes"] = totals.bytes;
-  return json;
-}
-
-std::string TreeToJsonText(const ParamTree& tree, const TreeTotals& totals) {
-  std::string out = "{\n";
-  out += "  \"model_type\": " + Quoted(tree.model_type) + ",\n";
-  out += "  \"layout\": \"" + std::string(LayoutName(tree.layout)) + "\",\n";
-  out += "  \"params\": [";
-  bool first = true;
-  for (const TensorEntry& tensor : tree.tensors) {
-    out += first ? "\n    " : ",\n    ";
-    first = false;
-    out += fmt::format("{{\"name\": {}, \"shape\": [{}], \"dtype\": \"{}\"", Quoted(tensor.name),
-                       fmt::join(tensor.shape.dims(), ", "), DTypeName(tensor.dtype));
-    if (tensor.role != TensorRole::kParameter) out += fmt::format(", \"role\": \"{}\"", TensorRoleName(tensor.role));
-    out += "}";
-  }
-  out += first ? "],\n" : "\n  ],\n";
-  out += fmt::format("  \"total_tensors\": {},\n  \"total_params\": {},\n  \"total_bytes\": {}\n}}\n", totals.tensors,
-                     totals.params, totals.bytes);
-  return out;
-}
 
 std::string TreeToTable(const ParamTree& tree, const TreeTotals& totals) {
   struct Row {
@@ -112,8 +74,35 @@ std::string TreeToCsv(const ParamTree& tree, const TreeTotals& totals) {
   return out;
 }
 
-StatusOr<ParamTree> TreeFromJson(const Json& json, const std::string& file, int64_t max_tensors) {
-  return TreeFromJsonValue(json, file, max_tensors);
+std::string DiffToText(const TreeDiff& diff) {
+  std::string out;
+  for (const TreeDifference& item : diff.differences) {
+    switch (item.kind) {
+      case TreeDifference::Kind::kMissing:
+        out += fmt::format("missing     {}  (template: {})\n", item.name, EntryText(*item.expected));
+        break;
+      case TreeDifference::Kind::kExtra:
+        out += fmt::format("extra       {}{}\n", item.name,
+                           item.found ? "  (checkpoint: " + EntryText(*item.found) + ")" : "");
+        break;
+      case TreeDifference::Kind::kShape:
+      case TreeDifference::Kind::kDType:
+        out += fmt::format("{:<11} {}  template {}, checkpoint {}\n", TreeDifferenceKindName(item.kind), item.name,
+                           EntryText(*item.expected), EntryText(*item.found));
+        break;
+      case TreeDifference::Kind::kTotalSize:
+        out += fmt::format(
+            "total_size  the index says {} bytes, the template's tensors hold {} bytes (a dtype differs?)\n",
+            WithThousands(item.found_bytes), WithThousands(item.expected_bytes));
+        break;
+    }
+  }
+  out += fmt::format("{}: {} template tensors, {} checkpoint tensors", diff.checkpoint,
+                     WithThousands(diff.expected_tensors), WithThousands(diff.checkpoint_tensors));
+  if (diff.names_only > 0) out += fmt::format(" ({} by name only)", WithThousands(diff.names_only));
+  size_t count = diff.differences.size();
+  out += diff.Clean() ? "; they match\n" : fmt::format("; {} difference{}\n", count, count == 1 ? "" : "s");
+  return out;
 }
 
 }  // namespace easyplan::cli

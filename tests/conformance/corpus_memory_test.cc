@@ -1,5 +1,5 @@
 // `easyplan memory` over every real config in ../shared/corpus, on two 8-device meshes, in both modes,
-// through the library path the CLI uses (cli/plan_setup.h, cli/memory_setup.h). Invariants:
+// through the library path the CLI uses (api/plan_inputs.h, api/memory_pipeline.h). Invariants:
 //   - one row per device; parameters are the plan's bytes per device, to the byte;
 //   - training: gradients in the parameters' dtype equal the parameters; adamw's float32 state is
 //     8 bytes per element held; no KV cache; nothing_saveable keeps less than no checkpointing;
@@ -12,10 +12,9 @@
 #include <filesystem>
 #include <sstream>
 
-#include "cli/activation_setup.h"
-#include "cli/context.h"
-#include "cli/memory_setup.h"
-#include "cli/plan_setup.h"
+#include "api/activation_pipeline.h"
+#include "api/memory_pipeline.h"
+#include "api/plan_inputs.h"
 #include "core/file_system.h"
 #include "planner/memory.h"
 #include "planner/plan.h"
@@ -45,39 +44,34 @@ class CorpusMemoryTest : public ::testing::TestWithParam<Case> {};
 TEST_P(CorpusMemoryTest, BreakdownHoldsItsInvariants) {
   if (testing::CorpusDir().empty()) GTEST_SKIP() << "corpus not present (EASYPLAN_CORPUS_DIR)";
   const Case& c = GetParam();
-  RealFileSystem file_system;
-  std::istringstream in;
-  std::ostringstream out, err;
-  cli::Context ctx{file_system, in, out, err, "", Limits{}};
-  cli::PlanFlags flags;
+  api::PlanOptions flags;
   flags.config.config = testing::CorpusDir() + "/" + c.model + "/config.json";
   flags.mesh = c.mesh;
-  auto inputs = cli::LoadPlanInputs(ctx, flags);
+  auto inputs = api::LoadPlanInputs(api::Environment::Real(), flags, nullptr);
   ASSERT_TRUE(inputs.ok()) << inputs.status().ToString();
-  auto plan = planner::BuildPlan((*inputs)->Request());
+  auto plan = planner::BuildPlan(inputs->Request());
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
 
-  cli::MemoryFlags memory;
+  api::MemoryOptions memory;
   memory.mode = c.mode;
   memory.batch = 8;
   memory.seq = 1024;
   if (c.mode == "serve") memory.max_length = 2048;
   const int64_t budget = int64_t{80} << 30;
-  auto report = cli::BuildMemoryReport(ctx, **inputs, *plan, memory, budget, "");
+  auto report = api::BuildMemoryReport(*inputs, *plan, memory, budget);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   ASSERT_EQ(static_cast<int64_t>(report->devices.size()), plan->mesh.NumDevices());
 
   // The cache the serving report should hold: the activation plan at --max-length.
   int64_t cache_per_device = 0, cache_global = 0;
   if (c.mode == "serve") {
-    auto table = cli::LoadActivationTable(ctx, "");
+    auto table = inputs->model->ActivationTable();
     ASSERT_TRUE(table.ok());
-    cli::ActivationFlags activation_flags;
+    api::ActivationOptions activation_flags;
     activation_flags.mode = "prefill";
     activation_flags.batch = 8;
     activation_flags.seq = 2048;
-    auto cache = cli::BuildActivationsFromFlags(activation_flags, **table, *(*inputs)->presets,
-                                                (*inputs)->resolved.config, (*inputs)->mesh);
+    auto cache = api::BuildActivations(activation_flags, **table, *inputs->presets, inputs->config(), inputs->mesh);
     ASSERT_TRUE(cache.ok()) << cache.status().ToString();
     cache_per_device = cache->cache_bytes_per_device;
     cache_global = cache->cache_bytes;
@@ -115,9 +109,11 @@ TEST_P(CorpusMemoryTest, BreakdownHoldsItsInvariants) {
 
   if (c.mode == "train") {
     // Recomputation trades memory: nothing_saveable keeps less than no checkpointing.
-    Json& config = (*inputs)->resolved.config;
-    config["gradient_checkpointing"] = "nothing_saveable";
-    auto recompute = cli::BuildMemoryReport(ctx, **inputs, *plan, memory, budget, "");
+    api::PlanOptions recomputing = flags;
+    recomputing.config.sets.push_back("gradient_checkpointing=nothing_saveable");
+    auto recompute_inputs = api::LoadPlanInputs(api::Environment::Real(), recomputing, nullptr);
+    ASSERT_TRUE(recompute_inputs.ok()) << recompute_inputs.status().ToString();
+    auto recompute = api::BuildMemoryReport(*recompute_inputs, *plan, memory, budget);
     ASSERT_TRUE(recompute.ok());
     EXPECT_LT(recompute->devices[0].activations, report->devices[0].activations);
   }

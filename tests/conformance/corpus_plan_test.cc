@@ -1,5 +1,5 @@
 // Plans every real config in ../shared/corpus with its built-in rules on several 8-device meshes,
-// through the same library path the CLI uses (cli/plan_setup.h), and checks invariants that must hold
+// through the library path the CLI uses (api/plan_inputs.h), and checks invariants that must hold
 // for any correct plan:
 //   - built-in rules on a corpus model give no error finding but logical-indivisible (gemma-2b's single
 //     kv head on tp=2 is a real one), and that only for a dim that stays sharded after the correction;
@@ -21,8 +21,7 @@
 #include <set>
 #include <sstream>
 
-#include "cli/context.h"
-#include "cli/plan_setup.h"
+#include "api/plan_inputs.h"
 #include "core/document.h"
 #include "core/file_system.h"
 #include "planner/plan.h"
@@ -67,33 +66,32 @@ bool IsFp8(const Json& config) {
 
 /// A plan and what it was built from.
 struct Planned {
-  std::unique_ptr<cli::PlanInputs> inputs;
+  std::unique_ptr<api::PlanInputs> inputs;
   planner::Plan plan;
   std::string diagnostics;  // what LoadPlanInputs printed (resolve warnings)
 };
 
-/// Plans corpus model `model` on `mesh` in `layout` through cli::LoadPlanInputs, as the CLI does; adds a
+/// Plans corpus model `model` on `mesh` in `layout` through api::LoadPlanInputs, as the CLI does; adds a
 /// test failure (and returns nullopt) on a Status.
 std::optional<Planned> PlanModel(const std::string& model, const std::string& mesh, const std::string& layout) {
-  RealFileSystem file_system;
-  std::istringstream in;
-  std::ostringstream out, err;
-  cli::Context ctx{file_system, in, out, err, "", Limits{}};
-  cli::PlanFlags flags;
+  api::PlanOptions flags;
   flags.config.config = testing::CorpusDir() + "/" + model + "/config.json";
   flags.mesh = mesh;
   flags.layout = layout;
-  auto inputs = cli::LoadPlanInputs(ctx, flags);
+  std::vector<Diag> diags;
+  auto inputs = api::LoadPlanInputs(api::Environment::Real(), flags, &diags);
+  std::string err;
+  for (const Diag& diag : diags) err += diag.ToString() + "\n";
   if (!inputs.ok()) {
     ADD_FAILURE() << layout << " on " << mesh << ": " << inputs.status().ToString();
     return std::nullopt;
   }
-  auto plan = planner::BuildPlan((*inputs)->Request());
+  auto plan = planner::BuildPlan(inputs->Request());
   if (!plan.ok()) {
     ADD_FAILURE() << layout << " on " << mesh << ": " << plan.status().ToString();
     return std::nullopt;
   }
-  return Planned{std::move(*inputs), std::move(*plan), err.str()};
+  return Planned{std::make_unique<api::PlanInputs>(std::move(*inputs)), std::move(*plan), err};
 }
 
 /// One corpus model on one mesh of Meshes().
@@ -140,7 +138,7 @@ int64_t Bytes(const std::vector<int64_t>& dims, DType dtype) {
 /// Checks every layout-independent invariant of one plan; `what` prefixes failures.
 void CheckInvariants(const Planned& planned, const std::string& what) {
   const planner::Plan& plan = planned.plan;
-  const ParamTree& tree = planned.inputs->tree;
+  const ParamTree& tree = *planned.inputs->tree;
   const int64_t devices = plan.mesh.NumDevices();
   ASSERT_EQ(plan.params.size(), tree.tensors.size()) << what;
   ASSERT_EQ(static_cast<int64_t>(plan.device_bytes.size()), devices) << what;
@@ -204,7 +202,7 @@ TEST_P(CorpusPlanTest, EasyDelLayoutInvariants) {
   const MeshCase& mesh = MeshOf();
   auto planned = Plan(mesh.mesh, "easydel");
   ASSERT_TRUE(planned);
-  if (mesh.moe_only && !IsMoe(planned->inputs->resolved.config)) GTEST_SKIP() << "not an MoE model";
+  if (mesh.moe_only && !IsMoe(planned->inputs->config())) GTEST_SKIP() << "not an MoE model";
   CheckInvariants(*planned, "easydel on " + mesh.mesh);
 }
 
@@ -215,7 +213,7 @@ TEST_P(CorpusPlanTest, LogicalIndivisibleOnlyForDimsThatStaySharded) {
   for (const char* layout : {"easydel", "hf"}) {
     auto planned = Plan(mesh.mesh, layout);
     ASSERT_TRUE(planned);
-    if (mesh.moe_only && !IsMoe(planned->inputs->resolved.config)) GTEST_SKIP() << "not an MoE model";
+    if (mesh.moe_only && !IsMoe(planned->inputs->config())) GTEST_SKIP() << "not an MoE model";
     for (const planner::Finding& finding : planned->plan.findings) {
       if (finding.code != planner::FindingCode::kLogicalIndivisible) continue;
       const size_t at = finding.message.find(": dim ");
@@ -224,17 +222,17 @@ TEST_P(CorpusPlanTest, LogicalIndivisibleOnlyForDimsThatStaySharded) {
       const std::string hf_or_easydel_name = finding.message.substr(0, at);
       bool found = false;
       for (const planner::ParamPlan& param : planned->plan.params) {
-        const TensorEntry& tensor = planned->inputs->tree.tensors[static_cast<size_t>(param.tensor)];
-        const std::string& name = planned->inputs->links.empty()
+        const TensorEntry& tensor = planned->inputs->tree->tensors[static_cast<size_t>(param.tensor)];
+        const std::string& name = planned->inputs->links->empty()
                                       ? tensor.name
-                                      : planned->inputs->links[static_cast<size_t>(param.tensor)].rule_name;
+                                      : (*planned->inputs->links)[static_cast<size_t>(param.tensor)].rule_name;
         if (tensor.name != finding.tensor && name != hf_or_easydel_name) continue;
         found = true;
         // The dim is counted on the rule-layout (EasyDeL) tensor; for an HF tensor compare the spec
         // before the permutation by checking that some dim of the effective spec is still sharded.
         const planner::LayoutGroup& group = planned->plan.groups[static_cast<size_t>(param.group)];
         int64_t tiles = 1;
-        if (planned->inputs->links.empty()) {
+        if (planned->inputs->links->empty()) {
           tiles =
               dim < static_cast<int>(group.layout.tiles().size()) ? group.layout.tiles()[static_cast<size_t>(dim)] : 1;
         } else {
@@ -254,7 +252,7 @@ TEST_P(CorpusPlanTest, HfLayoutInvariants) {
   const MeshCase& mesh = MeshOf();
   auto planned = Plan(mesh.mesh, "hf");
   ASSERT_TRUE(planned);
-  if (mesh.moe_only && !IsMoe(planned->inputs->resolved.config)) GTEST_SKIP() << "not an MoE model";
+  if (mesh.moe_only && !IsMoe(planned->inputs->config())) GTEST_SKIP() << "not an MoE model";
   CheckInvariants(*planned, "hf on " + mesh.mesh);
 }
 
@@ -268,7 +266,7 @@ TEST_P(CorpusModelTest, FsdpOnlySplitsEveryColumnWiseKernelOnDimZero) {
     const rules::Rule& rule = planned->inputs->rules->rules[static_cast<size_t>(param.rule)];
     const rules::SpecSource& source =
         param.rule_case >= 0 ? rule.cases[static_cast<size_t>(param.rule_case)].spec : rule.spec;
-    const TensorEntry& tensor = planned->inputs->tree.tensors[static_cast<size_t>(param.tensor)];
+    const TensorEntry& tensor = planned->inputs->tree->tensors[static_cast<size_t>(param.tensor)];
     if (source.preset != "ColumnWise" || !tensor.name.ends_with("kernel") || tensor.shape.rank() < 1) continue;
     const planner::LayoutGroup& group = planned->plan.groups[static_cast<size_t>(param.group)];
     ++checked;
@@ -288,16 +286,16 @@ TEST_P(CorpusPlanTest, HfLayoutHoldsTheSameBytesPerDeviceAsEasyDel) {
   auto easydel = Plan(mesh.mesh, "easydel");
   auto hf = Plan(mesh.mesh, "hf");
   ASSERT_TRUE(easydel && hf);
-  const Json& config = easydel->inputs->resolved.config;
+  const Json& config = easydel->inputs->config();
   if (mesh.moe_only && !IsMoe(config)) GTEST_SKIP() << "not an MoE model";
   if (IsFp8(config)) GTEST_SKIP() << "FP8 checkpoint: HF holds float8 weights + scales, EasyDeL dequantized weights";
 
   // Tensors that exist in one layout only do not take part: EasyDeL's lm_head of a tied model (the
   // checkpoint does not store it), and checkpoint-only tensors (laid out replicated, no-counterpart).
   std::set<std::string> hf_names;
-  for (const TensorEntry& tensor : hf->inputs->tree.tensors) hf_names.insert(tensor.name);
+  for (const TensorEntry& tensor : hf->inputs->tree->tensors) hf_names.insert(tensor.name);
   schemas::SchemaSet schemas(schemas::DataSource::Embedded());
-  auto tree_template = schemas.Tree(easydel->inputs->resolved.family);
+  auto tree_template = schemas.Tree(easydel->inputs->resolved().family);
   ASSERT_TRUE(tree_template.ok() && *tree_template);
   auto expanded = schemas::ExpandTreeTemplate(**tree_template, config, schemas::TreeOptions{});
   ASSERT_TRUE(expanded.ok()) << expanded.status().ToString();
@@ -316,7 +314,7 @@ TEST_P(CorpusPlanTest, HfLayoutHoldsTheSameBytesPerDeviceAsEasyDel) {
     return bytes;
   };
   std::vector<int64_t> easydel_bytes = adjusted(*easydel, [&](const planner::ParamPlan& param) {
-    return easydel_only.count(easydel->inputs->tree.tensors[static_cast<size_t>(param.tensor)].name) > 0;
+    return easydel_only.count(easydel->inputs->tree->tensors[static_cast<size_t>(param.tensor)].name) > 0;
   });
   std::vector<int64_t> hf_bytes = adjusted(
       *hf, [](const planner::ParamPlan& param) { return param.origin == planner::SpecOrigin::kNoCounterpart; });

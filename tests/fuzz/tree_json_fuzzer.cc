@@ -4,7 +4,7 @@
 //    gives (ParseTreeJsonDocument): the same tree, or the same error at the same line:column; the
 //    scanner alone (core/tree_json_scan.h) accepts nothing the reference path rejects, and what it
 //    accepts reads the same.
-//  - cli/tree_format.h TreeFromJson on the parsed document agrees with both.
+//  - api/tree_document.h TreeFromJson on the parsed document agrees with both.
 //  - Whatever is accepted and can be totalled survives TreeToJsonText -> parse -> TreeFromJson
 //    unchanged (the test suite and users read that output back), and renders as a table and CSV.
 #include <cstddef>
@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 
+#include "api/tree_document.h"
 #include "cli/tree_format.h"
 #include "core/document.h"
 #include "core/tree_json.h"
@@ -51,21 +52,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   StatusOr<Document> document = ParseJsonDocument(text, "tree.json", limits);
   if (!document.ok()) return 0;
-  StatusOr<ParamTree> tree = cli::TreeFromJson(document->root(), "tree.json", fuzz::kMaxTensors);
+  StatusOr<ParamTree> tree = api::TreeFromJson(document->root(), "tree.json", fuzz::kMaxTensors);
   fuzz::CheckBadInput(tree.status());
-  fuzz::Check(tree.ok() == reference.ok(), "cli::TreeFromJson and ParseTreeJsonDocument disagree");
+  fuzz::Check(tree.ok() == reference.ok(), "api::TreeFromJson and ParseTreeJsonDocument disagree");
   if (!tree.ok()) return 0;
   StatusOr<TreeTotals> totals = tree->Totals();
   fuzz::CheckBadInput(totals.status());
   if (!totals.ok()) return 0;
   (void)cli::TreeToTable(*tree, *totals);
   (void)cli::TreeToCsv(*tree, *totals);
-  std::string json_text = cli::TreeToJsonText(*tree, *totals);
+  std::string json_text = api::TreeToJsonText(*tree, *totals);
   if (!fuzz::RoundTrippable(document->root())) return 0;  // names with invalid UTF-8 are replaced
   StatusOr<Document> again = ParseJsonDocument(json_text, "again.json", limits);
   fuzz::Check(again.ok(), "tree --format json output does not parse");
-  fuzz::Check(again->root() == cli::TreeToJson(*tree, *totals), "TreeToJsonText differs from TreeToJson");
-  StatusOr<ParamTree> reread = cli::TreeFromJson(again->root(), "again.json", fuzz::kMaxTensors);
+  fuzz::Check(again->root() == api::TreeToJson(*tree, *totals), "TreeToJsonText differs from TreeToJson");
+  StatusOr<ParamTree> reread = api::TreeFromJson(again->root(), "again.json", fuzz::kMaxTensors);
   fuzz::Check(reread.ok(), "tree --format json output is not a valid --tree input");
   fuzz::Check(reread->tensors == tree->tensors, "tree JSON round trip changed the tensors");
   fuzz::Check(reread->model_type == tree->model_type && reread->layout == tree->layout,

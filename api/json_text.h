@@ -9,7 +9,7 @@
 #include "core/mesh.h"
 #include "core/partition_spec.h"
 
-namespace easyplan::cli {
+namespace easyplan::api {
 
 /// A JSON string literal; invalid UTF-8 is replaced, never thrown on.
 std::string Quoted(const std::string& text);
@@ -20,4 +20,4 @@ std::string DimsJson(std::span<const int64_t> dims);
 /// {"axis_names", "shape", "devices"} and, for a hybrid mesh, "dcn_shape".
 std::string MeshJson(const Mesh& mesh);
 
-}  // namespace easyplan::cli
+}  // namespace easyplan::api

@@ -1,4 +1,4 @@
-#include "cli/json_text.h"
+#include "api/json_text.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "core/json.h"
 
-namespace easyplan::cli {
+namespace easyplan::api {
 
 std::string Quoted(const std::string& text) { return Json(text).dump(-1, ' ', false, Json::error_handler_t::replace); }
 
@@ -23,4 +23,4 @@ std::string MeshJson(const Mesh& mesh) {
   return out + "}";
 }
 
-}  // namespace easyplan::cli
+}  // namespace easyplan::api

@@ -1,0 +1,140 @@
+#include "api/activation_pipeline.h"
+
+#include "api/choices.h"
+
+namespace easyplan::api {
+
+const Json& ModelConfig(const Json& config) {
+  if (config.contains("num_attention_heads") && !config["num_attention_heads"].is_null()) return config;
+  auto text = config.find("text_config");
+  if (text != config.end() && text->is_object() && text->contains("num_attention_heads")) return *text;
+  return config;
+}
+
+Status CheckActivationOptions(const ActivationOptions& options) {
+  if (!options.mode.empty()) {
+    EP_RETURN_IF_ERROR(CheckChoice("--mode", options.mode, {"train", "prefill", "decode", "insert"}));
+  }
+  EP_RETURN_IF_ERROR(planner::ParseAttnLayout(options.attention_layout).status());
+  if (options.softmax_aux_ndim && *options.softmax_aux_ndim < 1) {
+    return Status::BadInput({}, "--softmax-aux-ndim " + std::to_string(*options.softmax_aux_ndim) +
+                                    " is not a rank: give 1 or more (2 for per-kv-head sinks)");
+  }
+  if (options.batch.has_value() != options.seq.has_value()) {
+    return Status::BadInput({}, options.batch ? "--batch needs --seq (the tokens per sequence)"
+                                              : "--seq needs --batch (the sequences per step)");
+  }
+  if ((options.batch && *options.batch < 1) || (options.seq && *options.seq < 1)) {
+    return Status::BadInput({}, "--batch and --seq must be at least 1");
+  }
+  EP_RETURN_IF_ERROR(CheckChoice("--cache", options.cache, {"transformer", "ragged"}));
+  if (options.cache != "ragged") {
+    for (const auto& [given, name] : {std::pair{options.page_size.has_value(), "--page-size"},
+                                      std::pair{options.num_pages.has_value(), "--num-pages"},
+                                      std::pair{!options.cache_version.empty(), "--cache-version"}}) {
+      if (given) return Status::BadInput({}, std::string(name) + " needs --cache ragged");
+    }
+    return Status();
+  }
+  if (!options.cache_version.empty()) {
+    EP_RETURN_IF_ERROR(CheckChoice("--cache-version", options.cache_version, {"v2", "v3"}));
+  }
+  if (options.page_size && *options.page_size < 1) return Status::BadInput({}, "--page-size must be at least 1");
+  if (!options.num_pages) {
+    return Status::BadInput(
+        {},
+        "--cache ragged needs --num-pages N: EasyDeL sizes the page pool from the free HBM of the "
+        "devices at run time, which an offline planner cannot know",
+        {"eSurge sizes it as free_hbm * kv_head_shards * dp // (2 * layers * page_size * kv_heads * "
+         "head_dim * bytes); pass the page count your server reports"});
+  }
+  if (*options.num_pages < 1) return Status::BadInput({}, "--num-pages must be at least 1");
+  return Status();
+}
+
+StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& options,
+                                                   const planner::ActivationTable& table, const rules::Presets& presets,
+                                                   const Json& config, const Mesh& mesh) {
+  planner::ActivationRequest request;
+  const std::string mode = options.mode.empty() ? "train" : options.mode;
+  std::optional<planner::RuntimeMode> parsed = planner::ParseRuntimeMode(mode);
+  if (!parsed) EP_RETURN_IF_ERROR(CheckChoice("--mode", mode, {"train", "prefill", "decode", "insert"}));
+  request.attention.mode = *parsed;
+  EP_ASSIGN_OR_RETURN(request.attention.layout, planner::ParseAttnLayout(options.attention_layout));
+  request.attention.qkv_mni = options.qkv_mni;
+  EP_RETURN_IF_ERROR(CheckActivationOptions(options));
+  request.attention.softmax_aux_ndim = options.softmax_aux_ndim;
+  request.kernel = options.kernel;
+  if (options.cache == "ragged") {
+    planner::RaggedCacheOptions ragged;
+    ragged.version = options.cache_version == "v2" ? 2 : 3;
+    ragged.page_size = options.page_size.value_or(128);
+    ragged.num_pages = options.num_pages.value_or(0);
+    request.ragged = ragged;
+  }
+  request.batch = options.batch;
+  request.seq = options.seq;
+  const Json& model = ModelConfig(config);
+  std::string dtype = options.dtype;
+  if (dtype.empty()) {
+    auto torch_dtype = model.find("torch_dtype");
+    dtype = torch_dtype != model.end() && torch_dtype->is_string() ? torch_dtype->get<std::string>() : "bfloat16";
+  }
+  std::optional<DType> parsed_dtype = ParseDType(dtype);
+  if (!parsed_dtype) {
+    return Status::BadInput({},
+                            "'" + dtype + "' is not a dtype name" +
+                                (options.dtype.empty() ? " (the config's torch_dtype; pass --dtype)" : " (--dtype)"));
+  }
+  request.dtype = *parsed_dtype;
+  request.table = &table;
+  request.presets = &presets;
+  request.config = &model;
+  request.mesh = mesh;
+  return planner::BuildActivationPlan(request);
+}
+
+StatusOr<std::optional<ExpertReport>> ExpertReportOf(const planner::ActivationTable& table,
+                                                     const rules::Presets& presets, const Json& config,
+                                                     const Mesh& mesh) {
+  const Json& model = ModelConfig(config);
+  ExpertReport report;
+  report.mesh = planner::FoldExpertMesh(mesh, planner::ParallelAxisNamesOf(model), planner::ExpertBindingOf(model));
+  EP_ASSIGN_OR_RETURN(std::optional<planner::ExpertSpecs> specs,
+                      planner::GetExpertSpecs(table, presets, model, report.mesh));
+  if (!specs) return std::optional<ExpertReport>();
+  report.specs = std::move(*specs);
+  return std::optional<ExpertReport>(std::move(report));
+}
+
+StatusOr<std::optional<ExpertReport>> ExpertReportForPlan(const PlanInputs& inputs) {
+  EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, inputs.model->ActivationTable());
+  return ExpertReportOf(*table, *inputs.presets, inputs.config(), inputs.mesh);
+}
+
+bool ActivationsResult::Failed() const {
+  int errors = 0, warnings = 0;
+  for (const planner::Finding& finding : plan.findings) {
+    errors += finding.severity == Severity::kError;
+    warnings += finding.severity == Severity::kWarning;
+  }
+  return errors > 0 || (strict && warnings > 0);
+}
+
+StatusOr<ActivationsResult> Activations(const std::shared_ptr<const Model>& model, const MeshOptions& mesh,
+                                        const ActivationOptions& options) {
+  EP_RETURN_IF_ERROR(CheckActivationOptions(options));
+  if (mesh.max_devices < 1) return Status::BadInput({}, "--max-devices must be at least 1");
+  EP_ASSIGN_OR_RETURN(const rules::Presets* presets, model->Presets());
+  EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, model->ActivationTable());
+  MeshOptions mesh_options = mesh;
+  mesh_options.devices = model->options().devices;
+  ActivationsResult result;
+  EP_ASSIGN_OR_RETURN(Mesh built, MeshFromOptions(mesh_options, model->config(), true, &result.mesh_source));
+  EP_ASSIGN_OR_RETURN(result.plan, BuildActivations(options, *table, *presets, model->config(), built));
+  result.model_type = model->model_type();
+  result.strict = model->options().strict;
+  return result;
+}
+
+}  // namespace easyplan::api

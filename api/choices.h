@@ -1,0 +1,16 @@
+#ifndef EASYPLAN_API_CHOICES_H_
+#define EASYPLAN_API_CHOICES_H_
+
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace easyplan::api {
+
+/// "--format 'xml' is not supported (did you mean ...)" unless `value` is one of `choices`.
+Status CheckChoice(const std::string& flag, const std::string& value, const std::vector<std::string>& choices);
+
+}  // namespace easyplan::api
+
+#endif  // EASYPLAN_API_CHOICES_H_

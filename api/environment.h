@@ -1,0 +1,33 @@
+#ifndef EASYPLAN_API_ENVIRONMENT_H_
+#define EASYPLAN_API_ENVIRONMENT_H_
+
+// Where a pipeline reads from: the file system, standard input (for a CONFIG of "-"), the data files
+// (the copies built into the binary, or a checkout's schemas/ and rules/), and the limits on what it
+// reads (core/limits.h). The CLI fills one from its flags; a library caller takes Environment::Real().
+
+#include <istream>
+#include <memory>
+#include <string>
+
+#include "core/file_system.h"
+#include "core/limits.h"
+#include "schemas/data_source.h"
+
+namespace easyplan::api {
+
+struct Environment {
+  std::shared_ptr<const FileSystem> fs;  ///< never null
+  std::istream* in = nullptr;            ///< read for a CONFIG or tree of "-"; null: "-" is bad input
+  std::string schemas_dir;               ///< "" = the data files built into the library
+  Limits limits;
+
+  /// The real file system, no standard input, the built-in data files, default limits.
+  static Environment Real();
+
+  /// The data files of this environment.
+  schemas::DataSource Data() const;
+};
+
+}  // namespace easyplan::api
+
+#endif  // EASYPLAN_API_ENVIRONMENT_H_

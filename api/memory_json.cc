@@ -1,0 +1,28 @@
+#include "api/memory_json.h"
+
+#include <fmt/format.h>
+
+namespace easyplan::api {
+namespace {
+
+std::string DeviceJson(const planner::DeviceMemory& d) {
+  return fmt::format(
+      "{{\"id\": {}, \"params\": {}, \"grads\": {}, \"optimizer\": {}, \"activations\": {}, \"kv_cache\": {}, "
+      "\"transient\": {}, \"total\": {}}}",
+      d.id, d.params, d.grads, d.optimizer, d.activations, d.kv_cache, d.transient, d.total);
+}
+
+}  // namespace
+
+std::string MemoryToJsonText(const planner::MemoryReport& report) {
+  std::string out = fmt::format("{{\n  \"mode\": \"{}\",\n  \"devices\": [\n", planner::MemoryModeName(report.mode));
+  for (size_t i = 0; i < report.devices.size(); ++i) {
+    out += "    " + DeviceJson(report.devices[i]) + (i + 1 < report.devices.size() ? ",\n" : "\n");
+  }
+  out += fmt::format("  ],\n  \"worst\": {},\n  \"memory_per_device\": {},\n  \"fits\": {}\n}}\n",
+                     DeviceJson(report.devices[static_cast<size_t>(report.worst)]), report.memory_per_device,
+                     report.fits ? "true" : "false");
+  return out;
+}
+
+}  // namespace easyplan::api

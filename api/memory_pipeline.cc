@@ -1,0 +1,132 @@
+#include "api/memory_pipeline.h"
+
+#include <memory>
+
+#include "api/activation_pipeline.h"
+#include "api/choices.h"
+#include "core/byte_size.h"
+#include "core/did_you_mean.h"
+#include "core/dtype.h"
+#include "core/human.h"
+
+namespace easyplan::api {
+
+bool HasStepStateOptions(const MemoryOptions& options) {
+  const MemoryOptions defaults;
+  return options.max_length.has_value() || options.optimizer != defaults.optimizer || !options.grad_dtype.empty() ||
+         options.opt_state_dtype != defaults.opt_state_dtype || options.master_weights;
+}
+
+namespace {
+
+Status CheckDType(const std::string& flag, const std::string& value) {
+  if (value.empty() || ParseDType(value)) return Status();
+  std::vector<std::string> names;
+  for (std::string_view name : AllDTypeNames()) names.emplace_back(name);
+  std::vector<std::string> notes;
+  if (auto suggestion = SuggestClosest(value, names)) notes.push_back("did you mean '" + *suggestion + "'?");
+  return Status::BadInput({}, flag + " '" + value + "' is not a dtype name", notes);
+}
+
+}  // namespace
+
+Status CheckMemoryOptions(const MemoryOptions& options) {
+  EP_RETURN_IF_ERROR(CheckChoice("--mode", options.mode, {"train", "serve"}));
+  if (!options.batch || !options.seq) {
+    return Status::BadInput({},
+                            std::string(options.batch ? "--seq" : "--batch") +
+                                " is required: memory sizes the activations of a step of --batch sequences of "
+                                "--seq tokens",
+                            {"e.g. --batch 8 --seq 4096"});
+  }
+  if (*options.batch < 1)
+    return Status::BadInput({}, "--batch must be at least 1, found " + std::to_string(*options.batch));
+  if (*options.seq < 1) return Status::BadInput({}, "--seq must be at least 1, found " + std::to_string(*options.seq));
+  if (options.max_length) {
+    if (options.mode != "serve") return Status::BadInput({}, "--max-length sizes the KV cache: it needs --mode serve");
+    if (*options.max_length < *options.seq) {
+      return Status::BadInput({}, "--max-length " + std::to_string(*options.max_length) +
+                                      " is shorter than the prompt: expected at least --seq " +
+                                      std::to_string(*options.seq));
+    }
+  }
+  EP_RETURN_IF_ERROR(CheckChoice("--optimizer", options.optimizer, {"adamw", "adafactor", "lion", "sgd"}));
+  EP_RETURN_IF_ERROR(CheckDType("--grad-dtype", options.grad_dtype));
+  EP_RETURN_IF_ERROR(CheckDType("--opt-state-dtype", options.opt_state_dtype));
+  if (options.opt_state_dtype.empty()) return Status::BadInput({}, "--opt-state-dtype is empty: expected a dtype name");
+  if (!options.memory_per_device.empty() && !options.device.empty()) {
+    return Status::BadInput({}, "--memory-per-device and --device both give the device memory: pass one");
+  }
+  return Status();
+}
+
+StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options, std::string* label) {
+  if (!options.memory_per_device.empty()) {
+    EP_ASSIGN_OR_RETURN(int64_t bytes, ParseByteSize(options.memory_per_device, "--memory-per-device"));
+    if (bytes < 1) return Status::BadInput({}, "--memory-per-device must be more than 0 bytes");
+    *label = options.memory_per_device;
+    return bytes;
+  }
+  if (options.device.empty()) {
+    *label = "80GiB";
+    return int64_t{80} << 30;
+  }
+  EP_ASSIGN_OR_RETURN(const std::vector<planner::DeviceKind>* kinds, model.DeviceKinds());
+  std::vector<std::string> names;
+  for (const planner::DeviceKind& kind : *kinds) {
+    if (kind.name == options.device) {
+      *label = kind.name + " (" + HumanBytesBinary(kind.bytes) + ")";
+      return kind.bytes;
+    }
+    names.push_back(kind.name);
+  }
+  std::string known;
+  for (const std::string& name : names) known += (known.empty() ? "" : ", ") + name;
+  std::string message = "--device '" + options.device + "' is not a known device";
+  if (auto suggestion = SuggestClosest(options.device, names)) message += " (did you mean '" + *suggestion + "'?)";
+  return Status::BadInput({}, message, {"expected one of " + known + "; or give --memory-per-device"});
+}
+
+StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, const planner::Plan& plan,
+                                                  const MemoryOptions& options, int64_t budget) {
+  const bool train = options.mode == "train";
+  planner::MemoryOptions memory;
+  memory.mode = train ? planner::MemoryMode::kTrain : planner::MemoryMode::kServe;
+  memory.optimizer = *planner::ParseOptimizer(options.optimizer);
+  if (!options.grad_dtype.empty()) memory.grad_dtype = ParseDType(options.grad_dtype);
+  memory.opt_state_dtype = *ParseDType(options.opt_state_dtype);
+  memory.master_weights = options.master_weights;
+  memory.memory_per_device = budget;
+  const Json& config = inputs.config();
+  if (train) {
+    const std::string policy = config.value("gradient_checkpointing", std::string());
+    std::optional<planner::CheckpointPolicy> parsed = planner::ParseCheckpointPolicy(policy);
+    if (!parsed) {
+      return Status::BadInput({}, "config: gradient_checkpointing '" + policy + "' is not a policy memory models",
+                              {"expected one of \"\" (none), everything_saveable, nothing_saveable, checkpoint_dots "
+                               "(dots_saveable), checkpoint_dots_with_no_batch_dims; e.g. --set "
+                               "gradient_checkpointing=nothing_saveable"});
+    }
+    memory.policy = *parsed;
+  }
+  EP_ASSIGN_OR_RETURN(planner::ModelDims dims, planner::ModelDimsOf(ModelConfig(config)));
+
+  EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, inputs.model->ActivationTable());
+  ActivationOptions step_flags;
+  step_flags.mode = train ? "train" : "prefill";
+  step_flags.batch = options.batch;
+  step_flags.seq = options.seq;
+  step_flags.dtype = options.activation_dtype;
+  EP_ASSIGN_OR_RETURN(planner::ActivationPlan step,
+                      BuildActivations(step_flags, *table, *inputs.presets, config, inputs.mesh));
+  std::optional<planner::ActivationPlan> cache;
+  if (!train && options.max_length && *options.max_length != *options.seq) {
+    ActivationOptions cache_flags = step_flags;
+    cache_flags.seq = options.max_length;
+    EP_ASSIGN_OR_RETURN(cache, BuildActivations(cache_flags, *table, *inputs.presets, config, inputs.mesh));
+  }
+  planner::MemoryInputs memory_inputs{&plan, inputs.tree.get(), &step, cache ? &*cache : &step, dims};
+  return planner::ComputeMemory(memory_inputs, memory);
+}
+
+}  // namespace easyplan::api

@@ -1,0 +1,35 @@
+#ifndef EASYPLAN_API_MEMORY_PIPELINE_H_
+#define EASYPLAN_API_MEMORY_PIPELINE_H_
+
+// A step's memory (planner/memory.h, docs/MEMORY.md) from a plan and its inputs: the activation plans
+// of the step and of the KV cache, the model's dims, the checkpointing policy of the config and the
+// device budget. Shared by `memory`, `validate --max-memory --mode` and `check --memory`.
+
+#include <optional>
+#include <string>
+
+#include "api/options.h"
+#include "api/plan_inputs.h"
+#include "planner/memory.h"
+#include "planner/plan.h"
+
+namespace easyplan::api {
+
+/// True when an option of the step's state (--max-length, --optimizer, --grad-dtype,
+/// --opt-state-dtype, --master-weights) differs from its default.
+bool HasStepStateOptions(const MemoryOptions& options);
+
+/// The option checks that need no config.
+Status CheckMemoryOptions(const MemoryOptions& options);
+
+/// The budget of --memory-per-device, else of --device, else 80GiB; `label` receives how to show it
+/// ("80GiB", "h100-80g (80.0 GiB)").
+StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options, std::string* label);
+
+/// The memory report of `plan` (built from `inputs`). REQUIRES: CheckMemoryOptions passed.
+StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, const planner::Plan& plan,
+                                                  const MemoryOptions& options, int64_t budget);
+
+}  // namespace easyplan::api
+
+#endif  // EASYPLAN_API_MEMORY_PIPELINE_H_

@@ -1,0 +1,231 @@
+#include "api/model.h"
+
+#include "api/choices.h"
+#include "api/config_input.h"
+#include "api/tree_source.h"
+#include "core/did_you_mean.h"
+#include "planner/layout_links.h"
+#include "schemas/tree_builder.h"
+
+namespace easyplan::api {
+
+ConfigSource ConfigSource::Path(std::string path) {
+  ConfigSource source;
+  source.kind = Kind::kPath;
+  source.path_or_text = std::move(path);
+  return source;
+}
+
+ConfigSource ConfigSource::Text(std::string json, std::string name) {
+  ConfigSource source;
+  source.kind = Kind::kText;
+  source.path_or_text = std::move(json);
+  source.name = std::move(name);
+  return source;
+}
+
+ConfigSource ConfigSource::Parsed(Document document) {
+  ConfigSource source;
+  source.kind = Kind::kDocument;
+  source.document = std::move(document);
+  return source;
+}
+
+namespace {
+
+StatusOr<Document> ConfigDocument(const Environment& env, ConfigSource& source) {
+  switch (source.kind) {
+    case ConfigSource::Kind::kNone:
+      return ParseJsonDocument("{}", "<defaults>", env.limits);
+    case ConfigSource::Kind::kPath:
+      return LoadConfigDocument(env, source.path_or_text);
+    case ConfigSource::Kind::kText:
+      return ParseJsonDocument(source.path_or_text, source.name, env.limits);
+    case ConfigSource::Kind::kDocument:
+      return std::move(*source.document);
+  }
+  return Status::Internal("unknown config source");
+}
+
+Status CheckConfigOptions(const ConfigOptions& options) {
+  EP_RETURN_IF_ERROR(CheckChoice("--defaults", options.defaults, {"add_basic", "init"}));
+  if (options.devices && *options.devices < 1) {
+    return Status::BadInput({}, "--devices must be at least 1, found " + std::to_string(*options.devices));
+  }
+  return Status();
+}
+
+}  // namespace
+
+Model::Model(Environment env, ConfigOptions options)
+    : env_(std::move(env)), options_(std::move(options)), schemas_(env_.Data()), library_(env_.Data()) {}
+
+StatusOr<std::shared_ptr<const Model>> Model::Load(Environment env, ConfigSource source, ConfigOptions options,
+                                                   std::vector<Diag>* diags) {
+  if (!env.fs) return Status::Internal("Model::Load: the environment has no file system");
+  EP_RETURN_IF_ERROR(CheckConfigOptions(options));
+  const bool has_config = source.kind != ConfigSource::Kind::kNone;
+  std::shared_ptr<Model> model(new Model(std::move(env), std::move(options)));
+  model->has_config_ = has_config;
+  const Environment& e = model->env_;
+  EP_ASSIGN_OR_RETURN(Document config, ConfigDocument(e, source));
+  schemas::ConfigInput input{std::move(config), std::nullopt, {}};
+  schemas::ResolveOptions resolve;
+  if (has_config) {
+    input.sets = model->options_.sets;
+    if (!model->options_.overrides.empty()) {
+      EP_ASSIGN_OR_RETURN(Document overrides, LoadOverridesDocument(e, model->options_.overrides));
+      input.overrides = std::move(overrides);
+    }
+    resolve.profile =
+        model->options_.defaults == "init" ? schemas::DefaultsProfile::kInit : schemas::DefaultsProfile::kAddBasic;
+    resolve.devices = model->options_.devices;
+    resolve.limits = e.limits;
+  }
+  EP_ASSIGN_OR_RETURN(model->resolved_, schemas::ResolveConfig(input, resolve, model->schemas_));
+  // EasyDeL's defaults alone are no user's input: nothing to warn about.
+  if (!has_config) model->resolved_.diags.clear();
+  bool strict_failure = false;
+  for (Diag& diag : model->resolved_.diags) {
+    if (model->options_.strict && diag.severity == Severity::kWarning) {
+      diag.severity = Severity::kError;
+      strict_failure = true;
+    }
+  }
+  if (diags) *diags = model->resolved_.diags;
+  if (strict_failure) return Status::BadInput({}, "--strict: warnings are errors; nothing written");
+  auto type = model->resolved_.config.find("model_type");
+  if (type != model->resolved_.config.end() && type->is_string()) model->model_type_ = type->get<std::string>();
+  return std::shared_ptr<const Model>(std::move(model));
+}
+
+StatusOr<const schemas::TreeTemplate*> Model::TreeTemplate() const {
+  const schemas::TreeTemplate* tree = nullptr;
+  std::vector<std::string> known;
+  {
+    std::lock_guard<std::mutex> lock(data_mutex_);
+    if (!resolved_.family.empty()) {
+      EP_ASSIGN_OR_RETURN(tree, schemas_.Tree(resolved_.family));
+    }
+    if (tree != nullptr) return tree;
+    known = schemas_.TreeNames();
+  }
+  std::string message = model_type_.empty() ? "the config has no model_type, so easyplan has no parameter tree for it"
+                                            : "no parameter-tree template for model_type '" + model_type_ + "'";
+  if (auto suggestion = SuggestClosest(model_type_, known)) message += " (did you mean '" + *suggestion + "'?)";
+  return Status::BadInput({"", "/model_type"}, message,
+                          {"templates exist for " + JoinQuoted(known),
+                           "for another model, dump its tree as JSON and pass --tree FILE.json"});
+}
+
+std::vector<std::string> Model::TreeNames() const {
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  return schemas_.TreeNames();
+}
+
+StatusOr<Model::TreePtr> Model::Tree(const TreeSpec& spec) const {
+  if (spec.source == TreeSpec::Source::kGiven) {
+    if (!spec.given) return Status::Internal("Model::Tree: a given tree without the tree");
+    return spec.given;
+  }
+  return trees_.Get(spec.Key(), [&]() -> StatusOr<ParamTree> {
+    TreeRequest request{spec.layout, spec.dtype, spec.include_buffers, spec.max_tensors};
+    switch (spec.source) {
+      case TreeSpec::Source::kFile:
+        return LoadUserTree(env_, spec.path, spec.max_tensors);
+      case TreeSpec::Source::kCheckpoint:
+        request.layout = Layout::kHf;
+        return LoadCheckpointTree(env_, spec.path, request);
+      case TreeSpec::Source::kTemplate:
+      case TreeSpec::Source::kGiven:
+        break;
+    }
+    EP_ASSIGN_OR_RETURN(const schemas::TreeTemplate* tree_template, TreeTemplate());
+    return BuildTemplateTree(*tree_template, resolved_.config, request);
+  });
+}
+
+StatusOr<const rules::RuleSet*> Model::Rules(const std::string& rules, int64_t max_rules) const {
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  if (rules == "builtin") {
+    if (model_type_.empty()) {
+      return Status::BadInput({},
+                              has_config_ ? "the config has no model_type, so there are no built-in rules for it"
+                                          : "without CONFIG there is no model_type to pick built-in rules by",
+                              {"pass --rules FILE (docs/RULES.md describes the format)"});
+    }
+    return library_.ForModelType(model_type_);
+  }
+  return library_.FromFile(*env_.fs, rules, env_.limits.max_input_bytes, static_cast<size_t>(max_rules));
+}
+
+StatusOr<const rules::Presets*> Model::Presets() const {
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  return library_.GetPresets();
+}
+
+StatusOr<const rules::LogicalDims*> Model::LogicalDims() const {
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  return library_.GetLogicalDims();
+}
+
+StatusOr<const planner::ActivationTable*> Model::ActivationTable() const {
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const planner::ActivationTable> table,
+                      activation_table_.Get(0, [&]() -> StatusOr<planner::ActivationTable> {
+                        EP_ASSIGN_OR_RETURN(Document doc, env_.Data().ReadDocument("rules/_activations.yaml"));
+                        return planner::ActivationTable::Parse(doc);
+                      }));
+  return table.get();  // owned by activation_table_, which lives as long as the model
+}
+
+StatusOr<const std::vector<planner::DeviceKind>*> Model::DeviceKinds() const {
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const std::vector<planner::DeviceKind>> kinds,
+                      device_kinds_.Get(0, [&]() -> StatusOr<std::vector<planner::DeviceKind>> {
+                        EP_ASSIGN_OR_RETURN(Document doc, env_.Data().ReadDocument("schemas/devices.yaml"));
+                        return planner::ParseDeviceTable(doc);
+                      }));
+  return kinds.get();
+}
+
+StatusOr<Model::LinksPtr> Model::Links(const TreeSpec& tree_spec, const TreePtr& tree,
+                                       const rules::RuleSet& rule_set) const {
+  static const LinksPtr kNone = std::make_shared<const std::vector<planner::LayoutLink>>();
+  if (rule_set.layout == tree->layout) return kNone;
+  if (rule_set.layout == Layout::kHf) {
+    return Status::BadInput({SourceLoc{rule_set.source}},
+                            "the rules are written for HF names (layout: hf), but the tree has EasyDeL names",
+                            {"plan the HF tree: add --layout hf (or give an HF-layout --tree / --from)"});
+  }
+  if (!has_config_ || resolved_.family.empty()) {
+    return Status::BadInput({SourceLoc{rule_set.source}},
+                            "the rules are written for EasyDeL names, but the tree has HF names, and without a "
+                            "config of a known family easyplan cannot map one onto the other",
+                            {"give CONFIG, or rules written for HF names (layout: hf)"});
+  }
+  const auto link = [&]() -> StatusOr<std::vector<planner::LayoutLink>> {
+    EP_ASSIGN_OR_RETURN(const schemas::TreeTemplate* tree_template, TreeTemplate());
+    schemas::TreeOptions options;
+    options.dtype = tree_spec.dtype;
+    options.include_buffers = true;
+    options.max_tensors = tree_spec.max_tensors;
+    EP_ASSIGN_OR_RETURN(std::vector<schemas::ExpandedTensor> expanded,
+                        schemas::ExpandTreeTemplate(*tree_template, resolved_.config, options));
+    return planner::LinkHfToEasyDel(*tree, expanded);
+  };
+  // A caller's own tree is not kept: its address may later name another tree.
+  if (tree_spec.source == TreeSpec::Source::kGiven) {
+    EP_ASSIGN_OR_RETURN(std::vector<planner::LayoutLink> links, link());
+    return std::make_shared<const std::vector<planner::LayoutLink>>(std::move(links));
+  }
+  return links_.Get(std::make_tuple(tree_spec.Key(), &rule_set), link);
+}
+
+Json ResolvedDocument(const Model& model, bool provenance) {
+  if (!provenance) return model.resolved().config;
+  Json document = Json::object();
+  document["config"] = model.resolved().config;
+  document["provenance"] = model.resolved().provenance;
+  return document;
+}
+
+}  // namespace easyplan::api

@@ -1,0 +1,133 @@
+#ifndef EASYPLAN_API_MODEL_H_
+#define EASYPLAN_API_MODEL_H_
+
+// One model, resolved once, with every stage a pipeline builds from it computed on first use and
+// kept: the parameter tree per source, layout and dtype; the rule set; the links that carry
+// EasyDeL rules onto HF names; the presets, logical dims and activation table. Planning the same model
+// on another mesh therefore repeats only the mesh-dependent work (planner::BuildPlan's layout).
+//
+// Thread safety: a Model is immutable after Load; every const member function may be called from
+// many threads at once. Each stage is computed by the first caller that needs it while the others
+// wait for that result (api/once_map.h); the data files are parsed under one lock. Share it as
+// std::shared_ptr<const Model>: what its stages return stays valid while the Model lives.
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "api/environment.h"
+#include "api/once_map.h"
+#include "api/options.h"
+#include "core/document.h"
+#include "core/dtype.h"
+#include "core/param_tree.h"
+#include "planner/activation_table.h"
+#include "planner/memory.h"
+#include "planner/plan.h"
+#include "rules/rule_library.h"
+#include "schemas/resolver.h"
+#include "schemas/schema_set.h"
+
+namespace easyplan::api {
+
+/// Where a model's config.json comes from.
+struct ConfigSource {
+  enum class Kind { kNone, kPath, kText, kDocument };
+  Kind kind = Kind::kNone;
+  std::string path_or_text;  ///< kPath: a file, a directory holding config.json, or "-"; kText: JSON
+  std::string name;          ///< kText: the name errors give the text ("<dict>", "<json>")
+  std::optional<Document> document;
+
+  /// No config: EasyDeL's defaults (a user tree planned with --rules).
+  static ConfigSource None() { return {}; }
+  static ConfigSource Path(std::string path);
+  static ConfigSource Text(std::string json, std::string name = "<json>");
+  static ConfigSource Parsed(Document document);
+};
+
+/// Which tree a stage builds or reads.
+struct TreeSpec {
+  enum class Source { kTemplate, kFile, kCheckpoint, kGiven };
+  Source source = Source::kTemplate;
+  std::string path;  ///< kFile, kCheckpoint
+  Layout layout = Layout::kEasyDel;
+  std::optional<DType> dtype;  ///< kTemplate: the parameter dtype (default: the config's)
+  bool include_buffers = false;
+  int64_t max_tensors = 10'000'000;
+  std::shared_ptr<const ParamTree> given;  ///< kGiven: a tree the caller built
+
+  auto Key() const {
+    return std::make_tuple(static_cast<int>(source), path, static_cast<int>(layout),
+                           dtype ? static_cast<int>(*dtype) : -1, include_buffers, max_tensors, given.get());
+  }
+};
+
+class Model {
+ public:
+  using TreePtr = std::shared_ptr<const ParamTree>;
+  using LinksPtr = std::shared_ptr<const std::vector<planner::LayoutLink>>;
+
+  /// Reads and resolves the config (kNone: EasyDeL's defaults alone). `diags` (optional) receives the
+  /// resolver's warnings and notes, as errors under options.strict, even when Load fails because of
+  /// them; the caller shows them.
+  static StatusOr<std::shared_ptr<const Model>> Load(Environment env, ConfigSource source, ConfigOptions options,
+                                                     std::vector<Diag>* diags = nullptr);
+
+  const Environment& env() const { return env_; }
+  const ConfigOptions& options() const { return options_; }
+  bool has_config() const { return has_config_; }
+  const schemas::ResolvedConfig& resolved() const { return resolved_; }
+  const Json& config() const { return resolved_.config; }
+  /// The config's model_type, "" when it has none.
+  const std::string& model_type() const { return model_type_; }
+
+  /// The tree `spec` names: the family template, a tree JSON file, a checkpoint's metadata or the
+  /// caller's own tree.
+  StatusOr<TreePtr> Tree(const TreeSpec& spec) const;
+  /// The family's tree template; BadInput (with a did-you-mean and --tree) when it has none.
+  StatusOr<const schemas::TreeTemplate*> TreeTemplate() const;
+  /// Every model_type with a tree template.
+  std::vector<std::string> TreeNames() const;
+
+  /// `rules`: "builtin" (by model_type) or a rule file of at most `max_rules` rules.
+  StatusOr<const rules::RuleSet*> Rules(const std::string& rules, int64_t max_rules) const;
+  StatusOr<const rules::Presets*> Presets() const;
+  StatusOr<const rules::LogicalDims*> LogicalDims() const;
+  StatusOr<const planner::ActivationTable*> ActivationTable() const;
+  /// schemas/devices.yaml: the named devices of `memory --device`.
+  StatusOr<const std::vector<planner::DeviceKind>*> DeviceKinds() const;
+
+  /// How each tensor of `tree` is seen by `rule_set` when the two are in different layouts (EasyDeL
+  /// rules on HF names); empty when they agree. BadInput when no mapping exists.
+  StatusOr<LinksPtr> Links(const TreeSpec& tree_spec, const TreePtr& tree, const rules::RuleSet& rule_set) const;
+
+ private:
+  Model(Environment env, ConfigOptions options);
+
+  Environment env_;
+  ConfigOptions options_;
+  bool has_config_ = false;
+  schemas::ResolvedConfig resolved_;
+  std::string model_type_;
+
+  // The data files, parsed on first use by classes that are not thread-safe: one lock for both.
+  mutable std::mutex data_mutex_;
+  mutable schemas::SchemaSet schemas_;
+  mutable rules::RuleLibrary library_;
+
+  using TreeKey = decltype(std::declval<TreeSpec>().Key());
+  OnceMap<TreeKey, ParamTree> trees_;
+  OnceMap<std::tuple<TreeKey, const rules::RuleSet*>, std::vector<planner::LayoutLink>> links_;
+  OnceMap<int, planner::ActivationTable> activation_table_;
+  OnceMap<int, std::vector<planner::DeviceKind>> device_kinds_;
+};
+
+/// What `easyplan resolve` prints: the resolved config, or {"config", "provenance"} with `provenance`.
+Json ResolvedDocument(const Model& model, bool provenance);
+
+}  // namespace easyplan::api
+
+#endif  // EASYPLAN_API_MODEL_H_

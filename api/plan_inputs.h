@@ -1,0 +1,64 @@
+#ifndef EASYPLAN_API_PLAN_INPUTS_H_
+#define EASYPLAN_API_PLAN_INPUTS_H_
+
+// Everything a plan is built from, assembled from a Model and PlanOptions: the tree (template, --tree
+// or --from), the rule set (built-in by model_type or --rules), the mesh (--mesh/--dcn/--devices or
+// the config's sharding_axis_dims) and, when the rules are written for EasyDeL names but the tree has
+// HF names, the links between the two. The mesh-free parts come from the Model's caches.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/model.h"
+#include "api/options.h"
+#include "core/mesh.h"
+#include "planner/plan.h"
+
+namespace easyplan::api {
+
+struct PlanInputs {
+  std::shared_ptr<const Model> model;
+  TreeSpec tree_spec;
+  Model::TreePtr tree;
+  const rules::RuleSet* rules = nullptr;
+  const rules::Presets* presets = nullptr;
+  const rules::LogicalDims* logical_dims = nullptr;
+  Model::LinksPtr links;
+  Mesh mesh;
+  std::string mesh_source;  ///< "--mesh", "config sharding_axis_dims"
+  planner::UnevenMode uneven = planner::UnevenMode::kReplicate;
+  int64_t max_devices = 0;
+
+  bool has_config() const { return model->has_config(); }
+  const schemas::ResolvedConfig& resolved() const { return model->resolved(); }
+  const Json& config() const { return model->config(); }
+  planner::PlanRequest Request() const;
+};
+
+/// The flag checks of PlanOptions that need no config (layout, uneven, limits, tree sources, CONFIG
+/// or --tree).
+Status CheckPlanOptions(const PlanOptions& options);
+
+/// The Model of `options.config` (CONFIG, or EasyDeL's defaults when there is none) in `env`; `diags`
+/// receives the resolver's warnings (see Model::Load).
+StatusOr<std::shared_ptr<const Model>> LoadModel(const Environment& env, const ConfigOptions& options,
+                                                 std::vector<Diag>* diags);
+
+/// The inputs of a plan of `model` under `options` (options.config is ignored: the model has it).
+StatusOr<PlanInputs> PreparePlan(const std::shared_ptr<const Model>& model, const PlanOptions& options);
+
+/// CheckPlanOptions, LoadModel and PreparePlan, in that order (the CLI's plan commands).
+StatusOr<PlanInputs> LoadPlanInputs(const Environment& env, const PlanOptions& options, std::vector<Diag>* diags);
+
+/// The tree PlanOptions name (--tree, --from, or the template in --layout / --dtype).
+StatusOr<TreeSpec> TreeSpecOf(const PlanOptions& options);
+
+/// The mesh of --mesh (with --dcn, --devices), else of the config's sharding_axis_dims / names;
+/// `source` receives which ("--mesh", "config sharding_axis_dims").
+StatusOr<Mesh> MeshFromOptions(const MeshOptions& options, const Json& config, bool has_config, std::string* source);
+
+}  // namespace easyplan::api
+
+#endif  // EASYPLAN_API_PLAN_INPUTS_H_

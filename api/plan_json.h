@@ -1,0 +1,58 @@
+#ifndef EASYPLAN_API_PLAN_JSON_H_
+#define EASYPLAN_API_PLAN_JSON_H_
+
+// The machine-readable plan (schemas/json/plan.schema.json) and findings: the JSON `plan --format json`
+// and `validate --format json` print and the Python module returns, written as text in a fixed key
+// order and layout so goldens stay readable and byte-stable.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/param_tree.h"
+#include "planner/activations.h"
+#include "planner/expert_mesh.h"
+#include "planner/plan.h"
+#include "rules/rule_set.h"
+
+namespace easyplan::api {
+
+/// What a rendering needs besides the plan itself.
+struct PlanView {
+  const planner::Plan* plan = nullptr;
+  const ParamTree* tree = nullptr;
+  const rules::RuleSet* rules = nullptr;
+  std::optional<int64_t> device;  ///< --device K: add each tensor's slice and replica id on K
+  bool summary_only = false;      ///< --summary: the per-device summary without the tensor rows
+  /// MoE configs: the folded expert mesh and expert specs (both set, or neither).
+  const planner::ExpertMesh* expert_mesh = nullptr;
+  const planner::ExpertSpecs* expert_specs = nullptr;
+};
+
+/// Per-device bytes: min, median (lower), max, and the first device holding the max.
+struct DeviceSummary {
+  int64_t min = 0;
+  int64_t median = 0;
+  int64_t max = 0;
+  int64_t worst_device = 0;
+  int64_t total = 0;  ///< bytes over all devices (sum of device_bytes)
+};
+DeviceSummary SummarizeDevices(const std::vector<int64_t>& device_bytes);
+
+/// "error", "warning", "note".
+std::string_view SeverityName(Severity severity);
+
+std::string PlanToJsonText(const PlanView& view);
+
+/// {summary members..., "findings": [...]}: `summary_key_json` holds members at indent 2, each line
+/// ending ",\n".
+std::string FindingsToJsonText(const std::vector<planner::Finding>& findings, const std::string& summary_key_json);
+
+/// The JSON value of a finding (shared by `plan --format json` and `validate --format json`).
+std::string FindingJson(const planner::Finding& finding);
+
+}  // namespace easyplan::api
+
+#endif  // EASYPLAN_API_PLAN_JSON_H_

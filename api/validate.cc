@@ -1,0 +1,160 @@
+#include "api/validate.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "api/activation_pipeline.h"
+#include "api/memory_pipeline.h"
+#include "api/plan_inputs.h"
+#include "core/byte_size.h"
+#include "core/human.h"
+
+namespace easyplan::api {
+namespace {
+
+/// Devices whose parameters alone exceed the budget: one finding, the worst device first.
+void AddBudgetFindings(const planner::Plan& plan, int64_t budget, const std::string& budget_text,
+                       std::vector<planner::Finding>& findings) {
+  int64_t over = 0;
+  int64_t worst = -1;
+  for (size_t d = 0; d < plan.device_bytes.size(); ++d) {
+    if (plan.device_bytes[d] <= budget) continue;
+    ++over;
+    if (worst < 0 || plan.device_bytes[d] > plan.device_bytes[static_cast<size_t>(worst)])
+      worst = static_cast<int64_t>(d);
+  }
+  if (over == 0) return;
+  const int64_t bytes = plan.device_bytes[static_cast<size_t>(worst)];
+  planner::Finding finding{
+      .code = planner::FindingCode::kOverBudget,
+      .severity = Severity::kError,
+      .message =
+          fmt::format("device {} holds {} of parameters, over the --max-memory budget of {} by {}{}", worst,
+                      HumanBytes(bytes), budget_text, HumanBytes(bytes - budget),
+                      over > 1 ? fmt::format(" ({} of {} devices are over)", over, plan.device_bytes.size()) : ""),
+      .count = 0,
+      .notes = {"shard the largest replicated tensors (see `easyplan plan --format table`), or add devices to an "
+                "axis that shards them"}};
+  findings.insert(findings.begin(), std::move(finding));
+}
+
+/// `validate --mode train|serve --batch B --seq S --max-memory M`: the device whose whole memory (see
+/// `easyplan memory`) is over the budget, the worst device first.
+void AddMemoryBudgetFinding(const planner::MemoryReport& report, const std::string& budget_text,
+                            std::vector<planner::Finding>& findings) {
+  if (report.fits) return;
+  int64_t over = 0;
+  for (const planner::DeviceMemory& d : report.devices) over += d.total > report.memory_per_device;
+  const planner::DeviceMemory& w = report.devices[static_cast<size_t>(report.worst)];
+  planner::Finding finding{
+      .code = planner::FindingCode::kOverBudget,
+      .severity = Severity::kError,
+      .message = fmt::format(
+          "device {} needs {} to {} (params {}, grads {}, optimizer {}, activations {}, kv cache {}, transient {}), "
+          "over the --max-memory budget of {} by {}{}",
+          w.id, HumanBytesBinary(w.total), report.mode == planner::MemoryMode::kTrain ? "train" : "serve",
+          HumanBytesBinary(w.params), HumanBytesBinary(w.grads), HumanBytesBinary(w.optimizer),
+          HumanBytesBinary(w.activations), HumanBytesBinary(w.kv_cache), HumanBytesBinary(w.transient), budget_text,
+          HumanBytesBinary(w.total - report.memory_per_device),
+          over > 1 ? fmt::format(" ({} of {} devices are over)", over, report.devices.size()) : ""),
+      .count = 0,
+      .notes = {"`easyplan memory` with the same options shows the breakdown of every device"}};
+  findings.insert(findings.begin(), std::move(finding));
+}
+
+}  // namespace
+
+Status CheckValidateOptions(const ValidateOptions& options) {
+  std::optional<int64_t> budget;
+  if (!options.max_memory.empty()) {
+    EP_ASSIGN_OR_RETURN(budget, ParseByteSize(options.max_memory, "--max-memory"));
+  }
+  const bool with_activations = !options.activations.mode.empty();
+  // --mode serve is memory's serving mode: its activation findings are the prefill step's.
+  const bool serve = options.activations.mode == "serve";
+  ActivationOptions activations = options.activations;
+  if (serve) activations.mode = "prefill";
+  EP_RETURN_IF_ERROR(CheckActivationOptions(activations));
+  if (serve && budget && !(options.activations.batch && options.activations.seq)) {
+    return Status::BadInput({},
+                            "--mode serve --max-memory needs --batch and --seq: they size the KV cache and the step",
+                            {"e.g. --mode serve --batch 8 --seq 4096"});
+  }
+  // --mode train|serve with --batch/--seq: the budget holds the whole memory of `easyplan memory`.
+  const bool memory_budget =
+      budget && (serve || options.activations.mode == "train") && options.activations.batch && options.activations.seq;
+  if (!with_activations && (options.activations.batch || options.activations.seq)) {
+    return Status::BadInput({}, "--batch and --seq describe the activations of a runtime mode: add --mode",
+                            {"e.g. --mode decode --batch 8 --seq 4096"});
+  }
+  if (!memory_budget && HasStepStateOptions(options.step_state)) {
+    return Status::BadInput({},
+                            "--optimizer, --grad-dtype, --opt-state-dtype, --master-weights and --max-length size "
+                            "the whole memory: they need --max-memory with --mode train|serve --batch --seq",
+                            {"e.g. --max-memory 80GiB --mode train --batch 8 --seq 4096 --optimizer adafactor"});
+  }
+  return Status();
+}
+
+StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, const ValidateOptions& options) {
+  EP_RETURN_IF_ERROR(CheckValidateOptions(options));
+  ValidateResult result;
+  result.budget_text = options.max_memory;
+  if (!options.max_memory.empty()) {
+    EP_ASSIGN_OR_RETURN(result.budget, ParseByteSize(options.max_memory, "--max-memory"));
+  }
+  const bool serve = options.activations.mode == "serve";
+  ActivationOptions activations = options.activations;
+  if (serve) activations.mode = "prefill";
+  const bool memory_budget = result.budget && (serve || options.activations.mode == "train") &&
+                             options.activations.batch && options.activations.seq;
+  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
+  planner::PlanRequest request = inputs.Request();
+  request.keep_params = memory_budget;  // only the whole-memory budget reads the plan entries
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(request));
+  std::vector<planner::Finding>& findings = result.findings;
+  findings = plan.findings;
+  if (result.budget && !memory_budget) AddBudgetFindings(plan, *result.budget, options.max_memory, findings);
+  if (memory_budget) {
+    MemoryOptions memory = options.step_state;
+    memory.mode = serve ? "serve" : "train";
+    memory.batch = options.activations.batch;
+    memory.seq = options.activations.seq;
+    EP_RETURN_IF_ERROR(CheckMemoryOptions(memory));
+    EP_ASSIGN_OR_RETURN(planner::MemoryReport report, BuildMemoryReport(inputs, plan, memory, *result.budget));
+    AddMemoryBudgetFinding(report, options.max_memory, findings);
+    result.worst_memory = report.devices[static_cast<size_t>(report.worst)];
+    result.memory_mode = memory.mode;
+  }
+  if (!options.activations.mode.empty()) {
+    EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, model->ActivationTable());
+    EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan_activations,
+                        BuildActivations(activations, *table, *inputs.presets, inputs.config(), inputs.mesh));
+    findings.insert(findings.end(), plan_activations.findings.begin(), plan_activations.findings.end());
+    // Errors first, as FindingList orders them.
+    std::stable_sort(findings.begin(), findings.end(), [](const planner::Finding& a, const planner::Finding& b) {
+      return static_cast<int>(a.severity) > static_cast<int>(b.severity);
+    });
+  }
+  for (const planner::Finding& finding : findings) {
+    result.errors += finding.severity == Severity::kError;
+    result.warnings += finding.severity == Severity::kWarning;
+  }
+  result.strict = model->options().strict;
+  result.failed = result.errors > 0 || (result.strict && result.warnings > 0);
+  result.tensors = static_cast<int64_t>(inputs.tree->tensors.size());
+  result.mesh = plan.mesh;
+  result.summary = SummarizeDevices(plan.device_bytes);
+  return result;
+}
+
+std::string ValidateToJsonText(const ValidateResult& result) {
+  return FindingsToJsonText(
+      result.findings, fmt::format("  \"ok\": {},\n  \"errors\": {},\n  \"warnings\": {},\n  \"tensors\": {},\n"
+                                   "  \"devices\": {},\n  \"max_bytes_per_device\": {},\n  \"worst_device\": {},\n",
+                                   result.failed ? "false" : "true", result.errors, result.warnings, result.tensors,
+                                   result.mesh.NumDevices(), result.summary.max, result.summary.worst_device));
+}
+
+}  // namespace easyplan::api

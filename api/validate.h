@@ -1,0 +1,55 @@
+#ifndef EASYPLAN_API_VALIDATE_H_
+#define EASYPLAN_API_VALIDATE_H_
+
+// `validate`: a plan's findings for CI, with the memory budget (parameters alone, or with --mode
+// train|serve --batch --seq the whole memory of `easyplan memory`) and the activation findings of a
+// runtime mode.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/model.h"
+#include "api/options.h"
+#include "api/plan_json.h"
+#include "core/mesh.h"
+#include "planner/findings.h"
+#include "planner/memory.h"
+
+namespace easyplan::api {
+
+struct ValidateOptions {
+  PlanOptions plan;
+  std::string max_memory;         ///< "" = no budget
+  ActivationOptions activations;  ///< --mode/--batch/--seq: add the activation findings of that mode
+  MemoryOptions step_state;       ///< --optimizer, --max-length, ...: what the whole-memory budget counts
+};
+
+/// The option checks that need no config (the plan options' own come with CheckPlanOptions).
+Status CheckValidateOptions(const ValidateOptions& options);
+
+struct ValidateResult {
+  std::vector<planner::Finding> findings;  ///< errors first
+  int errors = 0;
+  int warnings = 0;
+  bool strict = false;
+  bool failed = false;  ///< errors, or warnings under --strict
+  int64_t tensors = 0;
+  Mesh mesh;
+  DeviceSummary summary;                              ///< parameter bytes per device
+  std::optional<int64_t> budget;                      ///< --max-memory in bytes
+  std::string budget_text;                            ///< --max-memory as given
+  std::optional<planner::DeviceMemory> worst_memory;  ///< with a whole-memory budget: the worst device
+  std::string memory_mode;                            ///< "train" or "serve" with a whole-memory budget
+};
+
+StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, const ValidateOptions& options);
+
+/// `validate --format json`: {"ok", "errors", "warnings", "tensors", "devices", "max_bytes_per_device",
+/// "worst_device", "findings"}.
+std::string ValidateToJsonText(const ValidateResult& result);
+
+}  // namespace easyplan::api
+
+#endif  // EASYPLAN_API_VALIDATE_H_

@@ -1,0 +1,38 @@
+#ifndef EASYPLAN_CLI_PIPELINE_FLAGS_H_
+#define EASYPLAN_CLI_PIPELINE_FLAGS_H_
+
+// The flags of the planning commands, bound to the api's option structs (api/options.h): the plan
+// flags (plan, explain, validate, memory, export, check), the runtime-mode flags (activations,
+// validate --mode) and the step's memory flags (memory, validate --max-memory).
+
+#include <CLI/CLI.hpp>
+
+#include "api/options.h"
+#include "api/plan_inputs.h"
+#include "cli/config_flags.h"
+#include "cli/context.h"
+
+namespace easyplan::cli {
+
+/// Registers CONFIG, the resolve flags and the plan flags on `cmd`.
+void AddPlanFlags(CLI::App* cmd, api::PlanOptions& flags);
+
+/// api::LoadPlanInputs with the resolver's warnings printed to ctx.err.
+StatusOr<api::PlanInputs> LoadPlanInputs(Context& ctx, const api::PlanOptions& options);
+
+/// Registers --mode, --batch, --seq (all commands) and, when `full`, --layout, --qkv-mni,
+/// --softmax-aux-ndim, --dtype, --kernel, --cache, --page-size, --num-pages and --cache-version
+/// (`activations`).
+void AddActivationFlags(CLI::App* cmd, api::ActivationOptions& flags, bool full);
+
+/// Registers --batch, --seq, --memory-per-device, --device and the step flags below (`mode_flag`: also
+/// --mode).
+void AddMemoryFlags(CLI::App* cmd, api::MemoryOptions& flags, bool mode_flag);
+
+/// Registers what the step holds besides the model: --max-length, --optimizer, --grad-dtype,
+/// --opt-state-dtype and --master-weights (validate's whole-memory budget takes them too).
+void AddStepStateFlags(CLI::App* cmd, api::MemoryOptions& flags);
+
+}  // namespace easyplan::cli
+
+#endif  // EASYPLAN_CLI_PIPELINE_FLAGS_H_
