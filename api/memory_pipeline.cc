@@ -129,4 +129,20 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, cons
   return planner::ComputeMemory(memory_inputs, memory);
 }
 
+StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const PlanOptions& plan,
+                              const MemoryOptions& options) {
+  EP_RETURN_IF_ERROR(CheckMemoryOptions(options));
+  std::string budget_label;
+  EP_ASSIGN_OR_RETURN(int64_t budget, MemoryBudget(*model, options, &budget_label));
+  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, plan));
+  if (!inputs.has_config()) {
+    return Status::BadInput({}, "memory needs CONFIG: the activations and the KV cache come from the model's config");
+  }
+  EP_ASSIGN_OR_RETURN(planner::Plan built, planner::BuildPlan(inputs.Request()));
+  MemoryResult result{std::move(inputs), std::move(built), std::nullopt, std::move(budget_label)};
+  if (result.plan.HasErrors()) return result;
+  EP_ASSIGN_OR_RETURN(result.report, BuildMemoryReport(result.inputs, result.plan, options, budget));
+  return result;
+}
+
 }  // namespace easyplan::api

@@ -5,6 +5,7 @@
 // of the step and of the KV cache, the model's dims, the checkpointing policy of the config and the
 // device budget. Shared by `memory`, `validate --max-memory --mode` and `check --memory`.
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -29,6 +30,18 @@ StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options,
 /// The memory report of `plan` (built from `inputs`). REQUIRES: CheckMemoryOptions passed.
 StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, const planner::Plan& plan,
                                                   const MemoryOptions& options, int64_t budget);
+
+/// `memory`: the plan and, when the plan has no errors, its memory report.
+struct MemoryResult {
+  PlanInputs inputs;
+  planner::Plan plan;
+  std::optional<planner::MemoryReport> report;  ///< nullopt when the plan has error findings
+  std::string budget_label;                     ///< "80GiB", "h100-80g (80.0 GiB)"
+};
+
+/// The memory of `model` planned under `plan` for the step of `options`.
+StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const PlanOptions& plan,
+                              const MemoryOptions& options);
 
 }  // namespace easyplan::api
 

@@ -105,22 +105,17 @@ std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInpu
 StatusOr<int> RunMemory(const MemoryCommandFlags& flags, Context& ctx) {
   EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"table", "json"}));
   EP_RETURN_IF_ERROR(api::CheckMemoryOptions(flags.memory));
-  std::string budget_label;
   EP_RETURN_IF_ERROR(api::CheckPlanOptions(flags.plan));
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.plan.config));
-  EP_ASSIGN_OR_RETURN(int64_t budget, api::MemoryBudget(*model, flags.memory, &budget_label));
-  EP_ASSIGN_OR_RETURN(api::PlanInputs inputs, api::PreparePlan(model, flags.plan));
-  if (!inputs.has_config()) {
-    return Status::BadInput({}, "memory needs CONFIG: the activations and the KV cache come from the model's config");
-  }
-  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs.Request()));
-  if (plan.HasErrors()) {
-    ctx.err << FindingsToText(plan.findings);
+  EP_ASSIGN_OR_RETURN(api::MemoryResult result, api::Memory(model, flags.plan, flags.memory));
+  if (!result.report) {
+    ctx.err << FindingsToText(result.plan.findings);
     return kExitFindings;
   }
-  EP_ASSIGN_OR_RETURN(planner::MemoryReport report, api::BuildMemoryReport(inputs, plan, flags.memory, budget));
-  const std::string text =
-      flags.format == "json" ? api::MemoryToJsonText(report) : MemoryTable(report, inputs, flags.memory, budget_label);
+  const planner::MemoryReport& report = *result.report;
+  const std::string text = flags.format == "json"
+                               ? api::MemoryToJsonText(report)
+                               : MemoryTable(report, result.inputs, flags.memory, result.budget_label);
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return report.fits ? kExitOk : kExitFindings;
 }

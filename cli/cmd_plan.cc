@@ -1,7 +1,7 @@
 // `easyplan plan CONFIG`: which slice of which tensor each device holds, and the bytes per device.
 #include <memory>
 
-#include "api/activation_pipeline.h"
+#include "api/plan_pipeline.h"
 #include "cli/commands.h"
 #include "cli/pipeline_flags.h"
 #include "cli/plan_format.h"
@@ -19,28 +19,27 @@ struct PlanCommandFlags {
 
 StatusOr<int> RunPlan(const PlanCommandFlags& flags, Context& ctx) {
   EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"table", "json"}));
-  EP_ASSIGN_OR_RETURN(api::PlanInputs inputs, LoadPlanInputs(ctx, flags.plan));
-  if (flags.device && (*flags.device < 0 || *flags.device >= inputs.mesh.NumDevices())) {
-    return Status::BadInput({}, "--device " + std::to_string(*flags.device) +
-                                    " is not a device of the mesh: ids are 0.." +
-                                    std::to_string(inputs.mesh.NumDevices() - 1) + " (" + inputs.mesh.ToString() + ")");
-  }
-  planner::PlanRequest request = inputs.Request();
-  request.keep_params = !flags.summary;  // the summary shows no per-tensor rows
-  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(request));
-  if (plan.HasErrors()) {
+  EP_RETURN_IF_ERROR(api::CheckPlanOptions(flags.plan));
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.plan.config));
+  const api::PlanViewOptions view{flags.device, flags.summary};
+  EP_ASSIGN_OR_RETURN(api::PlanResult result, api::PlanModel(model, flags.plan, view));
+  if (result.plan.HasErrors()) {
     // Like a compiler: no artifact when the plan is wrong; the findings say what to fix.
-    ctx.err << FindingsToText(plan.findings);
+    ctx.err << FindingsToText(result.plan.findings);
     return kExitFindings;
   }
-  if (!plan.findings.empty()) ctx.err << FindingsToText(plan.findings);
-  EP_ASSIGN_OR_RETURN(std::optional<api::ExpertReport> experts, api::ExpertReportForPlan(inputs));
-  PlanView view{&plan, inputs.tree.get(), inputs.rules, flags.device, flags.summary};
-  if (experts) {
-    view.expert_mesh = &experts->mesh;
-    view.expert_specs = &experts->specs;
+  if (!result.plan.findings.empty()) ctx.err << FindingsToText(result.plan.findings);
+  std::string text;
+  if (flags.format == "json") {
+    text = api::PlanResultToJsonText(result, view);
+  } else {
+    PlanView table{&result.plan, result.inputs.tree.get(), result.inputs.rules, flags.device, flags.summary};
+    if (result.experts) {
+      table.expert_mesh = &result.experts->mesh;
+      table.expert_specs = &result.experts->specs;
+    }
+    text = PlanToTable(table);
   }
-  const std::string text = flags.format == "json" ? api::PlanToJsonText(view) : PlanToTable(view);
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return kExitOk;
 }

@@ -1,0 +1,43 @@
+#include "api/plan_pipeline.h"
+
+#include "api/plan_json.h"
+
+namespace easyplan::api {
+
+StatusOr<PlanResult> PlanModel(const std::shared_ptr<const Model>& model, const PlanOptions& options,
+                               const PlanViewOptions& view) {
+  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options));
+  if (view.device && (*view.device < 0 || *view.device >= inputs.mesh.NumDevices())) {
+    return Status::BadInput({}, "--device " + std::to_string(*view.device) +
+                                    " is not a device of the mesh: ids are 0.." +
+                                    std::to_string(inputs.mesh.NumDevices() - 1) + " (" + inputs.mesh.ToString() + ")");
+  }
+  planner::PlanRequest request = inputs.Request();
+  request.keep_params = !view.summary;  // the summary shows no per-tensor rows
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(request));
+  PlanResult result{std::move(inputs), std::move(plan), std::nullopt};
+  EP_ASSIGN_OR_RETURN(result.experts, ExpertReportForPlan(result.inputs));
+  return result;
+}
+
+std::string PlanResultToJsonText(const PlanResult& result, const PlanViewOptions& view) {
+  PlanView rendering{&result.plan, result.inputs.tree.get(), result.inputs.rules, view.device, view.summary};
+  if (result.experts) {
+    rendering.expert_mesh = &result.experts->mesh;
+    rendering.expert_specs = &result.experts->specs;
+  }
+  return PlanToJsonText(rendering);
+}
+
+StatusOr<std::vector<std::pair<std::string, PartitionSpec>>> ResolvedRules(const PlanInputs& inputs) {
+  std::vector<std::pair<std::string, PartitionSpec>> rules;
+  rules.reserve(inputs.rules->rules.size());
+  for (const rules::Rule& rule : inputs.rules->rules) {
+    EP_ASSIGN_OR_RETURN(PartitionSpec spec,
+                        planner::ResolveRuleSpec(rule, *inputs.presets, inputs.config(), nullptr, nullptr));
+    rules.emplace_back(rule.pattern, std::move(spec));
+  }
+  return rules;
+}
+
+}  // namespace easyplan::api
