@@ -7,9 +7,12 @@
 // needs no config lives beside each pipeline (Check*Options); errors name the flag.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "core/param_tree.h"
 
 namespace easyplan::api {
 
@@ -57,6 +60,9 @@ struct PlanOptions {
   int64_t max_tensors = 10'000'000;
   int64_t max_devices = int64_t{1} << 22;
   int64_t max_rules = 100'000;
+  /// Not a flag: a tree the caller built in memory (the Python module's `tree=` list or pytree),
+  /// planned instead of the template; --tree and --from must then be empty.
+  std::shared_ptr<const ParamTree> given_tree;
 };
 
 /// A runtime mode's activations (`activations`, `validate --mode`).

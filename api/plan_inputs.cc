@@ -77,6 +77,10 @@ planner::PlanRequest PlanInputs::Request() const {
 }
 
 Status CheckPlanOptions(const PlanOptions& options) {
+  return CheckPlanOptions(options, !options.config.config.empty());
+}
+
+Status CheckPlanOptions(const PlanOptions& options, bool has_config) {
   EP_RETURN_IF_ERROR(CheckChoice("--layout", options.layout, {"easydel", "hf"}));
   EP_RETURN_IF_ERROR(ParseUneven(options.uneven).status());
   if (options.max_tensors < 1 || options.max_devices < 1 || options.max_rules < 1) {
@@ -85,7 +89,10 @@ Status CheckPlanOptions(const PlanOptions& options) {
   if (!options.tree.empty() && !options.from.empty()) {
     return Status::BadInput({}, "--tree and --from are two sources for the same tree: give one");
   }
-  if (options.config.config.empty() && options.tree.empty()) {
+  if (options.given_tree && !(options.tree.empty() && options.from.empty())) {
+    return Status::BadInput({}, "a tree was given: --tree and --from are other sources for it; give one");
+  }
+  if (!has_config && options.tree.empty() && !options.given_tree) {
     return Status::BadInput({}, "CONFIG is required (or --tree FILE.json with --rules FILE and --mesh)");
   }
   return Status();
@@ -107,7 +114,11 @@ StatusOr<TreeSpec> TreeSpecOf(const PlanOptions& options) {
     spec.dtype = ParseDType(options.dtype);
     if (!spec.dtype) return Status::BadInput({}, "--dtype '" + options.dtype + "' is not a dtype name");
   }
-  if (!options.tree.empty()) {
+  if (options.given_tree) {
+    spec.source = TreeSpec::Source::kGiven;
+    spec.given = options.given_tree;
+    spec.layout = options.given_tree->layout;
+  } else if (!options.tree.empty()) {
     spec.source = TreeSpec::Source::kFile;
     spec.path = options.tree;
   } else if (!options.from.empty()) {
@@ -126,7 +137,7 @@ StatusOr<PlanInputs> LoadPlanInputs(const Environment& env, const PlanOptions& o
 
 StatusOr<PlanInputs> PreparePlan(const std::shared_ptr<const Model>& model, const PlanOptions& options) {
   EP_RETURN_IF_ERROR(CheckChoice("--layout", options.layout, {"easydel", "hf"}));
-  if (!model->has_config() && options.tree.empty()) {
+  if (!model->has_config() && options.tree.empty() && !options.given_tree) {
     return Status::BadInput({}, "CONFIG is required (or --tree FILE.json with --rules FILE and --mesh)");
   }
   PlanInputs inputs;

@@ -40,6 +40,8 @@ struct PlanInputs {
 /// The flag checks of PlanOptions that need no config (layout, uneven, limits, tree sources, CONFIG
 /// or --tree).
 Status CheckPlanOptions(const PlanOptions& options);
+/// The same for a model that has (or lacks) a config however it was given.
+Status CheckPlanOptions(const PlanOptions& options, bool has_config);
 
 /// The Model of `options.config` (CONFIG, or EasyDeL's defaults when there is none) in `env`; `diags`
 /// receives the resolver's warnings (see Model::Load).

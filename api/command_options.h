@@ -1,0 +1,55 @@
+#ifndef EASYPLAN_API_COMMAND_OPTIONS_H_
+#define EASYPLAN_API_COMMAND_OPTIONS_H_
+
+// Every command's options by name: the table that turns named values (the Python module's keyword
+// arguments, passed as a JSON object) into the option structs of api/options.h. The names are the
+// CLI's flags without the leading dashes, dashes as underscores (`--max-tensors` -> max_tensors); an
+// unknown name, or a value of the wrong type, is bad input naming the option, what it expects and the
+// closest known name.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/options.h"
+#include "api/validate.h"
+#include "core/json.h"
+
+namespace easyplan::api {
+
+/// The options of one command, whichever it is; each command reads the fields it uses.
+struct CommandOptions {
+  PlanOptions plan;  ///< with the config options (plan.config) of every command
+  TreeOptions tree;
+  MeshOptions mesh;
+  ActivationOptions activations;
+  MemoryOptions memory;
+  std::string max_memory;            ///< validate
+  bool provenance = false;           ///< resolve
+  bool diff = false;                 ///< tree
+  std::optional<int64_t> device;     ///< plan: a device index
+  bool summary = false;              ///< plan
+  std::string pattern;               ///< explain
+  std::string to;                    ///< export
+  std::string format;                ///< export: text | json
+  std::string level = "all";         ///< check
+  uint64_t seed = 0;                 ///< check
+  bool check_memory = false;         ///< check --memory
+  int64_t max_numeric_devices = 64;  ///< check
+
+  ValidateOptions Validate() const;
+};
+
+/// The commands the table knows, in the CLI's order.
+const std::vector<std::string>& CommandNames();
+
+/// The option names `command` accepts (the config options included).
+StatusOr<std::vector<std::string>> OptionNames(const std::string& command);
+
+/// Applies `options` (a JSON object of name -> value; null means "not given") to `out` for `command`.
+Status ApplyOptions(const std::string& command, const Json& options, CommandOptions* out);
+
+}  // namespace easyplan::api
+
+#endif  // EASYPLAN_API_COMMAND_OPTIONS_H_

@@ -1,0 +1,131 @@
+#include "api/command_runner.h"
+
+#include "api/activation_pipeline.h"
+#include "api/activations_json.h"
+#include "api/choices.h"
+#include "api/explain.h"
+#include "api/memory_json.h"
+#include "api/memory_pipeline.h"
+#include "api/plan_inputs.h"
+#include "api/plan_json.h"
+#include "api/plan_pipeline.h"
+#include "api/tree_document.h"
+#include "api/tree_source.h"
+#include "api/validate.h"
+#include "core/emit.h"
+
+namespace easyplan::api {
+namespace {
+
+StatusOr<CommandOutput> RunTree(const std::shared_ptr<const Model>& model, const CommandOptions& options) {
+  const TreeOptions& t = options.tree;
+  EP_RETURN_IF_ERROR(CheckChoice("--layout", t.layout, {"easydel", "hf"}));
+  if (t.max_tensors < 1) {
+    return Status::BadInput({}, "--max-tensors must be at least 1, found " + std::to_string(t.max_tensors));
+  }
+  if (!t.tree.empty() && !t.from.empty()) {
+    return Status::BadInput({}, "--tree and --from are two sources for the same tree: give one");
+  }
+  TreeSpec spec;
+  spec.layout = *ParseLayout(t.layout);
+  spec.include_buffers = t.include_buffers;
+  spec.max_tensors = t.max_tensors;
+  if (!t.dtype.empty()) {
+    spec.dtype = ParseDType(t.dtype);
+    if (!spec.dtype) return Status::BadInput({}, "--dtype '" + t.dtype + "' is not a dtype name");
+  }
+  CommandOutput out;
+  if (options.diff) {
+    if (t.from.empty() || !model->has_config()) {
+      return Status::BadInput({}, "--diff compares a config's template with a checkpoint: give CONFIG and --from PATH");
+    }
+    spec.layout = Layout::kHf;
+    spec.include_buffers = true;
+    EP_ASSIGN_OR_RETURN(Model::TreePtr expected, model->Tree(spec));
+    EP_ASSIGN_OR_RETURN(TreeDiff diff, DiffWithCheckpoint(model->env(), *expected, t.from));
+    out.text = EmitJson(DiffToJson(diff));
+    out.findings_failed = !diff.Clean();
+    return out;
+  }
+  if (options.plan.given_tree) {
+    spec.source = TreeSpec::Source::kGiven;
+    spec.given = options.plan.given_tree;
+  } else if (!t.tree.empty()) {
+    spec.source = TreeSpec::Source::kFile;
+    spec.path = t.tree;
+  } else if (!t.from.empty()) {
+    if (spec.layout != Layout::kHf) {
+      return Status::BadInput(
+          {}, "a checkpoint's names are HF names: use --layout hf with --from",
+          {"to see the EasyDeL names, run `easyplan tree CONFIG` (and --diff against the checkpoint)"});
+    }
+    spec.source = TreeSpec::Source::kCheckpoint;
+    spec.path = t.from;
+  } else if (!model->has_config()) {
+    return Status::BadInput({}, "CONFIG is required (or --tree FILE.json, or --from CHECKPOINT)");
+  }
+  EP_ASSIGN_OR_RETURN(Model::TreePtr tree, model->Tree(spec));
+  EP_ASSIGN_OR_RETURN(TreeTotals totals, tree->Totals());
+  out.text = TreeToJsonText(*tree, totals);
+  return out;
+}
+
+StatusOr<CommandOutput> RunPlan(const std::shared_ptr<const Model>& model, const CommandOptions& options) {
+  EP_ASSIGN_OR_RETURN(PlanResult result, PlanModel(model, options.plan, {options.device, options.summary}));
+  CommandOutput out;
+  out.text = PlanResultToJsonText(result, {options.device, options.summary});
+  out.findings_failed = result.plan.HasErrors();
+  EP_ASSIGN_OR_RETURN(auto rules, ResolvedRules(result.inputs));
+  Json list = Json::array();
+  for (const auto& [pattern, spec] : rules) list.push_back(Json::array({pattern, spec.ToJson()}));
+  out.extra = Json::object();
+  out.extra["rules"] = std::move(list);
+  out.extra["bytes_per_device"] = Json(result.plan.device_bytes);
+  return out;
+}
+
+StatusOr<CommandOutput> RunMemory(const std::shared_ptr<const Model>& model, const CommandOptions& options) {
+  EP_ASSIGN_OR_RETURN(MemoryResult result, Memory(model, options.plan, options.memory));
+  CommandOutput out;
+  if (!result.report) {
+    // No report for a plan with errors: its findings, in validate's shape.
+    out.text = FindingsToJsonText(result.plan.findings, "  \"ok\": false,\n");
+    out.findings_failed = true;
+    return out;
+  }
+  out.text = MemoryToJsonText(*result.report);
+  out.findings_failed = !result.report->fits;
+  return out;
+}
+
+}  // namespace
+
+StatusOr<CommandOutput> RunCommand(const std::shared_ptr<const Model>& model, const std::string& command,
+                                   const CommandOptions& options) {
+  if (command == "resolve") {
+    return CommandOutput{EmitJson(ResolvedDocument(*model, options.provenance)), true, false, Json()};
+  }
+  if (command == "tree") return RunTree(model, options);
+  if (command == "activations") {
+    EP_ASSIGN_OR_RETURN(ActivationsResult result, Activations(model, options.mesh, options.activations));
+    CommandOutput out;
+    out.text = ActivationsToJsonText({&result.plan, result.model_type, result.mesh_source});
+    out.findings_failed = result.Failed();
+    return out;
+  }
+  EP_RETURN_IF_ERROR(CheckPlanOptions(options.plan, model->has_config()));
+  if (command == "plan") return RunPlan(model, options);
+  if (command == "memory") return RunMemory(model, options);
+  if (command == "validate") {
+    EP_ASSIGN_OR_RETURN(ValidateResult result, Validate(model, options.Validate()));
+    return CommandOutput{ValidateToJsonText(result), true, result.failed, Json()};
+  }
+  if (command == "explain") {
+    EP_ASSIGN_OR_RETURN(std::string text, Explain(model, options.plan, options.pattern));
+    return CommandOutput{std::move(text), false, false, Json()};
+  }
+  return Status::BadInput({}, "'" + command + "' has no library entry point yet",
+                          {"run it with the easyplan command-line tool"});
+}
+
+}  // namespace easyplan::api

@@ -1,0 +1,31 @@
+#ifndef EASYPLAN_API_COMMAND_RUNNER_H_
+#define EASYPLAN_API_COMMAND_RUNNER_H_
+
+// Runs one command on a Model by name and returns its machine-readable artifact: the exact text the
+// CLI prints with --format json (or the text artifact of `explain` and `export`). The Python module
+// calls this and parses the JSON, so its results equal the CLI's by construction.
+
+#include <memory>
+#include <string>
+
+#include "api/command_options.h"
+#include "api/model.h"
+#include "core/json.h"
+
+namespace easyplan::api {
+
+struct CommandOutput {
+  std::string text;              ///< the artifact: JSON text, or text for explain/export
+  bool json = true;              ///< `text` is JSON
+  bool findings_failed = false;  ///< the CLI would exit 1 (errors, warnings under --strict, does not fit)
+  /// plan: {"rules": [[regex, spec], ...] (the ordered rules, specs resolved), "bytes_per_device": [...]}.
+  Json extra;
+};
+
+/// `command` (see CommandNames()) on `model` with `options`. Bad input is a Status; findings are not.
+StatusOr<CommandOutput> RunCommand(const std::shared_ptr<const Model>& model, const std::string& command,
+                                   const CommandOptions& options);
+
+}  // namespace easyplan::api
+
+#endif  // EASYPLAN_API_COMMAND_RUNNER_H_

@@ -1,0 +1,333 @@
+"""easyplan: the configuration compiler and sharding planner, from Python.
+
+Every function mirrors an ``easyplan`` command and takes the CLI's options as keyword arguments
+(``--max-tensors`` becomes ``max_tensors``; ``--from`` is ``from_``). Results are plain Python data
+equal to the command's ``--format json`` output::
+
+    import easyplan
+    plan = easyplan.plan("examples/llama-3.1-8b", mesh="dp=1,fsdp=4,ep=1,tp=2,sp=1")
+    plan.specs["model/embed_tokens/embedding"]      # ('tp', ('fsdp', 'sp'))
+    plan.to_dict() == json.loads(`easyplan plan ... --format json`)
+
+``config`` is a path (a config.json or a directory holding one), a ``dict`` (for example
+``transformers.AutoConfig.from_pretrained(...).to_dict()``), JSON text, or a :class:`Model`.
+``tree=`` is a tree JSON file, a list of ``{"name", "shape", "dtype"}``, or a nested dict whose leaves
+have ``.shape`` and ``.dtype`` (``jax.eval_shape`` output, numpy arrays) or are ``(shape, dtype)``
+tuples, flattened with ``/`` as eformer flattens a state.
+
+Bad input raises :class:`BadInputError` (a ``ValueError``) carrying the file, line, column, JSON
+pointer and notes of the CLI's message; an internal error raises :class:`InternalError`. Findings
+(unmatched tensors, indivisible dims, ...) never raise: they are part of the result. The native code
+releases the GIL, so threads can plan at once; a :class:`Model` is safe to share between them.
+"""
+
+import json as _json
+import warnings as _warnings
+
+from . import _easyplan
+
+__version__ = _easyplan.__version__
+
+__all__ = [
+    "BadInputError",
+    "InternalError",
+    "Model",
+    "Plan",
+    "activations",
+    "explain",
+    "memory",
+    "plan",
+    "resolve",
+    "tree",
+    "validate",
+]
+
+
+class BadInputError(ValueError):
+    """Bad input (exit code 2 of the CLI): a config, option, rule file or tree easyplan cannot use.
+
+    Attributes: ``message`` (the CLI's message), ``file``, ``line``, ``column``, ``pointer`` (RFC 6901
+    JSON pointer), each ``None`` when unknown, and ``notes`` (a list of hints, did-you-mean included).
+    ``str(error)`` is the CLI's full diagnostic.
+    """
+
+    def __init__(self, error):
+        self.message = error.get("message", "")
+        self.file = error.get("file")
+        self.line = error.get("line")
+        self.column = error.get("column")
+        self.pointer = error.get("pointer")
+        self.notes = list(error.get("notes", []))
+        super().__init__(error.get("text", self.message))
+
+
+class InternalError(RuntimeError):
+    """A bug in easyplan (exit code 3 of the CLI). Please report it with the input that caused it."""
+
+
+def _raise_on_error(result):
+    for diag in result.get("diags", []):
+        if diag["severity"] == "warning":
+            _warnings.warn(diag["text"], stacklevel=3)
+    error = result.get("error")
+    if error is None:
+        return result
+    if error.get("kind") == "bad_input":
+        raise BadInputError(error)
+    raise InternalError(error.get("text", error.get("message", "internal error")))
+
+
+_CONFIG_OPTIONS = frozenset(_easyplan.option_names("model"))
+
+
+def _option_dict(options):
+    """Keyword arguments as the native option table reads them (from_ -> from, None = not given)."""
+    out = {}
+    for key, value in options.items():
+        if key == "from_":
+            key = "from"
+        if isinstance(value, tuple):
+            value = list(value)
+        out[key] = value
+    return out
+
+
+def _config_source(config):
+    if config is None:
+        return "none", "", ""
+    if isinstance(config, dict):
+        return "text", _json.dumps(config), "<dict>"
+    if isinstance(config, (bytes, bytearray)):
+        config = config.decode("utf-8")
+    if hasattr(config, "__fspath__"):
+        return "path", str(config.__fspath__()), ""
+    if isinstance(config, str):
+        if config.lstrip().startswith("{"):
+            return "text", config, "<json>"
+        return "path", config, ""
+    raise BadInputError({"message": "config: expected a path, a dict, JSON text or an easyplan.Model, found "
+                                    + type(config).__name__,
+                         "text": "easyplan: error: config: expected a path, a dict, JSON text or an "
+                                 "easyplan.Model, found " + type(config).__name__})
+
+
+# ---- trees given in Python ----
+
+def _dtype_name(dtype):
+    name = getattr(dtype, "name", None)
+    if isinstance(name, str):
+        return name
+    return str(dtype)
+
+
+def _is_leaf(value):
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        return True
+    return (isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], (tuple, list))
+            and all(isinstance(d, int) for d in value[0]))
+
+
+def _leaf_entry(name, value):
+    if isinstance(value, tuple) and not hasattr(value, "shape"):
+        shape, dtype = value
+    else:
+        shape, dtype = value.shape, value.dtype
+    return {"name": name, "shape": [int(d) for d in shape], "dtype": _dtype_name(dtype)}
+
+
+def _flatten(prefix, value, out):
+    if _is_leaf(value):
+        out.append(_leaf_entry(prefix, value))
+        return
+    if isinstance(value, dict) or hasattr(value, "items"):
+        items = value.items()
+    elif isinstance(value, (list, tuple)):
+        items = enumerate(value)
+    else:
+        raise BadInputError({"message": f"tree: {prefix or '<root>'} is a {type(value).__name__}: expected a "
+                                        "dict, a list, or a leaf with .shape and .dtype",
+                             "pointer": "/" + prefix if prefix else None,
+                             "text": f"easyplan: error: tree: {prefix or '<root>'} is a {type(value).__name__}: "
+                                     "expected a dict, a list, or a leaf with .shape and .dtype"})
+    for key, child in items:
+        _flatten(f"{prefix}/{key}" if prefix else str(key), child, out)
+
+
+def _tree_json(tree, layout):
+    """JSON text of a tree given as a list of entries or a pytree; None for a path (or no tree)."""
+    if tree is None or isinstance(tree, str) or hasattr(tree, "__fspath__"):
+        return None
+    if isinstance(tree, list) and all(isinstance(t, dict) and "name" in t for t in tree):
+        params = [{"name": t["name"], "shape": [int(d) for d in t["shape"]], "dtype": _dtype_name(t["dtype"])}
+                  for t in tree]
+    else:
+        params = []
+        _flatten("", tree, params)
+    return _json.dumps({"model_type": "", "layout": layout or "easydel", "params": params})
+
+
+class Model:
+    """One model, resolved once: its config (a path, dict, JSON text or None for EasyDeL's defaults)
+    with the config options ``defaults``, ``set`` (a list of ``"KEY=VALUE"`` or a dict), ``overrides``,
+    ``devices``, ``strict`` and ``schemas_dir``. Every stage that does not depend on the mesh (the
+    tree, the rule matches) is computed on first use and kept, so planning it on many meshes repeats
+    only the mesh-dependent work. Safe to use from many threads.
+    """
+
+    def __init__(self, config=None, **config_options):
+        kind, payload, name = _config_source(config)
+        result = _raise_on_error(_easyplan.load(kind, payload, name, _json.dumps(_option_dict(config_options))))
+        self._model = result["model"]
+        self._config_text = result["config"]
+        self.warnings = [d["text"] for d in result["diags"]]
+
+    @property
+    def config(self):
+        """The resolved config (what ``easyplan resolve`` prints)."""
+        return _json.loads(self._config_text)
+
+    def _run(self, command, options):
+        tree = options.get("tree")
+        layout = options.get("layout") if command != "activations" else None
+        tree_json = _tree_json(tree, layout)
+        if tree_json is not None:
+            options = dict(options)
+            del options["tree"]
+        result = _raise_on_error(self._model.run(command, _json.dumps(_option_dict(options)), tree_json))
+        return result
+
+    def resolve(self, **options):
+        """The resolved config; ``provenance=True`` wraps it as {"config", "provenance"}."""
+        return _json.loads(self._run("resolve", options)["text"])
+
+    def tree(self, **options):
+        """The parameter tree (``easyplan tree --format json``)."""
+        return _json.loads(self._run("tree", options)["text"])
+
+    def plan(self, **options):
+        """The shard plan on a mesh, as a :class:`Plan` (``easyplan plan --format json``)."""
+        result = self._run("plan", options)
+        return Plan(_json.loads(result["text"]), _json.loads(result["extra"]), result["failed"])
+
+    def validate(self, **options):
+        """The plan's findings for CI (``easyplan validate --format json``); ``result["ok"]`` is the verdict."""
+        return _json.loads(self._run("validate", options)["text"])
+
+    def explain(self, pattern, **options):
+        """How the rules and the mesh decide the sharding of tensors whose name ``pattern`` finds (text)."""
+        return self._run("explain", dict(options, pattern=pattern))["text"]
+
+    def activations(self, **options):
+        """The activation, KV-cache and expert-mesh shardings of a runtime mode (``easyplan activations``)."""
+        return _json.loads(self._run("activations", options)["text"])
+
+    def memory(self, **options):
+        """The bytes every device holds for a training or serving step (``easyplan memory --format json``).
+        A plan with errors has no memory report: the result is then {"ok": False, "findings": [...]}."""
+        return _json.loads(self._run("memory", options)["text"])
+
+
+def _split(config, options):
+    """(Model, command options): a Model is used as it is; else one is loaded with the config options."""
+    if isinstance(config, Model):
+        given = sorted(k for k in options if k in _CONFIG_OPTIONS and options[k] is not None)
+        if given:
+            raise BadInputError({"message": "config options " + ", ".join(given) + " belong to the Model: pass "
+                                            "them to easyplan.Model(...)",
+                                 "text": "easyplan: error: config options " + ", ".join(given) +
+                                         " belong to the Model: pass them to easyplan.Model(...)"})
+        return config, options
+    model_options = {k: v for k, v in options.items() if k in _CONFIG_OPTIONS}
+    rest = {k: v for k, v in options.items() if k not in _CONFIG_OPTIONS}
+    return Model(config, **model_options), rest
+
+
+def resolve(config, **options):
+    """``easyplan resolve``: the complete config EasyDeL would use, every default and derived field."""
+    model, rest = _split(config, options)
+    return model.resolve(**rest)
+
+
+def tree(config=None, **options):
+    """``easyplan tree``: every tensor of the model (name, shape, dtype) and the totals."""
+    model, rest = _split(config, options)
+    return model.tree(**rest)
+
+
+def plan(config=None, **options):
+    """``easyplan plan``: lay the partition rules on the mesh. Returns a :class:`Plan`."""
+    model, rest = _split(config, options)
+    return model.plan(**rest)
+
+
+def validate(config=None, **options):
+    """``easyplan validate``: findings for CI (unmatched tensors, bad axes, indivisible dims, memory)."""
+    model, rest = _split(config, options)
+    return model.validate(**rest)
+
+
+def explain(config, pattern, **options):
+    """``easyplan explain``: every rule tried for tensors matching ``pattern``, and who holds what."""
+    model, rest = _split(config, options)
+    return model.explain(pattern, **rest)
+
+
+def activations(config, **options):
+    """``easyplan activations``: the shardings of one runtime mode (train, prefill, decode, insert)."""
+    model, rest = _split(config, options)
+    return model.activations(**rest)
+
+
+def memory(config, **options):
+    """``easyplan memory``: will it fit? Parameters, gradients, optimizer, activations, KV cache per device."""
+    model, rest = _split(config, options)
+    return model.memory(**rest)
+
+
+def _spec_tuple(spec):
+    return tuple(tuple(entry) if isinstance(entry, list) else entry for entry in spec)
+
+
+class Plan:
+    """A shard plan.
+
+    ``specs``: tensor name -> effective PartitionSpec as a tuple of ``None | str | tuple[str, ...]``;
+    ``rules``: the ordered ``(regex, spec)`` list, specs resolved to mesh axes (eformer's
+    ``match_partition_rules`` input); ``bytes_per_device``: one int per device; ``findings``: the
+    findings (dicts with "code", "severity", "message", ...); ``ok``: no error findings.
+    """
+
+    def __init__(self, document, extra, failed):
+        self._document = document
+        self.specs = {p["name"]: _spec_tuple(p["effective_spec"]) for p in document.get("params", [])}
+        self.rules = [(pattern, _spec_tuple(spec)) for pattern, spec in extra["rules"]]
+        self.bytes_per_device = list(extra["bytes_per_device"])
+        self.findings = document["findings"]
+        self.ok = not failed
+
+    def to_dict(self):
+        """The plan as ``easyplan plan --format json`` prints it."""
+        return _json.loads(_json.dumps(self._document))
+
+    def to_jax(self):
+        """tensor name -> ``jax.sharding.PartitionSpec``."""
+        partition_spec = _jax_partition_spec()
+        return {name: partition_spec(*spec) for name, spec in self.specs.items()}
+
+    def to_jax_rules(self):
+        """The rules as ``[(regex, jax.sharding.PartitionSpec)]``, for eformer's ``match_partition_rules``."""
+        partition_spec = _jax_partition_spec()
+        return [(pattern, partition_spec(*spec)) for pattern, spec in self.rules]
+
+    def __repr__(self):
+        mesh = self._document.get("mesh", {})
+        axes = ", ".join(f"{n}={s}" for n, s in zip(mesh.get("axis_names", []), mesh.get("shape", [])))
+        return f"<easyplan.Plan {len(self.specs)} tensors on mesh {axes}, {len(self.findings)} findings>"
+
+
+def _jax_partition_spec():
+    try:
+        from jax.sharding import PartitionSpec
+    except ImportError as error:
+        raise ImportError("easyplan.Plan.to_jax() needs the 'jax' package (pip install jax)") from error
+    return PartitionSpec

@@ -1,0 +1,165 @@
+// The Python module's native half (`easyplan._easyplan`): loads api::Models and runs commands through
+// api/command_runner.h, with the GIL released while C++ works. Everything the user sees (keyword
+// arguments, the Plan class, the exception types) is shaped in easyplan/__init__.py. No C++ exception
+// crosses into the interpreter: every entry point returns {"error": ...} instead.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/command_options.h"
+#include "api/command_runner.h"
+#include "api/model.h"
+#include "core/document.h"
+#include "core/tree_json.h"
+
+namespace py = pybind11;
+
+namespace easyplan::python {
+namespace {
+
+py::dict DiagDict(const Diag& diag) {
+  py::dict out;
+  out["severity"] = diag.severity == Severity::kError     ? "error"
+                    : diag.severity == Severity::kWarning ? "warning"
+                                                          : "note";
+  out["message"] = diag.message;
+  out["file"] = diag.loc.file.empty() ? py::object(py::none()) : py::object(py::str(diag.loc.file));
+  out["line"] = diag.loc.line > 0 ? py::object(py::int_(diag.loc.line)) : py::object(py::none());
+  out["column"] = diag.loc.column > 0 ? py::object(py::int_(diag.loc.column)) : py::object(py::none());
+  out["pointer"] = diag.loc.pointer.empty() ? py::object(py::none()) : py::object(py::str(diag.loc.pointer));
+  out["notes"] = diag.notes;
+  // As the CLI prints it (cli/context.cc): a diagnostic with no location names the tool.
+  const std::string text = diag.ToString();
+  out["text"] = diag.loc.ToString().empty() ? "easyplan: " + text : text;
+  return out;
+}
+
+/// What a call hands back to Python: a result or a failed Status, and the resolver's diagnostics.
+struct Outcome {
+  Status status;
+  std::vector<Diag> diags;
+  bool internal = false;  ///< an exception escaped the library: a bug
+  std::string internal_message;
+};
+
+py::dict OutcomeDict(const Outcome& outcome) {
+  py::dict out;
+  py::list diags;
+  for (const Diag& diag : outcome.diags) diags.append(DiagDict(diag));
+  out["diags"] = diags;
+  out["error"] = py::none();
+  if (outcome.internal) {
+    py::dict error;
+    error["kind"] = "internal";
+    error["message"] = outcome.internal_message;
+    out["error"] = error;
+  } else if (!outcome.status.ok()) {
+    py::dict error = DiagDict(outcome.status.diag());
+    error["kind"] = outcome.status.kind() == ErrorKind::kInternal ? "internal" : "bad_input";
+    out["error"] = error;
+  }
+  return out;
+}
+
+/// Runs `body` (which returns a Status) with the GIL released, turning any exception into an
+/// internal error.
+template <typename Body>
+Outcome Guarded(Body&& body) {
+  Outcome outcome;
+  py::gil_scoped_release release;
+  try {
+    outcome.status = body(outcome);
+  } catch (const std::exception& e) {
+    outcome.internal = true;
+    outcome.internal_message = std::string("internal error: ") + e.what();
+  } catch (...) {
+    outcome.internal = true;
+    outcome.internal_message = "internal error: unknown exception";
+  }
+  return outcome;
+}
+
+StatusOr<Json> ParseOptions(const std::string& text) {
+  EP_ASSIGN_OR_RETURN(Document doc, ParseJsonDocument(text, "<options>", Limits{}));
+  return doc.root();
+}
+
+/// A loaded model, shared by every call on it (api::Model is safe to use from many threads).
+struct PyModel {
+  std::shared_ptr<const api::Model> model;
+};
+
+py::dict Load(const std::string& kind, const std::string& payload, const std::string& name,
+              const std::string& options_json) {
+  std::shared_ptr<const api::Model> loaded;
+  Outcome outcome = Guarded([&](Outcome& o) -> Status {
+    EP_ASSIGN_OR_RETURN(Json options, ParseOptions(options_json));
+    api::CommandOptions parsed;
+    EP_RETURN_IF_ERROR(api::ApplyOptions("model", options, &parsed));
+    api::ConfigSource source;
+    if (kind == "path") {
+      source = api::ConfigSource::Path(payload);
+    } else if (kind == "text") {
+      source = api::ConfigSource::Text(payload, name);
+    } else if (kind != "none") {
+      return Status::Internal("unknown config kind '" + kind + "'");
+    }
+    api::Environment env = api::Environment::Real();
+    if (!parsed.plan.config.schemas_dir.empty()) env.schemas_dir = parsed.plan.config.schemas_dir;
+    EP_ASSIGN_OR_RETURN(loaded, api::Model::Load(std::move(env), std::move(source), parsed.plan.config, &o.diags));
+    return Status();
+  });
+  py::dict out = OutcomeDict(outcome);
+  out["model"] = loaded ? py::cast(PyModel{loaded}) : py::object(py::none());
+  if (loaded) out["config"] = loaded->config().dump(-1, ' ', false, Json::error_handler_t::replace);
+  return out;
+}
+
+py::dict Run(const PyModel& self, const std::string& command, const std::string& options_json,
+             const std::optional<std::string>& tree_json) {
+  api::CommandOutput result;
+  Outcome outcome = Guarded([&](Outcome&) -> Status {
+    EP_ASSIGN_OR_RETURN(Json options, ParseOptions(options_json));
+    api::CommandOptions parsed;
+    parsed.plan.config = self.model->options();
+    EP_RETURN_IF_ERROR(api::ApplyOptions(command, options, &parsed));
+    if (tree_json) {
+      const int64_t max_tensors = command == "tree" ? parsed.tree.max_tensors : parsed.plan.max_tensors;
+      EP_ASSIGN_OR_RETURN(ParamTree tree, ParseTreeJson(*tree_json, "<tree>", Limits{}, max_tensors));
+      parsed.plan.given_tree = std::make_shared<const ParamTree>(std::move(tree));
+    }
+    EP_ASSIGN_OR_RETURN(result, api::RunCommand(self.model, command, parsed));
+    return Status();
+  });
+  py::dict out = OutcomeDict(outcome);
+  if (outcome.status.ok() && !outcome.internal) {
+    out["text"] = result.text;
+    out["json"] = result.json;
+    out["failed"] = result.findings_failed;
+    out["extra"] = result.extra.is_null() ? py::object(py::none()) : py::object(py::str(result.extra.dump()));
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace easyplan::python
+
+PYBIND11_MODULE(_easyplan, m) {
+  using namespace easyplan::python;
+  m.doc() = "easyplan's native half; use the `easyplan` package.";
+  py::class_<PyModel>(m, "_Model")
+      .def("run", &Run, py::arg("command"), py::arg("options_json"), py::arg("tree_json") = py::none());
+  m.def("load", &Load, py::arg("kind"), py::arg("payload"), py::arg("name"), py::arg("options_json"));
+  m.def("commands", [] { return easyplan::api::CommandNames(); });
+  m.def("option_names", [](const std::string& command) -> py::object {
+    auto names = easyplan::api::OptionNames(command);
+    if (!names.ok()) return py::none();
+    return py::cast(*names);
+  });
+  m.attr("__version__") = EASYPLAN_VERSION;
+}
