@@ -5,6 +5,9 @@
 #include <cstring>
 #include <iostream>
 
+#include "core/json_parse.h"
+#include "core/yaml_parse.h"
+
 namespace easyplan::cli {
 StatusOr<std::string> ReadStdin(Context& ctx) {
   // main() marks std::cin bad when descriptor 0 was closed (`easyplan resolve - <&-`).

@@ -2,6 +2,7 @@
 
 #include "cli/tree_source.h"
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "planner/layout_links.h"
 #include "planner/mesh_builder.h"
 #include "schemas/tree_builder.h"

@@ -7,6 +7,7 @@
 #include "core/checked_math.h"
 #include "core/document.h"
 #include "core/json.h"
+#include "core/json_parse.h"
 #include "core/shape.h"
 
 namespace easyplan {

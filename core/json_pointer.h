@@ -51,6 +51,10 @@ std::string LastPointerKey(std::string_view pointer);
 /// The unescaped first key ("/a~1b/c" -> "a/b"; "" -> "").
 std::string FirstPointerKey(std::string_view pointer);
 
+/// The name EscapePointerToken had before core/json_pointer.h; kept so code written against
+/// core/document.h before the parser split still builds.
+inline std::string PointerToken(std::string_view key) { return EscapePointerToken(key); }
+
 }  // namespace easyplan
 
 #endif  // EASYPLAN_CORE_JSON_POINTER_H_

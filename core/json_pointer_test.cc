@@ -15,6 +15,7 @@ TEST(EscapePointerTokenTest, EscapesTildeBeforeSlash) {
   // RFC 6901 §4: "~1" as a key must come back as "~1", not "/", so '~' is escaped first.
   EXPECT_EQ(EscapePointerToken("~1/"), "~01~1");
   EXPECT_EQ(EscapePointerToken(""), "");
+  EXPECT_EQ(PointerToken("a/b"), "a~1b");
 }
 
 TEST(UnescapePointerTokenTest, UndoesEscapeAndKeepsStrayTildes) {

@@ -8,6 +8,7 @@
 #include "core/did_you_mean.h"
 #include "core/document.h"
 #include "core/json.h"
+#include "core/json_parse.h"
 
 namespace easyplan {
 namespace {

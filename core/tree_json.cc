@@ -10,6 +10,7 @@
 #include "core/did_you_mean.h"
 #include "core/document.h"
 #include "core/dtype.h"
+#include "core/json_parse.h"
 #include "core/tree_json_scan.h"
 
 namespace easyplan {

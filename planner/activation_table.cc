@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/document.h"
+#include "core/yaml_parse.h"
 #include "schemas/schema_reader.h"
 
 namespace easyplan::planner {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "planner/layout.h"
 #include "rules/rule_library.h"
 #include "schemas/data_source.h"

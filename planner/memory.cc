@@ -8,6 +8,7 @@
 #include "core/checked_math.h"
 #include "core/document.h"
 #include "core/shape.h"
+#include "core/yaml_parse.h"
 #include "schemas/schema_reader.h"
 
 namespace easyplan::planner {

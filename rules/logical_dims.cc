@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "core/document.h"
+#include "core/yaml_parse.h"
 #include "rules/match_memo.h"
 #include "schemas/schema_reader.h"
 

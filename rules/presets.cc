@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "core/document.h"
+#include "core/yaml_parse.h"
 #include "rules/rule_set.h"
 #include "schemas/schema_reader.h"
 

@@ -3,6 +3,7 @@
 
 #include "core/did_you_mean.h"
 #include "core/document.h"
+#include "core/yaml_parse.h"
 #include "schemas/schema.h"
 #include "schemas/schema_reader.h"
 

@@ -2,6 +2,7 @@
 #include <map>
 
 #include "core/document.h"
+#include "core/yaml_parse.h"
 #include "schemas/schema_reader.h"
 #include "schemas/tree_template.h"
 

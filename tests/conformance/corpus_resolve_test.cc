@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "schemas/resolver.h"
 #include "tests/test_util.h"
 

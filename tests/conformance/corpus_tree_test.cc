@@ -5,6 +5,7 @@
 
 #include "core/checkpoint.h"
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "core/tree_diff.h"
 #include "schemas/resolver.h"
 #include "schemas/tree_builder.h"

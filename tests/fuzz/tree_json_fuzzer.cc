@@ -14,6 +14,7 @@
 
 #include "cli/tree_format.h"
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "core/tree_json.h"
 #include "core/tree_json_scan.h"
 #include "tests/fuzz/fuzz_util.h"
