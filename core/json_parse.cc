@@ -379,4 +379,10 @@ StatusOr<Document> ParseJsonDocument(std::string_view text, std::string file, co
   return Document(std::move(file), std::move(root), std::move(scanner.positions()), std::move(scanner.duplicates()));
 }
 
+std::optional<Json> ParseJsonValue(std::string_view text) {
+  Json value = Json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) return std::nullopt;
+  return value;
+}
+
 }  // namespace easyplan

@@ -249,5 +249,39 @@ TEST(JsonDocumentTest, DecodesEscapes) {
   EXPECT_EQ(doc.root()[1], "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
 }
 
+// -----------------------------------------------------------------------------------------------
+// ParseJsonValue: the inline values of --set.
+
+TEST(JsonValueTest, ParsesOneJsonValue) {
+  EXPECT_EQ(ParseJsonValue("8"), Json(8));
+  EXPECT_EQ(ParseJsonValue(" 2.5 "), Json(2.5));
+  EXPECT_EQ(ParseJsonValue("true"), Json(true));
+  EXPECT_EQ(ParseJsonValue(R"("ring")"), Json("ring"));
+  EXPECT_EQ(ParseJsonValue(R"({"type": "yarn", "factor": [1, 2]})"),
+            (Json{{"type", "yarn"}, {"factor", Json::array({1, 2})}}));
+  // null is a value, not "no value": `--set rope_scaling=null` sets null.
+  const std::optional<Json> null = ParseJsonValue("null");
+  ASSERT_TRUE(null.has_value());
+  EXPECT_TRUE(null->is_null());
+}
+
+TEST(JsonValueTest, KeepsObjectKeysInTextOrder) {
+  EXPECT_EQ(ParseJsonValue(R"({"z": 1, "a": 2})")->dump(), R"({"z":1,"a":2})");
+}
+
+TEST(JsonValueTest, TextThatIsNotOneJsonValueGivesNothing) {
+  for (const char* text : {"", "ring", "[1, 2", "1 2", "{'a': 1}", "True", "1e400", "[1,]"}) {
+    EXPECT_FALSE(ParseJsonValue(text).has_value()) << text;
+  }
+}
+
+TEST(JsonValueTest, IntegersBeyondInt64BecomeUnsignedForTheCallerToReport) {
+  const std::optional<Json> big = ParseJsonValue("9223372036854775808");
+  ASSERT_TRUE(big.has_value());
+  EXPECT_TRUE(big->is_number_unsigned());
+  EXPECT_EQ(big->get<uint64_t>(), uint64_t{9223372036854775808u});
+  EXPECT_TRUE(ParseJsonValue("-9223372036854775808")->is_number_integer());
+}
+
 }  // namespace
 }  // namespace easyplan
