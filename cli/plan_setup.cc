@@ -3,6 +3,7 @@
 #include "cli/tree_source.h"
 #include "core/document.h"
 #include "core/json_parse.h"
+#include "core/json_pointer.h"
 #include "planner/layout_links.h"
 #include "planner/mesh_builder.h"
 #include "schemas/tree_builder.h"
@@ -25,11 +26,11 @@ StatusOr<schemas::ResolvedConfig> DefaultConfig(Context& ctx, schemas::SchemaSet
 StatusOr<std::vector<int64_t>> IntList(const Json& config, const char* key) {
   auto it = config.find(key);
   if (it == config.end() || !it->is_array())
-    return Status::BadInput({"", std::string("/") + key}, "expected a list of integers");
+    return Status::BadInput({"", PointerToMember("", key)}, "expected a list of integers");
   std::vector<int64_t> values;
   for (const Json& value : *it) {
     if (!value.is_number_integer())
-      return Status::BadInput({"", std::string("/") + key}, "expected a list of integers");
+      return Status::BadInput({"", PointerToMember("", key)}, "expected a list of integers");
     values.push_back(value.get<int64_t>());
   }
   return values;
