@@ -5,6 +5,9 @@
 #include <cstring>
 #include <iostream>
 
+#include "core/json_parse.h"
+#include "core/yaml_parse.h"
+
 namespace easyplan::api {
 StatusOr<std::string> ReadStdin(const Environment& env) {
   if (env.in == nullptr)

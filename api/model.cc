@@ -4,6 +4,7 @@
 #include "api/config_input.h"
 #include "api/tree_source.h"
 #include "core/did_you_mean.h"
+#include "core/json_parse.h"
 #include "planner/layout_links.h"
 #include "schemas/tree_builder.h"
 

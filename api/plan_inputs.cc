@@ -1,6 +1,7 @@
 #include "api/plan_inputs.h"
 
 #include "api/choices.h"
+#include "core/json_pointer.h"
 #include "planner/mesh_builder.h"
 
 namespace easyplan::api {
@@ -9,11 +10,11 @@ namespace {
 StatusOr<std::vector<int64_t>> IntList(const Json& config, const char* key) {
   auto it = config.find(key);
   if (it == config.end() || !it->is_array())
-    return Status::BadInput({"", std::string("/") + key}, "expected a list of integers");
+    return Status::BadInput({"", PointerToMember("", key)}, "expected a list of integers");
   std::vector<int64_t> values;
   for (const Json& value : *it) {
     if (!value.is_number_integer())
-      return Status::BadInput({"", std::string("/") + key}, "expected a list of integers");
+      return Status::BadInput({"", PointerToMember("", key)}, "expected a list of integers");
     values.push_back(value.get<int64_t>());
   }
   return values;

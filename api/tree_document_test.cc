@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "tests/test_util.h"
 
 namespace easyplan::api {

@@ -32,7 +32,7 @@ int ReportError(Context& ctx, const Status& status);
 
 /// Writes `text` to stdout, or atomically to `path` (temp + rename) when it is not empty. A reader
 /// that goes away early (`easyplan ... | head`: EPIPE) is not an error: the rest of the output is
-/// dropped quietly and the command still succeeds (main() ignores SIGPIPE; docs/HARDENING.md).
+/// dropped quietly and the command still succeeds (main() ignores SIGPIPE; docs/RELIABILITY.md, "Output safety").
 Status WriteOutput(Context& ctx, const std::string& path, const std::string& text);
 
 }  // namespace easyplan::cli

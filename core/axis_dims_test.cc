@@ -18,7 +18,8 @@ std::string FillError(std::vector<int64_t> dims, int64_t devices) {
   return filled.ok() ? "no error" : filled.status().diag().message;
 }
 
-// Vectors from MaxText's fill_unspecified_mesh_axes and numpy reshape (sharding-formats.md §5).
+// Vectors from MaxText's fill_unspecified_mesh_axes (src/MaxText/max_utils.py, tests/unit/max_utils_test.py)
+// and numpy reshape.
 TEST(AxisDimsTest, FillsTheSingleMinusOne) {
   EXPECT_EQ(Fill({2, -1, 5}, 20), (std::vector<int64_t>{2, 2, 5}));
   EXPECT_EQ(Fill({2, -1}, 2), (std::vector<int64_t>{2, 1}));

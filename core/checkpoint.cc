@@ -7,6 +7,8 @@
 #include "core/checked_math.h"
 #include "core/document.h"
 #include "core/json.h"
+#include "core/json_parse.h"
+#include "core/json_pointer.h"
 #include "core/shape.h"
 
 namespace easyplan {
@@ -21,21 +23,6 @@ constexpr std::string_view kSafetensorsSuffix = ".safetensors";
 std::string Describe(const Json& value) {
   if (value.is_number_integer()) return JsonForMessage(value);
   return std::string(JsonTypeName(value)) + " " + JsonForMessage(value);
-}
-
-/// The key an RFC 6901 reference token stands for ("a~1b" -> "a/b").
-std::string UnescapeToken(std::string_view token) {
-  std::string key;
-  key.reserve(token.size());
-  for (size_t i = 0; i < token.size(); ++i) {
-    if (token[i] == '~' && i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1')) {
-      key += token[i + 1] == '0' ? '~' : '/';
-      ++i;
-    } else {
-      key += token[i];
-    }
-  }
-  return key;
 }
 
 /// The directory part of a path: "a/b/c.json" -> "a/b", "c.json" -> "", "/c.json" -> "/".
@@ -91,7 +78,7 @@ StatusOr<Checkpoint> ReadSafetensorsFiles(const FileSystem& fs, const std::strin
     for (const TensorEntry& entry : header.tensors) {
       const auto [it, inserted] = shard_of.emplace(entry.name, file);
       if (!inserted) {
-        return Status::BadInput(SourceLoc{path, "/" + PointerToken(entry.name), 0, 0},
+        return Status::BadInput(SourceLoc{path, PointerToMember("", entry.name), 0, 0},
                                 "tensor '" + entry.name + "' appears in both '" + it->second + "' and '" + file + "'",
                                 {"the .safetensors files of '" + dir + "' are read as the shards of one checkpoint"});
       }
@@ -144,7 +131,7 @@ StatusOr<Checkpoint> ReadIndex(const FileSystem& fs, const std::string& path, co
     in_header.reserve(header.tensors.size());
     for (TensorEntry& entry : header.tensors) {
       const auto it = position_of.find(entry.name);
-      const SourceLoc loc{shard_path, "/" + PointerToken(entry.name), 0, 0};
+      const SourceLoc loc{shard_path, PointerToMember("", entry.name), 0, 0};
       if (it == position_of.end()) {
         return Status::BadInput(loc, "shard '" + shard + "' holds tensor '" + entry.name + "', which the index '" +
                                          path + "' does not list");
@@ -161,7 +148,7 @@ StatusOr<Checkpoint> ReadIndex(const FileSystem& fs, const std::string& path, co
       const auto it = in_header.find(tensor.entry.name);
       if (it == in_header.end()) {
         return Status::BadInput(
-            SourceLoc{path, "/weight_map/" + PointerToken(tensor.entry.name), 0, 0},
+            SourceLoc{path, PointerToMember("/weight_map", tensor.entry.name), 0, 0},
             "index maps '" + tensor.entry.name + "' to '" + shard + "' but that shard has no such tensor");
       }
       tensor.entry = std::move(*it->second);
@@ -223,9 +210,8 @@ StatusOr<CheckpointIndex> ParseCheckpointIndex(std::string_view text, const std:
   EP_ASSIGN_OR_RETURN(const Document document, ParseJsonDocument(text, path, limits));
   if (!document.duplicate_keys().empty()) {
     const std::string& pointer = document.duplicate_keys().front();
-    const size_t slash = pointer.rfind('/');
-    const std::string key = UnescapeToken(std::string_view(pointer).substr(slash + 1));
-    const std::string message = pointer.substr(0, slash) == "/weight_map"
+    const std::string key = LastPointerKey(pointer);
+    const std::string message = ParentPointer(pointer) == "/weight_map"
                                     ? "weight_map lists tensor '" + key + "' more than once"
                                     : "key '" + key + "' appears more than once in the same object";
     return Status::BadInput(document.Locate(pointer), message);
@@ -266,7 +252,7 @@ StatusOr<CheckpointIndex> ParseCheckpointIndex(std::string_view text, const std:
   index.weight_map.reserve(weight_map.size());
   for (auto it = weight_map.begin(); it != weight_map.end(); ++it) {
     const std::string& name = it.key();
-    const SourceLoc loc = document.Locate("/weight_map/" + PointerToken(name));
+    const SourceLoc loc = document.Locate(PointerToMember("/weight_map", name));
     if (!it.value().is_string()) {
       return Status::BadInput(
           loc, "weight_map maps '" + name + "' to " + Describe(it.value()) + ", expected a shard file name");

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/limits.h"
+
 namespace easyplan {
 namespace {
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include "core/yaml_parse.h"
+
 namespace easyplan {
 namespace {
 

@@ -42,7 +42,8 @@ constexpr std::array<DTypeInfo, 26> kDTypes = {{
     {DType::kFloat4E2M1FN, "float4_e2m1fn", 4},
 }};
 
-// EasyDeL's alias table (easydel-semantics §1.5) plus the numpy/torch short names users write.
+// EasyDeL's alias table (_coerce_dtype_spec, easydel/infra/base_config.py) plus the numpy/torch short names users
+// write.
 constexpr std::array<std::pair<std::string_view, std::string_view>, 25> kAliases = {{
     {"bf16", "bfloat16"},
     {"fp16", "float16"},

@@ -12,6 +12,8 @@
 
 #include "core/document.h"
 #include "core/json.h"
+#include "core/json_parse.h"
+#include "core/yaml_parse.h"
 
 namespace easyplan {
 namespace {

@@ -4,7 +4,7 @@
 // Resource limits for untrusted input, in one place. easyplan reads files users edit by hand and
 // metadata from anywhere; each limit below turns an input that would exhaust memory, time or stack
 // into a BadInput error (exit 2) that names the limit and the global flag raising it. Nothing is
-// ever silently truncated. docs/HARDENING.md lists them with their reasons.
+// ever silently truncated. docs/RELIABILITY.md ("Limits") lists them with their reasons.
 
 #include <cstddef>
 #include <cstdint>

@@ -8,6 +8,8 @@
 #include "core/did_you_mean.h"
 #include "core/document.h"
 #include "core/json.h"
+#include "core/json_parse.h"
+#include "core/json_pointer.h"
 
 namespace easyplan {
 namespace {
@@ -63,33 +65,6 @@ const SafetensorsDType* FindDType(std::string_view name) {
 std::string Describe(const Json& value) {
   if (value.is_number_integer()) return JsonForMessage(value);
   return std::string(JsonTypeName(value)) + " " + JsonForMessage(value);
-}
-
-/// The key an RFC 6901 reference token stands for ("a~1b" -> "a/b").
-std::string UnescapeToken(std::string_view token) {
-  std::string key;
-  key.reserve(token.size());
-  for (size_t i = 0; i < token.size(); ++i) {
-    if (token[i] == '~' && i + 1 < token.size() && (token[i + 1] == '0' || token[i + 1] == '1')) {
-      key += token[i + 1] == '0' ? '~' : '/';
-      ++i;
-    } else {
-      key += token[i];
-    }
-  }
-  return key;
-}
-
-/// The unescaped reference tokens of a JSON pointer ("/a/b~1c" -> {"a", "b/c"}).
-std::vector<std::string> PointerKeys(std::string_view pointer) {
-  std::vector<std::string> keys;
-  while (pointer.starts_with('/')) {
-    pointer.remove_prefix(1);
-    const size_t slash = pointer.find('/');
-    keys.push_back(UnescapeToken(pointer.substr(0, slash)));
-    pointer = slash == std::string_view::npos ? std::string_view() : pointer.substr(slash);
-  }
-  return keys;
 }
 
 class HeaderParser {
@@ -157,13 +132,13 @@ class HeaderParser {
 
   Status TensorError(const std::string& name, std::string_view field, const std::string& message,
                      std::vector<std::string> notes = {}) const {
-    std::string pointer = "/" + PointerToken(name);
-    if (!field.empty()) pointer += "/" + std::string(field);
+    std::string pointer = PointerToMember("", name);
+    if (!field.empty()) pointer += "/" + std::string(field);  // a pointer below the entry: "shape/1"
     return Error(std::move(pointer), "tensor '" + name + "': " + message, std::move(notes));
   }
 
   Status DuplicateKeyError(const std::string& pointer) const {
-    const std::vector<std::string> keys = PointerKeys(pointer);
+    const std::vector<std::string> keys = SplitPointer(pointer);
     if (keys.size() == 1) {
       const std::string what = keys[0] == kMetadataKey ? "'__metadata__'" : "tensor name '" + keys[0] + "'";
       return Error(pointer, what + " appears more than once in the header");
@@ -173,14 +148,14 @@ class HeaderParser {
   }
 
   Status ParseMetadata(const Json& value, std::map<std::string, std::string>* metadata) const {
-    const std::string pointer = "/" + std::string(kMetadataKey);
+    const std::string pointer = PointerToMember("", kMetadataKey);
     if (value.is_null()) return Status();  // the official loader reads it as Option<...>
     if (!value.is_object()) {
       return Error(pointer, "__metadata__ must be an object of strings, found " + Describe(value));
     }
     for (auto it = value.begin(); it != value.end(); ++it) {
       if (!it.value().is_string()) {
-        return Error(pointer + "/" + PointerToken(it.key()),
+        return Error(PointerToMember(pointer, it.key()),
                      "__metadata__ key '" + it.key() + "' must hold a string, found " + Describe(it.value()));
       }
       (*metadata)[it.key()] = it.value().get<std::string>();
@@ -230,7 +205,7 @@ class HeaderParser {
     for (size_t i = 0; i < shape_value.size(); ++i) {
       const Json& dim = shape_value[i];
       if (!dim.is_number_integer() || dim.get<int64_t>() < 0) {
-        return TensorError(name, "shape/" + std::to_string(i),
+        return TensorError(name, PointerToElement("shape", i),
                            "shape[" + std::to_string(i) + "] must be a non-negative integer, found " + Describe(dim));
       }
       dims.push_back(dim.get<int64_t>());

@@ -10,6 +10,8 @@
 #include "core/did_you_mean.h"
 #include "core/document.h"
 #include "core/dtype.h"
+#include "core/json_parse.h"
+#include "core/json_pointer.h"
 #include "core/tree_json_scan.h"
 
 namespace easyplan {
@@ -43,7 +45,7 @@ StatusOr<ParamTree> TreeFromJsonValue(const Json& json, const std::string& file,
   std::set<std::string> seen;
   for (size_t i = 0; i < params->size(); ++i) {
     const Json& entry = (*params)[i];
-    std::string pointer = "/params/" + std::to_string(i);
+    std::string pointer = PointerToElement("/params", i);
     if (!entry.is_object()) {
       return error(pointer, "expected {name, shape, dtype}, found " + std::string(JsonTypeName(entry)));
     }

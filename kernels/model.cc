@@ -57,7 +57,8 @@ class ForwardPass {
                                   : s_.Dot(std::move(h), P("lm_head/kernel"), DotDims{{}, {}, {2}, {0}}, "lm_head");
     }
     // The loss constrains the logits with the train attributes batch_axis, sequence_axis and
-    // hidden_state_axis (activation-shardings.md §3), so the vocab dim lands where hidden states live.
+    // hidden_state_axis (ForCausalLMLoss, easydel/infra/loss_utils.py), so the vocab dim lands where hidden
+    // states live.
     out.push_back(
         {"logits", s_.Reshard(std::move(logits), hidden_spec_, "loss logits constraint"), Activation::Kind::kLogits});
     out.insert(out.end(), std::make_move_iterator(cache_.begin()), std::make_move_iterator(cache_.end()));

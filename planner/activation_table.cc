@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "core/document.h"
+#include "core/json_pointer.h"
+#include "core/yaml_parse.h"
 #include "schemas/schema_reader.h"
 
 namespace easyplan::planner {
@@ -46,7 +48,7 @@ StatusOr<bool> ParseBool(const schemas::SchemaReader& reader, const Json& object
                          const std::string& pointer) {
   auto it = object.find(key);
   if (it == object.end()) return fallback;
-  if (!it->is_boolean()) return reader.Error(pointer + "/" + key, "expected true or false");
+  if (!it->is_boolean()) return reader.Error(PointerToMember(pointer, key), "expected true or false");
   return it->get<bool>();
 }
 
@@ -82,7 +84,7 @@ StatusOr<ActivationTable::Kernel> ParseKernel(const schemas::SchemaReader& reade
   const Json specs = value.value("specs", Json::object());
   if (!specs.is_object() || specs.empty()) return reader.Error(pointer + "/specs", "expected a mapping of specs");
   for (const auto& [spec_name, spec_value] : specs.items()) {
-    const std::string spec_pointer = pointer + "/specs/" + PointerToken(spec_name);
+    const std::string spec_pointer = PointerToMember(pointer + "/specs", spec_name);
     EP_RETURN_IF_ERROR(
         reader.CheckKeys(spec_value, spec_pointer, {"field", "keep", "pick", "rank", "flatten", "tensor"}));
     ActivationTable::KernelSpec spec;
@@ -151,7 +153,7 @@ StatusOr<ActivationTable> ActivationTable::Parse(const Document& doc) {
         field.same_as = value.get<std::string>();
         continue;
       }
-      EP_ASSIGN_OR_RETURN(field.variants[key], rules::ParseAxesEntries(reader, value, pointer + "/" + key));
+      EP_ASSIGN_OR_RETURN(field.variants[key], rules::ParseAxesEntries(reader, value, PointerToMember(pointer, key)));
     }
     table.attention_.push_back(std::move(field));
   }
@@ -159,7 +161,7 @@ StatusOr<ActivationTable> ActivationTable::Parse(const Document& doc) {
   const Json residual = root.value("residual", Json::object());
   if (!residual.is_object()) return reader.Error("/residual", "expected a mapping");
   for (const auto& [name, value] : residual.items()) {
-    const std::string pointer = "/residual/" + PointerToken(name);
+    const std::string pointer = PointerToMember("/residual", name);
     EP_RETURN_IF_ERROR(reader.CheckKeys(value, pointer, {"axes", "dynamic", "train_only"}));
     ResidualEntry entry;
     entry.name = name;
@@ -189,7 +191,7 @@ StatusOr<ActivationTable> ActivationTable::Parse(const Document& doc) {
   const Json fused = experts.value("fused", Json::object());
   if (!fused.is_object()) return reader.Error("/experts/fused", "expected a mapping");
   for (const auto& [name, value] : fused.items()) {
-    const std::string pointer = "/experts/fused/" + PointerToken(name);
+    const std::string pointer = PointerToMember("/experts/fused", name);
     EP_RETURN_IF_ERROR(reader.CheckKeys(value, pointer, {"standard", "expert_tensor"}));
     FusedEntry entry;
     entry.name = name;
@@ -210,7 +212,7 @@ StatusOr<ActivationTable> ActivationTable::Parse(const Document& doc) {
   const Json kernels = root.value("kernels", Json::object());
   if (!kernels.is_object()) return reader.Error("/kernels", "expected a mapping");
   for (const auto& [name, value] : kernels.items()) {
-    EP_ASSIGN_OR_RETURN(Kernel kernel, ParseKernel(reader, name, value, "/kernels/" + PointerToken(name)));
+    EP_ASSIGN_OR_RETURN(Kernel kernel, ParseKernel(reader, name, value, PointerToMember("/kernels", name)));
     table.kernels_.push_back(std::move(kernel));
   }
 

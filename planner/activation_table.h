@@ -41,7 +41,7 @@ class ActivationTable {
     std::vector<std::optional<std::string>> expert_tensor;
   };
 
-  /// One spec an attention kernel hands to shard_map (or constrains, for vanilla), §2.4.
+  /// One spec an attention kernel hands to shard_map (or constrains, for vanilla); easydel/operations/kernels/.
   struct KernelSpec {
     std::string name;                      ///< "query", "cu_seqlens", "starts", ...
     std::string field;                     ///< the AttnShardingRules field it starts from ("" = none)
@@ -65,7 +65,8 @@ class ActivationTable {
     std::string error;  ///< what EasyDeL raises outside decode
     std::vector<KernelSpec> specs;
   };
-  /// RaggedPagesCache (§4.3): the tokens of kv_pages' page and head-group axes and the kernel's specs.
+  /// RaggedPagesCache (easydel/caching/ragged_page/cache.py): the tokens of kv_pages' page and head-group axes and the
+  /// kernel's specs.
   struct RaggedCacheAxes {
     Axes page, head_group;
     std::string shard_count_from;     ///< the partition_axis attribute whose mesh size is kv_head_shards

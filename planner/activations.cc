@@ -485,7 +485,7 @@ struct Builder {
   }
 };
 
-// §2.4: what `kernel` does with the shardings for this request's query and key shapes.
+// What `kernel` (easydel/operations/kernels/) does with the shardings for this request's query and key shapes.
 StatusOr<KernelReport> BuildKernelReport(const ActivationTable& table, const rules::Presets& presets,
                                          const Json& config, const ActivationRequest& request,
                                          const ActivationTable::Kernel& kernel, int64_t query_length) {
@@ -594,7 +594,7 @@ int64_t AttributeMeshSize(const Json& config, const std::string& attribute, cons
   return AxisProduct(entry, mesh, nullptr);
 }
 
-// §4.3: one layer's kv_pages of a RaggedPagesCache and the ragged kernel's specs.
+// One layer's kv_pages of a RaggedPagesCache (easydel/caching/ragged_page/cache.py) and the ragged kernel's specs.
 StatusOr<RaggedCacheReport> BuildRaggedCache(Builder& builder, const ActivationTable& table,
                                              const rules::Presets& presets, const Json& config,
                                              const ActivationRequest& request, DType kvdtype) {
@@ -747,8 +747,8 @@ StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request) {
     plan.residual.emplace_back(entry.name, std::move(spec));
   }
 
-  // The attention kernel (§2.4): its own mode from the query's shape, its own layout and mni, and the
-  // specs create_stable_sharding hands to shard_map.
+  // The attention kernel (easydel/operations/kernels/): its own mode from the query's shape, its own layout and mni,
+  // and the specs create_stable_sharding hands to shard_map.
   {
     std::string easydel_name, selected_by;
     EP_ASSIGN_OR_RETURN(

@@ -2,7 +2,8 @@
 #define EASYPLAN_PLANNER_ACTIVATIONS_H_
 
 // The other half of a sharding plan: the specs EasyDeL gives what flows between the parameters in
-// one runtime mode (activation-shardings.md). Three layers, kept apart as EasyDeL keeps them:
+// one runtime mode (EasyDeL easydel/operations/_operation_meta.py and its callers). Three layers, kept apart as EasyDeL
+// keeps them:
 //
 //  1. resolution, raw: OperationMetadata.get_shardings(mode, layout, qkv_mni_sharding, softmax_aux)
 //     resolves every AttnShardingRules field through partition_axis with no shape and no mesh, so
@@ -131,7 +132,7 @@ struct ActivationTensor {
   int64_t window = 0;            ///< KV cache rows of sliding layers: the window
 };
 
-/// One spec an attention kernel hands to shard_map (vanilla: constrains), §2.4.
+/// One spec an attention kernel hands to shard_map (vanilla: constrains); easydel/operations/kernels/.
 struct KernelSpecReport {
   std::string name;            ///< "query", "key", "cu_seqlens", "starts", ...
   PartitionSpec spec;          ///< create_stable_sharding's spec: kept dims of the field, the rest None
@@ -140,8 +141,8 @@ struct KernelSpecReport {
   bool corrected = false;      ///< the kernel passes a tensor, so eformer's correction applies
 };
 
-/// What one attention kernel does with the shardings (§2.4): the mode it recomputes from the query's
-/// shape, the layout and qkv_mni it asks get_shardings for, and the specs it hands to shard_map.
+/// What one attention kernel (easydel/operations/kernels/*.py) does with the shardings: the mode it recomputes from the
+/// query's shape, the layout and qkv_mni it asks get_shardings for, and the specs it hands to shard_map.
 struct KernelReport {
   std::string name;          ///< easyplan's name: vanilla, flash_attn2, sdpa, ring, blocksparse, decode, paged_flash
   std::string easydel_name;  ///< the attn_mechanism value (autoregressive_decodeattn, ...)
@@ -159,8 +160,8 @@ struct KernelReport {
 /// The EasyDeL kernel names `--kernel` takes besides easyplan's own (all of _activations.yaml's kernels).
 std::vector<std::string> KernelNames(const ActivationTable& table);
 
-/// RaggedPagesCache (eSurge, §4.3) options. num_pages is an input: EasyDeL sizes it from the free HBM
-/// at run time.
+/// RaggedPagesCache (eSurge, easydel/caching/ragged_page/cache.py) options. num_pages is an input: EasyDeL sizes it
+/// from the free HBM at run time.
 struct RaggedCacheOptions {
   int version = 3;  ///< 2 or 3
   int64_t page_size = 128;

@@ -1,4 +1,6 @@
-// Every table of activation-shardings.md (§2.2, §2.3 C1 and C2, §3, §4.2, §5.2) as unit tests, in every
+// EasyDeL's activation shardings as unit tests: OperationMetadata.get_shardings
+// (easydel/operations/_operation_meta.py), the residual-stream and loss constraints, the TransformerCache
+// (easydel/caching/transformer/cache.py) and the expert specs (easydel/layers/moe/), in every
 // mode and layout, for the default PartitionAxis and customised ones given as `--set` strings (resolved
 // by the real resolver, so the decode_* derivations are EasyDeL's).
 #include "planner/activations.h"
@@ -7,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "planner/layout.h"
 #include "rules/rule_library.h"
 #include "schemas/data_source.h"
@@ -28,7 +31,7 @@ PartitionSpec P(std::initializer_list<Entry> entries) { return PartitionSpec(std
 constexpr RuntimeMode kAllModes[] = {RuntimeMode::kTrain, RuntimeMode::kPrefill, RuntimeMode::kDecode,
                                      RuntimeMode::kInsert};
 
-// §2.3's customised PartitionAxis settings, as `--set` strings.
+// Two customised PartitionAxis settings (C1, C2), as `--set` strings.
 const std::vector<std::string> kC1 = {"partition_axis.decode_batch_axis=dp", "partition_axis.decode_head_axis=null"};
 const std::vector<std::string> kC2 = {"partition_axis.kv_head_axis=null", "partition_axis.bias_head_sequence_axis=tp",
                                       "partition_axis.decode_batch_axis=dp",
@@ -185,7 +188,7 @@ TEST_F(ActivationsTest, KernelAndRaggedSectionsRejectMalformedEntries) {
   EXPECT_EQ(table_.FindKernel("splash"), nullptr);
 }
 
-// ---- §2.2: the default PartitionAxis, identical in all four modes ------------------------------------
+// ---- The default PartitionAxis, identical in all four modes ------------------------------------------
 
 TEST_F(ActivationsTest, Section22DefaultsInEveryModeLayoutAndMni) {
   const Json config = Config();
@@ -235,7 +238,7 @@ TEST_F(ActivationsTest, AttnFieldsListsTheTenFieldsInOrder) {
                                              "q_segment_ids", "kv_segment_ids", "softmax_aux"}));
 }
 
-// ---- §2.3 C1: decode_batch_axis="dp", decode_head_axis=None ------------------------------------------
+// ---- C1: decode_batch_axis="dp", decode_head_axis=None -----------------------------------------------
 
 TEST_F(ActivationsTest, Section23C1TrainAndPrefillAreTheDefaults) {
   const Json config = Config(kC1);
@@ -279,7 +282,7 @@ TEST_F(ActivationsTest, Section23C1DecodeAndInsertUseDpForBatchAndKeepTp) {
   }
 }
 
-// ---- §2.3 C2: kv_head_axis=None, bias_head_sequence_axis="tp", decode batch dp, decode key seq fsdp ---
+// ---- C2: kv_head_axis=None, bias_head_sequence_axis="tp", decode batch dp, decode key seq fsdp --------
 
 TEST_F(ActivationsTest, Section23C2EveryRowModeAndLayout) {
   const Json config = Config(kC2);
@@ -317,7 +320,7 @@ TEST_F(ActivationsTest, Section23C2EveryRowModeAndLayout) {
   }
 }
 
-// ---- §1: None falls back, an empty value replicates ---------------------------------------------------
+// ---- None falls back, an empty value replicates (eformer PartitionAxis.resolve_axis) ------------------
 
 TEST_F(ActivationsTest, DecodeNullFallsBackToTrainButAnEmptyListReplicates) {
   const Json fallback = Config({"partition_axis.decode_head_axis=null"});
@@ -348,7 +351,7 @@ TEST_F(ActivationsTest, RenamedMeshAxesFollowThrough) {
   EXPECT_EQ(rules.query, P({{"fsdp", "data"}, {"seq"}, {"model"}, N}));
 }
 
-// ---- §3: residual stream and logits -------------------------------------------------------------------
+// ---- Residual stream and logits (easydel/infra/loss_utils.py ForCausalLMLoss) -------------------------
 
 TEST_F(ActivationsTest, Section3PresetsRawDefaultAndC1Decode) {
   const Json defaults = Config();
@@ -428,7 +431,7 @@ TEST_F(ActivationsTest, HiddenStateOfAModeFollowsTheQueryLength) {
   EXPECT_EQ(spec_of(*Build(c1, mesh, RuntimeMode::kTrain, 8, 1), "hidden_state"), P({DP, SP, TP}));
 }
 
-// ---- §4.2: the TransformerCache -----------------------------------------------------------------------
+// ---- The TransformerCache (easydel/caching/transformer/cache.py) --------------------------------------
 
 struct CacheRow {
   std::vector<std::string> sets;
@@ -628,7 +631,7 @@ TEST_F(ActivationsTest, AnAxisTheMeshLacksIsAnError) {
   EXPECT_EQ(plan->findings.front().severity, Severity::kError);
 }
 
-// ---- §5.2: expert specs -------------------------------------------------------------------------------
+// ---- Expert specs (easydel/layers/moe/_moe_module.py, _communication_utils.py) ------------------------
 
 struct ExpertVariant {
   std::vector<std::string> sets;
@@ -725,7 +728,7 @@ TEST_F(ActivationsTest, DenseConfigsHaveNoExpertSpecsAndExpertsMustSplitEvenly) 
   EXPECT_EQ(findings[0].notes, (std::vector<std::string>{"valid folded sizes: 1, 2, 3, 6"}));
 }
 
-// ---- §2.4: which mode and which specs each kernel uses -------------------------------------------------
+// ---- Which mode and which specs each kernel uses (easydel/operations/kernels/) -------------------------
 
 class KernelTest : public ActivationsTest {
  protected:
@@ -745,7 +748,7 @@ class KernelTest : public ActivationsTest {
     return BuildActivationPlan(request);
   }
 
-  // The kernel report of `kernel` on §2.4's example: C1, dp2,fsdp2,ep1,tp2,sp2, decode query
+  // The kernel report of `kernel` on the C1 example: dp2,fsdp2,ep1,tp2,sp2, decode query
   // (8, 1, 32, 128) and cache KV (8, 4096, 8, 128).
   KernelReport Example(const std::string& kernel) {
     auto plan = BuildKernel(Config(kC1), FiveD(2, 2, 1, 2, 2), RuntimeMode::kDecode, 8, 4096, kernel);
@@ -955,7 +958,7 @@ TEST_F(KernelTest, TheConfigSelectsTheKernelByMode) {
   EXPECT_NE(unknown.status().ToString().find("--kernel 'splash'"), std::string::npos);
 }
 
-// ---- §4.3: the RaggedPagesCache ----------------------------------------------------------------------
+// ---- The RaggedPagesCache (easydel/caching/ragged_page/cache.py) -------------------------------------
 
 class RaggedTest : public KernelTest {
  protected:

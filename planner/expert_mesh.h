@@ -2,7 +2,7 @@
 #define EASYPLAN_PLANNER_EXPERT_MESH_H_
 
 // The 3-D (dp, ep, tp) mesh EasyDeL folds out of the 5-D model mesh for mixture-of-experts blocks
-// (activation-shardings.md §5.1, easydel-semantics.md §4.4: base_config._mesh_shape_ep, expert_mesh).
+// (EasyDeL easydel/infra/base_config.py: _mesh_shape_ep, expert_mesh).
 //
 // Each distinct mesh axis name joins one group, in this order: tp -> tp, ep -> ep, dp -> dp,
 // fsdp -> ep if fsdp_is_ep_bound else dp, sp -> ep if sp_is_ep_bound else dp; a name already placed is

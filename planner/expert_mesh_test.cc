@@ -19,7 +19,8 @@ struct FoldCase {
   std::array<int64_t, 3> folded;  // dp, ep, tp
 };
 
-// activation-shardings.md §5.1: every row x every (fsdp_is_ep_bound, sp_is_ep_bound) column.
+// EasyDeL's _mesh_shape_ep (easydel/infra/base_config.py) on every row x every (fsdp_is_ep_bound,
+// sp_is_ep_bound) column.
 const FoldCase kFoldTable[] = {
     {{1, 1, 2, 2, 1}, true, true, {1, 2, 2}},  {{1, 1, 2, 2, 1}, false, true, {1, 2, 2}},
     {{1, 1, 2, 2, 1}, true, false, {1, 2, 2}}, {{1, 1, 2, 2, 1}, false, false, {1, 2, 2}},
@@ -83,8 +84,8 @@ TEST(ExpertMeshTest, RenamedAxesOfAConfigPartitionAxis) {
 }
 
 TEST(ExpertMeshTest, ANameSharedByThreeRolesIsCountedOnce) {
-  // easydel-semantics.md §4.4: {ep: 2, tp: 2, sp: 1} with dp = fsdp = ep = "ep" folds to (1, 2, 2) with
-  // names ("ep", "ep", "tp") at ED-HEAD (ED-c14 multiplied without de-duplication).
+  // easydel/infra/base_config.py _mesh_shape_ep: {ep: 2, tp: 2, sp: 1} with dp = fsdp = ep = "ep" folds to (1, 2, 2)
+  // with names ("ep", "ep", "tp") at ED-HEAD (ED-c14 multiplied without de-duplication).
   Mesh mesh;
   mesh.axis_names = {"ep", "tp", "sp"};
   mesh.shape = {2, 2, 1};
@@ -105,7 +106,8 @@ TEST(ExpertMeshTest, MissingAxesCountAsOneAndForeignAxesBreakTheReshape) {
 }
 
 TEST(ExpertMeshTest, DeviceGridIsARowMajorReshape) {
-  // §5.1's example: the expert "tp" pairs are consecutive flat ids, sp neighbours in the 5-D mesh.
+  // expert_mesh (easydel/infra/base_config.py): the expert "tp" pairs are consecutive flat ids, sp neighbours in the
+  // 5-D mesh.
   const Mesh mesh = FiveD(1, 2, 1, 2, 2);
   const ExpertMesh expert = FoldExpertMesh(mesh, ParallelAxisNames{}, ExpertBinding{});
   ASSERT_EQ(expert.shape, (std::array<int64_t, 3>{1, 4, 2}));

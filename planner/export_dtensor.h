@@ -2,8 +2,8 @@
 #define EASYPLAN_PLANNER_EXPORT_DTENSOR_H_
 
 // PyTorch DTensor placements for a JAX PartitionSpec, and DTensor's per-rank local shape and global
-// offset (torch/distributed/tensor/_utils.py compute_local_shape_and_global_offset; sharding-formats.md
-// §4). Mesh dims apply left to right, each Shard(d) chunking the current local size of dim d as
+// offset (pytorch torch/distributed/tensor/_utils.py compute_local_shape_and_global_offset,
+// placement_types.py). Mesh dims apply left to right, each Shard(d) chunking the current local size of dim d as
 // torch.chunk does; an empty shard reports the global dim size as its offset.
 //
 // A JAX entry (a1, a2) shards with a1 major. DTensor shards with the earlier mesh dim major, so an

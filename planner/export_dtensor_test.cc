@@ -30,8 +30,8 @@ LocalShard Shard2(int64_t rows, int64_t offset) { return LocalShard{{rows, 2}, {
 
 const Placement S0 = Placement::Shard(0);
 
-// sharding-formats.md §4.2 [COPIED pytorch test/distributed/tensor/test_utils.py
-// test_compute_local_shape_and_global_offset_uneven].
+// Copied from pytorch test/distributed/tensor/test_utils.py,
+// LocalTest.test_compute_local_shape_and_global_offset_uneven.
 TEST(ExportDTensorTest, UnevenShardShard) {
   for (int64_t dp = 0; dp < 4; ++dp) {
     const LocalShard tp0 = At({18, 2}, {4, 2}, {dp, 0}, {S0, S0});

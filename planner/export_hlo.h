@@ -1,10 +1,10 @@
 #ifndef EASYPLAN_PLANNER_EXPORT_HLO_H_
 #define EASYPLAN_PLANNER_EXPORT_HLO_H_
 
-// The XLA HLO sharding text JAX attaches for a NamedSharding (sharding-formats.md §2): jax's
-// named_sharding_to_xla_hlo_sharding followed by XLA's own canonicalisation (IotaTileAssignment::Create,
-// HloSharding::PartialTile, HloSharding::Subgroup) and HloSharding::ToString. Examples on the mesh
-// axis_0=2, axis_1=4, axis_2=4:
+// The XLA HLO sharding text JAX attaches for a NamedSharding (jax/_src/named_sharding.py, xla
+// xla/hlo/ir/hlo_sharding.cc and tile_assignment.cc): jax's named_sharding_to_xla_hlo_sharding followed by XLA's own
+// canonicalisation (IotaTileAssignment::Create, HloSharding::PartialTile, HloSharding::Subgroup) and
+// HloSharding::ToString. Examples on the mesh axis_0=2, axis_1=4, axis_2=4:
 //
 //   P('axis_2', ('axis_0', 'axis_1'))  ->  {devices=[4,8]<=[8,4]T(1,0)}
 //   P(None, 'axis_0')                  ->  {devices=[1,2,16]<=[32] last_tile_dim_replicate}

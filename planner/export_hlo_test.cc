@@ -28,7 +28,7 @@ Mesh M0() { return MakeMesh({{"axis_0", 2}, {"axis_1", 4}, {"axis_2", 4}}); }
 Mesh M2() { return MakeMesh({{"x", 8}, {"y", 4}}); }
 Mesh M3() { return MakeMesh({{"a", 2}, {"b", 2}, {"c", 2}, {"d", 2}}); }
 
-// ---- sharding-formats.md §2.3 [COPIED openxla/xla stablehlo_export_pipeline.mlir] ----
+// ---- Copied from openxla/xla xla/service/spmd/shardy/test/stablehlo_export_pipeline.mlir ----
 
 struct Vector {
   Mesh mesh;
@@ -97,7 +97,7 @@ TEST(ExportHloTest, TupleOfResults) {
             "{{replicated}, {replicated}, {replicated}, {replicated}, {replicated}, /*index=5*/{manual}}");
 }
 
-// ---- sharding-formats.md §2.4 [COPIED jax tests, xla tile_assignment_test.cc / hlo_sharding_test.cc] ----
+// ---- Copied from jax tests and xla xla/hlo/ir/tile_assignment_test.cc, hlo_sharding_test.cc ----
 
 TEST(ExportHloTest, JaxTestVectors) {
   const Mesh xy = MakeMesh({{"x", 2}, {"y", 2}});
@@ -137,7 +137,7 @@ TEST(ExportHloTest, XlaTileAssignmentVectors) {
 }
 
 TEST(ExportHloTest, CanonicalisationExamples) {
-  // CanonicalizeIotaDims examples of §2.2 step 7.
+  // CanonicalizeIotaDims examples (xla xla/hlo/ir/tile_assignment.cc).
   EXPECT_EQ(IotaTileAssignmentText({60}, {3, 4, 5}, {2, 0, 1}), "devices=[60]<=[12,5]T(1,0)");
   EXPECT_EQ(IotaTileAssignmentText({60}, {3, 4, 5}, {1, 2, 0}), "devices=[60]<=[3,20]T(1,0)");
   EXPECT_EQ(IotaTileAssignmentText({60}, {1, 3, 1, 4, 1, 5}, {4, 3, 2, 5, 1, 0}), "devices=[60]<=[3,20]T(1,0)");

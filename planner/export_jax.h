@@ -4,7 +4,7 @@
 // JAX exports of a plan: a Python module holding only data (the mesh, the ordered partition rules as
 // (regex, PartitionSpec(...)) tuples for eformer's match_partition_rules, and every parameter's
 // effective PartitionSpec), and the same facts as JSON in MaxText's golden-dump shape
-// (sharding-formats.md §6.2):
+// (maxtext tests/utils/sharding_info/*/named_shardings.json):
 //
 //   {"model/embed_tokens/embedding": {"mesh": {"axis_names": ["dp", ...], "shape": {"dp": 1, ...}},
 //                                     "partition_spec": ["tp", ["fsdp", "sp"]], "shape": [128, 64]}}

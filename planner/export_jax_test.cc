@@ -55,7 +55,8 @@ TEST(ExportJaxTest, ModuleIsDataOnly) {
             "}\n");
 }
 
-// sharding-formats.md §6.2: MaxText's named_shardings.json leaf shape.
+// MaxText's named_shardings.json leaf shape (maxtext tests/utils/sharding_info/qwen3-0.6b/tpu7x-16/slice_1/
+// rule_default/named_shardings.json).
 TEST(ExportJaxTest, MaxTextGoldenDumpShape) {
   const Json json = JaxShardingsJson(
       TestMesh(), {{"a", {8, 4}, PartitionSpec({{"tp"}, {"fsdp", "tp"}})}, {"b", {}, PartitionSpec()}});

@@ -2,7 +2,7 @@
 #define EASYPLAN_PLANNER_EXPORT_SHARDY_H_
 
 // Shardy (openxla/shardy `sdy` dialect) mesh and tensor-sharding attributes, printed as Shardy prints
-// them (sharding-formats.md §3):
+// them (openxla/shardy docs/sharding_representation.md, shardy/dialect/sdy/ir/attrs.td):
 //
 //   sdy.mesh @mesh = <["dp"=1, "fsdp"=2, "ep"=1, "tp"=2, "sp"=1]>
 //   #sdy.sharding<@mesh, [{"fsdp", "sp"}, {"tp"}]>

@@ -174,7 +174,8 @@ class Parser {
 std::string RoundTripMesh(const std::string& text) { return SdyMeshAttrText(Parser(text).Mesh()); }
 std::string RoundTripSharding(const std::string& text) { return SdyTensorShardingBody(Parser(text).Sharding()); }
 
-// sharding-formats.md §3.2 [COPIED shardy mesh_parse_print.mlir, tensor_sharding_parse_print.mlir].
+// Copied from openxla/shardy shardy/dialect/sdy/ir/test/mesh_parse_print.mlir and
+// tensor_sharding_parse_print.mlir.
 TEST(ExportShardyTest, MeshParsePrintVectors) {
   EXPECT_EQ(RoundTripMesh(R"(<["a"=1], device_ids=[0]>)"), R"(<["a"=1]>)");
   EXPECT_EQ(RoundTripMesh(R"(<["a"=2, "b"=2], device_ids=[0, 1, 2, 3]>)"), R"(<["a"=2, "b"=2]>)");
@@ -203,7 +204,7 @@ TEST(ExportShardyTest, TensorShardingParsePrintVectors) {
             R"(<@foo, [{}, {}], replicated={"a"}, unreduced={"b"}>)");
 }
 
-// §2.4 / §3.1: what JAX gives for NamedShardings.
+// What JAX gives for NamedShardings (jax/_src/named_sharding.py named_sharding_to_sdy_sharding).
 TEST(ExportShardyTest, JaxNamedShardings) {
   // testShardingConstraintStablehlo: mesh x=2, y=1, P('x', 'y'): Shardy keeps the size-1 axis.
   EXPECT_EQ(SdyShardingAttr(PartitionSpec({{"x"}, {"y"}}), 2), R"(#sdy.sharding<@mesh, [{"x"}, {"y"}]>)");

@@ -1,7 +1,8 @@
 #ifndef EASYPLAN_PLANNER_EXPORT_TP_PLAN_H_
 #define EASYPLAN_PLANNER_EXPORT_TP_PLAN_H_
 
-// A transformers tensor-parallel plan (`base_model_tp_plan` style, hf-configs.md §3) derived from where
+// A transformers tensor-parallel plan (`base_model_tp_plan` style, as the configuration_<family>.py files
+// of src/transformers/models/ declare it; src/transformers/integrations/tensor_parallel.py) derived from where
 // the plan's tensor-parallel axis shards each HF tensor. Styles follow transformers v5's ParallelInterface
 // (weights are nn.Linear `[out, in]`):
 //

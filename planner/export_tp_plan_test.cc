@@ -18,7 +18,8 @@ Mesh TestMesh() {
   return mesh;
 }
 
-// sharding-formats.md §4.4 plan-key vectors (the current regex).
+// Plan-key vectors of transformers' replace_layer_number_by_wildcard (src/transformers/integrations/
+// tensor_parallel.py, the current regex).
 TEST(ExportTpPlanTest, LayerNumbersBecomeWildcards) {
   EXPECT_EQ(ReplaceLayerNumberByWildcard("model.layers.0.self_attn.q_proj.weight"),
             "model.layers.*.self_attn.q_proj.weight");

@@ -2,9 +2,9 @@
 #define EASYPLAN_PLANNER_LAYOUT_H_
 
 // A PartitionSpec laid on a Mesh for one tensor shape, with jax.sharding.NamedSharding semantics
-// (sharding-formats.md §1): a dim's entry (a1, ..., ak) splits it into prod(size(ai)) blocks, the
-// first axis major; mesh axes the spec does not name replicate; size-1 axes are no-ops. Device ids
-// are positions in the row-major mesh array.
+// (jax/_src/named_sharding.py, op_shardings.py, sharding.py): a dim's entry (a1, ..., ak) splits it into prod(size(ai))
+// blocks, the first axis major; mesh axes the spec does not name replicate; size-1 axes are no-ops. Device ids are
+// positions in the row-major mesh array.
 
 #include <cstdint>
 #include <string>

@@ -24,7 +24,7 @@ Mesh MakeMesh(std::vector<std::pair<std::string, int64_t>> axes) {
   return mesh;
 }
 
-// sharding-formats.md / easydel-semantics.md meshes.
+// The meshes of the JAX tests (jax tests/array_test.py) and of eformer's worked cases.
 Mesh MeshXY() { return MakeMesh({{"x", 4}, {"y", 2}}); }
 Mesh MeshA() { return MakeMesh({{"dp", 1}, {"fsdp", 4}, {"ep", 1}, {"tp", 2}, {"sp", 1}}); }
 Mesh MeshB() { return MakeMesh({{"dp", 1}, {"fsdp", 4}, {"ep", 2}, {"tp", 2}, {"sp", 2}}); }
@@ -48,7 +48,7 @@ Sizes ReplicaIds(const TensorLayout& layout, int64_t devices) {
   return ids;
 }
 
-// ---- CorrectSpec: the worked cases of easydel-semantics.md §2.6 (eformer corrected column) ----
+// ---- CorrectSpec: eformer's get_corrected_named_sharding (eformer/escale/partition/constraints.py) ----
 
 PartitionSpec Corrected(const Shape& shape, const PartitionSpec& spec, const Mesh& mesh) {
   return CorrectSpec(shape, spec, mesh, UnevenMode::kReplicate).spec;
@@ -137,7 +137,7 @@ TEST(CorrectSpecTest, ErrorAndChunkModesKeepTheWrittenLength) {
   }
 }
 
-TEST(CorrectSpecTest, ErrorModeUsesJaxIndivisibleMessage) {  // sharding-formats.md §1.3
+TEST(CorrectSpecTest, ErrorModeUsesJaxIndivisibleMessage) {  // jax tests/array_test.py test_uneven_shard_error
   CorrectedSpec out = CorrectSpec({8, 3}, P({{"x"}, {"y"}}), MeshXY(), UnevenMode::kError);
   EXPECT_EQ(out.spec, P({{"x"}, {"y"}}));
   ASSERT_EQ(Kinds(out), (std::vector<Kind>{Kind::kIndivisible}));
@@ -190,7 +190,7 @@ TEST(CorrectSpecTest, ChunkModeKeepsTheEntryWithANote) {
   EXPECT_EQ(SpecIssueSeverity(Kind::kUnevenChunked), Severity::kNote);
 }
 
-TEST(CorrectSpecTest, DuplicateAxisUsesJaxDuplicateSpecMessage) {  // sharding-formats.md §1.1
+TEST(CorrectSpecTest, DuplicateAxisUsesJaxDuplicateSpecMessage) {  // jax/_src/named_sharding.py
   CorrectedSpec out = CorrectSpec({8, 8}, P({{"x"}, {"x"}}), MeshXY(), UnevenMode::kReplicate);
   EXPECT_EQ(out.spec, P({{"x"}, {"x"}}));
   ASSERT_EQ(Kinds(out), (std::vector<Kind>{Kind::kDuplicateAxis}));
@@ -244,7 +244,7 @@ TEST(UnevenModeTest, Names) {
   EXPECT_EQ(UnevenModeName(UnevenMode::kChunk), "chunk");
 }
 
-// ---- TensorLayout: JAX index maps, sharding-formats.md §1.2 (COPIED jax test_array_2d_shard) ----
+// ---- TensorLayout: JAX index maps (copied from jax tests/array_test.py test_array_2d_shard) ----
 
 struct ArrayCase {
   PartitionSpec spec;
@@ -285,7 +285,7 @@ TEST(TensorLayoutTest, TupleEntryIsMajorToMinor) {
   }
 }
 
-// ---- §1.3 (COPIED jax test_shard_shape, test_mesh_pspec_sharding_interface) ----
+// ---- Copied from jax tests/array_test.py test_shard_shape, test_mesh_pspec_sharding_interface ----
 
 TEST(TensorLayoutTest, ShardShapesOf8x4) {
   const std::vector<std::pair<PartitionSpec, Sizes>> cases = {
@@ -311,7 +311,7 @@ TEST(TensorLayoutTest, TransposedSpecTileAssignment) {
   EXPECT_EQ(devices, (Sizes{0, 2, 4, 6, 1, 3, 5, 7}));
 }
 
-TEST(TensorLayoutTest, IndivisibleDimFailsConstructionOutsideChunkMode) {  // §1.3 IndivisibleError cases
+TEST(TensorLayoutTest, IndivisibleDimFailsConstructionOutsideChunkMode) {  // jax tests/array_test.py: indivisible dims
   for (UnevenMode mode : {UnevenMode::kError, UnevenMode::kReplicate}) {
     StatusOr<TensorLayout> layout = TensorLayout::Make({8, 3}, P({{"x"}, {"y"}}), MeshXY(), mode);
     ASSERT_FALSE(layout.ok());
@@ -324,7 +324,7 @@ TEST(TensorLayoutTest, IndivisibleDimFailsConstructionOutsideChunkMode) {  // §
   EXPECT_FALSE(TensorLayout::Make({1}, P({{"x"}}), MakeMesh({{"x", 2}}), UnevenMode::kError).ok());
 }
 
-// ---- §1.4 (COPIED jax debugging_primitives_test visualize_sharding) ----
+// ---- Copied from jax tests/debugging_primitives_test.py visualize_sharding ----
 
 TEST(TensorLayoutTest, VisualizeShardingTwoDimGrid) {
   Mesh mesh = MakeMesh({{"x", 8}, {"y", 4}});
@@ -357,7 +357,7 @@ TEST(TensorLayoutTest, VisualizeShardingColumnsReplicatedOverX) {
   EXPECT_EQ(holders.at(Ranges{{0, 8}, {4, 8}}), (Sizes{1, 3, 5, 7}));
 }
 
-// ---- §1.1 size-1 axes and replication ----
+// ---- Size-1 axes and replication (jax/_src/named_sharding.py) ----
 
 TEST(TensorLayoutTest, SizeOneAxesAreNoOps) {
   Mesh mesh = MeshA();  // sp = 1
@@ -405,7 +405,7 @@ TEST(TensorLayoutTest, EvenLayoutsPartitionTheTensor) {
   }
 }
 
-// ---- TensorLayout in chunk mode: DTensor vectors, sharding-formats.md §4.2 ----
+// ---- TensorLayout in chunk mode: DTensor vectors (pytorch test/distributed/tensor/test_utils.py) ----
 
 struct Local {
   Sizes shape;

@@ -7,7 +7,9 @@
 #include "core/byte_size.h"
 #include "core/checked_math.h"
 #include "core/document.h"
+#include "core/json_pointer.h"
 #include "core/shape.h"
+#include "core/yaml_parse.h"
 #include "schemas/schema_reader.h"
 
 namespace easyplan::planner {
@@ -122,7 +124,7 @@ StatusOr<std::vector<DeviceKind>> ParseDeviceTable(const Document& doc) {
   if (devices == root.end() || !devices->is_object()) return reader.Error("/devices", "expected a mapping of devices");
   std::vector<DeviceKind> kinds;
   for (const auto& [name, value] : devices->items()) {
-    const std::string pointer = "/devices/" + PointerToken(name);
+    const std::string pointer = PointerToMember("/devices", name);
     EP_RETURN_IF_ERROR(reader.CheckKeys(value, pointer, {"memory", "description"}));
     auto memory = value.find("memory");
     if (memory == value.end() || !memory->is_string()) {

@@ -3,7 +3,8 @@
 
 // Building the device mesh a plan is laid on: from `--mesh dp=1,fsdp=-1,tp=8`, `--devices N` and
 // `--dcn fsdp=2`, or from the config's sharding_axis_dims / sharding_axis_names
-// (sharding-formats.md §5, easydel-semantics.md §4).
+// (EasyDeL's EasyDeLBaseConfig.create_mesh, easydel/infra/base_config.py; eformer's create_mesh,
+// eformer/escale/mesh/creation.py; JAX's jax/_src/mesh_utils.py for the hybrid DCN layout).
 
 #include <cstdint>
 #include <optional>

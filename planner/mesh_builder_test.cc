@@ -109,7 +109,7 @@ TEST(ParseAxisSizesTest, TooManyAxesIsAnError) {
   EXPECT_EQ(ParseError(seventeen.substr(0, seventeen.rfind(','))), "no error");
 }
 
-// ---- BuildMesh: the -1 fill, MaxText fill_unspecified_mesh_axes vectors (sharding-formats.md §5.1) ----
+// ---- BuildMesh: the -1 fill, MaxText fill_unspecified_mesh_axes vectors (src/MaxText/max_utils.py) ----
 
 TEST(BuildMeshTest, FillsTheMinusOneFromDevices) {
   EXPECT_EQ(Filled({2, -1, 5}, 20), (Sizes{2, 2, 5}));
@@ -117,7 +117,7 @@ TEST(BuildMeshTest, FillsTheMinusOneFromDevices) {
   EXPECT_EQ(Filled({1, -1, 1, 2, 1}, 8), (Sizes{1, 4, 1, 2, 1}));
 }
 
-TEST(BuildMeshTest, FillsLikeNumpyReshape) {  // §5.3 eformer / EasyLM
+TEST(BuildMeshTest, FillsLikeNumpyReshape) {  // eformer/escale/mesh/creation.py, EasyLM
   EXPECT_EQ(Filled({1, -1, 1, 1, 1}, 8), (Sizes{1, 8, 1, 1, 1}));
   EXPECT_EQ(Filled({2, -1, 1, 2, 1}, 8), (Sizes{2, 2, 1, 2, 1}));
   EXPECT_EQ(BuildError({.ici = Axes({1, 3, -1, 1, 1}), .devices = 8}),
@@ -200,7 +200,7 @@ TEST(BuildMeshTest, RequestsBuiltInCodeAreValidated) {
   EXPECT_EQ(mismatched.status().kind(), ErrorKind::kInternal);
 }
 
-// ---- BuildMesh: hybrid (DCN) meshes, sharding-formats.md §5.4 ----
+// ---- BuildMesh: hybrid (DCN) meshes, jax/_src/mesh_utils.py create_hybrid_device_mesh ----
 
 TEST(BuildMeshTest, HybridShapeIsIciTimesDcn) {  // COPIED jax test_create_hybrid_device_mesh
   Mesh mesh = Build(Request("dp=1,fsdp=16,tp=4", std::nullopt, "dp=2"));

@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "core/document.h"
+#include "core/json_pointer.h"
+#include "core/yaml_parse.h"
 #include "rules/match_memo.h"
 #include "schemas/schema_reader.h"
 
@@ -34,7 +36,7 @@ StatusOr<LogicalDims> LogicalDims::Parse(const Document& doc) {
   dims.set_ = std::make_unique<RE2SetHolder>();
   for (size_t i = 0; i < list->size(); ++i) {
     const Json& entry = (*list)[i];
-    const std::string pointer = "/dims/" + std::to_string(i);
+    const std::string pointer = PointerToElement("/dims", i);
     EP_RETURN_IF_ERROR(reader.CheckKeys(entry, pointer, {"match", "dim", "count", "what"}));
     LogicalDim dim;
     EP_ASSIGN_OR_RETURN(dim.pattern, reader.String(entry, pointer, "match", true));

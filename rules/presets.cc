@@ -5,6 +5,8 @@
 #include <cctype>
 
 #include "core/document.h"
+#include "core/json_pointer.h"
+#include "core/yaml_parse.h"
 #include "rules/rule_set.h"
 #include "schemas/schema_reader.h"
 
@@ -68,13 +70,13 @@ StatusOr<Presets> Presets::Parse(const Document& doc) {
   auto list = root.find("presets");
   if (list == root.end() || !list->is_object()) return reader.Error("/presets", "expected a mapping of presets");
   for (const auto& [name, value] : list->items()) {
-    std::string pointer = "/presets/" + PointerToken(name);
+    std::string pointer = PointerToMember("/presets", name);
     EP_RETURN_IF_ERROR(reader.CheckKeys(value, pointer, {"axes", "cases"}));
     Preset preset;
     EP_ASSIGN_OR_RETURN(preset.axes, ParseAxesEntries(reader, value.value("axes", Json()), pointer + "/axes"));
     if (auto cases = value.find("cases"); cases != value.end()) {
       for (size_t i = 0; i < cases->size(); ++i) {
-        std::string case_pointer = pointer + "/cases/" + std::to_string(i);
+        std::string case_pointer = PointerToElement(pointer + "/cases", i);
         EP_ASSIGN_OR_RETURN(schemas::Expression when, reader.RequiredExpr((*cases)[i], case_pointer, "when"));
         EP_ASSIGN_OR_RETURN(auto axes,
                             ParseAxesEntries(reader, (*cases)[i].value("axes", Json()), case_pointer + "/axes"));
@@ -151,7 +153,7 @@ StatusOr<PartitionSpec> Presets::Resolve(const SpecSource& spec, const Json& con
     }
     auto value = paxis.find(attr);
     if (value == paxis.end()) {
-      return Status::BadInput({"", "/partition_axis/" + attr},
+      return Status::BadInput({"", PointerToMember("/partition_axis", attr)},
                               "token " + *token + " needs partition_axis." + attr + ", which the config does not have");
     }
     if (trace) trace->push_back(fmt::format("{} -> partition_axis.{} = {}", name, attr, value->dump()));

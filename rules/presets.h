@@ -3,7 +3,7 @@
 
 // eformer's partition presets and PartitionAxis tokens, loaded from rules/_presets.yaml, and the
 // resolution of a rule's spec into mesh axes exactly as PartitionAxis.resolve_axis does
-// (easydel-semantics.md §2.3): tokens -> partition_axis attributes -> mesh axis names.
+// (eformer/escale/partition/manager.py): tokens -> partition_axis attributes -> mesh axis names.
 
 #include <map>
 #include <optional>

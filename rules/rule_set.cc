@@ -4,6 +4,8 @@
 
 #include "core/did_you_mean.h"
 #include "core/document.h"
+#include "core/json_pointer.h"
+#include "core/yaml_parse.h"
 #include "schemas/schema_reader.h"
 
 namespace easyplan::rules {
@@ -48,7 +50,7 @@ StatusOr<SpecSource> ParseSpec(const schemas::SchemaReader& reader, const Preset
   }
   for (size_t d = 0; d < value.size(); ++d) {
     const Json& entry = value[d];
-    std::string entry_pointer = pointer + "/" + std::to_string(d);
+    std::string entry_pointer = PointerToElement(pointer, d);
     if (entry.is_null()) {
       spec.dims.emplace_back(std::nullopt);
     } else if (entry.is_string()) {
@@ -109,7 +111,7 @@ StatusOr<RuleSet> ParseRuleSet(const Document& doc, const Presets& presets, size
   }
   for (size_t i = 0; i < rules->size(); ++i) {
     const Json& entry = (*rules)[i];
-    std::string pointer = "/rules/" + std::to_string(i);
+    std::string pointer = PointerToElement("/rules", i);
     EP_RETURN_IF_ERROR(reader.CheckKeys(entry, pointer, {"match", "spec", "cases", "note"}));
     Rule rule;
     rule.loc = doc.Locate(pointer);
@@ -129,7 +131,7 @@ StatusOr<RuleSet> ParseRuleSet(const Document& doc, const Presets& presets, size
     if (auto cases = entry.find("cases"); cases != entry.end()) {
       if (!cases->is_array()) return reader.Error(pointer + "/cases", "expected a list of {when, spec}");
       for (size_t c = 0; c < cases->size(); ++c) {
-        std::string case_pointer = pointer + "/cases/" + std::to_string(c);
+        std::string case_pointer = PointerToElement(pointer + "/cases", c);
         EP_RETURN_IF_ERROR(reader.CheckKeys((*cases)[c], case_pointer, {"when", "spec"}));
         EP_ASSIGN_OR_RETURN(schemas::Expression when, reader.RequiredExpr((*cases)[c], case_pointer, "when"));
         if (!(*cases)[c].contains("spec")) return reader.Error(case_pointer, "missing required key 'spec'");

@@ -1,5 +1,5 @@
-// Presets and tokens (easydel-semantics.md §2.2, §2.5, §5.2), rule-file parsing and first-match
-// semantics (§3; sharding-formats.md §7).
+// Presets and tokens (eformer/common_types.py, eformer/escale/partition/manager.py, EasyDeL's MoE specs),
+// rule-file parsing and first-match semantics (eformer's match_partition_rules, re.search).
 #include <gtest/gtest.h>
 
 #include "rules/matcher.h"
@@ -107,7 +107,7 @@ TEST_F(PresetsTest, TokensFollowARenamedMeshAxis) {
 }
 
 TEST_F(PresetsTest, CustomisedDecodeAxesApplyOnlyInGenerationModes) {
-  // easydel-semantics.md §2.5 "Customised decode example".
+  // PartitionAxis.resolve_axis (eformer/escale/partition/manager.py) with customised decode axes.
   Json config = DefaultConfig();
   config["partition_axis"]["decode_batch_axis"] = "dp";
   config["partition_axis"]["decode_query_sequence_axis"] = "dp";
@@ -185,7 +185,8 @@ TEST_F(RuleSetTest, CasesAreParsedInOrder) {
 }
 
 TEST_F(RuleSetTest, FirstMatchWinsUnderUnanchoredSearch) {
-  // sharding-formats.md §7: EasyDeL 2024 llama rules replayed with re.search.
+  // EasyDeL 2024 llama rules replayed with re.search, as match_partition_rules
+  // (eformer/escale/partition/constraints.py) applies them.
   auto set = Parse(
       "rules:\n"
       "  - {match: \"model/embed_tokens/embedding\", spec: [[fsdp, sp]]}\n"

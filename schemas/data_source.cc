@@ -1,6 +1,7 @@
 #include "schemas/data_source.h"
 
 #include "core/document_codec.h"
+#include "core/yaml_parse.h"
 #include "schemas/embedded_data.h"
 
 namespace easyplan::schemas {

@@ -1,7 +1,7 @@
 #ifndef EASYPLAN_SCHEMAS_LAYOUT_CONVERT_H_
 #define EASYPLAN_SCHEMAS_LAYOUT_CONVERT_H_
 
-// EasyDeL's StateDictConverter naming and orientation rules (easydel-semantics.md §6.4), one tensor at
+// EasyDeL's StateDictConverter naming and orientation rules (easydel/utils/parameters_transformation.py), one tensor at
 // a time: how a HuggingFace checkpoint tensor becomes an EasyDeL parameter and back.
 //
 //   model.layers.0.mlp.down_proj.weight [H, I]   <->  model/layers/0/mlp/down_proj/kernel [I, H]

@@ -1,4 +1,4 @@
-// EasyDeL's StateDictConverter rules, one tensor at a time (easydel-semantics.md 6.4).
+// EasyDeL's StateDictConverter rules (easydel/utils/parameters_transformation.py), one tensor at a time.
 #include "schemas/layout_convert.h"
 
 #include <gtest/gtest.h>

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
+
+#include "core/json_parse.h"
 
 namespace easyplan::schemas {
 namespace {
@@ -58,8 +61,8 @@ StatusOr<std::string> ApplySet(Json& config, const std::string& assignment, cons
   }
   std::string key = assignment.substr(0, eq);
   std::string text = assignment.substr(eq + 1);
-  Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) value = text;  // not JSON: a plain string
+  std::optional<Json> parsed = ParseJsonValue(text);
+  Json value = parsed ? std::move(*parsed) : Json(text);  // not JSON: a plain string
   if (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
     return Status::BadInput(loc, "integer " + text + " does not fit in 64 bits");
   }

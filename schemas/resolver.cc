@@ -9,6 +9,7 @@
 #include "core/axis_dims.h"
 #include "core/did_you_mean.h"
 #include "core/dtype.h"
+#include "core/json_pointer.h"
 #include "schemas/overrides.h"
 
 namespace easyplan::schemas {
@@ -100,18 +101,7 @@ class Resolver {
   // the schema that supplied a default.
   SourceLoc Where(const std::string& pointer) const {
     if (pointer.empty()) return input_.config.Locate("");
-    std::string top =
-        pointer.substr(1, pointer.find('/', 1) == std::string::npos ? std::string::npos : pointer.find('/', 1) - 1);
-    // Undo RFC 6901 escaping of the first token to find its origin.
-    std::string key;
-    for (size_t i = 0; i < top.size(); ++i) {
-      if (top[i] == '~' && i + 1 < top.size()) {
-        key += top[i + 1] == '1' ? '/' : '~';
-        ++i;
-      } else {
-        key += top[i];
-      }
-    }
+    const std::string key = FirstPointerKey(pointer);
     auto it = origin_.find(key);
     std::string origin = it == origin_.end() ? "" : it->second;
     SourceLoc loc;
@@ -210,8 +200,9 @@ class Resolver {
         auto it = config.find(alias);
         if (it == config.end()) continue;
         if (config.contains(stored) && config[stored] != *it) {
-          return Bad(prefix + "/" + alias, "conflicting values: '" + alias + "' is " + Show(*it) + " but '" + stored +
-                                               "' (which '" + alias + "' aliases) is " + Show(config[stored]));
+          return Bad(PointerToMember(prefix, alias), "conflicting values: '" + alias + "' is " + Show(*it) + " but '" +
+                                                         stored + "' (which '" + alias + "' aliases) is " +
+                                                         Show(config[stored]));
         }
         Json value = *it;
         config.erase(alias);
@@ -276,13 +267,13 @@ class Resolver {
         init && field.init_default_expr ? field.init_default_expr : field.default_expr;
     if (init && field.init_default_expr) {
       auto value = field.init_default_expr->Evaluate(scope);
-      if (!value.ok()) return ExprFailure(prefix + "/" + field.name, value.status(), field.loc);
+      if (!value.ok()) return ExprFailure(PointerToMember(prefix, field.name), value.status(), field.loc);
       return *value;
     }
     if (field.default_value) return *field.default_value;
     if (expr) {
       auto value = expr->Evaluate(scope);
-      if (!value.ok()) return ExprFailure(prefix + "/" + field.name, value.status(), field.loc);
+      if (!value.ok()) return ExprFailure(PointerToMember(prefix, field.name), value.status(), field.loc);
       return *value;
     }
     return Json(nullptr);
@@ -293,8 +284,9 @@ class Resolver {
       if (field.forced) {
         auto it = config.find(field.name);
         if (it != config.end() && *it != *field.forced) {
-          Warn(Where(prefix + "/" + field.name), field.name + " " + Show(*it) + " is replaced by " +
-                                                     Show(*field.forced) + ": EasyDeLBaseConfig always sets it");
+          Warn(Where(PointerToMember(prefix, field.name)), field.name + " " + Show(*it) + " is replaced by " +
+                                                               Show(*field.forced) +
+                                                               ": EasyDeLBaseConfig always sets it");
         }
         if (it == config.end() || *it != *field.forced) {
           config[field.name] = *field.forced;
@@ -330,7 +322,7 @@ class Resolver {
       if (std::find(names.begin(), names.end(), item.key()) != names.end()) continue;
       std::string message = "unknown PartitionAxis field '" + item.key() + "'";
       if (auto suggestion = SuggestClosest(item.key(), names)) message += " (did you mean '" + *suggestion + "'?)";
-      return Bad(pointer + "/" + PointerToken(item.key()), message);
+      return Bad(PointerToMember(pointer, item.key()), message);
     }
     Json resolved = Json::object();
     for (const FieldSpec& field : easydel_->partition_axis) {
@@ -341,7 +333,7 @@ class Resolver {
         EP_ASSIGN_OR_RETURN(value, DefaultOf(field, resolved, pointer, false));
       }
       if (auto expected = field.type.Check(value)) {
-        return Bad(pointer + "/" + field.name,
+        return Bad(PointerToMember(pointer, field.name),
                    "expected " + *expected + ", found " + JsonTypeName(value) + " " + Show(value));
       }
       resolved[field.name] = std::move(value);
@@ -353,7 +345,7 @@ class Resolver {
   Status CheckField(Json& config, const std::string& prefix, const FieldSpec& field) const {
     auto it = config.find(field.name);
     if (it == config.end()) return Status();
-    std::string pointer = prefix + "/" + PointerToken(field.name);
+    std::string pointer = PointerToMember(prefix, field.name);
     Json original = *it;
     if (auto expected = field.type.Check(*it)) {
       std::string found = std::string(JsonTypeName(original)) + " " + JsonForMessage(original);
@@ -384,7 +376,7 @@ class Resolver {
           message += " (did you mean \"" + *suggestion + "\"?)";
         }
       }
-      return Bad(it->is_array() ? pointer + "/" + std::to_string(i) : pointer, message,
+      return Bad(it->is_array() ? PointerToElement(pointer, i) : pointer, message,
                  {"expected one of " + JoinQuoted(allowed)});
     }
     return Status();
@@ -429,7 +421,7 @@ class Resolver {
         }
       }
       if (best != nullptr) {
-        Warn(Where(prefix + "/" + PointerToken(key)),
+        Warn(Where(PointerToMember(prefix, key)),
              "unknown key '" + key + "' (did you mean '" + *best + "'?); it is kept as given and has no effect");
       }
     }
@@ -439,7 +431,7 @@ class Resolver {
     for (const FamilySchema* schema : chain.schemas) {
       for (const CheckSpec& check : schema->checks) {
         if (check.phase != phase) continue;
-        std::string pointer = prefix + "/" + PointerToken(check.key);
+        std::string pointer = PointerToMember(prefix, check.key);
         if (check.when) {
           auto when = check.when->Evaluate(config);
           if (!when.ok()) return ExprFailure(pointer, when.status(), check.loc);
@@ -479,7 +471,7 @@ class Resolver {
   Status Derive(Json& config, const std::string& prefix, const FamilyChain& chain, bool top_level) {
     for (auto schema = chain.schemas.rbegin(); schema != chain.schemas.rend(); ++schema) {
       for (const DerivedSpec& derived : (*schema)->derived) {
-        std::string pointer = prefix + "/" + PointerToken(derived.name);
+        std::string pointer = PointerToMember(prefix, derived.name);
         if (derived.when) {
           auto when = derived.when->Evaluate(config);
           if (!when.ok()) return ExprFailure(pointer, when.status(), derived.loc);
@@ -498,7 +490,7 @@ class Resolver {
 
   Status ResolveSubConfig(Json& config, const std::string& prefix, const std::string& key,
                           const std::string& family_name) {
-    std::string pointer = prefix + "/" + PointerToken(key);
+    std::string pointer = PointerToMember(prefix, key);
     // Real configs nest one level (gemma3 -> text_config); a schema whose sub-configs refer back to
     // themselves would otherwise recurse forever.
     if (sub_config_depth_ >= kMaxSubConfigDepth) {
@@ -542,9 +534,9 @@ class Resolver {
     std::vector<std::string> axis_names;
     for (size_t i = 0; i < names.size(); ++i) {
       std::string name = names[i].get<std::string>();
-      if (name.empty()) return Bad("/sharding_axis_names/" + std::to_string(i), "axis names must not be empty");
+      if (name.empty()) return Bad(PointerToElement("/sharding_axis_names", i), "axis names must not be empty");
       if (!seen.insert(name).second) {
-        return Bad("/sharding_axis_names/" + std::to_string(i),
+        return Bad(PointerToElement("/sharding_axis_names", i),
                    "axis name '" + name + "' appears twice in " + JsonForMessage(names));
       }
       axis_names.push_back(name);
@@ -581,7 +573,7 @@ class Resolver {
         if (auto suggestion = SuggestClosest(entry.get<std::string>(), axis_names)) {
           message += " (did you mean '" + *suggestion + "'?)";
         }
-        Warn(Where("/partition_axis/" + item.key()), message);
+        Warn(Where(PointerToMember("/partition_axis", item.key())), message);
       }
     }
     if (!config["kv_cache_quantization_config"].is_null() && config["use_sharded_kv_caching"] == true) {

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "core/file_system.h"
+#include "core/json_parse.h"
+#include "core/yaml_parse.h"
 
 namespace easyplan::schemas {
 namespace {

@@ -3,6 +3,8 @@
 
 #include "core/did_you_mean.h"
 #include "core/document.h"
+#include "core/json_pointer.h"
+#include "core/yaml_parse.h"
 #include "schemas/schema.h"
 #include "schemas/schema_reader.h"
 
@@ -30,7 +32,7 @@ StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
   if (auto it = root.find("derived"); it != root.end() && !it->is_null()) {
     if (!it->is_array()) return reader.Error("/derived", "expected a list");
     for (size_t i = 0; i < it->size(); ++i) {
-      std::string pointer = "/derived/" + std::to_string(i);
+      std::string pointer = PointerToElement("/derived", i);
       const Json& entry = (*it)[i];
       EP_RETURN_IF_ERROR(reader.CheckKeys(entry, pointer, {"name", "value", "when", "doc"}));
       EP_ASSIGN_OR_RETURN(std::string name, reader.String(entry, pointer, "name", true));
@@ -44,7 +46,7 @@ StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
   if (auto it = root.find("checks"); it != root.end() && !it->is_null()) {
     if (!it->is_array()) return reader.Error("/checks", "expected a list");
     for (size_t i = 0; i < it->size(); ++i) {
-      std::string pointer = "/checks/" + std::to_string(i);
+      std::string pointer = PointerToElement("/checks", i);
       const Json& entry = (*it)[i];
       EP_RETURN_IF_ERROR(reader.CheckKeys(entry, pointer, {"key", "require", "when", "message", "phase"}));
       CheckSpec check{"", Expression(*Expression::Parse("true")), std::nullopt, "", CheckSpec::Phase::kResolved, {}};

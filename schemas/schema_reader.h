@@ -13,6 +13,7 @@
 
 #include "core/did_you_mean.h"
 #include "core/document.h"
+#include "core/json_pointer.h"
 #include "schemas/expression.h"
 #include "schemas/schema.h"
 
@@ -36,7 +37,7 @@ class SchemaReader {
       if (!known) {
         std::string message = "unknown schema key '" + key + "'";
         if (auto suggestion = SuggestClosest(key, allowed)) message += " (did you mean '" + *suggestion + "'?)";
-        return Error(pointer + "/" + PointerToken(key), message);
+        return Error(PointerToMember(pointer, key), message);
       }
     }
     return Status();
@@ -50,7 +51,7 @@ class SchemaReader {
       return std::string();
     }
     if (!it->is_string()) {
-      return Error(pointer + "/" + key, "expected a string, found " + std::string(JsonTypeName(*it)));
+      return Error(PointerToMember(pointer, key), "expected a string, found " + std::string(JsonTypeName(*it)));
     }
     return it->get<std::string>();
   }
@@ -60,7 +61,7 @@ class SchemaReader {
     EP_ASSIGN_OR_RETURN(std::string text, String(object, pointer, key, false));
     if (!object.contains(key)) return std::optional<Expression>();
     auto expr = Expression::Parse(text);
-    if (!expr.ok()) return Error(pointer + "/" + key, expr.status().diag().message);
+    if (!expr.ok()) return Error(PointerToMember(pointer, key), expr.status().diag().message);
     return std::optional<Expression>(*expr);
   }
 
@@ -120,10 +121,10 @@ class SchemaReader {
     std::vector<FieldSpec> fields;
     auto it = root.find(key);
     if (it == root.end()) return fields;
-    if (!it->is_array()) return Error("/" + key, "expected a list of fields");
+    if (!it->is_array()) return Error(PointerToMember("", key), "expected a list of fields");
     std::set<std::string> seen;
     for (size_t i = 0; i < it->size(); ++i) {
-      std::string pointer = "/" + key + "/" + std::to_string(i);
+      std::string pointer = PointerToElement(PointerToMember("", key), i);
       EP_ASSIGN_OR_RETURN(FieldSpec field, Field((*it)[i], pointer, easydel));
       if (!seen.insert(field.name).second) return Error(pointer, "field '" + field.name + "' is declared twice");
       fields.push_back(std::move(field));
@@ -135,9 +136,9 @@ class SchemaReader {
     std::vector<std::pair<std::string, std::string>> map;
     auto it = root.find(key);
     if (it == root.end() || it->is_null()) return map;
-    if (!it->is_object()) return Error("/" + key, "expected a mapping of names");
+    if (!it->is_object()) return Error(PointerToMember("", key), "expected a mapping of names");
     for (const auto& [name, value] : it->items()) {
-      if (!value.is_string()) return Error("/" + key + "/" + PointerToken(name), "expected a name");
+      if (!value.is_string()) return Error(JoinPointer({key, name}), "expected a name");
       map.emplace_back(name, value.get<std::string>());
     }
     return map;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "schemas/layout_convert.h"
 #include "schemas/resolver.h"
 #include "schemas/schema_set.h"

@@ -2,6 +2,8 @@
 #include <map>
 
 #include "core/document.h"
+#include "core/json_pointer.h"
+#include "core/yaml_parse.h"
 #include "schemas/schema_reader.h"
 #include "schemas/tree_template.h"
 
@@ -30,7 +32,7 @@ class TemplateParser {
       return reader.Error(pointer, "expected a list of tensors, found " + std::string(JsonTypeName(list)));
     std::vector<TreeItem> items;
     for (size_t i = 0; i < list.size(); ++i) {
-      std::string item_pointer = pointer + "/" + std::to_string(i);
+      std::string item_pointer = PointerToElement(pointer, i);
       const Json& entry = list[i];
       if (!entry.is_object())
         return reader.Error(item_pointer, "expected a mapping, found " + std::string(JsonTypeName(entry)));
@@ -106,10 +108,10 @@ class TemplateParser {
       const Json& dim = (*shape)[d];
       std::string text = dim.is_string() ? dim.get<std::string>() : dim.is_number_integer() ? dim.dump() : "";
       if (text.empty()) {
-        return reader.Error(pointer + "/shape/" + std::to_string(d), "expected an integer or an expression");
+        return reader.Error(PointerToElement(pointer + "/shape", d), "expected an integer or an expression");
       }
       auto expr = Expression::Parse(text);
-      if (!expr.ok()) return reader.Error(pointer + "/shape/" + std::to_string(d), expr.status().diag().message);
+      if (!expr.ok()) return reader.Error(PointerToElement(pointer + "/shape", d), expr.status().diag().message);
       tensor.shape.push_back(*expr);
     }
     EP_ASSIGN_OR_RETURN(tensor.when, OptionalExpr(reader, entry, pointer, "when"));
@@ -152,11 +154,11 @@ class TemplateParser {
     auto it = entry.find(key);
     if (it == entry.end()) return std::optional<Expression>();
     if (!it->is_string() && !it->is_number_integer() && !it->is_boolean()) {
-      return reader.Error(pointer + "/" + key,
+      return reader.Error(PointerToMember(pointer, key),
                           "expected an expression, an integer or a boolean, found " + std::string(JsonTypeName(*it)));
     }
     auto expr = Expression::Parse(it->is_string() ? it->get<std::string>() : it->dump());
-    if (!expr.ok()) return reader.Error(pointer + "/" + key, expr.status().diag().message);
+    if (!expr.ok()) return reader.Error(PointerToMember(pointer, key), expr.status().diag().message);
     return std::optional<Expression>(*expr);
   }
 
@@ -188,7 +190,7 @@ class TemplateParser {
     for (const auto& [name, value] : let->items()) {
       std::string text = value.is_string() ? value.get<std::string>() : value.dump();
       auto expr = Expression::Parse(text);
-      if (!expr.ok()) return reader.Error(pointer + "/let/" + PointerToken(name), expr.status().diag().message);
+      if (!expr.ok()) return reader.Error(PointerToMember(pointer + "/let", name), expr.status().diag().message);
       group.let.emplace_back(name, *expr);
     }
     return Status();
@@ -198,7 +200,7 @@ class TemplateParser {
     auto it = doc.root().find("blocks");
     if (it == doc.root().end() || !it->is_object()) return;
     for (const auto& [name, items] : it->items()) {
-      blocks_[name] = BlockRef{&items, "/blocks/" + PointerToken(name), &doc};
+      blocks_[name] = BlockRef{&items, PointerToMember("/blocks", name), &doc};
     }
   }
 
@@ -206,7 +208,7 @@ class TemplateParser {
                               const std::string& key) {
     EP_ASSIGN_OR_RETURN(std::string text, reader.String(entry, pointer, key, false));
     auto name = ParseNameTemplate(text);
-    if (!name.ok()) return reader.Error(pointer + "/" + key, name.status().diag().message);
+    if (!name.ok()) return reader.Error(PointerToMember(pointer, key), name.status().diag().message);
     return *name;
   }
 

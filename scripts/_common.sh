@@ -11,8 +11,9 @@ EASYPLAN_PACKAGES=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libre2-dev libfmt-dev libmimalloc-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   locales
-  # tests/cli/export_python_test compiles the exported JAX module.
-  python3
+  # tests/cli/export_python_test compiles the exported JAX module; the Python module (api/python) is
+  # built with pybind11 for Debian's python3 and tested with its pytest.
+  python3 python3-dev pybind11-dev python3-pytest python3-numpy
 )
 # The sanitized build (scripts/test --sanitize, scripts/fuzz): clang and its runtime libraries
 # (libFuzzer, ASan, UBSan).

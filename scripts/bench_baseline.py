@@ -2,8 +2,8 @@
 """The Python baseline of scripts/bench: what a user would write to get easyplan validate/plan's numbers.
 
 Reads a tree JSON (`easyplan tree ... --format json`, or the `--tree` input of plan/validate) and a rule
-file (rules/*.yaml), then does what eformer and JAX do (../shared/docs/easydel-semantics.md §2.5, §2.6,
-§3; sharding-formats.md §1):
+file (rules/*.yaml), then does what eformer and JAX do (eformer/escale/partition/manager.py and
+constraints.py; jax/_src/named_sharding.py):
 
   1. eformer `match_partition_rules(rules, tree)` (strict): rank-0 tensors get P(); otherwise the first
      rule whose pattern `re.search`es the name wins, and a spec longer than the rank is truncated; no
@@ -44,7 +44,7 @@ DTYPE_BITS = {
     "float8_e5m2": 8, "float8_e5m2fnuz": 8, "float8_e3m4": 8, "float8_e8m0fnu": 8, "float4_e2m1fn": 4,
 }
 
-# The default PartitionAxis after __post_init__ (easydel-semantics.md §2.2); tuples are composite axes.
+# The default PartitionAxis after __post_init__ (eformer/escale/partition/manager.py); tuples are composite axes.
 DEFAULT_PARTITION_AXIS = {
     "data_parallel_axis": "dp",
     "fully_sharded_data_parallel_axis": "fsdp",
@@ -179,7 +179,7 @@ def match_partition_rules(rules, name, shape):
 
 
 def get_corrected_named_sharding(shape, spec, mesh_sizes):
-    """eformer's correction of a spec for a shape on a mesh (easydel-semantics.md §2.6)."""
+    """eformer's correction of a spec for a shape on a mesh (eformer/escale/partition/constraints.py)."""
     corrected = []
     for dim, entry in zip(shape, list(spec) + [None] * (len(shape) - len(spec))):
         if entry is None:

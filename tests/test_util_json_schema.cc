@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "core/json_pointer.h"
 #include "tests/test_util.h"
 
 namespace easyplan::testing {
@@ -54,7 +55,7 @@ void ValidateJsonSchema(const Json& root, const Json& schema, const Json& value,
     if (schema.contains("maxItems") && value.size() > schema["maxItems"].get<size_t>()) fail("too many items");
     if (schema.contains("items")) {
       for (size_t i = 0; i < value.size(); ++i)
-        ValidateJsonSchema(root, schema["items"], value[i], pointer + "/" + std::to_string(i), errors);
+        ValidateJsonSchema(root, schema["items"], value[i], PointerToElement(pointer, i), errors);
     }
   }
   if (value.is_object()) {
@@ -67,11 +68,11 @@ void ValidateJsonSchema(const Json& root, const Json& schema, const Json& value,
     }
     for (const auto& [key, member] : value.items()) {
       if (properties.contains(key)) {
-        ValidateJsonSchema(root, properties[key], member, pointer + "/" + key, errors);
+        ValidateJsonSchema(root, properties[key], member, PointerToMember(pointer, key), errors);
       } else if (schema.contains("additionalProperties") && schema["additionalProperties"] == false) {
         fail("key '" + key + "' is not in the schema");
       } else if (schema.contains("additionalProperties") && schema["additionalProperties"].is_object()) {
-        ValidateJsonSchema(root, schema["additionalProperties"], member, pointer + "/" + key, errors);
+        ValidateJsonSchema(root, schema["additionalProperties"], member, PointerToMember(pointer, key), errors);
       }
     }
   }

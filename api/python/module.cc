@@ -15,6 +15,7 @@
 #include "api/command_runner.h"
 #include "api/model.h"
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "core/tree_json.h"
 
 namespace py = pybind11;

@@ -15,6 +15,7 @@
 #include "core/document.h"
 #include "core/document_codec.h"
 #include "core/file_system.h"
+#include "core/yaml_parse.h"
 
 namespace {
 

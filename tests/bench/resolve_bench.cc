@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "schemas/resolver.h"
 
 namespace easyplan {

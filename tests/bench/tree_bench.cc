@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "schemas/resolver.h"
 #include "schemas/tree_builder.h"
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "tests/test_util.h"
 #include "tests/test_util_json_schema.h"
 

@@ -24,6 +24,7 @@
 #include "api/plan_inputs.h"
 #include "core/document.h"
 #include "core/file_system.h"
+#include "core/json_parse.h"
 #include "planner/plan.h"
 #include "schemas/tree_builder.h"
 #include "tests/test_util.h"

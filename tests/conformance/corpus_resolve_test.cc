@@ -1,10 +1,12 @@
 // Resolves the real public configs of ../shared/corpus with the built-in schemas and pins the
-// derived values hf-configs.md states for each (head_dim, kv heads, layer types, MoE layers, aliases).
+// values transformers' config classes derive for each (src/transformers/models/*/configuration_*.py: head_dim,
+// kv heads, layer types, MoE layers, aliases).
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "schemas/resolver.h"
 #include "tests/test_util.h"
 
@@ -27,7 +29,7 @@ Json Repeat(const std::string& value, int times) {
   return list;
 }
 
-// Per model: key -> the value hf-configs.md says the resolved config holds.
+// Per model: key -> the value the transformers config class gives the resolved config.
 struct Expectation {
   std::string model_dir;
   std::string family;
@@ -116,7 +118,7 @@ TEST_P(CorpusTest, ResolvesCleanlyWithStatedDerivedValues) {
     ASSERT_TRUE(resolved->config.contains(key)) << key;
     EXPECT_EQ(resolved->config[key], value) << key;
   }
-  // EasyDeL add_basic_configurations defaults (seed page) are present with their provenance.
+  // EasyDeL add_basic_configurations defaults (easydel/infra/base_config.py) are present with their provenance.
   EXPECT_EQ(resolved->config["blocksize_q"], 512);
   EXPECT_EQ(resolved->config["attn_dtype"], "float32");
   EXPECT_EQ(resolved->config["scan_attention_layers"], true);

@@ -1,10 +1,13 @@
 // Builds the parameter tree of every real config in ../shared/corpus from the family templates and
-// pins it to the facts: parameter counts of hf-configs.md §6, and, where the corpus holds the model's
-// index file, exactly the index's tensor names and its metadata.total_size in bytes.
+// pins it to the facts: parameter counts (as published in the keras-hub presets' metadata.params,
+// keras-team/keras-hub keras_hub/src/models/*/*_presets.py, or computed from the transformers model
+// classes), and, where the corpus holds the model's index file, exactly the index's tensor names and its
+// metadata.total_size in bytes.
 #include <gtest/gtest.h>
 
 #include "core/checkpoint.h"
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "core/tree_diff.h"
 #include "schemas/resolver.h"
 #include "schemas/tree_builder.h"
@@ -16,7 +19,7 @@ namespace {
 struct TreeFacts {
   std::string model_dir;
   std::string config_file;  // inside model_dir
-  int64_t hf_params;        // hf-configs.md §6 "computed" (stored tensors, tied head once)
+  int64_t hf_params;        // stored tensors, tied head once (keras-hub metadata.params where published)
   std::string index_file;   // "" when the corpus has none
   bool include_buffers = false;
 };

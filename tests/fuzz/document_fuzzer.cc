@@ -1,6 +1,6 @@
-// Fuzzes the JSON and YAML document parsers (core/document.h) and the emitters that write their
-// values back (core/emit.h): parsing never crashes and fails only with BadInput, and whatever parses
-// (finite floats, valid UTF-8) survives EmitJson -> ParseJsonDocument and EmitYaml ->
+// Fuzzes the JSON and YAML document parsers (core/json_parse.h, core/yaml_parse.h) and the emitters
+// that write their values back (core/emit.h): parsing never crashes and fails only with BadInput, and
+// whatever parses (finite floats, valid UTF-8) survives EmitJson -> ParseJsonDocument and EmitYaml ->
 // ParseYamlDocument unchanged, as emit.h promises.
 #include <cstddef>
 #include <cstdint>
@@ -8,6 +8,8 @@
 
 #include "core/document.h"
 #include "core/emit.h"
+#include "core/json_parse.h"
+#include "core/yaml_parse.h"
 #include "tests/fuzz/fuzz_util.h"
 
 namespace easyplan::fuzz {

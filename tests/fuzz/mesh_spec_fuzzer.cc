@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "core/partition_spec.h"
 #include "planner/export_hlo.h"
 #include "planner/layout.h"

@@ -15,6 +15,7 @@
 #include "api/tree_document.h"
 #include "cli/tree_format.h"
 #include "core/document.h"
+#include "core/json_parse.h"
 #include "core/tree_json.h"
 #include "core/tree_json_scan.h"
 #include "tests/fuzz/fuzz_util.h"

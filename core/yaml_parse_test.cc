@@ -1,0 +1,229 @@
+#include "core/yaml_parse.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace easyplan {
+namespace {
+
+/// "line:column" of the value at `pointer`, for compact expectations.
+std::string At(const Document& doc, std::string_view pointer) {
+  const SourceLoc loc = doc.Locate(pointer);
+  return std::to_string(loc.line) + ":" + std::to_string(loc.column);
+}
+
+Document ParseYamlOrDie(std::string_view text) {
+  StatusOr<Document> doc = ParseYamlDocument(text, "request.yaml");
+  EXPECT_TRUE(doc.ok()) << doc.status().ToString();
+  return doc.ok() ? *doc : Document();
+}
+
+std::string YamlError(std::string_view text) {
+  StatusOr<Document> doc = ParseYamlDocument(text, "request.yaml");
+  if (doc.ok()) return "parsed: " + doc->root().dump();
+  EXPECT_EQ(doc.status().kind(), ErrorKind::kBadInput);
+  return doc.status().ToString();
+}
+
+struct ScalarCase {
+  std::string text;  // written after "v: "
+  Json expected;
+};
+
+class YamlScalarTest : public ::testing::TestWithParam<ScalarCase> {};
+
+TEST_P(YamlScalarTest, ResolvesWithCoreSchema) {
+  const Document doc = ParseYamlOrDie("v: " + GetParam().text + "\n");
+  const Json& value = doc.root()["v"];
+  const Json& expected = GetParam().expected;
+  EXPECT_EQ(value.type(), expected.type()) << GetParam().text << " -> " << value.dump();
+  if (expected.is_number_float() && std::isnan(expected.get<double>())) {
+    EXPECT_TRUE(std::isnan(value.get<double>()));
+  } else {
+    EXPECT_EQ(value, expected) << GetParam().text;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, YamlScalarTest,
+    ::testing::Values(
+        ScalarCase{"", nullptr}, ScalarCase{"~", nullptr}, ScalarCase{"null", nullptr}, ScalarCase{"Null", nullptr},
+        ScalarCase{"NULL", nullptr}, ScalarCase{"nULL", "nULL"}, ScalarCase{"true", true}, ScalarCase{"True", true},
+        ScalarCase{"TRUE", true}, ScalarCase{"false", false}, ScalarCase{"False", false}, ScalarCase{"FALSE", false},
+        ScalarCase{"tRUE", "tRUE"}, ScalarCase{"yes", "yes"}, ScalarCase{"No", "No"}, ScalarCase{"on", "on"},
+        ScalarCase{"off", "off"}, ScalarCase{"y", "y"}, ScalarCase{"42", 42}, ScalarCase{"-7", -7}, ScalarCase{"+3", 3},
+        ScalarCase{"007", 7}, ScalarCase{"0", 0}, ScalarCase{"9223372036854775807", INT64_MAX},
+        ScalarCase{"-9223372036854775808", INT64_MIN}, ScalarCase{"0x1F", 31},
+        ScalarCase{"0x7fffffffffffffff", INT64_MAX}, ScalarCase{"0o17", 15}, ScalarCase{"0b101", "0b101"},
+        ScalarCase{"0x", "0x"}, ScalarCase{"0xG", "0xG"}, ScalarCase{"1_000", "1_000"}, ScalarCase{"1.5", 1.5},
+        ScalarCase{"-0.5", -0.5}, ScalarCase{"+0.25", 0.25}, ScalarCase{".5", 0.5}, ScalarCase{"1.", 1.0},
+        ScalarCase{"1e5", 100000.0}, ScalarCase{"1.e2", 100.0}, ScalarCase{"-.5", -0.5}, ScalarCase{"1E-3", 0.001},
+        ScalarCase{"1.0e+30", 1e30}, ScalarCase{"1e-05", 1e-05}, ScalarCase{"500000.0", 500000.0},
+        ScalarCase{".inf", INFINITY}, ScalarCase{".Inf", INFINITY}, ScalarCase{"+.INF", INFINITY},
+        ScalarCase{"-.inf", -INFINITY}, ScalarCase{".nan", NAN}, ScalarCase{".NaN", NAN}, ScalarCase{"inf", "inf"},
+        ScalarCase{"nan", "nan"}, ScalarCase{"-.nan", "-.nan"}, ScalarCase{"1.2.3", "1.2.3"}, ScalarCase{"e5", "e5"},
+        ScalarCase{".", "."}, ScalarCase{"12abc", "12abc"}, ScalarCase{"bf16", "bf16"}, ScalarCase{"a b c", "a b c"},
+        ScalarCase{"'42'", "42"}, ScalarCase{"\"true\"", "true"}, ScalarCase{"'null'", "null"}, ScalarCase{"''", ""},
+        ScalarCase{"!!str 42", "42"}, ScalarCase{"\"\\u00e9\"", "\xC3\xA9"},
+        ScalarCase{"|\n  two\n  lines\n", "two\nlines\n"}));
+
+TEST(YamlDocumentTest, LocateReportsMarksOneBased) {
+  const Document doc = ParseYamlOrDie(
+      "model:\n"
+      "  name: llama\n"
+      "  layers: [1, 2]\n"
+      "mesh:\n"
+      "  - dp: 2\n"
+      "    tp: 4\n");
+  EXPECT_EQ(At(doc, ""), "1:1");
+  EXPECT_EQ(At(doc, "/model"), "2:3");
+  EXPECT_EQ(At(doc, "/model/name"), "2:9");
+  EXPECT_EQ(At(doc, "/model/layers"), "3:11");
+  EXPECT_EQ(At(doc, "/model/layers/1"), "3:15");
+  EXPECT_EQ(At(doc, "/mesh/0"), "5:5");
+  EXPECT_EQ(At(doc, "/mesh/0/tp"), "6:9");
+  EXPECT_EQ(At(doc, "/mesh/0/sp"), "5:5");
+  EXPECT_EQ(doc.Locate("/mesh/0/tp").ToString(), "request.yaml:6:9");
+}
+
+TEST(YamlDocumentTest, SkipsUtf8BomWithoutCountingIt) {
+  const Document doc = ParseYamlOrDie(
+      "\xEF\xBB\xBF"
+      "a: 1\nb: [2, 3]\n");
+  EXPECT_EQ(doc.root().dump(), R"({"a":1,"b":[2,3]})");
+  EXPECT_EQ(At(doc, "/a"), "1:4");
+  EXPECT_EQ(At(doc, "/b/1"), "2:8");
+}
+
+TEST(YamlDocumentTest, KeysKeepFileOrderAndAreStrings) {
+  const Document doc = ParseYamlOrDie("z: 1\n1: a\ntrue: b\n~: c\n\"a/b\": d\n");
+  EXPECT_EQ(doc.root().dump(), R"({"z":1,"1":"a","true":"b","null":"c","a/b":"d"})");
+  EXPECT_EQ(At(doc, "/a~1b"), "5:8");
+}
+
+TEST(YamlDocumentTest, DuplicateKeysLastValueWinsAndIsRecorded) {
+  const Document doc = ParseYamlOrDie(
+      "a:\n"
+      "  x: 1\n"
+      "b: 2\n"
+      "a: 3\n"
+      "b: 4\n"
+      "b: 5\n");
+  EXPECT_EQ(doc.root().dump(), R"({"a":3,"b":5})");
+  EXPECT_EQ(doc.duplicate_keys(), (std::vector<std::string>{"/a", "/b"}));
+  EXPECT_EQ(At(doc, "/a"), "4:4");
+  EXPECT_EQ(At(doc, "/a/x"), "4:4");
+  EXPECT_EQ(At(doc, "/b"), "6:4");
+}
+
+TEST(YamlDocumentTest, AliasesAreExpanded) {
+  const Document doc = ParseYamlOrDie("base: &b {k: 1}\ncopy: *b\n");
+  EXPECT_EQ(doc.root()["copy"], (Json{{"k", 1}}));
+}
+
+TEST(YamlDocumentTest, EmptyOrCommentOnlyDocumentIsNull) {
+  EXPECT_TRUE(ParseYamlOrDie("").root().is_null());
+  EXPECT_TRUE(ParseYamlOrDie("# just a comment\n").root().is_null());
+  EXPECT_TRUE(ParseYamlOrDie("---\n").root().is_null());
+  EXPECT_EQ(ParseYamlOrDie("{}").root(), Json::object());
+  EXPECT_EQ(ParseYamlOrDie("[]").root(), Json::array());
+}
+
+TEST(YamlDocumentTest, SyntaxErrorReportsLineAndColumn) {
+  StatusOr<Document> doc = ParseYamlDocument("a: [1,\n", "cfg.yaml");
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().kind(), ErrorKind::kBadInput);
+  EXPECT_EQ(doc.status().diag().loc.file, "cfg.yaml");
+  EXPECT_EQ(doc.status().ToString(), "cfg.yaml:2:1: error: invalid YAML: end of sequence flow not found");
+  EXPECT_EQ(YamlError("a: b\n c: d\n"), "request.yaml:2:3: error: invalid YAML: illegal map value");
+}
+
+TEST(YamlDocumentTest, RejectsNonScalarKeys) {
+  EXPECT_EQ(YamlError("? [1, 2]\n: 3\n"),
+            "request.yaml:1:3: error: invalid YAML: a mapping key must be a scalar, not a "
+            "sequence");
+  EXPECT_EQ(YamlError("x:\n  ? {a: 1}\n  : 3\n"),
+            "request.yaml:2:5: error: invalid YAML: a mapping key must be a scalar, not a "
+            "mapping");
+}
+
+TEST(YamlDocumentTest, RejectsOutOfRangeNumbers) {
+  EXPECT_EQ(YamlError("n: 9223372036854775808\n"),
+            "request.yaml:1:4: error: integer 9223372036854775808 does not fit in 64 bits");
+  EXPECT_EQ(YamlError("n:\n  - -9223372036854775809\n"),
+            "request.yaml:2:5: error: integer -9223372036854775809 does not fit in 64 bits");
+  EXPECT_EQ(YamlError("n: 0x8000000000000000\n"),
+            "request.yaml:1:4: error: integer 0x8000000000000000 does not fit in 64 bits");
+  EXPECT_EQ(YamlError("n: 1e400\n"), "request.yaml:1:4: error: float 1e400 does not fit in 64 bits");
+  EXPECT_EQ(ParseYamlOrDie("n: 1e-400\n").root()["n"], 0.0);
+}
+
+TEST(YamlDocumentTest, RejectsMoreThanOneDocument) {
+  EXPECT_EQ(YamlError("a: 1\n---\nb: 2\n"),
+            "request.yaml:3:1: error: invalid YAML: expected a single document, found 2");
+}
+
+TEST(YamlDocumentTest, CountsManyDocumentsOnlySoFar) {
+  std::string text;
+  for (int i = 0; i < 150; ++i) text += "--- " + std::to_string(i) + "\n";
+  EXPECT_EQ(YamlError(text), "request.yaml:2:5: error: invalid YAML: expected a single document, found more than 100");
+}
+
+// yaml-cpp's LoadAll never returns on these (a ',' it does not consume yields empty documents forever);
+// found by fuzzing (tests/fuzz/document_fuzzer.cc).
+TEST(YamlDocumentTest, RejectsAStrayCommaInsteadOfLooping) {
+  EXPECT_EQ(YamlError(","), "request.yaml:1:1: error: invalid YAML: unexpected ','");
+  EXPECT_EQ(YamlError("[a], b\n"), "request.yaml:1:4: error: invalid YAML: unexpected ','");
+  EXPECT_EQ(YamlError("{\"a\": 1,\n    \"b\": 2\n  },\n  \"c\": 3\n}\n"),
+            "request.yaml:3:4: error: invalid YAML: unexpected ','");
+  EXPECT_EQ(YamlError("\"x\"\n,\n"), "request.yaml:2:1: error: invalid YAML: unexpected ','");
+}
+
+TEST(YamlDocumentTest, SharesAnchoredNodesAndKeepsTheirPositions) {
+  Document doc = ParseYamlOrDie("base: &b {x: 1, y: [2, 3]}\nuse: *b\nempty:\n\"quoted\": !!str\n");
+  EXPECT_EQ(doc.root()["use"], doc.root()["base"]);
+  EXPECT_EQ(doc.root()["use"]["y"][1], 3);
+  EXPECT_TRUE(doc.root()["empty"].is_null());
+  EXPECT_EQ(doc.root()["quoted"], "");
+  EXPECT_EQ(doc.Locate("/use").line, 1);
+  EXPECT_EQ(doc.Locate("/use").column, 7);  // where the anchored node starts, as yaml-cpp marks it
+}
+
+TEST(YamlDocumentTest, RejectsInvalidUtf8) {
+  EXPECT_EQ(YamlError("a: \"\xFF\xFE\"\n"), "request.yaml:1:4: error: invalid YAML: invalid UTF-8 in scalar");
+}
+
+TEST(YamlDocumentTest, NestingIsLimitedTo200Levels) {
+  EXPECT_TRUE(ParseYamlDocument(std::string(200, '[') + std::string(200, ']'), "r.yaml").ok());
+  EXPECT_EQ(YamlError(std::string(201, '[') + std::string(201, ']')),
+            "request.yaml:1:201: error: invalid YAML: nesting deeper than 200 levels\n  note: the limit is 200; raise "
+            "it with --max-depth N");
+}
+
+TEST(YamlDocumentTest, SelfReferentialAliasIsRejectedNotFollowedForever) {
+  EXPECT_EQ(YamlError("&a [*a]\n"),
+            "request.yaml:1:1: error: invalid YAML: nesting deeper than 200 levels\n  note: the limit is 200; raise it "
+            "with --max-depth N");
+}
+
+TEST(YamlDocumentTest, AliasExpansionIsBounded) {
+  // Each level repeats the previous one 10 times: 10^7 values once expanded.
+  std::string text = "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int level = 1; level <= 6; ++level) {
+    const std::string prev = "*l" + std::to_string(level - 1);
+    text += "l" + std::to_string(level) + ": &l" + std::to_string(level) + " [";
+    for (int i = 0; i < 10; ++i) text += (i > 0 ? ", " : "") + prev;
+    text += "]\n";
+  }
+  const std::string error = YamlError(text);
+  EXPECT_NE(error.find("error: invalid YAML: document expands to more than 1000000 values "
+                       "(through aliases?)"),
+            std::string::npos)
+      << error;
+}
+
+}  // namespace
+}  // namespace easyplan

@@ -1,0 +1,82 @@
+"""The Python functions return exactly what the CLI prints with --format json, for every corpus
+config: resolve, tree (both layouts), plan on two meshes, memory in both modes."""
+import os
+
+import pytest
+
+import easyplan
+from conftest import EXAMPLES, corpus_models, run_cli
+
+MESHES = ["dp=1,fsdp=8,ep=1,tp=1,sp=1", "dp=1,fsdp=2,ep=2,tp=2,sp=1"]
+MODELS = corpus_models()
+
+
+def test_the_corpus_is_present_when_required():
+    if os.environ.get("EASYPLAN_REQUIRE_TOOLS") and os.environ.get("EASYPLAN_CORPUS_DIR"):
+        assert MODELS, "EASYPLAN_CORPUS_DIR holds no config"
+
+
+@pytest.mark.parametrize("model", MODELS, ids=lambda p: p.name)
+def test_resolve_matches_the_cli(model):
+    expected, code = run_cli("resolve", model)
+    assert code == 0
+    assert easyplan.resolve(str(model)) == expected
+    expected, _ = run_cli("resolve", model, "--provenance")
+    assert easyplan.resolve(model, provenance=True) == expected
+
+
+@pytest.mark.parametrize("layout", ["easydel", "hf"])
+@pytest.mark.parametrize("model", MODELS, ids=lambda p: p.name)
+def test_tree_matches_the_cli(model, layout):
+    expected, code = run_cli("tree", model, "--layout", layout, "--format", "json")
+    assert code == 0
+    assert easyplan.tree(model, layout=layout) == expected
+
+
+@pytest.mark.parametrize("mesh", MESHES)
+@pytest.mark.parametrize("model", MODELS, ids=lambda p: p.name)
+def test_plan_matches_the_cli(model, mesh):
+    plan = easyplan.plan(model, mesh=mesh)
+    expected, code = run_cli("plan", model, "--mesh", mesh, "--format", "json")
+    if code == 1:  # a plan with errors: the CLI writes no artifact, Python still returns the plan
+        assert not plan.ok and any(f["severity"] == "error" for f in plan.findings)
+        return
+    assert code == 0 and plan.ok
+    assert plan.to_dict() == expected
+    assert plan.bytes_per_device == [d["bytes"] for d in expected["devices"]]
+    assert plan.specs == {p["name"]: tuple(tuple(e) if isinstance(e, list) else e for e in p["effective_spec"])
+                          for p in expected["params"]}
+
+
+@pytest.mark.parametrize("mode", ["train", "serve"])
+@pytest.mark.parametrize("model", MODELS, ids=lambda p: p.name)
+def test_memory_matches_the_cli(model, mode):
+    args = dict(mesh=MESHES[0], mode=mode, batch=4, seq=2048)
+    expected, code = run_cli("memory", model, "--mesh", args["mesh"], "--mode", mode, "--batch", 4, "--seq", 2048,
+                             "--format", "json")
+    assert code in (0, 1)
+    assert easyplan.memory(model, **args) == expected
+
+
+def test_validate_activations_and_explain_match_the_cli():
+    llama = EXAMPLES / "llama-3.1-8b"
+    expected, code = run_cli("validate", llama, "--mesh", "dp=1,fsdp=2,ep=1,tp=4,sp=1", "--format", "json",
+                             "--max-memory", "10GiB")
+    assert easyplan.validate(llama, mesh="dp=1,fsdp=2,ep=1,tp=4,sp=1", max_memory="10GiB") == expected
+    assert code == (0 if expected["ok"] else 1)
+    expected, _ = run_cli("activations", llama, "--mode", "decode", "--batch", 16, "--seq", 8192, "--mesh",
+                          "dp=2,fsdp=1,ep=1,tp=4,sp=1", "--format", "json")
+    assert easyplan.activations(llama, mode="decode", batch=16, seq=8192,
+                                mesh={"dp": 2, "fsdp": 1, "ep": 1, "tp": 4, "sp": 1}) == expected
+    text, code = run_cli("explain", llama, "q_proj", "--mesh", "dp=1,fsdp=8,ep=1,tp=1,sp=1", expect_json=False)
+    assert code == 0
+    assert easyplan.explain(llama, "q_proj", mesh="dp=1,fsdp=8,ep=1,tp=1,sp=1") == text
+
+
+def test_config_options_reach_the_model_like_cli_flags():
+    llama = EXAMPLES / "llama-3.1-8b"
+    expected, _ = run_cli("resolve", llama, "--set", "rope_scaling.factor=16", "--set", "attn_mechanism=ring",
+                          "--devices", 16, "--set", "sharding_axis_dims=[1,-1,1,4,1]")
+    got = easyplan.resolve(llama, set={"rope_scaling.factor": 16, "attn_mechanism": "ring",
+                                       "sharding_axis_dims": [1, -1, 1, 4, 1]}, devices=16)
+    assert got == expected

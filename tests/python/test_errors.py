@@ -1,0 +1,72 @@
+"""Bad input raises BadInputError with the CLI's location and notes; findings never raise."""
+import pytest
+
+import easyplan
+from conftest import EXAMPLES
+
+LLAMA = EXAMPLES / "llama-3.1-8b"
+
+
+def test_a_malformed_config_names_file_line_and_column(tmp_path):
+    bad = tmp_path / "config.json"
+    bad.write_text('{\n  "model_type": "llama",\n  "hidden_size": ,\n}\n')
+    with pytest.raises(easyplan.BadInputError) as caught:
+        easyplan.resolve(bad)
+    error = caught.value
+    assert isinstance(error, ValueError)
+    assert error.file == str(bad) and error.line == 3 and error.column is not None
+    assert str(error).startswith(f"{bad}:3:")
+
+
+def test_a_bad_value_names_its_json_pointer_and_suggests():
+    with pytest.raises(easyplan.BadInputError) as caught:
+        easyplan.resolve({"model_type": "llama", "attn_mechanism": "flash"})
+    assert caught.value.pointer == "/attn_mechanism"
+    assert "flash_attn2" in str(caught.value)
+    assert caught.value.file == "<dict>"
+
+
+def test_an_unknown_option_suggests_the_closest():
+    with pytest.raises(easyplan.BadInputError, match="did you mean 'mesh'") as caught:
+        easyplan.plan(LLAMA, mseh="fsdp=8")
+    assert any("max_tensors" in note for note in caught.value.notes)
+
+
+@pytest.mark.parametrize("options, message", [
+    ({"mesh": 8}, "expected"),
+    ({"mesh": "fsdp=-1"}, "needs --devices"),
+    ({"uneven": "sometimes"}, "expected one of"),
+    ({"device": 99, "mesh": "fsdp=8"}, "not a device of the mesh"),
+    ({"rules": "no/such/rules.yaml"}, "no/such/rules.yaml"),
+    ({"tree": "no/such/tree.json"}, "no/such/tree.json"),
+    ({"tree": [{"name": "w", "shape": [-1], "dtype": "float32"}], "mesh": "fsdp=2"}, "shape"),
+    ({"tree": [{"name": "w", "shape": [2], "dtype": "floot32"}], "mesh": "fsdp=2"}, "float32"),
+])
+def test_plan_errors_raise_bad_input(options, message):
+    with pytest.raises(easyplan.BadInputError, match=message):
+        easyplan.plan(LLAMA, **options)
+
+
+def test_other_commands_raise_bad_input():
+    with pytest.raises(easyplan.BadInputError, match="--batch"):
+        easyplan.memory(LLAMA, mode="train", mesh="fsdp=8")
+    with pytest.raises(easyplan.BadInputError, match="did you mean 'decode'"):
+        easyplan.activations(LLAMA, mode="decod")
+    with pytest.raises(easyplan.BadInputError, match="PATTERN"):
+        easyplan.explain(LLAMA, "(", mesh="fsdp=8")
+    with pytest.raises(easyplan.BadInputError, match="config"):
+        easyplan.plan(42)
+    with pytest.raises(easyplan.BadInputError, match="strict"):
+        easyplan.resolve({"model_type": "llama", "hiden_size": 8}, strict=True)
+
+
+def test_findings_do_not_raise():
+    plan = easyplan.plan(LLAMA, mesh="dp=1,fsdp=1,ep=1,tp=3,sp=1", uneven="error")
+    assert not plan.ok
+    assert any(f["severity"] == "error" for f in plan.findings)
+    assert easyplan.validate(LLAMA, mesh="dp=1,fsdp=1,ep=1,tp=3,sp=1", uneven="error")["ok"] is False
+
+
+def test_warnings_become_python_warnings():
+    with pytest.warns(UserWarning, match="hiden_size"):
+        easyplan.resolve({"model_type": "llama", "hiden_size": 8})
