@@ -1,0 +1,159 @@
+#include "api/model.h"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "api/command_options.h"
+#include "api/command_runner.h"
+#include "api/plan_inputs.h"
+#include "core/emit.h"
+#include "tests/test_util.h"
+
+namespace easyplan::api {
+namespace {
+
+std::string Example(const std::string& name) { return testing::SourceDir() + "/examples/" + name; }
+
+std::shared_ptr<const Model> Load(const std::string& example, ConfigOptions options = {}) {
+  auto model = Model::Load(Environment::Real(), ConfigSource::Path(Example(example)), std::move(options));
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  return model.ok() ? *model : nullptr;
+}
+
+PlanOptions Mesh(const std::string& mesh) {
+  PlanOptions options;
+  options.mesh = mesh;
+  return options;
+}
+
+TEST(ModelTest, KeepsEachTreeAndRuleSetAfterFirstUse) {
+  auto model = Load("llama-3.1-8b");
+  TreeSpec spec;
+  auto first = model->Tree(spec);
+  auto again = model->Tree(spec);
+  ASSERT_TRUE(first.ok() && again.ok());
+  EXPECT_EQ(first->get(), again->get());  // computed once
+  spec.dtype = DType::kFloat32;
+  auto float32 = model->Tree(spec);
+  ASSERT_TRUE(float32.ok());
+  EXPECT_NE(first->get(), float32->get());  // another dtype is another tree
+  EXPECT_EQ(float32->get()->tensors[0].dtype, DType::kFloat32);
+  EXPECT_EQ(*model->Rules("builtin", 100), *model->Rules("builtin", 100));
+}
+
+TEST(ModelTest, PlanningAnotherMeshReusesTheMeshFreeStages) {
+  auto model = Load("mixtral-8x7b");
+  PlanOptions hf = Mesh("dp=1,fsdp=2,ep=2,tp=2,sp=1");
+  hf.layout = "hf";
+  auto a = PreparePlan(model, hf);
+  hf.mesh = "dp=1,fsdp=8,ep=1,tp=1,sp=1";
+  auto b = PreparePlan(model, hf);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString();
+  EXPECT_EQ(a->tree.get(), b->tree.get());
+  EXPECT_EQ(a->links.get(), b->links.get());  // the HF -> EasyDeL links are built once
+  EXPECT_FALSE(a->links->empty());
+  EXPECT_NE(a->mesh.ToString(), b->mesh.ToString());
+}
+
+TEST(ModelTest, ConstUseFromManyThreadsGivesOneAnswer) {
+  auto model = Load("qwen3-30b-a3b");
+  const std::vector<std::string> meshes = {"dp=1,fsdp=8,ep=1,tp=1,sp=1", "dp=1,fsdp=2,ep=2,tp=2,sp=1",
+                                           "dp=2,fsdp=2,ep=1,tp=2,sp=1", "dp=1,fsdp=4,ep=2,tp=1,sp=1"};
+  std::vector<std::vector<int64_t>> expected;
+  for (const std::string& mesh : meshes) {
+    auto inputs = PreparePlan(model, Mesh(mesh));
+    ASSERT_TRUE(inputs.ok());
+    expected.push_back(planner::BuildPlan(inputs->Request())->device_bytes);
+  }
+  auto fresh = Load("qwen3-30b-a3b");  // every stage is first computed by racing threads
+  std::vector<std::vector<int64_t>> got(32);
+  std::vector<const ParamTree*> trees(32);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < got.size(); ++i) {
+    threads.emplace_back([&, i] {
+      auto inputs = PreparePlan(fresh, Mesh(meshes[i % meshes.size()]));
+      if (!inputs.ok()) return;
+      trees[i] = inputs->tree.get();
+      got[i] = planner::BuildPlan(inputs->Request())->device_bytes;
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i], expected[i % meshes.size()]) << i;
+    EXPECT_EQ(trees[i], trees[0]);
+  }
+}
+
+TEST(ModelTest, StrictWarningsFailTheLoadButStillReachTheCaller) {
+  ConfigOptions options;
+  options.strict = true;
+  std::vector<Diag> diags;
+  auto model = Model::Load(Environment::Real(), ConfigSource::Text(R"({"model_type": "llama", "hiden_size": 8})"),
+                           options, &diags);
+  ASSERT_FALSE(model.ok());
+  EXPECT_NE(model.status().diag().message.find("--strict"), std::string::npos);
+  ASSERT_FALSE(diags.empty());
+  EXPECT_EQ(diags[0].severity, Severity::kError);
+  EXPECT_NE(diags[0].ToString().find("hiden_size"), std::string::npos);
+}
+
+TEST(ModelTest, ConfigTextAndPathResolveAlike) {
+  auto from_path = Load("gpt2");
+  auto text = testing::ReadTestFile("examples/gpt2/config.json");
+  auto from_text = Model::Load(Environment::Real(), ConfigSource::Text(text, "<dict>"), {});
+  ASSERT_TRUE(from_text.ok());
+  EXPECT_EQ((*from_text)->config(), from_path->config());
+}
+
+TEST(ModelTest, NoConfigMeansEasyDelDefaultsWithoutWarnings) {
+  std::vector<Diag> diags;
+  auto model = Model::Load(Environment::Real(), ConfigSource::None(), {}, &diags);
+  ASSERT_TRUE(model.ok());
+  EXPECT_FALSE((*model)->has_config());
+  EXPECT_TRUE(diags.empty());
+  EXPECT_TRUE((*model)->config().contains("partition_axis"));
+}
+
+TEST(CommandOptionsTest, UnknownNamesSuggestAndTypesAreChecked) {
+  CommandOptions options;
+  Status status = ApplyOptions("plan", Json{{"mseh", "fsdp=8"}}, &options);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.diag().message.find("did you mean 'mesh'"), std::string::npos);
+  status = ApplyOptions("plan", Json{{"max_tensors", "many"}}, &options);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.diag().message.find("expected an integer"), std::string::npos);
+  EXPECT_FALSE(ApplyOptions("plna", Json::object(), &options).ok());
+}
+
+TEST(CommandOptionsTest, MeshAndSetTakeTheirPythonShapes) {
+  CommandOptions options;
+  ASSERT_TRUE(ApplyOptions("plan",
+                           Json::parse(R"({"mesh": {"dp": 1, "fsdp": -1}, "set": {"rope_scaling.factor": 8},
+                                           "device": 3, "from": "ckpt", "strict": true})"),
+                           &options)
+                  .ok());
+  EXPECT_EQ(options.plan.mesh, "dp=1,fsdp=-1");
+  EXPECT_EQ(options.plan.config.sets, std::vector<std::string>{"rope_scaling.factor=8"});
+  EXPECT_EQ(options.device, 3);
+  EXPECT_EQ(options.plan.from, "ckpt");
+  EXPECT_TRUE(options.plan.config.strict);
+}
+
+TEST(CommandOptionsTest, TheSameNameMeansWhatTheCommandsFlagMeans) {
+  CommandOptions memory, plan;
+  ASSERT_TRUE(ApplyOptions("memory", Json{{"device", "h100-80g"}, {"mode", "train"}}, &memory).ok());
+  EXPECT_EQ(memory.memory.device, "h100-80g");
+  EXPECT_EQ(memory.memory.mode, "train");
+  EXPECT_FALSE(ApplyOptions("plan", Json{{"device", "h100-80g"}}, &plan).ok());  // plan's --device is an index
+}
+
+TEST(CommandRunnerTest, ResolveIsWhatTheCliPrints) {
+  auto model = Load("llama-3.1-8b");
+  auto out = RunCommand(model, "resolve", CommandOptions{});
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->text, EmitJson(model->config()));
+}
+
+}  // namespace
+}  // namespace easyplan::api
