@@ -14,3 +14,12 @@ def test_the_stub_declares_every_public_name():
     stub = pathlib.Path(easyplan.__file__).with_name("__init__.pyi").read_text()
     for name in easyplan.__all__:
         assert f"def {name}(" in stub or f"class {name}" in stub, name
+
+
+def test_the_readme_python_examples_run():
+    readme = pathlib.Path(__file__).resolve().parents[2] / "README.md"
+    section = readme.read_text().split("\n## Python\n")[1].split("\n## ")[0]
+    blocks = section.split("```python\n")[1:]
+    assert blocks, "README.md has no python example"
+    for block in blocks:
+        exec(compile(block.split("```")[0], "README.md", "exec"), {})
