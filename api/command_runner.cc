@@ -13,6 +13,7 @@
 #include "api/tree_source.h"
 #include "api/validate.h"
 #include "core/emit.h"
+#include "core/json_parse.h"
 
 namespace easyplan::api {
 namespace {
@@ -71,16 +72,10 @@ StatusOr<CommandOutput> RunTree(const std::shared_ptr<const Model>& model, const
 }
 
 StatusOr<CommandOutput> RunPlan(const std::shared_ptr<const Model>& model, const CommandOptions& options) {
-  EP_ASSIGN_OR_RETURN(PlanResult result, PlanModel(model, options.plan, {options.device, options.summary}));
   CommandOutput out;
-  out.text = PlanResultToJsonText(result, {options.device, options.summary});
-  out.findings_failed = result.plan.HasErrors();
-  EP_ASSIGN_OR_RETURN(auto rules, ResolvedRules(result.inputs));
-  Json list = Json::array();
-  for (const auto& [pattern, spec] : rules) list.push_back(Json::array({pattern, spec.ToJson()}));
-  out.extra = Json::object();
-  out.extra["rules"] = std::move(list);
-  out.extra["bytes_per_device"] = Json(result.plan.device_bytes);
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const PlanResult> result, PlanCommand(model, options, &out.extra));
+  out.text = PlanResultToJsonText(*result, {options.device, options.summary});
+  out.findings_failed = result->plan.HasErrors();
   return out;
 }
 
@@ -99,6 +94,22 @@ StatusOr<CommandOutput> RunMemory(const std::shared_ptr<const Model>& model, con
 }
 
 }  // namespace
+
+StatusOr<std::shared_ptr<const PlanResult>> PlanCommand(const std::shared_ptr<const Model>& model,
+                                                        const CommandOptions& options, Json* extra) {
+  EP_RETURN_IF_ERROR(CheckPlanOptions(options.plan, model->has_config()));
+  EP_ASSIGN_OR_RETURN(PlanResult result, PlanModel(model, options.plan, {options.device, options.summary}));
+  EP_ASSIGN_OR_RETURN(auto rules, ResolvedRules(result.inputs));
+  Json list = Json::array();
+  for (const auto& [pattern, spec] : rules) list.push_back(Json::array({pattern, spec.ToJson()}));
+  *extra = Json::object();
+  (*extra)["rules"] = std::move(list);
+  (*extra)["bytes_per_device"] = Json(result.plan.device_bytes);
+  EP_ASSIGN_OR_RETURN(Document findings, ParseJsonDocument(FindingsToJsonText(result.plan.findings, ""), "<findings>"));
+  (*extra)["findings"] = findings.root()["findings"];
+  (*extra)["failed"] = result.plan.HasErrors();
+  return std::make_shared<const PlanResult>(std::move(result));
+}
 
 StatusOr<CommandOutput> RunCommand(const std::shared_ptr<const Model>& model, const std::string& command,
                                    const CommandOptions& options) {

@@ -10,6 +10,7 @@
 
 #include "api/command_options.h"
 #include "api/model.h"
+#include "api/plan_pipeline.h"
 #include "core/json.h"
 
 namespace easyplan::api {
@@ -21,6 +22,13 @@ struct CommandOutput {
   /// plan: {"rules": [[regex, spec], ...] (the ordered rules, specs resolved), "bytes_per_device": [...]}.
   Json extra;
 };
+
+/// `plan` without rendering it: the result, kept for a caller that renders it on demand
+/// (PlanResultToJsonText), and its small parts as JSON in `extra`: {"rules": [[regex, spec], ...],
+/// "bytes_per_device": [...], "findings": [...], "failed": bool}. A search over many meshes reads only
+/// these.
+StatusOr<std::shared_ptr<const PlanResult>> PlanCommand(const std::shared_ptr<const Model>& model,
+                                                        const CommandOptions& options, Json* extra);
 
 /// `command` (see CommandNames()) on `model` with `options`. Bad input is a Status; findings are not.
 StatusOr<CommandOutput> RunCommand(const std::shared_ptr<const Model>& model, const std::string& command,

@@ -128,8 +128,7 @@ TEST(CommandOptionsTest, UnknownNamesSuggestAndTypesAreChecked) {
 
 TEST(CommandOptionsTest, MeshAndSetTakeTheirPythonShapes) {
   CommandOptions options;
-  ASSERT_TRUE(ApplyOptions("plan",
-                           Json::parse(R"({"mesh": {"dp": 1, "fsdp": -1}, "set": {"rope_scaling.factor": 8},
+  ASSERT_TRUE(ApplyOptions("plan", Json::parse(R"({"mesh": {"dp": 1, "fsdp": -1}, "set": {"rope_scaling.factor": 8},
                                            "device": 3, "from": "ckpt", "strict": true})"),
                            &options)
                   .ok());

@@ -14,6 +14,7 @@
 #include "api/command_options.h"
 #include "api/command_runner.h"
 #include "api/model.h"
+#include "api/plan_pipeline.h"
 #include "core/document.h"
 #include "core/json_parse.h"
 #include "core/tree_json.h"
@@ -121,19 +122,56 @@ py::dict Load(const std::string& kind, const std::string& payload, const std::st
   return out;
 }
 
+/// A plan kept native until its JSON is asked for: a search over many meshes reads only the small
+/// parts that come with it (rules, bytes per device, findings).
+struct PyPlan {
+  std::shared_ptr<const api::PlanResult> result;
+  api::PlanViewOptions view;
+
+  std::string Json() const {
+    py::gil_scoped_release release;
+    return api::PlanResultToJsonText(*result, view);
+  }
+};
+
+StatusOr<api::CommandOptions> ParseCommandOptions(const PyModel& self, const std::string& command,
+                                                  const std::string& options_json,
+                                                  const std::optional<std::string>& tree_json) {
+  EP_ASSIGN_OR_RETURN(Json options, ParseOptions(options_json));
+  api::CommandOptions parsed;
+  parsed.plan.config = self.model->options();
+  EP_RETURN_IF_ERROR(api::ApplyOptions(command, options, &parsed));
+  if (tree_json) {
+    const int64_t max_tensors = command == "tree" ? parsed.tree.max_tensors : parsed.plan.max_tensors;
+    EP_ASSIGN_OR_RETURN(ParamTree tree, ParseTreeJson(*tree_json, "<tree>", Limits{}, max_tensors));
+    parsed.plan.given_tree = std::make_shared<const ParamTree>(std::move(tree));
+  }
+  return parsed;
+}
+
+py::dict RunPlan(const PyModel& self, const std::string& options_json, const std::optional<std::string>& tree_json) {
+  std::shared_ptr<const api::PlanResult> result;
+  api::PlanViewOptions view;
+  Json extra;
+  Outcome outcome = Guarded([&](Outcome&) -> Status {
+    EP_ASSIGN_OR_RETURN(api::CommandOptions parsed, ParseCommandOptions(self, "plan", options_json, tree_json));
+    view = {parsed.device, parsed.summary};
+    EP_ASSIGN_OR_RETURN(result, api::PlanCommand(self.model, parsed, &extra));
+    return Status();
+  });
+  py::dict out = OutcomeDict(outcome);
+  if (result) {
+    out["plan"] = PyPlan{result, view};
+    out["extra"] = extra.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  return out;
+}
+
 py::dict Run(const PyModel& self, const std::string& command, const std::string& options_json,
              const std::optional<std::string>& tree_json) {
   api::CommandOutput result;
   Outcome outcome = Guarded([&](Outcome&) -> Status {
-    EP_ASSIGN_OR_RETURN(Json options, ParseOptions(options_json));
-    api::CommandOptions parsed;
-    parsed.plan.config = self.model->options();
-    EP_RETURN_IF_ERROR(api::ApplyOptions(command, options, &parsed));
-    if (tree_json) {
-      const int64_t max_tensors = command == "tree" ? parsed.tree.max_tensors : parsed.plan.max_tensors;
-      EP_ASSIGN_OR_RETURN(ParamTree tree, ParseTreeJson(*tree_json, "<tree>", Limits{}, max_tensors));
-      parsed.plan.given_tree = std::make_shared<const ParamTree>(std::move(tree));
-    }
+    EP_ASSIGN_OR_RETURN(api::CommandOptions parsed, ParseCommandOptions(self, command, options_json, tree_json));
     EP_ASSIGN_OR_RETURN(result, api::RunCommand(self.model, command, parsed));
     return Status();
   });
@@ -154,7 +192,9 @@ PYBIND11_MODULE(_easyplan, m) {
   using namespace easyplan::python;
   m.doc() = "easyplan's native half; use the `easyplan` package.";
   py::class_<PyModel>(m, "_Model")
-      .def("run", &Run, py::arg("command"), py::arg("options_json"), py::arg("tree_json") = py::none());
+      .def("run", &Run, py::arg("command"), py::arg("options_json"), py::arg("tree_json") = py::none())
+      .def("plan", &RunPlan, py::arg("options_json"), py::arg("tree_json") = py::none());
+  py::class_<PyPlan>(m, "_Plan").def("json", &PyPlan::Json);
   m.def("load", &Load, py::arg("kind"), py::arg("payload"), py::arg("name"), py::arg("options_json"));
   m.def("commands", [] { return easyplan::api::CommandNames(); });
   m.def("option_names", [](const std::string& command) -> py::object {

@@ -193,8 +193,10 @@ class Model:
         if tree_json is not None:
             options = dict(options)
             del options["tree"]
-        result = _raise_on_error(self._model.run(command, _json.dumps(_option_dict(options)), tree_json))
-        return result
+        options_json = _json.dumps(_option_dict(options))
+        if command == "plan":
+            return _raise_on_error(self._model.plan(options_json, tree_json))
+        return _raise_on_error(self._model.run(command, options_json, tree_json))
 
     def resolve(self, **options):
         """The resolved config; ``provenance=True`` wraps it as {"config", "provenance"}."""
@@ -207,7 +209,7 @@ class Model:
     def plan(self, **options):
         """The shard plan on a mesh, as a :class:`Plan` (``easyplan plan --format json``)."""
         result = self._run("plan", options)
-        return Plan(_json.loads(result["text"]), _json.loads(result["extra"]), result["failed"])
+        return Plan(result["plan"], _json.loads(result["extra"]))
 
     def validate(self, **options):
         """The plan's findings for CI (``easyplan validate --format json``); ``result["ok"]`` is the verdict."""
@@ -297,17 +299,31 @@ class Plan:
     findings (dicts with "code", "severity", "message", ...); ``ok``: no error findings.
     """
 
-    def __init__(self, document, extra, failed):
-        self._document = document
-        self.specs = {p["name"]: _spec_tuple(p["effective_spec"]) for p in document.get("params", [])}
+    def __init__(self, native, extra):
+        self._native = native
+        self._document = None
+        self._specs = None
         self.rules = [(pattern, _spec_tuple(spec)) for pattern, spec in extra["rules"]]
-        self.bytes_per_device = list(extra["bytes_per_device"])
-        self.findings = document["findings"]
-        self.ok = not failed
+        self.bytes_per_device = extra["bytes_per_device"]
+        self.findings = extra["findings"]
+        self.ok = not extra["failed"]
+
+    def _doc(self):
+        # The per-tensor document is rendered only when asked for: re-planning many meshes reads the
+        # rules, bytes and findings alone.
+        if self._document is None:
+            self._document = _json.loads(self._native.json())
+        return self._document
+
+    @property
+    def specs(self):
+        if self._specs is None:
+            self._specs = {p["name"]: _spec_tuple(p["effective_spec"]) for p in self._doc().get("params", [])}
+        return self._specs
 
     def to_dict(self):
         """The plan as ``easyplan plan --format json`` prints it."""
-        return _json.loads(_json.dumps(self._document))
+        return _json.loads(_json.dumps(self._doc()))
 
     def to_jax(self):
         """tensor name -> ``jax.sharding.PartitionSpec``."""
@@ -320,7 +336,7 @@ class Plan:
         return [(pattern, partition_spec(*spec)) for pattern, spec in self.rules]
 
     def __repr__(self):
-        mesh = self._document.get("mesh", {})
+        mesh = self._doc().get("mesh", {})
         axes = ", ".join(f"{n}={s}" for n, s in zip(mesh.get("axis_names", []), mesh.get("shape", [])))
         return f"<easyplan.Plan {len(self.specs)} tensors on mesh {axes}, {len(self.findings)} findings>"
 
