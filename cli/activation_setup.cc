@@ -2,6 +2,7 @@
 
 #include "cli/config_flags.h"
 #include "schemas/data_source.h"
+#include "schemas/model_dims.h"
 
 namespace easyplan::cli {
 
@@ -35,13 +36,6 @@ StatusOr<std::unique_ptr<planner::ActivationTable>> LoadActivationTable(Context&
   EP_ASSIGN_OR_RETURN(Document doc, source.ReadDocument(path));
   EP_ASSIGN_OR_RETURN(planner::ActivationTable table, planner::ActivationTable::Parse(doc));
   return std::make_unique<planner::ActivationTable>(std::move(table));
-}
-
-const Json& ModelConfig(const Json& config) {
-  if (config.contains("num_attention_heads") && !config["num_attention_heads"].is_null()) return config;
-  auto text = config.find("text_config");
-  if (text != config.end() && text->is_object() && text->contains("num_attention_heads")) return *text;
-  return config;
 }
 
 Status CheckActivationFlags(const ActivationFlags& flags) {
@@ -108,12 +102,9 @@ StatusOr<planner::ActivationPlan> BuildActivationsFromFlags(const ActivationFlag
   }
   request.batch = flags.batch;
   request.seq = flags.seq;
-  const Json& model = ModelConfig(config);
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(config));
   std::string dtype = flags.dtype;
-  if (dtype.empty()) {
-    auto torch_dtype = model.find("torch_dtype");
-    dtype = torch_dtype != model.end() && torch_dtype->is_string() ? torch_dtype->get<std::string>() : "bfloat16";
-  }
+  if (dtype.empty()) dtype = dims.torch_dtype.empty() ? "bfloat16" : dims.torch_dtype;
   std::optional<DType> parsed_dtype = ParseDType(dtype);
   if (!parsed_dtype) {
     return Status::BadInput({}, "'" + dtype + "' is not a dtype name" +
@@ -122,7 +113,8 @@ StatusOr<planner::ActivationPlan> BuildActivationsFromFlags(const ActivationFlag
   request.dtype = *parsed_dtype;
   request.table = &table;
   request.presets = &presets;
-  request.config = &model;
+  request.config = &schemas::GeometryConfig(config);
+  request.dims = &dims;
   request.mesh = mesh;
   return planner::BuildActivationPlan(request);
 }
@@ -130,11 +122,12 @@ StatusOr<planner::ActivationPlan> BuildActivationsFromFlags(const ActivationFlag
 StatusOr<std::optional<ExpertReport>> ExpertReportOf(const planner::ActivationTable& table,
                                                      const rules::Presets& presets, const Json& config,
                                                      const Mesh& mesh) {
-  const Json& model = ModelConfig(config);
+  const Json& model = schemas::GeometryConfig(config);
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(config));
   ExpertReport report;
   report.mesh = planner::FoldExpertMesh(mesh, planner::ParallelAxisNamesOf(model), planner::ExpertBindingOf(model));
   EP_ASSIGN_OR_RETURN(std::optional<planner::ExpertSpecs> specs,
-                      planner::GetExpertSpecs(table, presets, model, report.mesh));
+                      planner::GetExpertSpecs(table, presets, model, dims.experts, report.mesh));
   if (!specs) return std::optional<ExpertReport>();
   report.specs = std::move(*specs);
   return std::optional<ExpertReport>(std::move(report));

@@ -42,9 +42,6 @@ void AddActivationFlags(CLI::App* cmd, ActivationFlags& flags, bool full);
 /// rules/_activations.yaml from --schemas-dir (or the context's), else the embedded copy.
 StatusOr<std::unique_ptr<planner::ActivationTable>> LoadActivationTable(Context& ctx, const std::string& schemas_dir);
 
-/// The config holding the model's geometry: its text_config for multimodal families (gemma3).
-const Json& ModelConfig(const Json& config);
-
 /// The flag checks that need no config: --mode, --layout, --softmax-aux-ndim, --batch with --seq,
 /// --cache and the ragged-cache flags.
 Status CheckActivationFlags(const ActivationFlags& flags);

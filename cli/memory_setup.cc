@@ -9,6 +9,7 @@
 #include "core/dtype.h"
 #include "core/human.h"
 #include "schemas/data_source.h"
+#include "schemas/model_dims.h"
 
 namespace easyplan::cli {
 
@@ -136,7 +137,8 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(Context& ctx, const PlanInputs
     }
     options.policy = *parsed;
   }
-  EP_ASSIGN_OR_RETURN(planner::ModelDims dims, planner::ModelDimsOf(ModelConfig(config)));
+  EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(config));
+  EP_ASSIGN_OR_RETURN(planner::MemoryModel model, planner::MemoryModelOf(dims, schemas::GeometryConfig(config)));
 
   EP_ASSIGN_OR_RETURN(std::unique_ptr<planner::ActivationTable> table, LoadActivationTable(ctx, schemas_dir));
   ActivationFlags step_flags;
@@ -152,7 +154,7 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(Context& ctx, const PlanInputs
     cache_flags.seq = flags.max_length;
     EP_ASSIGN_OR_RETURN(cache, BuildActivationsFromFlags(cache_flags, *table, *inputs.presets, config, inputs.mesh));
   }
-  planner::MemoryInputs memory_inputs{&plan, &inputs.tree, &step, cache ? &*cache : &step, dims};
+  planner::MemoryInputs memory_inputs{&plan, &inputs.tree, &step, cache ? &*cache : &step, std::move(model)};
   return planner::ComputeMemory(memory_inputs, options);
 }
 
