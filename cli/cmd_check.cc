@@ -7,8 +7,6 @@
 #include <cmath>
 #include <limits>
 #include <memory>
-#include <numeric>
-#include <sstream>
 #include <unordered_map>
 
 #include "cli/activation_setup.h"
@@ -20,6 +18,9 @@
 #include "core/emit.h"
 #include "kernels/layout_check.h"
 #include "kernels/numeric_check.h"
+#include "kernels/tiny_model.h"
+#include "schemas/model_dims.h"
+#include "schemas/schema_set.h"
 
 namespace easyplan::cli {
 namespace {
@@ -47,193 +48,47 @@ StatusOr<Injection> ParseInjection(const std::string& text) {
 
 // ---- the tiny config ----
 
-int64_t RoundUp(int64_t value, int64_t unit) { return (value + unit - 1) / unit * unit; }
-
-int64_t IntKey(const Json& config, const char* key, int64_t fallback) {
-  auto it = config.find(key);
-  return it != config.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
-}
-double NumberKey(const Json& config, const char* key, double fallback) {
-  auto it = config.find(key);
-  return it != config.end() && it->is_number() ? it->get<double>() : fallback;
-}
-bool BoolKey(const Json& config, const char* key, bool fallback) {
-  auto it = config.find(key);
-  return it != config.end() && it->is_boolean() ? it->get<bool>() : fallback;
-}
-bool IsNull(const Json& config, const char* key) {
-  auto it = config.find(key);
-  return it == config.end() || it->is_null();
-}
-
-// A PartitionAxis field as mesh axis names: a name, a list of names, or null.
-PartitionSpec::Entry AxisEntry(const Json& config, const char* field) {
-  PartitionSpec::Entry entry;
-  auto pa = config.find("partition_axis");
-  if (pa == config.end() || !pa->is_object()) return entry;
-  auto it = pa->find(field);
-  if (it == pa->end()) return entry;
-  if (it->is_string()) entry.push_back(it->get<std::string>());
-  if (it->is_array()) {
-    for (const Json& v : *it) {
-      if (v.is_string()) entry.push_back(v.get<std::string>());
-    }
+// The plan inputs of the tiny config: the full run's flags with `sets` after the user's --set, EasyDeL
+// names, and the built-in rules when the full run's rules are written for HF names (they cannot plan
+// EasyDeL names). Its resolve warnings are not printed (the full config's were); they stay in its diags.
+StatusOr<std::unique_ptr<PlanInputs>> LoadTinyInputs(Context& ctx, const CheckFlags& flags, const PlanInputs& full,
+                                                     const std::vector<std::string>& sets) {
+  PlanFlags tiny_flags = flags.plan;
+  tiny_flags.config.sets.insert(tiny_flags.config.sets.end(), sets.begin(), sets.end());
+  tiny_flags.config.print_diags = false;
+  tiny_flags.layout = "easydel";
+  tiny_flags.tree.clear();
+  tiny_flags.from.clear();
+  tiny_flags.dtype.clear();
+  if (full.rules->layout != Layout::kEasyDel) tiny_flags.rules = "builtin";
+  auto inputs = LoadPlanInputs(ctx, tiny_flags);
+  if (!inputs.ok()) {
+    Status status = inputs.status();
+    status.mutable_diag().notes.push_back("while deriving the tiny config with --set " +
+                                          fmt::format("{}", fmt::join(sets, " --set ")));
+    return status;
   }
-  return entry;
+  (*inputs)->mesh = full.mesh;
+  return std::move(*inputs);
 }
 
-int64_t EntryTiles(const Mesh& mesh, const PartitionSpec::Entry& entry) {
-  int64_t tiles = 1;
-  for (const std::string& name : entry) {
-    if (std::optional<int> k = mesh.AxisIndex(name)) tiles *= mesh.shape[static_cast<size_t>(*k)];
+// The family's numeric_check declaration for the full model; an error listing the covered families when
+// the family has none.
+StatusOr<schemas::NumericCheckSpec> NumericCheckOf(Context& ctx, const CheckFlags& flags, const PlanInputs& full,
+                                                   const std::string& model_type) {
+  schemas::SchemaSet schemas = MakeSchemaSet(ctx, flags.plan.config);
+  EP_ASSIGN_OR_RETURN(const schemas::FamilySchema* family, schemas.Family(model_type));
+  if (family != nullptr && family->numeric_check) {
+    return schemas::NumericCheckFor(*family->numeric_check, full.resolved.config);
   }
-  return tiles;
-}
-
-struct FamilyInfo {
-  kernels::ModelFamily family;
-  bool mixtral_names = false;
-};
-
-std::optional<FamilyInfo> FamilyOf(const std::string& model_type) {
-  if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" || model_type == "qwen3") {
-    return FamilyInfo{kernels::ModelFamily::kLlama};
+  std::vector<const schemas::FamilySchema*> families;
+  for (const std::string& name : schemas.FamilyNames()) {
+    EP_ASSIGN_OR_RETURN(const schemas::FamilySchema* listed, schemas.Family(name));
+    families.push_back(listed);
   }
-  if (model_type == "mixtral") return FamilyInfo{kernels::ModelFamily::kMoe, true};
-  if (model_type == "qwen3_moe") return FamilyInfo{kernels::ModelFamily::kMoe};
-  if (model_type == "deepseek_v3") return FamilyInfo{kernels::ModelFamily::kDeepseek};
-  if (model_type == "gpt2") return FamilyInfo{kernels::ModelFamily::kGpt2};
-  return std::nullopt;
-}
-
-// The --set strings that shrink the model while keeping its structure: every size a multiple of the
-// device count (so any sharding of it by mesh axes divides it), head counts a multiple of the head
-// axis, the GQA ratio, MLA's split of q/k into nope and rope parts, one dense layer before the MoE
-// layers, shared experts, tied embeddings.
-std::vector<std::string> TinySets(const Json& config, const std::string& model_type, const Mesh& mesh,
-                                  planner::UnevenMode uneven) {
-  const int64_t devices = mesh.NumDevices();
-  const int64_t head_dim = 8;
-  const int64_t head_tiles = EntryTiles(mesh, AxisEntry(config, "head_axis"));
-  // A head count that keeps heads * head_dim divisible by the device count and heads by the head axis.
-  const int64_t unit = std::lcm(devices / std::gcd(devices, head_dim), head_tiles);
-  const int64_t kv_unit = RoundUp(2, unit);  // at least two kv groups, so the kv-head split is exercised
-  const int64_t hidden = RoundUp(64, devices);
-  // A vocabulary the mesh does not divide stays indivisible, so eformer's correction replicates it in
-  // the tiny plan as in the full one.
-  const int64_t full_vocab = IntKey(config, "vocab_size", 0);
-  const bool odd_vocab = uneven == planner::UnevenMode::kReplicate && full_vocab > 0 && full_vocab % devices != 0;
-  const int64_t vocab = RoundUp(128, devices) + (odd_vocab ? 1 : 0);
-  std::vector<std::string> sets;
-  auto set = [&](const std::string& key, const std::string& value) { sets.push_back(key + "=" + value); };
-  auto num = [&](const std::string& key, int64_t value) { set(key, std::to_string(value)); };
-  if (model_type == "gpt2") {
-    num("n_layer", 2);
-    num("n_head", RoundUp(4, unit));
-    num("n_embd", RoundUp(4, unit) * head_dim);
-    set("n_inner", "null");
-    num("vocab_size", vocab);
-    num("n_positions", 32);
-    return sets;
-  }
-  num("num_hidden_layers", 2);
-  num("hidden_size", hidden);
-  num("intermediate_size", 2 * hidden);
-  num("vocab_size", vocab);
-  if (!IsNull(config, "layer_types")) set("layer_types", "null");
-  if (!IsNull(config, "max_window_layers")) num("max_window_layers", 2);
-  const int64_t heads = IntKey(config, "num_attention_heads", 1);
-  const int64_t kv = IntKey(config, "num_key_value_heads", heads);
-  const int64_t ratio = kv > 0 && heads % kv == 0 ? heads / kv : 1;
-  if (model_type == "deepseek_v3") {
-    num("num_attention_heads", RoundUp(4, unit));
-    num("num_key_value_heads", RoundUp(4, unit));
-    const int64_t top_k = IntKey(config, "num_experts_per_tok", 2);
-    const int64_t groups = std::max<int64_t>(IntKey(config, "n_group", 1), 1);
-    num("n_routed_experts", RoundUp(std::max({4 * top_k, 2 * groups, int64_t{4}}), std::lcm(devices, groups)));
-    num("moe_intermediate_size", RoundUp(32, devices));
-    num("first_k_dense_replace", std::min<int64_t>(IntKey(config, "first_k_dense_replace", 0), 1));
-    if (!IsNull(config, "q_lora_rank")) num("q_lora_rank", RoundUp(32, devices));
-    num("kv_lora_rank", RoundUp(32, devices));
-    num("qk_nope_head_dim", head_dim);
-    num("qk_rope_head_dim", head_dim);
-    num("v_head_dim", head_dim);
-    num("head_dim", head_dim);
-    set("rope_scaling", "null");
-    num("num_nextn_predict_layers", 0);
-    return sets;
-  }
-  num("num_key_value_heads", kv < 2 ? unit : kv_unit);
-  num("num_attention_heads", (kv < 2 ? unit : kv_unit) * ratio);
-  num("head_dim", head_dim);
-  if (model_type == "mixtral" || model_type == "qwen3_moe") {
-    const int64_t top_k = IntKey(config, "num_experts_per_tok", 2);
-    const int64_t experts = RoundUp(std::max<int64_t>(2 * top_k, 4), devices);
-    for (const char* key : {"num_local_experts", "num_experts"}) {
-      if (config.contains(key)) num(key, experts);
-    }
-    if (model_type == "qwen3_moe") {
-      num("moe_intermediate_size", RoundUp(32, devices));
-      num("decoder_sparse_step", 1);
-      set("mlp_only_layers", "[]");
-    }
-  }
-  return sets;
-}
-
-bool HasTensor(const ParamTree& tree, const std::string& name) {
-  return std::any_of(tree.tensors.begin(), tree.tensors.end(), [&](const TensorEntry& t) { return t.name == name; });
-}
-
-kernels::ModelDesc Describe(const Json& c, const FamilyInfo& info, const std::string& model_type, const ParamTree& tree,
-                            const planner::Plan& plan) {
-  kernels::ModelDesc m;
-  m.family = info.family;
-  m.model_type = model_type;
-  m.mixtral_names = info.mixtral_names;
-  const bool gpt2 = info.family == kernels::ModelFamily::kGpt2;
-  m.vocab = IntKey(c, "vocab_size", 0);
-  m.hidden = IntKey(c, gpt2 ? "n_embd" : "hidden_size", 0);
-  m.layers = IntKey(c, gpt2 ? "n_layer" : "num_hidden_layers", 0);
-  m.heads = IntKey(c, gpt2 ? "n_head" : "num_attention_heads", 0);
-  m.kv_heads = IntKey(c, "num_key_value_heads", m.heads);
-  m.head_dim = IntKey(c, "head_dim", m.heads > 0 ? m.hidden / m.heads : 0);
-  m.intermediate = IntKey(c, "intermediate_size", 0);
-  m.norm_eps = NumberKey(c, gpt2 ? "layer_norm_epsilon" : "rms_norm_eps", 1e-6);
-  m.rope_theta = NumberKey(c, "rope_theta", 10000.0);
-  m.tied_embeddings = BoolKey(c, "tie_word_embeddings", false);
-  m.attention_bias = HasTensor(tree, "model/layers/0/self_attn/q_proj/bias");
-  m.o_bias = HasTensor(tree, "model/layers/0/self_attn/o_proj/bias");
-  m.mlp_bias = HasTensor(tree, "model/layers/0/mlp/gate_proj/bias");
-  m.qk_norm = HasTensor(tree, "model/layers/0/self_attn/q_norm/kernel");
-  m.experts =
-      IntKey(c, model_type == "deepseek_v3" ? "n_routed_experts" : "num_local_experts", IntKey(c, "num_experts", 0));
-  m.top_k = IntKey(c, "num_experts_per_tok", 0);
-  m.moe_intermediate = IntKey(c, "moe_intermediate_size", m.intermediate);
-  m.norm_topk_prob = model_type == "mixtral" ? true : BoolKey(c, "norm_topk_prob", false);
-  m.first_dense_layers = IntKey(c, "first_k_dense_replace", 0);
-  if (model_type == "deepseek_v3") {
-    m.shared_intermediate = IntKey(c, "n_shared_experts", 0) * m.moe_intermediate;
-    m.n_group = std::max<int64_t>(IntKey(c, "n_group", 1), 1);
-    m.topk_group = std::max<int64_t>(IntKey(c, "topk_group", 1), 1);
-    m.routed_scaling = NumberKey(c, "routed_scaling_factor", 1.0);
-    m.correction_bias = HasTensor(tree, "model/layers/1/mlp/gate/e_score_correction_bias");
-    m.q_lora_rank = IsNull(c, "q_lora_rank") ? 0 : IntKey(c, "q_lora_rank", 0);
-    m.kv_lora_rank = IntKey(c, "kv_lora_rank", 0);
-    m.qk_nope = IntKey(c, "qk_nope_head_dim", 0);
-    m.qk_rope = IntKey(c, "qk_rope_head_dim", 0);
-    m.v_head = IntKey(c, "v_head_dim", 0);
-  }
-  m.positions = IntKey(c, "n_positions", 0);
-  m.batch_axes = AxisEntry(c, "batch_axis");
-  m.sequence_axes = AxisEntry(c, "sequence_axis");
-  m.hidden_axes = AxisEntry(c, "hidden_state_axis");
-  m.head_axes = AxisEntry(c, "head_axis");
-  const int64_t batch_tiles = EntryTiles(plan.mesh, m.batch_axes);
-  m.batch = batch_tiles > 1 ? batch_tiles : 2;
-  m.seq = RoundUp(8, EntryTiles(plan.mesh, m.sequence_axes));
-  m.bytes_per_element = plan.groups.empty() ? 2 : std::max(1, plan.groups[0].bits / 8);
-  return m;
+  return Status::BadInput({}, "the numeric check has no reference forward pass for model_type '" + model_type + "'",
+                          {fmt::format("covered: {}; use --level layout for the others",
+                                       fmt::join(kernels::CoveredModelTypes(families), ", "))});
 }
 
 struct NumericSetup {
@@ -251,43 +106,24 @@ StatusOr<NumericSetup> SetUpNumeric(Context& ctx, const CheckFlags& flags, const
   const std::string model_type = model_type_it != full.resolved.config.end() && model_type_it->is_string()
                                      ? model_type_it->get<std::string>()
                                      : "";
-  std::optional<FamilyInfo> info = FamilyOf(model_type);
-  if (!info) {
-    return Status::BadInput({}, "the numeric check has no reference forward pass for model_type '" + model_type + "'",
-                            {"covered: llama, mistral, qwen2, qwen3, mixtral, qwen3_moe, deepseek_v3, gpt2; use "
-                             "--level layout for the others"});
-  }
+  EP_ASSIGN_OR_RETURN(const schemas::NumericCheckSpec spec, NumericCheckOf(ctx, flags, full, model_type));
   if (full.mesh.NumDevices() > flags.max_numeric_devices) {
     return Status::BadInput({},
                             fmt::format("the numeric check simulates at most {} devices; the mesh has {} ({})",
                                         flags.max_numeric_devices, full.mesh.NumDevices(), full.mesh.ToString()),
                             {"use --level layout for this mesh"});
   }
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims full_dims, schemas::ModelDimsOf(full.resolved));
+  EP_ASSIGN_OR_RETURN(const kernels::TinyModel tiny, kernels::DeriveTinyModel(spec, full_dims, full.mesh, full.uneven));
   NumericSetup setup;
-  setup.sets = TinySets(full.resolved.config, model_type, full.mesh, full.uneven);
-  PlanFlags tiny_flags = flags.plan;
-  tiny_flags.config.sets.insert(tiny_flags.config.sets.end(), setup.sets.begin(), setup.sets.end());
-  tiny_flags.layout = "easydel";
-  tiny_flags.tree.clear();
-  tiny_flags.from.clear();
-  tiny_flags.dtype.clear();
-  if (full.rules->layout != Layout::kEasyDel) tiny_flags.rules = "builtin";  // HF rules cannot plan EasyDeL names
-  std::ostringstream quiet;  // the full config's warnings were printed already
-  Context tiny_ctx{ctx.fs, ctx.in, ctx.out, quiet, ctx.schemas_dir, ctx.limits};
-  auto inputs = LoadPlanInputs(tiny_ctx, tiny_flags);
-  if (!inputs.ok()) {
-    Status status = inputs.status();
-    status.mutable_diag().notes.push_back("while deriving the tiny config with --set " +
-                                          fmt::format("{}", fmt::join(setup.sets, " --set ")));
-    return status;
-  }
-  setup.inputs = std::move(*inputs);
-  setup.inputs->mesh = full.mesh;
+  setup.sets = tiny.sets;
+  EP_ASSIGN_OR_RETURN(setup.inputs, LoadTinyInputs(ctx, flags, full, setup.sets));
   EP_ASSIGN_OR_RETURN(setup.plan, planner::BuildPlan(setup.inputs->Request()));
   if (setup.plan.HasErrors()) {
     return Status::BadInput({}, "the plan of the tiny config has errors:\n" + FindingsToText(setup.plan.findings));
   }
-  setup.model = Describe(setup.inputs->resolved.config, *info, model_type, setup.inputs->tree, setup.plan);
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims tiny_dims, schemas::ModelDimsOf(setup.inputs->resolved));
+  setup.model = kernels::ModelDescOf(tiny, tiny_dims, setup.inputs->tree, setup.plan);
   // Where the tiny plan lays a tensor out differently from the full one (names both trees share).
   if (full.tree.layout == Layout::kEasyDel) {
     std::unordered_map<std::string, const planner::ParamPlan*> by_name;
@@ -404,22 +240,22 @@ CheckRun::ActivationPeak ComparePeak(const std::vector<int64_t>& measured, const
 /// batch and sequence. Training with nothing_saveable (each layer keeps only its input, so the residual
 /// stream the forward keeps is exactly the saved set): parameters, residual stream and float32 logits.
 /// Serving: the KV cache the prefill filled. Every figure must agree to the byte on every device.
-Status CompareMemory(Context& ctx, const CheckFlags& flags, NumericSetup& setup, const kernels::NumericReport& n,
-                     CheckRun& run) {
+Status CompareMemory(Context& ctx, const CheckFlags& flags, const PlanInputs& full, NumericSetup& setup,
+                     const kernels::NumericReport& n, CheckRun& run) {
   run.memory.emplace();
   if (!n.executed) return Status();
-  // Training as the reference computes it: each layer keeps only its input (nothing_saveable), vanilla
-  // attention (explicit scores), and every expert on every token (the reference weights all E experts
-  // instead of dispatching k). Parameters, residual stream and logits do not depend on the last two.
-  Json& config = setup.inputs->resolved.config;
-  const Json resolved = config;
-  config["gradient_checkpointing"] = "nothing_saveable";
-  config["attn_mechanism"] = "vanilla";
-  if (setup.model.experts > 0) config["num_experts_per_tok"] = setup.model.experts;
-  StatusOr<planner::MemoryReport> trained = BuildMemoryReport(
-      ctx, *setup.inputs, setup.plan, TinyMemoryFlags(setup, "train"), int64_t{1} << 62, flags.plan.config.schemas_dir);
-  config = resolved;
-  EP_ASSIGN_OR_RETURN(planner::MemoryReport train, std::move(trained));
+  // Training as the reference computes it (kernels::ReferenceTrainingOverrides: nothing_saveable, vanilla
+  // attention, every expert on every token), from the tiny config resolved again with those settings.
+  // Parameters, residual stream and logits do not depend on them.
+  std::vector<std::string> train_sets = setup.sets;
+  for (std::string& set : kernels::SetStrings(kernels::ReferenceTrainingOverrides(setup.model))) {
+    train_sets.push_back(std::move(set));
+  }
+  EP_ASSIGN_OR_RETURN(std::unique_ptr<PlanInputs> train_inputs, LoadTinyInputs(ctx, flags, full, train_sets));
+  EP_ASSIGN_OR_RETURN(planner::Plan train_plan, planner::BuildPlan(train_inputs->Request()));
+  EP_ASSIGN_OR_RETURN(planner::MemoryReport train,
+                      BuildMemoryReport(ctx, *train_inputs, train_plan, TinyMemoryFlags(setup, "train"),
+                                        int64_t{1} << 62, flags.plan.config.schemas_dir));
   EP_ASSIGN_OR_RETURN(planner::MemoryReport serve,
                       BuildMemoryReport(ctx, *setup.inputs, setup.plan, TinyMemoryFlags(setup, "serve"),
                                         int64_t{1} << 62, flags.plan.config.schemas_dir));
@@ -670,7 +506,7 @@ StatusOr<int> RunCheck(const CheckFlags& flags, Context& ctx) {
     kernels::NumericOptions options{
         .seed = flags.seed, .injection = injection, .max_devices = flags.max_numeric_devices};
     EP_ASSIGN_OR_RETURN(run.numeric, kernels::RunNumericCheck(setup.model, setup.plan, setup.inputs->tree, options));
-    if (flags.memory) EP_RETURN_IF_ERROR(CompareMemory(ctx, flags, setup, *run.numeric, run));
+    if (flags.memory) EP_RETURN_IF_ERROR(CompareMemory(ctx, flags, *inputs, setup, *run.numeric, run));
     run.numeric_setup = std::move(setup);
   }
   const std::string text = flags.format == "json" ? EmitJson(ToJson(run)) : ToText(run);

@@ -61,7 +61,7 @@ StatusOr<schemas::ResolvedConfig> ResolveFromFlags(Context& ctx, const ConfigFla
       diag.severity = Severity::kError;
       has_warnings = true;
     }
-    PrintDiag(ctx, diag);
+    if (flags.print_diags) PrintDiag(ctx, diag);
   }
   if (has_warnings) return Status::BadInput({}, "--strict: warnings are errors; nothing written");
   return resolved;

@@ -23,6 +23,9 @@ struct ConfigFlags {
   std::optional<int64_t> devices;
   bool strict = false;
   std::string schemas_dir;
+  /// Print the resolve's warnings (check's tiny config does not: the full config's were printed). Not a
+  /// flag; the diags stay in ResolvedConfig::diags either way.
+  bool print_diags = true;
 };
 
 /// Registers CONFIG (required unless `config_optional`) and the resolve flags on `cmd`.

@@ -16,9 +16,9 @@ StatusOr<FamilySchema> ParseFamilySchema(std::string_view text, const std::strin
 StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
   SchemaReader reader(doc);
   const Json& root = doc.root();
-  EP_RETURN_IF_ERROR(reader.CheckKeys(
-      root, "",
-      {"model_type", "config_class", "inherits", "attribute_map", "fields", "derived", "checks", "sub_configs"}));
+  EP_RETURN_IF_ERROR(reader.CheckKeys(root, "",
+                                      {"model_type", "config_class", "inherits", "attribute_map", "fields", "derived",
+                                       "checks", "sub_configs", "numeric_check"}));
   FamilySchema family;
   family.source = doc.file();
   EP_ASSIGN_OR_RETURN(family.model_type, reader.String(root, "", "model_type", true));
@@ -62,6 +62,9 @@ StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
       check.loc.pointer.clear();
       family.checks.push_back(std::move(check));
     }
+  }
+  if (auto it = root.find("numeric_check"); it != root.end() && !it->is_null()) {
+    EP_ASSIGN_OR_RETURN(family.numeric_check, ParseNumericCheck(doc, *it, "/numeric_check"));
   }
   return family;
 }
