@@ -77,18 +77,16 @@ StatusOr<std::unique_ptr<PlanInputs>> LoadTinyInputs(Context& ctx, const CheckFl
 StatusOr<schemas::NumericCheckSpec> NumericCheckOf(Context& ctx, const CheckFlags& flags, const PlanInputs& full,
                                                    const std::string& model_type) {
   schemas::SchemaSet schemas = MakeSchemaSet(ctx, flags.plan.config);
-  EP_ASSIGN_OR_RETURN(const schemas::FamilySchema* family, schemas.Family(model_type));
-  if (family != nullptr && family->numeric_check) {
-    return schemas::NumericCheckFor(*family->numeric_check, full.resolved.config);
-  }
-  std::vector<const schemas::FamilySchema*> families;
+  EP_ASSIGN_OR_RETURN(const schemas::NumericCheckDecl* decl, schemas.NumericCheck(model_type));
+  if (decl != nullptr) return schemas::NumericCheckFor(*decl, full.resolved.config);
+  std::vector<std::pair<std::string, std::string>> declared;
   for (const std::string& name : schemas.FamilyNames()) {
-    EP_ASSIGN_OR_RETURN(const schemas::FamilySchema* listed, schemas.Family(name));
-    families.push_back(listed);
+    EP_ASSIGN_OR_RETURN(const schemas::NumericCheckDecl* listed, schemas.NumericCheck(name));
+    if (listed != nullptr) declared.emplace_back(name, listed->forward);
   }
   return Status::BadInput({}, "the numeric check has no reference forward pass for model_type '" + model_type + "'",
                           {fmt::format("covered: {}; use --level layout for the others",
-                                       fmt::join(kernels::CoveredModelTypes(families), ", "))});
+                                       fmt::join(kernels::CoveredModelTypes(declared), ", "))});
 }
 
 struct NumericSetup {

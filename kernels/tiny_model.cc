@@ -177,15 +177,14 @@ Json ReferenceTrainingOverrides(const ModelDesc& model) {
   return overrides;
 }
 
-std::vector<std::string> CoveredModelTypes(const std::vector<const schemas::FamilySchema*>& families) {
+std::vector<std::string> CoveredModelTypes(const std::vector<std::pair<std::string, std::string>>& declared) {
   std::vector<std::pair<size_t, std::string>> ranked;
-  for (const schemas::FamilySchema* family : families) {
-    if (family == nullptr || !family->numeric_check) continue;
+  for (const auto& [model_type, forward] : declared) {
     size_t rank = std::size(kFamilies);
     for (size_t i = 0; i < std::size(kFamilies); ++i) {
-      if (ModelFamilyName(kFamilies[i]) == family->numeric_check->forward) rank = i;
+      if (ModelFamilyName(kFamilies[i]) == forward) rank = i;
     }
-    ranked.emplace_back(rank, family->model_type);
+    ranked.emplace_back(rank, model_type);
   }
   std::sort(ranked.begin(), ranked.end());
   std::vector<std::string> names;

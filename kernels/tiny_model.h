@@ -30,6 +30,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/json.h"
@@ -41,7 +42,6 @@
 #include "planner/plan.h"
 #include "schemas/model_dims.h"
 #include "schemas/numeric_check_spec.h"
-#include "schemas/schema.h"
 
 namespace easyplan::kernels {
 
@@ -81,9 +81,9 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
 /// every expert sees every token (the reference weights all E experts instead of dispatching k).
 Json ReferenceTrainingOverrides(const ModelDesc& model);
 
-/// The model types whose family declares a numeric check, by forward pass (llama, moe, deepseek, gpt2)
-/// then by name: the list an unsupported family's error gives.
-std::vector<std::string> CoveredModelTypes(const std::vector<const schemas::FamilySchema*>& families);
+/// The model types of `declared` (model_type, its numeric_check forward pass), by forward pass (llama,
+/// moe, deepseek, gpt2) then by name: the list an unsupported family's error gives.
+std::vector<std::string> CoveredModelTypes(const std::vector<std::pair<std::string, std::string>>& declared);
 
 }  // namespace easyplan::kernels
 

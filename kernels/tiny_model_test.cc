@@ -38,10 +38,11 @@ class TinyModelTest : public ::testing::Test {
                              planner::UnevenMode uneven = planner::UnevenMode::kReplicate,
                              const std::vector<std::string>& sets = {}) {
     const schemas::ResolvedConfig full = Resolve(example, sets);
-    auto family = schemas_.Family(full.config.value("model_type", std::string()));
-    EXPECT_TRUE(family.ok() && *family != nullptr && (*family)->numeric_check.has_value());
-    EP_ASSIGN_OR_RETURN(schemas::NumericCheckSpec spec,
-                        schemas::NumericCheckFor(*(*family)->numeric_check, full.config));
+    EP_ASSIGN_OR_RETURN(const schemas::NumericCheckDecl* decl,
+                        schemas_.NumericCheck(full.config.value("model_type", std::string())));
+    EXPECT_NE(decl, nullptr);
+    if (decl == nullptr) return Status::Internal("no numeric_check");
+    EP_ASSIGN_OR_RETURN(schemas::NumericCheckSpec spec, schemas::NumericCheckFor(*decl, full.config));
     EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(full));
     return DeriveTinyModel(spec, dims, mesh, uneven);
   }
@@ -126,11 +127,11 @@ TEST_F(TinyModelTest, Gpt2SizesItsOwnKeys) {
 
 TEST_F(TinyModelTest, EveryDeclaredFamilyDerivesOnAnyMesh) {
   for (const std::string& name : schemas_.FamilyNames()) {
-    auto family = schemas_.Family(name);
-    ASSERT_TRUE(family.ok()) << family.status().ToString();
-    if (!(*family)->numeric_check) continue;
+    auto decl = schemas_.NumericCheck(name);
+    ASSERT_TRUE(decl.ok()) << decl.status().ToString();
+    if (*decl == nullptr) continue;
     SCOPED_TRACE(name);
-    auto spec = schemas::NumericCheckFor(*(*family)->numeric_check, Json::object());
+    auto spec = schemas::NumericCheckFor(**decl, Json::object());
     ASSERT_TRUE(spec.ok()) << spec.status().ToString();
     auto tiny = DeriveTinyModel(*spec, schemas::ModelDims(), FiveD(1, 8, 1, 3, 1), planner::UnevenMode::kReplicate);
     ASSERT_TRUE(tiny.ok()) << tiny.status().ToString();
@@ -210,13 +211,13 @@ TEST_F(TinyModelTest, MixtralRenormalisesWhateverItsConfigSays) {
 }
 
 TEST_F(TinyModelTest, CoveredModelTypesGroupByForwardPass) {
-  std::vector<const schemas::FamilySchema*> families;
+  std::vector<std::pair<std::string, std::string>> declared;
   for (const std::string& name : schemas_.FamilyNames()) {
-    auto family = schemas_.Family(name);
-    ASSERT_TRUE(family.ok());
-    families.push_back(*family);
+    auto decl = schemas_.NumericCheck(name);
+    ASSERT_TRUE(decl.ok());
+    if (*decl != nullptr) declared.emplace_back(name, (*decl)->forward);
   }
-  EXPECT_EQ(CoveredModelTypes(families),
+  EXPECT_EQ(CoveredModelTypes(declared),
             (Strings{"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen3_moe", "deepseek_v3", "gpt2"}));
 }
 

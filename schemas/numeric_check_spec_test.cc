@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include "core/document.h"
+#include "schemas/data_source.h"
 #include "schemas/schema.h"
+#include "schemas/schema_set.h"
 
 namespace easyplan::schemas {
 namespace {
@@ -19,13 +22,21 @@ numeric_check:
     - {key: mlp_only_layers, value: []}
 )yaml";
 
-StatusOr<FamilySchema> Parse(const std::string& text) { return ParseFamilySchema(text, "toy.yaml"); }
+// The block of a family file, as SchemaSet::NumericCheck reads it (the rest of the file must parse too).
+StatusOr<std::optional<NumericCheckDecl>> Parse(const std::string& text) {
+  EP_RETURN_IF_ERROR(ParseFamilySchema(text, "toy.yaml").status());
+  EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, "toy.yaml"));
+  auto block = doc.root().find("numeric_check");
+  if (block == doc.root().end()) return std::optional<NumericCheckDecl>();
+  EP_ASSIGN_OR_RETURN(NumericCheckDecl decl, ParseNumericCheck(doc, *block, "/numeric_check"));
+  return std::optional<NumericCheckDecl>(std::move(decl));
+}
 
 TEST(NumericCheckSpecTest, ParsesTheBlockOfAFamilyFile) {
-  auto family = Parse(kFamily);
-  ASSERT_TRUE(family.ok()) << family.status().ToString();
-  ASSERT_TRUE(family->numeric_check.has_value());
-  const NumericCheckDecl& decl = *family->numeric_check;
+  auto parsed = Parse(kFamily);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_TRUE(parsed->has_value());
+  const NumericCheckDecl& decl = **parsed;
   EXPECT_EQ(decl.forward, "moe");
   EXPECT_EQ(decl.forward_loc.ToString(), "toy.yaml:3:12");
   EXPECT_TRUE(decl.mixtral_names);
@@ -37,17 +48,17 @@ TEST(NumericCheckSpecTest, ParsesTheBlockOfAFamilyFile) {
   EXPECT_EQ(decl.tiny[2].setting.value, Json(nullptr));
   EXPECT_TRUE(decl.tiny[2].when.has_value());
   EXPECT_EQ(decl.tiny[3].setting.value, Json::array());
-  EXPECT_FALSE(Parse("model_type: toy\n").value().numeric_check.has_value());
+  EXPECT_FALSE(Parse("model_type: toy\n").value().has_value());
 }
 
 TEST(NumericCheckSpecTest, ConditionsAreEvaluatedOverTheFullConfig) {
-  auto family = Parse(kFamily);
-  ASSERT_TRUE(family.ok());
-  auto without = NumericCheckFor(*family->numeric_check, Json::parse(R"({"layer_types": null})"));
+  auto parsed = Parse(kFamily);
+  ASSERT_TRUE(parsed.ok() && parsed->has_value());
+  auto without = NumericCheckFor(**parsed, Json::parse(R"({"layer_types": null})"));
   ASSERT_TRUE(without.ok());
   ASSERT_EQ(without->tiny.size(), 3u);
   EXPECT_EQ(without->tiny[2].key, "mlp_only_layers");
-  auto with = NumericCheckFor(*family->numeric_check, Json::parse(R"({"layer_types": ["full_attention"]})"));
+  auto with = NumericCheckFor(**parsed, Json::parse(R"({"layer_types": ["full_attention"]})"));
   ASSERT_TRUE(with.ok());
   ASSERT_EQ(with->tiny.size(), 4u);
   EXPECT_EQ(with->tiny[2].key, "layer_types");
@@ -70,6 +81,21 @@ TEST(NumericCheckSpecTest, ErrorsNameTheEntry) {
       Parse("model_type: toy\nnumeric_check:\n  forward: llama\n  tiny:\n    - {key: a, value: 1, when: \"x +\"}\n");
   ASSERT_FALSE(bad_when.ok());
   EXPECT_EQ(bad_when.status().diag().loc.line, 5);
+}
+
+TEST(NumericCheckSpecTest, SchemaSetReadsTheBlockOfEmbeddedFamilies) {
+  SchemaSet schemas(DataSource::Embedded());
+  auto llama = schemas.NumericCheck("llama");
+  ASSERT_TRUE(llama.ok()) << llama.status().ToString();
+  ASSERT_NE(*llama, nullptr);
+  EXPECT_EQ((*llama)->forward, "llama");
+  EXPECT_EQ((*llama)->forward_loc.file, "schemas/families/llama.yaml");
+  auto gemma2 = schemas.NumericCheck("gemma2");  // a family without a numeric check
+  ASSERT_TRUE(gemma2.ok());
+  EXPECT_EQ(*gemma2, nullptr);
+  auto unknown = schemas.NumericCheck("not_a_family");
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(*unknown, nullptr);
 }
 
 }  // namespace

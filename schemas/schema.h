@@ -10,7 +10,6 @@
 #include "core/json.h"
 #include "core/status.h"
 #include "schemas/expression.h"
-#include "schemas/numeric_check_spec.h"
 #include "schemas/type_spec.h"
 
 namespace easyplan::schemas {
@@ -62,7 +61,6 @@ struct FamilySchema {
   std::vector<DerivedSpec> derived;
   std::vector<CheckSpec> checks;
   std::vector<std::pair<std::string, std::string>> sub_configs;  // key -> family
-  std::optional<NumericCheckDecl> numeric_check;                 // how `easyplan check` runs the family
   std::string source;                                            // schema path for messages
 };
 

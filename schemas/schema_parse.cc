@@ -63,9 +63,7 @@ StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
       family.checks.push_back(std::move(check));
     }
   }
-  if (auto it = root.find("numeric_check"); it != root.end() && !it->is_null()) {
-    EP_ASSIGN_OR_RETURN(family.numeric_check, ParseNumericCheck(doc, *it, "/numeric_check"));
-  }
+  // numeric_check is `check`'s alone: SchemaSet::NumericCheck parses it when asked, not every resolve.
   return family;
 }
 
