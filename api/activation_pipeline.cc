@@ -1,15 +1,9 @@
 #include "api/activation_pipeline.h"
 
 #include "api/choices.h"
+#include "schemas/model_dims.h"
 
 namespace easyplan::api {
-
-const Json& ModelConfig(const Json& config) {
-  if (config.contains("num_attention_heads") && !config["num_attention_heads"].is_null()) return config;
-  auto text = config.find("text_config");
-  if (text != config.end() && text->is_object() && text->contains("num_attention_heads")) return *text;
-  return config;
-}
 
 Status CheckActivationOptions(const ActivationOptions& options) {
   if (!options.mode.empty()) {
@@ -74,12 +68,9 @@ StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& opti
   }
   request.batch = options.batch;
   request.seq = options.seq;
-  const Json& model = ModelConfig(config);
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(config));
   std::string dtype = options.dtype;
-  if (dtype.empty()) {
-    auto torch_dtype = model.find("torch_dtype");
-    dtype = torch_dtype != model.end() && torch_dtype->is_string() ? torch_dtype->get<std::string>() : "bfloat16";
-  }
+  if (dtype.empty()) dtype = dims.torch_dtype.empty() ? "bfloat16" : dims.torch_dtype;
   std::optional<DType> parsed_dtype = ParseDType(dtype);
   if (!parsed_dtype) {
     return Status::BadInput({},
@@ -89,7 +80,8 @@ StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& opti
   request.dtype = *parsed_dtype;
   request.table = &table;
   request.presets = &presets;
-  request.config = &model;
+  request.config = &schemas::GeometryConfig(config);
+  request.dims = &dims;
   request.mesh = mesh;
   return planner::BuildActivationPlan(request);
 }
@@ -97,11 +89,12 @@ StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& opti
 StatusOr<std::optional<ExpertReport>> ExpertReportOf(const planner::ActivationTable& table,
                                                      const rules::Presets& presets, const Json& config,
                                                      const Mesh& mesh) {
-  const Json& model = ModelConfig(config);
+  const Json& model = schemas::GeometryConfig(config);
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(config));
   ExpertReport report;
   report.mesh = planner::FoldExpertMesh(mesh, planner::ParallelAxisNamesOf(model), planner::ExpertBindingOf(model));
   EP_ASSIGN_OR_RETURN(std::optional<planner::ExpertSpecs> specs,
-                      planner::GetExpertSpecs(table, presets, model, report.mesh));
+                      planner::GetExpertSpecs(table, presets, model, dims.experts, report.mesh));
   if (!specs) return std::optional<ExpertReport>();
   report.specs = std::move(*specs);
   return std::optional<ExpertReport>(std::move(report));

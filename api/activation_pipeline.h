@@ -18,9 +18,6 @@
 
 namespace easyplan::api {
 
-/// The config holding the model's geometry: its text_config for multimodal families (gemma3).
-const Json& ModelConfig(const Json& config);
-
 /// The option checks that need no config: --mode, --layout, --softmax-aux-ndim, --batch with --seq,
 /// --cache and the ragged-cache options.
 Status CheckActivationOptions(const ActivationOptions& options);

@@ -2,6 +2,7 @@
 
 #include "api/activation_pipeline.h"
 #include "api/activations_json.h"
+#include "api/check.h"
 #include "api/choices.h"
 #include "api/explain.h"
 #include "api/memory_json.h"
@@ -134,6 +135,20 @@ StatusOr<CommandOutput> RunCommand(const std::shared_ptr<const Model>& model, co
   if (command == "explain") {
     EP_ASSIGN_OR_RETURN(std::string text, Explain(model, options.plan, options.pattern));
     return CommandOutput{std::move(text), false, false, Json()};
+  }
+  if (command == "check") {
+    CheckOptions check;
+    check.plan = options.plan;
+    check.level = options.level;
+    check.seed = options.seed;
+    check.memory = options.check_memory;
+    check.max_numeric_devices = options.max_numeric_devices;
+    EP_ASSIGN_OR_RETURN(CheckRun run, Check(model, check));
+    if (run.plan.HasErrors()) {
+      // Nothing ran: the plan's findings, in validate's shape.
+      return CommandOutput{FindingsToJsonText(run.plan.findings, "  \"ok\": false,\n"), true, true, Json()};
+    }
+    return CommandOutput{EmitJson(CheckToJson(run)), true, !run.ok(), Json()};
   }
   return Status::BadInput({}, "'" + command + "' has no library entry point yet",
                           {"run it with the easyplan command-line tool"});

@@ -8,6 +8,7 @@
 #include "core/did_you_mean.h"
 #include "core/dtype.h"
 #include "core/human.h"
+#include "schemas/model_dims.h"
 
 namespace easyplan::api {
 
@@ -109,7 +110,8 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, cons
     }
     memory.policy = *parsed;
   }
-  EP_ASSIGN_OR_RETURN(planner::ModelDims dims, planner::ModelDimsOf(ModelConfig(config)));
+  EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(config));
+  EP_ASSIGN_OR_RETURN(planner::MemoryModel model, planner::MemoryModelOf(dims, schemas::GeometryConfig(config)));
 
   EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, inputs.model->ActivationTable());
   ActivationOptions step_flags;
@@ -125,7 +127,7 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, cons
     cache_flags.seq = options.max_length;
     EP_ASSIGN_OR_RETURN(cache, BuildActivations(cache_flags, *table, *inputs.presets, config, inputs.mesh));
   }
-  planner::MemoryInputs memory_inputs{&plan, inputs.tree.get(), &step, cache ? &*cache : &step, dims};
+  planner::MemoryInputs memory_inputs{&plan, inputs.tree.get(), &step, cache ? &*cache : &step, std::move(model)};
   return planner::ComputeMemory(memory_inputs, memory);
 }
 

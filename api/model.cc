@@ -146,6 +146,16 @@ StatusOr<Model::TreePtr> Model::Tree(const TreeSpec& spec) const {
   });
 }
 
+std::vector<std::string> Model::FamilyNames() const {
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  return schemas_.FamilyNames();
+}
+
+StatusOr<const schemas::NumericCheckDecl*> Model::NumericCheck(const std::string& model_type) const {
+  std::lock_guard<std::mutex> lock(data_mutex_);
+  return schemas_.NumericCheck(model_type);
+}
+
 StatusOr<const rules::RuleSet*> Model::Rules(const std::string& rules, int64_t max_rules) const {
   std::lock_guard<std::mutex> lock(data_mutex_);
   if (rules == "builtin") {

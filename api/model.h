@@ -92,6 +92,11 @@ class Model {
   /// Every model_type with a tree template.
   std::vector<std::string> TreeNames() const;
 
+  /// Every family name with a schema.
+  std::vector<std::string> FamilyNames() const;
+  /// The family's numeric_check declaration (`check`'s tiny model); nullptr when it has none.
+  StatusOr<const schemas::NumericCheckDecl*> NumericCheck(const std::string& model_type) const;
+
   /// `rules`: "builtin" (by model_type) or a rule file of at most `max_rules` rules.
   StatusOr<const rules::RuleSet*> Rules(const std::string& rules, int64_t max_rules) const;
   StatusOr<const rules::Presets*> Presets() const;

@@ -1,468 +1,31 @@
-// `easyplan check CONFIG`: proves a plan by executing it on simulated devices (kernels/): the layout
-// check at full size, then the numeric check of a tiny model of the same family over the same mesh and
-// rules. docs/CHECK.md describes the output.
+// `easyplan check CONFIG`: proves a plan by executing it on simulated devices (api/check.h runs it);
+// here are its flags and its text report. docs/CHECK.md describes the output.
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <cmath>
-#include <limits>
 #include <memory>
-#include <numeric>
-#include <sstream>
-#include <unordered_map>
 
-#include "api/activation_pipeline.h"
-#include "api/memory_pipeline.h"
+#include "api/check.h"
 #include "cli/commands.h"
 #include "cli/pipeline_flags.h"
 #include "cli/plan_format.h"
 #include "core/emit.h"
-#include "kernels/layout_check.h"
-#include "kernels/numeric_check.h"
 
 namespace easyplan::cli {
 namespace {
 
-using kernels::Injection;
+using api::CheckRun;
+using api::NumericSetup;
+using api::kPeakBandHigh;
+using api::kPeakBandLow;
 
 struct CheckFlags {
-  api::PlanOptions plan;
-  std::string level = "all";
-  uint64_t seed = 0;
+  api::CheckOptions check;
   std::string format = "text";
   std::string output;
-  std::string inject = "none";  // hidden: mutation tests only
-  int64_t max_numeric_devices = 64;
-  bool memory = false;
 };
-
-StatusOr<Injection> ParseInjection(const std::string& text) {
-  for (Injection i : {Injection::kNone, Injection::kCorruptShard, Injection::kOffsetBlock, Injection::kDropAllReduce,
-                      Injection::kWrongDim, Injection::kSwapTupleOrder}) {
-    if (kernels::InjectionName(i) == text) return i;
-  }
-  return Status::BadInput({}, "--inject '" + text + "' is not a known fault");
-}
-
-// ---- the tiny config ----
-
-int64_t RoundUp(int64_t value, int64_t unit) { return (value + unit - 1) / unit * unit; }
-
-int64_t IntKey(const Json& config, const char* key, int64_t fallback) {
-  auto it = config.find(key);
-  return it != config.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
-}
-double NumberKey(const Json& config, const char* key, double fallback) {
-  auto it = config.find(key);
-  return it != config.end() && it->is_number() ? it->get<double>() : fallback;
-}
-bool BoolKey(const Json& config, const char* key, bool fallback) {
-  auto it = config.find(key);
-  return it != config.end() && it->is_boolean() ? it->get<bool>() : fallback;
-}
-bool IsNull(const Json& config, const char* key) {
-  auto it = config.find(key);
-  return it == config.end() || it->is_null();
-}
-
-// A PartitionAxis field as mesh axis names: a name, a list of names, or null.
-PartitionSpec::Entry AxisEntry(const Json& config, const char* field) {
-  PartitionSpec::Entry entry;
-  auto pa = config.find("partition_axis");
-  if (pa == config.end() || !pa->is_object()) return entry;
-  auto it = pa->find(field);
-  if (it == pa->end()) return entry;
-  if (it->is_string()) entry.push_back(it->get<std::string>());
-  if (it->is_array()) {
-    for (const Json& v : *it) {
-      if (v.is_string()) entry.push_back(v.get<std::string>());
-    }
-  }
-  return entry;
-}
-
-int64_t EntryTiles(const Mesh& mesh, const PartitionSpec::Entry& entry) {
-  int64_t tiles = 1;
-  for (const std::string& name : entry) {
-    if (std::optional<int> k = mesh.AxisIndex(name)) tiles *= mesh.shape[static_cast<size_t>(*k)];
-  }
-  return tiles;
-}
-
-struct FamilyInfo {
-  kernels::ModelFamily family;
-  bool mixtral_names = false;
-};
-
-std::optional<FamilyInfo> FamilyOf(const std::string& model_type) {
-  if (model_type == "llama" || model_type == "mistral" || model_type == "qwen2" || model_type == "qwen3") {
-    return FamilyInfo{kernels::ModelFamily::kLlama};
-  }
-  if (model_type == "mixtral") return FamilyInfo{kernels::ModelFamily::kMoe, true};
-  if (model_type == "qwen3_moe") return FamilyInfo{kernels::ModelFamily::kMoe};
-  if (model_type == "deepseek_v3") return FamilyInfo{kernels::ModelFamily::kDeepseek};
-  if (model_type == "gpt2") return FamilyInfo{kernels::ModelFamily::kGpt2};
-  return std::nullopt;
-}
-
-// The --set strings that shrink the model while keeping its structure: every size a multiple of the
-// device count (so any sharding of it by mesh axes divides it), head counts a multiple of the head
-// axis, the GQA ratio, MLA's split of q/k into nope and rope parts, one dense layer before the MoE
-// layers, shared experts, tied embeddings.
-std::vector<std::string> TinySets(const Json& config, const std::string& model_type, const Mesh& mesh,
-                                  planner::UnevenMode uneven) {
-  const int64_t devices = mesh.NumDevices();
-  const int64_t head_dim = 8;
-  const int64_t head_tiles = EntryTiles(mesh, AxisEntry(config, "head_axis"));
-  // A head count that keeps heads * head_dim divisible by the device count and heads by the head axis.
-  const int64_t unit = std::lcm(devices / std::gcd(devices, head_dim), head_tiles);
-  const int64_t kv_unit = RoundUp(2, unit);  // at least two kv groups, so the kv-head split is exercised
-  const int64_t hidden = RoundUp(64, devices);
-  // A vocabulary the mesh does not divide stays indivisible, so eformer's correction replicates it in
-  // the tiny plan as in the full one.
-  const int64_t full_vocab = IntKey(config, "vocab_size", 0);
-  const bool odd_vocab = uneven == planner::UnevenMode::kReplicate && full_vocab > 0 && full_vocab % devices != 0;
-  const int64_t vocab = RoundUp(128, devices) + (odd_vocab ? 1 : 0);
-  std::vector<std::string> sets;
-  auto set = [&](const std::string& key, const std::string& value) { sets.push_back(key + "=" + value); };
-  auto num = [&](const std::string& key, int64_t value) { set(key, std::to_string(value)); };
-  if (model_type == "gpt2") {
-    num("n_layer", 2);
-    num("n_head", RoundUp(4, unit));
-    num("n_embd", RoundUp(4, unit) * head_dim);
-    set("n_inner", "null");
-    num("vocab_size", vocab);
-    num("n_positions", 32);
-    return sets;
-  }
-  num("num_hidden_layers", 2);
-  num("hidden_size", hidden);
-  num("intermediate_size", 2 * hidden);
-  num("vocab_size", vocab);
-  if (!IsNull(config, "layer_types")) set("layer_types", "null");
-  if (!IsNull(config, "max_window_layers")) num("max_window_layers", 2);
-  const int64_t heads = IntKey(config, "num_attention_heads", 1);
-  const int64_t kv = IntKey(config, "num_key_value_heads", heads);
-  const int64_t ratio = kv > 0 && heads % kv == 0 ? heads / kv : 1;
-  if (model_type == "deepseek_v3") {
-    num("num_attention_heads", RoundUp(4, unit));
-    num("num_key_value_heads", RoundUp(4, unit));
-    const int64_t top_k = IntKey(config, "num_experts_per_tok", 2);
-    const int64_t groups = std::max<int64_t>(IntKey(config, "n_group", 1), 1);
-    num("n_routed_experts", RoundUp(std::max({4 * top_k, 2 * groups, int64_t{4}}), std::lcm(devices, groups)));
-    num("moe_intermediate_size", RoundUp(32, devices));
-    num("first_k_dense_replace", std::min<int64_t>(IntKey(config, "first_k_dense_replace", 0), 1));
-    if (!IsNull(config, "q_lora_rank")) num("q_lora_rank", RoundUp(32, devices));
-    num("kv_lora_rank", RoundUp(32, devices));
-    num("qk_nope_head_dim", head_dim);
-    num("qk_rope_head_dim", head_dim);
-    num("v_head_dim", head_dim);
-    num("head_dim", head_dim);
-    set("rope_scaling", "null");
-    num("num_nextn_predict_layers", 0);
-    return sets;
-  }
-  num("num_key_value_heads", kv < 2 ? unit : kv_unit);
-  num("num_attention_heads", (kv < 2 ? unit : kv_unit) * ratio);
-  num("head_dim", head_dim);
-  if (model_type == "mixtral" || model_type == "qwen3_moe") {
-    const int64_t top_k = IntKey(config, "num_experts_per_tok", 2);
-    const int64_t experts = RoundUp(std::max<int64_t>(2 * top_k, 4), devices);
-    for (const char* key : {"num_local_experts", "num_experts"}) {
-      if (config.contains(key)) num(key, experts);
-    }
-    if (model_type == "qwen3_moe") {
-      num("moe_intermediate_size", RoundUp(32, devices));
-      num("decoder_sparse_step", 1);
-      set("mlp_only_layers", "[]");
-    }
-  }
-  return sets;
-}
-
-bool HasTensor(const ParamTree& tree, const std::string& name) {
-  return std::any_of(tree.tensors.begin(), tree.tensors.end(), [&](const TensorEntry& t) { return t.name == name; });
-}
-
-kernels::ModelDesc Describe(const Json& c, const FamilyInfo& info, const std::string& model_type, const ParamTree& tree,
-                            const planner::Plan& plan) {
-  kernels::ModelDesc m;
-  m.family = info.family;
-  m.model_type = model_type;
-  m.mixtral_names = info.mixtral_names;
-  const bool gpt2 = info.family == kernels::ModelFamily::kGpt2;
-  m.vocab = IntKey(c, "vocab_size", 0);
-  m.hidden = IntKey(c, gpt2 ? "n_embd" : "hidden_size", 0);
-  m.layers = IntKey(c, gpt2 ? "n_layer" : "num_hidden_layers", 0);
-  m.heads = IntKey(c, gpt2 ? "n_head" : "num_attention_heads", 0);
-  m.kv_heads = IntKey(c, "num_key_value_heads", m.heads);
-  m.head_dim = IntKey(c, "head_dim", m.heads > 0 ? m.hidden / m.heads : 0);
-  m.intermediate = IntKey(c, "intermediate_size", 0);
-  m.norm_eps = NumberKey(c, gpt2 ? "layer_norm_epsilon" : "rms_norm_eps", 1e-6);
-  m.rope_theta = NumberKey(c, "rope_theta", 10000.0);
-  m.tied_embeddings = BoolKey(c, "tie_word_embeddings", false);
-  m.attention_bias = HasTensor(tree, "model/layers/0/self_attn/q_proj/bias");
-  m.o_bias = HasTensor(tree, "model/layers/0/self_attn/o_proj/bias");
-  m.mlp_bias = HasTensor(tree, "model/layers/0/mlp/gate_proj/bias");
-  m.qk_norm = HasTensor(tree, "model/layers/0/self_attn/q_norm/kernel");
-  m.experts =
-      IntKey(c, model_type == "deepseek_v3" ? "n_routed_experts" : "num_local_experts", IntKey(c, "num_experts", 0));
-  m.top_k = IntKey(c, "num_experts_per_tok", 0);
-  m.moe_intermediate = IntKey(c, "moe_intermediate_size", m.intermediate);
-  m.norm_topk_prob = model_type == "mixtral" ? true : BoolKey(c, "norm_topk_prob", false);
-  m.first_dense_layers = IntKey(c, "first_k_dense_replace", 0);
-  if (model_type == "deepseek_v3") {
-    m.shared_intermediate = IntKey(c, "n_shared_experts", 0) * m.moe_intermediate;
-    m.n_group = std::max<int64_t>(IntKey(c, "n_group", 1), 1);
-    m.topk_group = std::max<int64_t>(IntKey(c, "topk_group", 1), 1);
-    m.routed_scaling = NumberKey(c, "routed_scaling_factor", 1.0);
-    m.correction_bias = HasTensor(tree, "model/layers/1/mlp/gate/e_score_correction_bias");
-    m.q_lora_rank = IsNull(c, "q_lora_rank") ? 0 : IntKey(c, "q_lora_rank", 0);
-    m.kv_lora_rank = IntKey(c, "kv_lora_rank", 0);
-    m.qk_nope = IntKey(c, "qk_nope_head_dim", 0);
-    m.qk_rope = IntKey(c, "qk_rope_head_dim", 0);
-    m.v_head = IntKey(c, "v_head_dim", 0);
-  }
-  m.positions = IntKey(c, "n_positions", 0);
-  m.batch_axes = AxisEntry(c, "batch_axis");
-  m.sequence_axes = AxisEntry(c, "sequence_axis");
-  m.hidden_axes = AxisEntry(c, "hidden_state_axis");
-  m.head_axes = AxisEntry(c, "head_axis");
-  const int64_t batch_tiles = EntryTiles(plan.mesh, m.batch_axes);
-  m.batch = batch_tiles > 1 ? batch_tiles : 2;
-  m.seq = RoundUp(8, EntryTiles(plan.mesh, m.sequence_axes));
-  m.bytes_per_element = plan.groups.empty() ? 2 : std::max(1, plan.groups[0].bits / 8);
-  return m;
-}
-
-struct NumericSetup {
-  std::optional<api::PlanInputs> inputs;
-  planner::Plan plan;
-  kernels::ModelDesc model;
-  std::vector<std::string> sets;
-  std::vector<std::string> differences;  ///< tensors whose tiny spec differs from the full plan's
-};
-
-StatusOr<NumericSetup> SetUpNumeric(Context& ctx, const CheckFlags& flags, const api::PlanInputs& full,
-                                    const planner::Plan& full_plan) {
-  if (!full.has_config())
-    return Status::BadInput({}, "the numeric check needs CONFIG (use --level layout with --tree)");
-  auto model_type_it = full.config().find("model_type");
-  const std::string model_type =
-      model_type_it != full.config().end() && model_type_it->is_string() ? model_type_it->get<std::string>() : "";
-  std::optional<FamilyInfo> info = FamilyOf(model_type);
-  if (!info) {
-    return Status::BadInput({}, "the numeric check has no reference forward pass for model_type '" + model_type + "'",
-                            {"covered: llama, mistral, qwen2, qwen3, mixtral, qwen3_moe, deepseek_v3, gpt2; use "
-                             "--level layout for the others"});
-  }
-  if (full.mesh.NumDevices() > flags.max_numeric_devices) {
-    return Status::BadInput({},
-                            fmt::format("the numeric check simulates at most {} devices; the mesh has {} ({})",
-                                        flags.max_numeric_devices, full.mesh.NumDevices(), full.mesh.ToString()),
-                            {"use --level layout for this mesh"});
-  }
-  NumericSetup setup;
-  setup.sets = TinySets(full.config(), model_type, full.mesh, full.uneven);
-  api::PlanOptions tiny_flags = flags.plan;
-  tiny_flags.config.sets.insert(tiny_flags.config.sets.end(), setup.sets.begin(), setup.sets.end());
-  tiny_flags.layout = "easydel";
-  tiny_flags.tree.clear();
-  tiny_flags.from.clear();
-  tiny_flags.dtype.clear();
-  if (full.rules->layout != Layout::kEasyDel) tiny_flags.rules = "builtin";  // HF rules cannot plan EasyDeL names
-  // The full config's warnings were printed already: the tiny config's are not shown.
-  StatusOr<api::PlanInputs> inputs = api::LoadPlanInputs(EnvironmentOf(ctx), tiny_flags, nullptr);
-  if (!inputs.ok()) {
-    Status status = inputs.status();
-    status.mutable_diag().notes.push_back("while deriving the tiny config with --set " +
-                                          fmt::format("{}", fmt::join(setup.sets, " --set ")));
-    return status;
-  }
-  setup.inputs = std::move(*inputs);
-  setup.inputs->mesh = full.mesh;
-  EP_ASSIGN_OR_RETURN(setup.plan, planner::BuildPlan(setup.inputs->Request()));
-  if (setup.plan.HasErrors()) {
-    return Status::BadInput({}, "the plan of the tiny config has errors:\n" + FindingsToText(setup.plan.findings));
-  }
-  setup.model = Describe(setup.inputs->config(), *info, model_type, *setup.inputs->tree, setup.plan);
-  // Where the tiny plan lays a tensor out differently from the full one (names both trees share).
-  if (full.tree->layout == Layout::kEasyDel) {
-    std::unordered_map<std::string, const planner::ParamPlan*> by_name;
-    for (const planner::ParamPlan& p : full_plan.params)
-      by_name.emplace(full.tree->tensors[static_cast<size_t>(p.tensor)].name, &p);
-    for (const planner::ParamPlan& p : setup.plan.params) {
-      const std::string& name = setup.inputs->tree->tensors[static_cast<size_t>(p.tensor)].name;
-      auto it = by_name.find(name);
-      if (it != by_name.end() && !(it->second->effective == p.effective)) {
-        setup.differences.push_back(fmt::format("{}: full plan {}, tiny plan {}", name,
-                                                it->second->effective.ToString(), p.effective.ToString()));
-      }
-    }
-  }
-  return setup;
-}
-
-// ---- the report ----
 
 std::string Sci(double v) { return v == 0 ? "0" : fmt::format("{:.1e}", v); }
 std::string IndexText(const kernels::Dims& index) { return fmt::format("[{}]", fmt::join(index, ", ")); }
-
-struct CheckRun {
-  std::string level;
-  Mesh mesh;
-  std::optional<kernels::LayoutCheckResult> layout;
-  std::optional<NumericSetup> numeric_setup;
-  std::optional<kernels::NumericReport> numeric;
-  uint64_t seed = 0;
-  /// --memory: what the forward measured per device against `easyplan memory`'s prediction.
-  struct MemoryRow {
-    std::string what;  ///< "params", "residual stream", "logits"
-    int64_t device = 0;
-    int64_t measured = 0, predicted = 0;
-  };
-  std::optional<std::vector<MemoryRow>> memory;  ///< every mismatch; devices agreeing are summarised
-  int64_t memory_compared = 0;
-  /// Peak live activations per device: measured through the last layer, and `easyplan memory`'s
-  /// activations for the computation the reference runs (vanilla attention, every expert on every token).
-  struct ActivationPeak {
-    std::vector<int64_t> measured, predicted;
-    double min_ratio = 0, max_ratio = 0;
-    int64_t worst_device = 0;  ///< the device furthest from the prediction
-    bool ok = true;
-  };
-  std::optional<ActivationPeak> activation_peak;
-  bool memory_ok() const { return (!memory || memory->empty()) && (!activation_peak || activation_peak->ok); }
-  bool ok() const { return (!layout || layout->ok()) && (!numeric || numeric->ok()) && memory_ok(); }
-};
-
-api::MemoryOptions TinyMemoryFlags(const NumericSetup& setup, const char* mode) {
-  api::MemoryOptions memory;
-  memory.mode = mode;
-  memory.batch = setup.model.batch;
-  memory.seq = setup.model.seq;
-  memory.activation_dtype = setup.model.bytes_per_element == 4 ? "float32" : "bfloat16";
-  return memory;
-}
-
-/// `check --memory` serves too: the forward also fills a KV cache, laid out as EasyDeL stores it for a
-/// prefill of the tiny batch and sequence (the activation plan's sanitised cache spec and kvdtype).
-Status AddServeCache(NumericSetup& setup) {
-  EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, setup.inputs->model->ActivationTable());
-  const api::MemoryOptions memory = TinyMemoryFlags(setup, "serve");
-  api::ActivationOptions prefill;
-  prefill.mode = "prefill";
-  prefill.batch = memory.batch;
-  prefill.seq = memory.seq;
-  prefill.dtype = memory.activation_dtype;
-  EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan, api::BuildActivations(prefill, *table, *setup.inputs->presets,
-                                                                          setup.inputs->config(), setup.inputs->mesh));
-  setup.model.cache_axes = plan.cache_key.entries();
-  setup.model.cache_index_axes = plan.cache_index.entries();
-  for (const planner::ActivationTensor& t : plan.tensors) {
-    if (t.name == "kv_cache.key") setup.model.cache_bytes_per_element = std::max(1, DTypeBits(t.dtype) / 8);
-  }
-  return Status();
-}
-
-// The band a measured activation peak must fall in, as a fraction of the prediction (docs/MEMORY.md):
-// the model keeps every intermediate of one layer alive at once (above what liveness-based freeing
-// needs), while the reference frees by scope, so a layer's input and a fused projection's output can
-// outlive their last use (GPT-2's c_attn output beside its q, k and v).
-constexpr double kPeakBandLow = 0.5, kPeakBandHigh = 1.5;
-
-CheckRun::ActivationPeak ComparePeak(const std::vector<int64_t>& measured, const planner::MemoryReport& predicted) {
-  CheckRun::ActivationPeak peak;
-  peak.measured = measured;
-  peak.predicted.assign(measured.size(), 0);
-  double furthest = -1;
-  peak.min_ratio = std::numeric_limits<double>::infinity();
-  peak.max_ratio = 0;
-  for (const planner::DeviceMemory& d : predicted.devices) {
-    const size_t i = static_cast<size_t>(d.id);
-    if (i >= measured.size()) continue;
-    peak.predicted[i] = d.activations;
-    const double ratio = d.activations > 0 ? static_cast<double>(measured[i]) / static_cast<double>(d.activations) : 0;
-    peak.min_ratio = std::min(peak.min_ratio, ratio);
-    peak.max_ratio = std::max(peak.max_ratio, ratio);
-    const double distance = std::abs(std::log(std::max(ratio, 1e-9)));
-    if (distance > furthest) {
-      furthest = distance;
-      peak.worst_device = d.id;
-    }
-  }
-  if (furthest < 0) peak.min_ratio = 0;  // no device compared
-  peak.ok = peak.min_ratio >= kPeakBandLow && peak.max_ratio <= kPeakBandHigh;
-  return peak;
-}
-
-/// `check --memory`: the measured bytes of the numeric run against `easyplan memory` for the tiny config,
-/// batch and sequence. Training with nothing_saveable (each layer keeps only its input, so the residual
-/// stream the forward keeps is exactly the saved set): parameters, residual stream and float32 logits.
-/// Serving: the KV cache the prefill filled. Every figure must agree to the byte on every device.
-Status CompareMemory(Context& ctx, const CheckFlags& flags, NumericSetup& setup, const kernels::NumericReport& n,
-                     CheckRun& run) {
-  run.memory.emplace();
-  if (!n.executed) return Status();
-  // Training as the reference computes it: each layer keeps only its input (nothing_saveable), vanilla
-  // attention (explicit scores), and every expert on every token (the reference weights all E experts
-  // instead of dispatching k). Parameters, residual stream and logits do not depend on the last two.
-  // The same tiny config resolved once more with those settings (the resolved config stays as it is).
-  api::PlanOptions reference = flags.plan;
-  reference.config.sets.insert(reference.config.sets.end(), setup.sets.begin(), setup.sets.end());
-  reference.config.sets.push_back("gradient_checkpointing=nothing_saveable");
-  reference.config.sets.push_back("attn_mechanism=vanilla");
-  if (setup.model.experts > 0)
-    reference.config.sets.push_back("num_experts_per_tok=" + std::to_string(setup.model.experts));
-  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model,
-                      api::LoadModel(EnvironmentOf(ctx), reference.config, nullptr));
-  api::PlanInputs trained_inputs = *setup.inputs;
-  trained_inputs.model = model;
-  EP_ASSIGN_OR_RETURN(
-      planner::MemoryReport train,
-      api::BuildMemoryReport(trained_inputs, setup.plan, TinyMemoryFlags(setup, "train"), int64_t{1} << 62));
-  EP_ASSIGN_OR_RETURN(
-      planner::MemoryReport serve,
-      api::BuildMemoryReport(*setup.inputs, setup.plan, TinyMemoryFlags(setup, "serve"), int64_t{1} << 62));
-  run.activation_peak = ComparePeak(n.measured_activation_peak, train);
-  const planner::ActivationBreakdown& b = train.breakdown;
-  const int64_t residual = b.layer_saved * b.layers + b.outside / 2;  // every layer's input + the last output
-  if (serve.devices.size() != train.devices.size()) return Status::Internal("memory reports of different meshes");
-  for (size_t k = 0; k < train.devices.size(); ++k) {
-    const planner::DeviceMemory& d = train.devices[k];
-    const size_t i = static_cast<size_t>(d.id);
-    // The logits block is float32 in the model; the forward holds it in the activation dtype.
-    const int64_t logits = n.measured_logits[i] * 4 / setup.model.bytes_per_element;
-    for (const auto& [what, measured, predicted] :
-         {std::tuple{"params", n.measured_params[i], d.params},
-          std::tuple{"residual stream", n.measured_residual[i], residual},
-          std::tuple{"logits (float32)", logits, b.logits},
-          std::tuple{"kv cache", n.measured_kv_cache[i], serve.devices[k].kv_cache}}) {
-      ++run.memory_compared;
-      if (measured != predicted) run.memory->push_back({what, d.id, measured, predicted});
-    }
-  }
-  return Status();
-}
-
-std::string DescribeModel(const kernels::ModelDesc& m) {
-  std::string text =
-      fmt::format("{}: {} layers, hidden {}, vocab {}, heads {}", m.model_type, m.layers, m.hidden, m.vocab, m.heads);
-  if (m.family != kernels::ModelFamily::kGpt2 && m.family != kernels::ModelFamily::kDeepseek) {
-    text += fmt::format(" (kv {}), head_dim {}", m.kv_heads, m.head_dim);
-  }
-  if (m.family == kernels::ModelFamily::kDeepseek) {
-    text += fmt::format(", MLA q_lora {} kv_lora {} nope/rope/v {}/{}/{}", m.q_lora_rank, m.kv_lora_rank, m.qk_nope,
-                        m.qk_rope, m.v_head);
-  }
-  if (m.experts > 0) {
-    text += fmt::format(", {} experts top-{}", m.experts, m.top_k);
-    if (m.shared_intermediate > 0) text += fmt::format(" + shared width {}", m.shared_intermediate);
-    if (m.first_dense_layers > 0) text += fmt::format(", {} dense layer first", m.first_dense_layers);
-  }
-  if (m.tied_embeddings) text += ", tied embeddings";
-  return text;
-}
 
 std::string ToText(const CheckRun& run) {
   std::string out;
@@ -480,7 +43,7 @@ std::string ToText(const CheckRun& run) {
     const kernels::NumericReport& n = *run.numeric;
     const NumericSetup& s = *run.numeric_setup;
     out += fmt::format("numeric: {} (tiny {}; batch {} x seq {}, seed {}, {} parameters)\n", n.ok() ? "pass" : "FAIL",
-                       DescribeModel(s.model), n.batch, n.seq, run.seed, n.params);
+                       api::DescribeModel(s.model), n.batch, n.seq, run.seed, n.params);
     for (const std::string& d : s.differences) out += "  note: the tiny plan differs: " + d + "\n";
     for (const kernels::ShardError& e : n.shard_errors) out += fmt::format("  error: {}: {}\n", e.param, e.message);
     if (n.shard_errors_total > static_cast<int64_t>(n.shard_errors.size())) {
@@ -548,133 +111,17 @@ std::string ToText(const CheckRun& run) {
   return out;
 }
 
-Json ToJson(const CheckRun& run) {
-  Json out = Json::object();
-  out["ok"] = run.ok();
-  out["level"] = run.level;
-  Json mesh = Json::object();
-  for (int k = 0; k < run.mesh.rank(); ++k)
-    mesh[run.mesh.axis_names[static_cast<size_t>(k)]] = run.mesh.shape[static_cast<size_t>(k)];
-  out["mesh"] = mesh;
-  out["devices"] = run.mesh.NumDevices();
-  if (run.layout) {
-    const kernels::LayoutCheckResult& l = *run.layout;
-    Json errors = Json::array();
-    for (const kernels::LayoutError& e : l.errors) {
-      errors.push_back(Json{{"param", e.param}, {"device", e.device}, {"message", e.message}});
-    }
-    out["layout"] = Json{{"ok", l.ok()},
-                         {"tensors", l.tensors},
-                         {"groups", l.groups},
-                         {"errors_total", l.errors_total},
-                         {"errors", errors}};
-  }
-  if (run.numeric) {
-    const kernels::NumericReport& n = *run.numeric;
-    const NumericSetup& s = *run.numeric_setup;
-    Json numeric = Json::object();
-    numeric["ok"] = n.ok();
-    numeric["model"] = DescribeModel(s.model);
-    numeric["tiny_config_sets"] = s.sets;
-    numeric["tiny_plan_differences"] = s.differences;
-    numeric["batch"] = n.batch;
-    numeric["seq"] = n.seq;
-    numeric["seed"] = run.seed;
-    numeric["executed"] = n.executed;
-    Json shard_errors = Json::array();
-    for (const kernels::ShardError& e : n.shard_errors) {
-      shard_errors.push_back(
-          Json{{"param", e.param}, {"device", e.device}, {"index", e.index}, {"message", e.message}});
-    }
-    numeric["shard_errors_total"] = n.shard_errors_total;
-    numeric["shard_errors"] = shard_errors;
-    Json comparisons = Json::array();
-    for (const kernels::Comparison& c : n.comparisons) {
-      Json j{{"name", c.name},         {"ok", c.ok},
-             {"nmse", c.nmse},         {"max_abs_err", c.max_abs},
-             {"max_nmse", c.max_nmse}, {"max_abs_tol", c.max_abs_tol}};
-      if (!c.ok) {
-        j["device"] = c.device;
-        j["index"] = c.index;
-      }
-      comparisons.push_back(j);
-    }
-    numeric["comparisons"] = comparisons;
-    Json comm = Json::object();
-    comm["bytes_per_element"] = s.model.bytes_per_element;
-    Json per_scope = Json::array();
-    std::vector<std::string> scopes = n.comm.Scopes();
-    scopes.push_back("");
-    for (const std::string& scope : scopes) {
-      Json row = Json::object();
-      row["scope"] = scope.empty() ? "total" : scope;
-      for (int k = 0; k < kernels::kCollectiveKinds; ++k) {
-        const auto kind = static_cast<kernels::CollectiveKind>(k);
-        row[std::string(kernels::CollectiveName(kind))] = n.comm.Bytes(kind, scope);
-      }
-      per_scope.push_back(row);
-    }
-    comm["bytes_per_device"] = per_scope;
-    Json records = Json::array();
-    for (const kernels::CommRecord& r : n.comm.records) {
-      records.push_back(Json{{"kind", std::string(kernels::CollectiveName(r.kind))},
-                             {"scope", r.scope},
-                             {"op", r.op},
-                             {"operand", r.tensor_spec},
-                             {"group", r.group_size},
-                             {"bytes_per_device", r.bytes_per_device}});
-    }
-    comm["collectives"] = records;
-    numeric["communication"] = comm;
-    out["numeric"] = numeric;
-  }
-  if (run.memory) {
-    Json rows = Json::array();
-    for (const CheckRun::MemoryRow& r : *run.memory) {
-      rows.push_back(
-          Json{{"device", r.device}, {"what", r.what}, {"measured", r.measured}, {"predicted", r.predicted}});
-    }
-    out["memory"] = Json{{"ok", run.memory_ok()}, {"compared", run.memory_compared}, {"mismatches", rows}};
-    if (run.activation_peak && !run.activation_peak->measured.empty()) {
-      const CheckRun::ActivationPeak& p = *run.activation_peak;
-      out["memory"]["activation_peak"] = Json{{"measured", p.measured},
-                                              {"predicted", p.predicted},
-                                              {"min_ratio", std::round(p.min_ratio * 1e4) / 1e4},
-                                              {"max_ratio", std::round(p.max_ratio * 1e4) / 1e4},
-                                              {"tolerance", Json::array({kPeakBandLow, kPeakBandHigh})},
-                                              {"ok", p.ok}};
-    }
-  }
-  return out;
-}
-
 StatusOr<int> RunCheck(const CheckFlags& flags, Context& ctx) {
-  EP_RETURN_IF_ERROR(CheckChoice("--level", flags.level, {"layout", "numeric", "all"}));
+  EP_RETURN_IF_ERROR(api::CheckCheckOptions(flags.check));
   EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"text", "json"}));
-  EP_ASSIGN_OR_RETURN(Injection injection, ParseInjection(flags.inject));
-  EP_ASSIGN_OR_RETURN(api::PlanInputs inputs, LoadPlanInputs(ctx, flags.plan));
-  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs.Request()));
-  if (plan.HasErrors()) {
-    ctx.err << FindingsToText(plan.findings);
+  EP_RETURN_IF_ERROR(api::CheckPlanOptions(flags.check.plan));
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.check.plan.config));
+  EP_ASSIGN_OR_RETURN(CheckRun run, api::Check(model, flags.check));
+  if (run.plan.HasErrors()) {
+    ctx.err << FindingsToText(run.plan.findings);
     return kExitFindings;
   }
-  CheckRun run;
-  run.level = flags.level;
-  run.mesh = plan.mesh;
-  run.seed = flags.seed;
-  if (flags.level != "numeric") {
-    run.layout = kernels::CheckLayouts(plan, *inputs.tree, {.injection = injection});
-  }
-  if (flags.level != "layout") {
-    EP_ASSIGN_OR_RETURN(NumericSetup setup, SetUpNumeric(ctx, flags, inputs, plan));
-    if (flags.memory) EP_RETURN_IF_ERROR(AddServeCache(setup));
-    kernels::NumericOptions options{
-        .seed = flags.seed, .injection = injection, .max_devices = flags.max_numeric_devices};
-    EP_ASSIGN_OR_RETURN(run.numeric, kernels::RunNumericCheck(setup.model, setup.plan, *setup.inputs->tree, options));
-    if (flags.memory) EP_RETURN_IF_ERROR(CompareMemory(ctx, flags, setup, *run.numeric, run));
-    run.numeric_setup = std::move(setup);
-  }
-  const std::string text = flags.format == "json" ? EmitJson(ToJson(run)) : ToText(run);
+  const std::string text = flags.format == "json" ? EmitJson(api::CheckToJson(run)) : ToText(run);
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return run.ok() ? kExitOk : kExitFindings;
 }
@@ -685,18 +132,18 @@ std::function<int(Context&)> AddCheckCommand(CLI::App& app) {
   auto flags = std::make_shared<CheckFlags>();
   CLI::App* cmd = app.add_subcommand(
       "check", "execute the plan on simulated devices: layout tiling and a sharded-vs-unsharded forward pass");
-  AddPlanFlags(cmd, flags->plan);
-  cmd->add_option("--level", flags->level, "layout, numeric or all (default)");
-  cmd->add_option("--seed", flags->seed, "seed of the pseudo-random weights and tokens (default 0)");
+  AddPlanFlags(cmd, flags->check.plan);
+  cmd->add_option("--level", flags->check.level, "layout, numeric or all (default)");
+  cmd->add_option("--seed", flags->check.seed, "seed of the pseudo-random weights and tokens (default 0)");
   cmd->add_option("--format", flags->format, "text (default) or json");
   cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
-  cmd->add_flag("--memory", flags->memory,
+  cmd->add_flag("--memory", flags->check.memory,
                 "numeric: compare each simulated device's parameter, residual-stream, logits and KV-cache bytes "
                 "with `easyplan memory` (docs/MEMORY.md)");
-  cmd->add_option("--max-numeric-devices", flags->max_numeric_devices,
+  cmd->add_option("--max-numeric-devices", flags->check.max_numeric_devices,
                   "refuse the numeric check above this many simulated devices (default 64)");
   // Mutation tests only (docs/CHECK.md): deliberately break the run to prove the check fails.
-  cmd->add_option("--inject", flags->inject)->group("");
+  cmd->add_option("--inject", flags->check.inject)->group("");
   return [flags](Context& ctx) {
     StatusOr<int> code = RunCheck(*flags, ctx);
     return code.ok() ? *code : ReportError(ctx, code.status());

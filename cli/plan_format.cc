@@ -15,6 +15,8 @@
 namespace easyplan::cli {
 namespace {
 
+using api::FindingLine;
+using api::MoreTensors;
 using api::SeverityName;
 
 using planner::Finding;
@@ -96,17 +98,6 @@ std::string EscapeGithubProperty(const std::string& text) {
   return out;
 }
 
-std::string MoreTensors(int64_t count) {
-  return count > 1 ? fmt::format(" (and {} more tensor{})", count - 1, count == 2 ? "" : "s") : "";
-}
-
-std::string FindingLine(const Finding& finding) {
-  std::string where = finding.loc.ToString();
-  std::string count = MoreTensors(finding.count);
-  return fmt::format("{}{}: {}{} [{}]", where, where.empty() ? "easyplan" : "", SeverityName(finding.severity),
-                     ": " + finding.message + count, planner::FindingCodeName(finding.code));
-}
-
 }  // namespace
 
 std::string PlanToTable(const PlanView& view) {
@@ -162,21 +153,6 @@ std::string PlanToTable(const PlanView& view) {
                   WithThousands(static_cast<int64_t>(tree.tensors.size())), plan.groups.size(), HumanBytes(summary.min),
                   HumanBytes(summary.median), HumanBytes(summary.max), summary.worst_device);
   if (view.expert_mesh && view.expert_specs) out += ExpertTableLines(*view.expert_mesh, *view.expert_specs);
-  return out;
-}
-
-std::string FindingsToText(const std::vector<Finding>& findings) {
-  std::string out;
-  int errors = 0, warnings = 0, notes = 0;
-  for (const Finding& finding : findings) {
-    out += FindingLine(finding) + "\n";
-    for (const std::string& note : finding.notes) out += "  note: " + note + "\n";
-    errors += finding.severity == Severity::kError;
-    warnings += finding.severity == Severity::kWarning;
-    notes += finding.severity == Severity::kNote;
-  }
-  out += fmt::format("{} error{}, {} warning{}, {} note{}\n", errors, errors == 1 ? "" : "s", warnings,
-                     warnings == 1 ? "" : "s", notes, notes == 1 ? "" : "s");
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "api/findings_text.h"
 #include "api/plan_json.h"
 #include "core/param_tree.h"
 #include "planner/activations.h"
@@ -19,13 +20,12 @@
 namespace easyplan::cli {
 
 using api::DeviceSummary;
+using api::FindingsToText;
 using api::PlanView;
 using api::SummarizeDevices;
 
 std::string PlanToTable(const PlanView& view);
 
-/// `file:line: error: message [code]` per finding, notes indented, and a count line.
-std::string FindingsToText(const std::vector<planner::Finding>& findings);
 /// A JUnit report: one test case per finding code; errors (and warnings under `strict`) fail.
 std::string FindingsToJunit(const std::vector<planner::Finding>& findings, bool strict);
 /// GitHub Actions workflow commands: `::error file=F,line=L,title=code::message`.

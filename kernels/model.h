@@ -2,8 +2,8 @@
 #define EASYPLAN_KERNELS_MODEL_H_
 
 // What the reference forward pass needs to know about a model: the family's structure and its dims.
-// The cli fills it from a resolved config; kernels never reads configs. Parameter names are EasyDeL's
-// (kernels [in, out], experts stacked [E, in, out]), as the tree templates give them.
+// kernels/tiny_model.h fills it from the tiny model's schemas::ModelDims; kernels never reads configs. Parameter names
+// are EasyDeL's (kernels [in, out], experts stacked [E, in, out]), as the tree templates give them.
 
 #include <cstdint>
 #include <functional>
@@ -46,8 +46,6 @@ struct ModelDesc {
   bool correction_bias = false;
   // MLA
   int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope = 0, qk_rope = 0, v_head = 0;
-  // GPT-2
-  int64_t positions = 0;
   // Activations: the PartitionAxis batch / sequence / hidden-state / head axes (EasyDeL's sharding
   // constraints on hidden states [B, S, H] and on q/k/v [B, S, heads, D]).
   PartitionSpec::Entry batch_axes, sequence_axes, hidden_axes, head_axes;

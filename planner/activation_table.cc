@@ -183,11 +183,7 @@ StatusOr<ActivationTable> ActivationTable::Parse(const Document& doc) {
   }
 
   const Json experts = root.value("experts", Json::object());
-  EP_RETURN_IF_ERROR(reader.CheckKeys(experts, "/experts", {"count", "fused", "model_output"}));
-  for (const Json& key : experts.value("count", Json::array())) {
-    if (!key.is_string()) return reader.Error("/experts/count", "expected config key names");
-    table.expert_count_keys_.push_back(key.get<std::string>());
-  }
+  EP_RETURN_IF_ERROR(reader.CheckKeys(experts, "/experts", {"fused", "model_output"}));
   const Json fused = experts.value("fused", Json::object());
   if (!fused.is_object()) return reader.Error("/experts/fused", "expected a mapping");
   for (const auto& [name, value] : fused.items()) {

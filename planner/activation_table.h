@@ -81,7 +81,6 @@ class ActivationTable {
   const std::vector<AttnField>& attention() const { return attention_; }
   const std::vector<ResidualEntry>& residual() const { return residual_; }
   const std::vector<std::pair<std::string, Axes>>& kv_cache() const { return kv_cache_; }
-  const std::vector<std::string>& expert_count_keys() const { return expert_count_keys_; }
   const std::vector<FusedEntry>& fused() const { return fused_; }
   const Axes& model_output(bool expert_tensor) const { return expert_tensor ? model_output_etm_ : model_output_; }
   const std::vector<Kernel>& kernels() const { return kernels_; }
@@ -96,7 +95,6 @@ class ActivationTable {
   std::vector<AttnField> attention_;
   std::vector<ResidualEntry> residual_;
   std::vector<std::pair<std::string, Axes>> kv_cache_;
-  std::vector<std::string> expert_count_keys_;
   std::vector<FusedEntry> fused_;
   Axes model_output_, model_output_etm_;
   std::vector<Kernel> kernels_;

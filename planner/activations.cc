@@ -14,13 +14,6 @@ namespace {
 
 using Axes = ActivationTable::Axes;
 
-std::optional<int64_t> PositiveInt(const Json& config, const char* key) {
-  auto it = config.find(key);
-  if (it == config.end() || !it->is_number_integer()) return std::nullopt;
-  const int64_t value = it->get<int64_t>();
-  return value > 0 ? std::optional<int64_t>(value) : std::nullopt;
-}
-
 int64_t AxisProduct(const PartitionSpec::Entry& entry, const Mesh& mesh, std::string* unknown) {
   int64_t product = 1;
   for (const std::string& axis : entry) {
@@ -273,19 +266,12 @@ bool SameLayout(const PartitionSpec& a, const PartitionSpec& b, const Mesh& mesh
   return Normalised(a, mesh) == Normalised(b, mesh);
 }
 
-std::optional<int64_t> ExpertCount(const ActivationTable& table, const Json& config) {
-  for (const std::string& key : table.expert_count_keys()) {
-    if (auto count = PositiveInt(config, key.c_str())) return count;
-  }
-  return std::nullopt;
-}
-
 StatusOr<std::optional<ExpertSpecs>> GetExpertSpecs(const ActivationTable& table, const rules::Presets& presets,
-                                                    const Json& config, const ExpertMesh& expert_mesh) {
-  const std::optional<int64_t> count = ExpertCount(table, config);
-  if (!count) return std::optional<ExpertSpecs>();
+                                                    const Json& config, int64_t experts,
+                                                    const ExpertMesh& expert_mesh) {
+  if (experts <= 0) return std::optional<ExpertSpecs>();
   ExpertSpecs specs;
-  specs.experts = *count;
+  specs.experts = experts;
   auto etm = config.find("use_expert_tensor_mode");
   specs.expert_tensor_mode = etm != config.end() && etm->is_boolean() && etm->get<bool>();
   rules::SpecSource column;
@@ -354,39 +340,28 @@ std::vector<Finding> ExpertMeshFindings(const ExpertMesh& expert_mesh, const std
   return findings;
 }
 
-CacheGeometry CacheGeometryOf(const Json& config) {
+CacheGeometry CacheGeometryOf(const schemas::ModelDims& dims) {
   CacheGeometry geometry;
-  const std::optional<int64_t> heads = PositiveInt(config, "num_attention_heads");
-  const std::optional<int64_t> nope = PositiveInt(config, "qk_nope_head_dim");
-  const std::optional<int64_t> rope = PositiveInt(config, "qk_rope_head_dim");
-  const std::optional<int64_t> v_dim = PositiveInt(config, "v_head_dim");
-  if (heads && nope && rope && v_dim) {  // MLA: full heads, separate key and value dims
+  if (dims.mla()) {  // MLA: full heads, separate key and value dims
     geometry.mla = true;
-    geometry.key_heads = geometry.value_heads = *heads;
-    geometry.key_dim = *nope + *rope;
-    geometry.value_dim = *v_dim;
+    geometry.key_heads = geometry.value_heads = dims.heads;
+    geometry.key_dim = dims.qk_nope_head_dim + dims.qk_rope_head_dim;
+    geometry.value_dim = dims.v_head_dim;
   } else {
-    std::optional<int64_t> kv_heads = PositiveInt(config, "num_kv_heads");
-    if (!kv_heads) kv_heads = PositiveInt(config, "num_key_value_heads");
-    if (!kv_heads) kv_heads = heads;
-    geometry.key_heads = geometry.value_heads = kv_heads.value_or(1);
-    std::optional<int64_t> head_dim = PositiveInt(config, "head_dim");
-    const std::optional<int64_t> hidden = PositiveInt(config, "hidden_size");
-    if (!head_dim && hidden && heads) head_dim = *hidden / *heads;
-    geometry.key_dim = geometry.value_dim = head_dim.value_or(1);
+    geometry.key_heads = geometry.value_heads = dims.kv_heads > 0 ? dims.kv_heads : 1;
+    // head_dim, else hidden / heads (which a config with fewer dims than heads makes 0), else 1.
+    const bool known = dims.head_dim > 0 || (dims.hidden > 0 && dims.heads > 0);
+    geometry.key_dim = geometry.value_dim = known ? dims.head_dim : 1;
   }
-  geometry.layers = PositiveInt(config, "num_hidden_layers").value_or(0);
-  const std::optional<int64_t> window = PositiveInt(config, "sliding_window");
+  geometry.layers = dims.layers;
   geometry.sliding.assign(static_cast<size_t>(geometry.layers), 0);
-  auto types = config.find("layer_types");
-  if (window && types != config.end() && types->is_array() && types->size() == geometry.sliding.size()) {
-    for (size_t i = 0; i < types->size(); ++i) {
-      if ((*types)[i] == "sliding_attention") geometry.sliding[i] = *window;
+  const int64_t window = dims.sliding_window;
+  if (window > 0 && !dims.layer_types.empty() && dims.layer_types.size() == geometry.sliding.size()) {
+    for (size_t i = 0; i < dims.layer_types.size(); ++i) {
+      if (dims.layer_types[i] == "sliding_attention") geometry.sliding[i] = window;
     }
-  } else if (window) {
-    auto use = config.find("use_sliding_window");
-    const bool disabled = use != config.end() && use->is_boolean() && !use->get<bool>();
-    if (!disabled) std::fill(geometry.sliding.begin(), geometry.sliding.end(), *window);
+  } else if (window > 0 && dims.use_sliding_window) {
+    std::fill(geometry.sliding.begin(), geometry.sliding.end(), window);
   }
   return geometry;
 }
@@ -486,9 +461,11 @@ struct Builder {
 };
 
 // What `kernel` (easydel/operations/kernels/) does with the shardings for this request's query and key shapes.
-StatusOr<KernelReport> BuildKernelReport(const ActivationTable& table, const rules::Presets& presets,
-                                         const Json& config, const ActivationRequest& request,
+StatusOr<KernelReport> BuildKernelReport(const ActivationRequest& request, const CacheGeometry& geometry,
                                          const ActivationTable::Kernel& kernel, int64_t query_length) {
+  const ActivationTable& table = *request.table;
+  const rules::Presets& presets = *request.presets;
+  const Json& config = *request.config;
   KernelReport report;
   report.name = kernel.name;
   report.mode_dim = kernel.mode_dim;
@@ -496,7 +473,8 @@ StatusOr<KernelReport> BuildKernelReport(const ActivationTable& table, const rul
   report.qkv_mni = kernel.qkv_mni;
   report.shard_map = kernel.shard_map;
   report.transposed = kernel.transposed;
-  const std::optional<int64_t> heads = PositiveInt(config, "num_attention_heads");
+  const std::optional<int64_t> heads =
+      request.dims->heads > 0 ? std::optional<int64_t>(request.dims->heads) : std::nullopt;
   // get_mode(query, BTHD=True) looks at query.shape[1]: the query length (1 in decode; --seq, or more
   // than 1 when it is not given, otherwise). Ring and blocksparse test shape[2], the head count.
   if (kernel.mode_dim == 1) {
@@ -533,7 +511,6 @@ StatusOr<KernelReport> BuildKernelReport(const ActivationTable& table, const rul
   // The tensors' shapes, with --batch/--seq.
   std::map<std::string, Shape> shapes;
   if (request.batch && request.seq && heads) {
-    const CacheGeometry geometry = CacheGeometryOf(config);
     const int64_t batch = *request.batch, kv_length = *request.seq;
     auto four = [&](int64_t length, int64_t count, int64_t dim) {
       return kernel.transposed ? Shape{batch, count, length, dim} : Shape{batch, length, count, dim};
@@ -595,9 +572,11 @@ int64_t AttributeMeshSize(const Json& config, const std::string& attribute, cons
 }
 
 // One layer's kv_pages of a RaggedPagesCache (easydel/caching/ragged_page/cache.py) and the ragged kernel's specs.
-StatusOr<RaggedCacheReport> BuildRaggedCache(Builder& builder, const ActivationTable& table,
-                                             const rules::Presets& presets, const Json& config,
-                                             const ActivationRequest& request, DType kvdtype) {
+StatusOr<RaggedCacheReport> BuildRaggedCache(Builder& builder, const ActivationRequest& request,
+                                             const CacheGeometry& geometry, DType kvdtype) {
+  const ActivationTable& table = *request.table;
+  const rules::Presets& presets = *request.presets;
+  const Json& config = *request.config;
   const RaggedCacheOptions& options = *request.ragged;
   const Mesh& mesh = request.mesh;
   if (options.version != 2 && options.version != 3) {
@@ -612,7 +591,6 @@ StatusOr<RaggedCacheReport> BuildRaggedCache(Builder& builder, const ActivationT
                             {"eSurge's pool is free_hbm * kv_head_shards * dp // (2 * layers * page_size * kv_heads "
                              "* head_dim * bytes), rounded down to a multiple of dp"});
   }
-  const CacheGeometry geometry = CacheGeometryOf(config);
   if (geometry.mla) {
     return Status::BadInput({},
                             "--cache ragged: MLA configs use EasyDeL's multi-latent pages cache, which easyplan "
@@ -716,27 +694,32 @@ StatusOr<RaggedCacheReport> BuildRaggedCache(Builder& builder, const ActivationT
   return report;
 }
 
-}  // namespace
+// ---- The steps of BuildActivationPlan ---------------------------------------------------------------
 
-StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request) {
-  const ActivationTable& table = *request.table;
+// The tokens of one step: `seq` keys per sequence; the query is one token in decode, else `seq`.
+struct StepTokens {
+  int64_t batch = 0, seq = 0, query_length = 0;
+};
+
+// The cache's storage dtype: the config's kvdtype, else the activation dtype.
+DType KvDType(const Json& config, DType activation) {
+  auto name = config.find("kvdtype");
+  if (name != config.end() && name->is_string()) {
+    if (std::optional<DType> parsed = ParseDType(name->get<std::string>())) return *parsed;
+  }
+  return activation;
+}
+
+// Step 1: the mode's specs, raw (no shape, no mesh): the attention fields, the residual stream (whose
+// presets pick decode rules by their integer mode when the query is one token) and, in training, the
+// loss's logits and labels.
+Status ResolveModeSpecs(const ActivationRequest& request, int64_t query_length, ActivationPlan& plan) {
   const rules::Presets& presets = *request.presets;
   const Json& config = *request.config;
-  const RuntimeMode mode = request.attention.mode;
-  ActivationPlan plan;
-  plan.attention_options = request.attention;
-  plan.mesh = request.mesh;
-  Builder builder{plan, {}};
-
-  EP_ASSIGN_OR_RETURN(plan.attention, GetShardings(table, presets, config, request.attention));
-
-  // Residual stream: the presets' integer mode picks decode rules when the query length is 1.
-  const bool has_shapes = request.batch.has_value() && request.seq.has_value();
-  plan.has_shapes = has_shapes;
-  const int64_t query_length = mode == RuntimeMode::kDecode ? 1 : request.seq.value_or(0);
-  for (const ActivationTable::ResidualEntry& entry : table.residual()) {
+  EP_ASSIGN_OR_RETURN(plan.attention, GetShardings(*request.table, presets, config, request.attention));
+  for (const ActivationTable::ResidualEntry& entry : request.table->residual()) {
     if (entry.train_only) {
-      if (mode != RuntimeMode::kTrain) continue;
+      if (request.attention.mode != RuntimeMode::kTrain) continue;
       EP_ASSIGN_OR_RETURN(PartitionSpec spec, ResolveAxes(entry.axes, presets, config, rules::AxisMode::kTrain));
       (entry.name == "labels" ? plan.labels : plan.logits) = spec;
       continue;
@@ -746,38 +729,46 @@ StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request) {
     EP_ASSIGN_OR_RETURN(PartitionSpec spec, ResolveAxes(entry.axes, presets, config, axis_mode));
     plan.residual.emplace_back(entry.name, std::move(spec));
   }
+  return Status();
+}
 
-  // The attention kernel (easydel/operations/kernels/): its own mode from the query's shape, its own layout and mni,
-  // and the specs create_stable_sharding hands to shard_map.
-  {
-    std::string easydel_name, selected_by;
-    EP_ASSIGN_OR_RETURN(
-        const ActivationTable::Kernel* kernel,
-        SelectKernel(table, config, mode, request.kernel, &easydel_name, &selected_by, &plan.kernel_note));
-    if (kernel) {
-      StatusOr<KernelReport> report = BuildKernelReport(table, presets, config, request, *kernel, query_length);
-      if (report.ok()) {
-        report->easydel_name = easydel_name;
-        report->selected_by = selected_by;
-        plan.kernel = std::move(report).value();
-      } else if (!request.kernel.empty() || report.status().kind() != ErrorKind::kBadInput) {
-        return report.status();
-      } else {
-        // The config's own kernel cannot run this mode (a decode-only kernel asked to train): the
-        // parameter, cache and residual specs still stand, so `memory`, `validate` and `export` go on and
-        // the kernel section says why it is empty. Only an explicit --kernel makes it an error.
-        plan.kernel_note = fmt::format("{} is {}: {}", selected_by, easydel_name, report.status().diag().message);
-      }
-    }
+// Step 2: the attention kernel (easydel/operations/kernels/): its own mode from the query's shape, its
+// own layout and mni, and the specs create_stable_sharding hands to shard_map; or the note saying why
+// there is none.
+Status ReportKernel(const ActivationRequest& request, const CacheGeometry& geometry, int64_t query_length,
+                    ActivationPlan& plan) {
+  std::string easydel_name, selected_by;
+  EP_ASSIGN_OR_RETURN(const ActivationTable::Kernel* kernel,
+                      SelectKernel(*request.table, *request.config, request.attention.mode, request.kernel,
+                                   &easydel_name, &selected_by, &plan.kernel_note));
+  if (!kernel) return Status();
+  StatusOr<KernelReport> report = BuildKernelReport(request, geometry, *kernel, query_length);
+  if (report.ok()) {
+    report->easydel_name = easydel_name;
+    report->selected_by = selected_by;
+    plan.kernel = std::move(report).value();
+  } else if (!request.kernel.empty() || report.status().kind() != ErrorKind::kBadInput) {
+    return report.status();
+  } else {
+    // The config's own kernel cannot run this mode (a decode-only kernel asked to train): the parameter,
+    // cache and residual specs still stand, so `memory`, `validate` and `export` go on and the kernel
+    // section says why it is empty. Only an explicit --kernel makes it an error.
+    plan.kernel_note = fmt::format("{} is {}: {}", selected_by, easydel_name, report.status().diag().message);
   }
+  return Status();
+}
 
-  // The KV cache as stored (prefill rules), and as a decode step reads it (decode rules, bthd, no mni).
-  const Axes* cache_key = table.FindCache("key");
-  const Axes* cache_value = table.FindCache("value");
-  const Axes* cache_index = table.FindCache("indexs");
-  EP_ASSIGN_OR_RETURN(plan.cache_key, ResolveAxes(*cache_key, presets, config, rules::AxisMode::kTrain));
-  EP_ASSIGN_OR_RETURN(plan.cache_value, ResolveAxes(*cache_value, presets, config, rules::AxisMode::kTrain));
-  EP_ASSIGN_OR_RETURN(plan.cache_index, ResolveAxes(*cache_index, presets, config, rules::AxisMode::kTrain));
+// Step 3: the KV cache as stored (prefill rules) and as a decode step reads it (decode rules, bthd, no
+// mni), and EasyDeL's cache switches.
+Status ResolveCacheSpecs(const ActivationRequest& request, ActivationPlan& plan) {
+  const ActivationTable& table = *request.table;
+  const rules::Presets& presets = *request.presets;
+  const Json& config = *request.config;
+  EP_ASSIGN_OR_RETURN(plan.cache_key, ResolveAxes(*table.FindCache("key"), presets, config, rules::AxisMode::kTrain));
+  EP_ASSIGN_OR_RETURN(plan.cache_value,
+                      ResolveAxes(*table.FindCache("value"), presets, config, rules::AxisMode::kTrain));
+  EP_ASSIGN_OR_RETURN(plan.cache_index,
+                      ResolveAxes(*table.FindCache("indexs"), presets, config, rules::AxisMode::kTrain));
   AttnOptions decode_options;
   decode_options.mode = RuntimeMode::kDecode;
   EP_ASSIGN_OR_RETURN(AttnShardingRules decode_rules, GetShardings(table, presets, config, decode_options));
@@ -786,189 +777,244 @@ StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request) {
     plan.use_sharded_kv_caching = it->get<bool>();
   }
   plan.kv_cache_sharding_sequence_axis_name = config.value("kv_cache_sharding_sequence_axis_name", Json("sp"));
+  return Status();
+}
 
-  // The expert mesh and, for MoE configs, the expert specs.
+// Step 4: the expert mesh and, for a MoE model, the expert specs and their findings.
+Status PlanExperts(const ActivationRequest& request, Builder& builder) {
+  ActivationPlan& plan = builder.plan;
+  const Json& config = *request.config;
   plan.expert_mesh = FoldExpertMesh(plan.mesh, ParallelAxisNamesOf(config), ExpertBindingOf(config));
-  EP_ASSIGN_OR_RETURN(plan.experts, GetExpertSpecs(table, presets, config, plan.expert_mesh));
+  EP_ASSIGN_OR_RETURN(
+      plan.experts, GetExpertSpecs(*request.table, *request.presets, config, request.dims->experts, plan.expert_mesh));
   for (Finding& finding : ExpertMeshFindings(plan.expert_mesh, plan.experts)) builder.findings.Add(std::move(finding));
+  return Status();
+}
 
-  const std::string applied = "eformer's correction";
-  const std::string sanitiser = "the cache sanitiser";
-  PartitionSpec stored_for_compare = plan.cache_key;
-  PartitionSpec decode_for_compare = plan.cache_decode_key;
-  if (has_shapes) {
-    const int64_t batch = *request.batch;
-    const int64_t seq = *request.seq;
-    if (batch < 1 || seq < 1) return Status::BadInput({}, "--batch and --seq must be at least 1");
-    const std::optional<int64_t> heads = PositiveInt(config, "num_attention_heads");
-    const std::optional<int64_t> hidden = PositiveInt(config, "hidden_size");
-    if (!heads || !hidden) {
-      return Status::BadInput({"", "/num_attention_heads"},
-                              "--batch/--seq need num_attention_heads and hidden_size in the config");
-    }
-    const CacheGeometry geometry = CacheGeometryOf(config);
-    const bool bhtd = request.attention.layout == AttnLayout::kBhtd;
-    auto attn_shape = [&](int64_t length, int64_t count, int64_t dim) {
-      return bhtd ? Shape{batch, count, length, dim} : Shape{batch, length, count, dim};
-    };
-    const int64_t q_dim = geometry.key_dim;  // MLA queries carry the key's nope + rope dims
-    const DType act = request.dtype;
-    std::vector<ActivationTensor>& rows = plan.tensors;
-    if (mode == RuntimeMode::kDecode) {
-      EP_ASSIGN_OR_RETURN(ActivationTensor q3, builder.Lay("attention.query3d", Shape{batch, *heads, q_dim}, act,
-                                                           plan.attention.query3d, applied));
-      rows.push_back(std::move(q3));
-    }
-    // In decode the kernels read the whole cache as key and value; otherwise key/value are the new tokens.
-    const int64_t kv_length = seq;
-    EP_ASSIGN_OR_RETURN(ActivationTensor q, builder.Lay("attention.query", attn_shape(query_length, *heads, q_dim), act,
-                                                        plan.attention.query, applied));
-    rows.push_back(std::move(q));
-    EP_ASSIGN_OR_RETURN(ActivationTensor k,
-                        builder.Lay("attention.key", attn_shape(kv_length, geometry.key_heads, geometry.key_dim), act,
-                                    plan.attention.key, applied));
-    rows.push_back(std::move(k));
-    EP_ASSIGN_OR_RETURN(ActivationTensor v,
-                        builder.Lay("attention.value", attn_shape(kv_length, geometry.value_heads, geometry.value_dim),
-                                    act, plan.attention.value, applied));
-    rows.push_back(std::move(v));
-    EP_ASSIGN_OR_RETURN(ActivationTensor o,
-                        builder.Lay("attention.output", attn_shape(query_length, *heads, geometry.value_dim), act,
-                                    plan.attention.output, applied));
-    rows.push_back(std::move(o));
-    for (const auto& [name, spec] : plan.residual) {
-      if (name != "hidden_state") continue;
-      EP_ASSIGN_OR_RETURN(ActivationTensor h,
-                          builder.Lay("hidden_state", Shape{batch, query_length, *hidden}, act, spec, applied));
-      rows.push_back(std::move(h));
-    }
-    if (plan.logits) {
-      const std::optional<int64_t> vocab = PositiveInt(config, "vocab_size");
-      if (vocab) {
-        EP_ASSIGN_OR_RETURN(ActivationTensor l,
-                            builder.Lay("logits", Shape{batch, query_length, *vocab}, act, *plan.logits, applied));
-        rows.push_back(std::move(l));
-      }
-    }
+constexpr char kApplied[] = "eformer's correction";
+constexpr char kSanitiser[] = "the cache sanitiser";
 
-    // The cache, one row per distinct layer length (full layers, then each sliding window).
-    auto kvdtype_name = config.find("kvdtype");
-    DType kvdtype = act;
-    if (kvdtype_name != config.end() && kvdtype_name->is_string()) {
-      if (auto parsed = ParseDType(kvdtype_name->get<std::string>())) kvdtype = *parsed;
-    }
-    std::map<int64_t, int64_t> layers_by_length;  // length -> layers (0 = full)
-    for (int64_t window : geometry.sliding) ++layers_by_length[window > 0 ? std::min(window, seq) : seq];
-    if (geometry.layers == 0) layers_by_length[seq] = 0;
-    std::vector<std::pair<int64_t, int64_t>> groups;  // (length, layers), the full length first
-    if (auto full = layers_by_length.find(seq); full != layers_by_length.end()) groups.push_back(*full);
-    for (const auto& group : layers_by_length) {
-      if (group.first != seq) groups.push_back(group);
-    }
-    if (request.ragged) groups.clear();  // a RaggedPagesCache instead (below)
-    int64_t total = 0, total_per_device = 0;
-    bool first_group = true;
-    for (const auto& [length, layers] : groups) {
-      const Shape key_shape{batch, length, geometry.key_heads, geometry.key_dim};
-      const Shape value_shape{batch, length, geometry.value_heads, geometry.value_dim};
-      std::string unknown;
-      const PartitionSpec stored = SanitizeCacheSpec(plan.cache_key, {key_shape, value_shape}, plan.mesh, &unknown);
-      if (!unknown.empty()) {
-        Finding finding;
-        finding.code = FindingCode::kUnknownAxis;
-        finding.tensor = "kv_cache.key";
-        finding.count = 1;
-        finding.message = fmt::format(
-            "kv_cache.key {}: {} names mesh axis '{}', which the mesh ({}) does not have; "
-            "EasyDeL's cache sanitiser raises KeyError",
-            key_shape.ToString(), plan.cache_key.ToString(), unknown, plan.mesh.ToString());
-        builder.findings.Add(std::move(finding), -1, unknown);
-      }
-      // Findings for the entries the sanitiser drops (once per dim, counted over the layers).
-      for (int dim = 0; dim < plan.cache_key.size() && dim < 4; ++dim) {
-        const PartitionSpec::Entry& entry = plan.cache_key[dim];
-        if (entry.empty() || !stored[dim].empty()) continue;
-        const int64_t product = AxisProduct(entry, plan.mesh, nullptr);
-        const int64_t size = key_shape[dim] % product != 0 ? key_shape[dim] : value_shape[dim];
-        Finding finding;
-        finding.code = FindingCode::kUnevenReplaced;
-        finding.tensor = "kv_cache.key";
-        finding.count = std::max<int64_t>(layers, 1);
-        finding.message = fmt::format("kv_cache.key {}: dim {} ({}) is not divisible by {}, so {} leaves it unsharded",
-                                      key_shape.ToString(), dim, size, EntryAxesText(entry, plan.mesh), sanitiser);
-        finding.notes.push_back(
-            fmt::format("dim {} shards over {} when it is a multiple of {}", dim, fmt::join(entry, " x "), product));
-        builder.AddUneven(std::move(finding), fmt::format("cache|{}|{}|{}", dim, fmt::join(entry, ","), size));
-      }
-      const PartitionSpec index_spec =
-          SanitizeCacheSpec(plan.cache_index, {Shape{batch}}, plan.mesh, nullptr).entries().front().empty()
-              ? PartitionSpec(std::vector<PartitionSpec::Entry>(1))
-              : plan.cache_index;
-      const PartitionSpec stored_value = stored;  // the same sanitised axes for K and V
-      const int64_t window = length == seq && first_group ? 0 : length;
-      const std::string suffix = window > 0 ? fmt::format("[sliding {}]", window) : "";
-      ActivationTensor key_row{"kv_cache.key" + suffix, key_shape, kvdtype, plan.cache_key, stored};
-      ActivationTensor value_row{"kv_cache.value" + suffix, value_shape, kvdtype, plan.cache_value, stored_value};
-      ActivationTensor indexs_row{"kv_cache.indexs" + suffix, Shape{batch}, DType::kInt32, plan.cache_index,
-                                  index_spec};
-      ActivationTensor starts_row{"kv_cache.starts" + suffix, Shape{batch}, DType::kInt32, plan.cache_index,
-                                  index_spec};
-      for (ActivationTensor* row : {&key_row, &value_row, &indexs_row, &starts_row}) {
-        row->layers = layers;
-        row->window = window;
-        EP_RETURN_IF_ERROR(builder.Measure(*row));
-        auto layer_bytes = CheckedMul(row->bytes, std::max<int64_t>(layers, 1));
-        auto layer_device = CheckedMul(row->bytes_per_device, std::max<int64_t>(layers, 1));
-        auto sum = layer_bytes ? CheckedAdd(total, *layer_bytes) : std::nullopt;
-        auto sum_device = layer_device ? CheckedAdd(total_per_device, *layer_device) : std::nullopt;
-        if (!sum || !sum_device) return Status::BadInput({}, "the KV cache's size overflows int64");
-        total = *sum;
-        total_per_device = *sum_device;
-        rows.push_back(std::move(*row));
-      }
-      if (first_group) {
-        stored_for_compare = stored;
-        decode_for_compare = CorrectSpec(key_shape, plan.cache_decode_key, plan.mesh, UnevenMode::kReplicate).spec;
-        plan.cache_decode_key = decode_for_compare;
-        plan.cache_key = stored;
-        plan.cache_value = stored;
-        plan.cache_index = index_spec;
-      }
-      first_group = false;
-    }
-    plan.cache_bytes = total;
-    plan.cache_bytes_per_device = total_per_device;
+// Step 5: one layer's attention tensors, hidden state and (in training) logits, with eformer's correction
+// applied to their shapes.
+Status LayStepTensors(const ActivationRequest& request, const CacheGeometry& geometry, const StepTokens& tokens,
+                      Builder& builder) {
+  const schemas::ModelDims& dims = *request.dims;
+  ActivationPlan& plan = builder.plan;
+  if (dims.heads <= 0 || dims.hidden <= 0) {
+    return Status::BadInput({"", "/num_attention_heads"},
+                            "--batch/--seq need num_attention_heads and hidden_size in the config");
   }
-
-  if (request.ragged) {
-    // eSurge's RaggedPagesCache replaces the TransformerCache: its kv_pages rows replace the cache rows.
-    auto kvdtype_name = config.find("kvdtype");
-    DType kvdtype = request.dtype;
-    if (kvdtype_name != config.end() && kvdtype_name->is_string()) {
-      if (auto parsed = ParseDType(kvdtype_name->get<std::string>())) kvdtype = *parsed;
-    }
-    EP_ASSIGN_OR_RETURN(RaggedCacheReport ragged, BuildRaggedCache(builder, table, presets, config, request, kvdtype));
-    if (has_shapes) plan.tensors.push_back(ragged.pages);
-    plan.cache_bytes = ragged.bytes;
-    plan.cache_bytes_per_device = ragged.bytes_per_device;
-    plan.ragged = std::move(ragged);
+  const int64_t batch = tokens.batch, heads = dims.heads;
+  const bool bhtd = request.attention.layout == AttnLayout::kBhtd;
+  auto attn_shape = [&](int64_t length, int64_t count, int64_t dim) {
+    return bhtd ? Shape{batch, count, length, dim} : Shape{batch, length, count, dim};
+  };
+  const int64_t q_dim = geometry.key_dim;  // MLA queries carry the key's nope + rope dims
+  const DType act = request.dtype;
+  std::vector<ActivationTensor>& rows = plan.tensors;
+  if (request.attention.mode == RuntimeMode::kDecode) {
+    EP_ASSIGN_OR_RETURN(ActivationTensor q3, builder.Lay("attention.query3d", Shape{batch, heads, q_dim}, act,
+                                                         plan.attention.query3d, kApplied));
+    rows.push_back(std::move(q3));
   }
+  // In decode the kernels read the whole cache as key and value; otherwise key/value are the new tokens.
+  const int64_t kv_length = tokens.seq;
+  EP_ASSIGN_OR_RETURN(ActivationTensor q, builder.Lay("attention.query", attn_shape(tokens.query_length, heads, q_dim),
+                                                      act, plan.attention.query, kApplied));
+  rows.push_back(std::move(q));
+  EP_ASSIGN_OR_RETURN(ActivationTensor k,
+                      builder.Lay("attention.key", attn_shape(kv_length, geometry.key_heads, geometry.key_dim), act,
+                                  plan.attention.key, kApplied));
+  rows.push_back(std::move(k));
+  EP_ASSIGN_OR_RETURN(ActivationTensor v,
+                      builder.Lay("attention.value", attn_shape(kv_length, geometry.value_heads, geometry.value_dim),
+                                  act, plan.attention.value, kApplied));
+  rows.push_back(std::move(v));
+  EP_ASSIGN_OR_RETURN(ActivationTensor o,
+                      builder.Lay("attention.output", attn_shape(tokens.query_length, heads, geometry.value_dim), act,
+                                  plan.attention.output, kApplied));
+  rows.push_back(std::move(o));
+  for (const auto& [name, spec] : plan.residual) {
+    if (name != "hidden_state") continue;
+    EP_ASSIGN_OR_RETURN(ActivationTensor h, builder.Lay("hidden_state", Shape{batch, tokens.query_length, dims.hidden},
+                                                        act, spec, kApplied));
+    rows.push_back(std::move(h));
+  }
+  if (plan.logits && dims.vocab > 0) {
+    EP_ASSIGN_OR_RETURN(ActivationTensor l, builder.Lay("logits", Shape{batch, tokens.query_length, dims.vocab}, act,
+                                                        *plan.logits, kApplied));
+    rows.push_back(std::move(l));
+  }
+  return Status();
+}
 
-  plan.cache_reshard = !request.ragged && !SameLayout(stored_for_compare, decode_for_compare, plan.mesh);
-  if (plan.cache_reshard && IsGenerationMode(mode)) {
+// The cache specs the reshard finding compares: as stored, and as a decode step constrains the cache.
+struct CacheLayouts {
+  PartitionSpec stored, decode;
+};
+
+// Findings for the entries of the stored cache spec that the sanitiser drops for `key_shape` (once per
+// dim, counted over the layers), and for an axis the mesh lacks.
+void ReportCacheSanitiser(const PartitionSpec& stored, const std::string& unknown, const Shape& key_shape,
+                          const Shape& value_shape, int64_t layers, Builder& builder) {
+  const ActivationPlan& plan = builder.plan;
+  if (!unknown.empty()) {
     Finding finding;
-    finding.code = FindingCode::kCacheReshard;
+    finding.code = FindingCode::kUnknownAxis;
     finding.tensor = "kv_cache.key";
     finding.count = 1;
     finding.message = fmt::format(
-        "kv_cache.key: the cache is stored as {} (prefill rules) but a decode step constrains it to {} (decode "
-        "rules), so XLA reshards the whole cache at every step",
-        stored_for_compare.ToString(), decode_for_compare.ToString());
-    finding.notes.push_back(
-        "the decode_* fields of partition_axis change the decode rules only; TransformerCache always stores with "
-        "the train rules");
-    builder.findings.Add(std::move(finding));
+        "kv_cache.key {}: {} names mesh axis '{}', which the mesh ({}) does not have; "
+        "EasyDeL's cache sanitiser raises KeyError",
+        key_shape.ToString(), plan.cache_key.ToString(), unknown, plan.mesh.ToString());
+    builder.findings.Add(std::move(finding), -1, unknown);
   }
+  for (int dim = 0; dim < plan.cache_key.size() && dim < 4; ++dim) {
+    const PartitionSpec::Entry& entry = plan.cache_key[dim];
+    if (entry.empty() || !stored[dim].empty()) continue;
+    const int64_t product = AxisProduct(entry, plan.mesh, nullptr);
+    const int64_t size = key_shape[dim] % product != 0 ? key_shape[dim] : value_shape[dim];
+    Finding finding;
+    finding.code = FindingCode::kUnevenReplaced;
+    finding.tensor = "kv_cache.key";
+    finding.count = std::max<int64_t>(layers, 1);
+    finding.message = fmt::format("kv_cache.key {}: dim {} ({}) is not divisible by {}, so {} leaves it unsharded",
+                                  key_shape.ToString(), dim, size, EntryAxesText(entry, plan.mesh), kSanitiser);
+    finding.notes.push_back(
+        fmt::format("dim {} shards over {} when it is a multiple of {}", dim, fmt::join(entry, " x "), product));
+    builder.AddUneven(std::move(finding), fmt::format("cache|{}|{}|{}", dim, fmt::join(entry, ","), size));
+  }
+}
+
+// Step 6: the TransformerCache, one row group per distinct layer length (full layers, then each sliding
+// window), sanitised for its shapes. The first group's specs become the plan's cache specs.
+StatusOr<CacheLayouts> LayTransformerCache(const CacheGeometry& geometry, const StepTokens& tokens, DType kvdtype,
+                                           Builder& builder) {
+  ActivationPlan& plan = builder.plan;
+  const int64_t batch = tokens.batch, seq = tokens.seq;
+  CacheLayouts layouts{plan.cache_key, plan.cache_decode_key};
+  std::map<int64_t, int64_t> layers_by_length;  // length -> layers (0 = full)
+  for (int64_t window : geometry.sliding) ++layers_by_length[window > 0 ? std::min(window, seq) : seq];
+  if (geometry.layers == 0) layers_by_length[seq] = 0;
+  std::vector<std::pair<int64_t, int64_t>> groups;  // (length, layers), the full length first
+  if (auto full = layers_by_length.find(seq); full != layers_by_length.end()) groups.push_back(*full);
+  for (const auto& group : layers_by_length) {
+    if (group.first != seq) groups.push_back(group);
+  }
+  int64_t total = 0, total_per_device = 0;
+  bool first_group = true;
+  for (const auto& [length, layers] : groups) {
+    const Shape key_shape{batch, length, geometry.key_heads, geometry.key_dim};
+    const Shape value_shape{batch, length, geometry.value_heads, geometry.value_dim};
+    std::string unknown;
+    const PartitionSpec stored = SanitizeCacheSpec(plan.cache_key, {key_shape, value_shape}, plan.mesh, &unknown);
+    ReportCacheSanitiser(stored, unknown, key_shape, value_shape, layers, builder);
+    const PartitionSpec index_spec =
+        SanitizeCacheSpec(plan.cache_index, {Shape{batch}}, plan.mesh, nullptr).entries().front().empty()
+            ? PartitionSpec(std::vector<PartitionSpec::Entry>(1))
+            : plan.cache_index;
+    const PartitionSpec stored_value = stored;  // the same sanitised axes for K and V
+    const int64_t window = length == seq && first_group ? 0 : length;
+    const std::string suffix = window > 0 ? fmt::format("[sliding {}]", window) : "";
+    ActivationTensor key_row{"kv_cache.key" + suffix, key_shape, kvdtype, plan.cache_key, stored};
+    ActivationTensor value_row{"kv_cache.value" + suffix, value_shape, kvdtype, plan.cache_value, stored_value};
+    ActivationTensor indexs_row{"kv_cache.indexs" + suffix, Shape{batch}, DType::kInt32, plan.cache_index, index_spec};
+    ActivationTensor starts_row{"kv_cache.starts" + suffix, Shape{batch}, DType::kInt32, plan.cache_index, index_spec};
+    for (ActivationTensor* row : {&key_row, &value_row, &indexs_row, &starts_row}) {
+      row->layers = layers;
+      row->window = window;
+      EP_RETURN_IF_ERROR(builder.Measure(*row));
+      auto layer_bytes = CheckedMul(row->bytes, std::max<int64_t>(layers, 1));
+      auto layer_device = CheckedMul(row->bytes_per_device, std::max<int64_t>(layers, 1));
+      auto sum = layer_bytes ? CheckedAdd(total, *layer_bytes) : std::nullopt;
+      auto sum_device = layer_device ? CheckedAdd(total_per_device, *layer_device) : std::nullopt;
+      if (!sum || !sum_device) return Status::BadInput({}, "the KV cache's size overflows int64");
+      total = *sum;
+      total_per_device = *sum_device;
+      plan.tensors.push_back(std::move(*row));
+    }
+    if (first_group) {
+      layouts.stored = stored;
+      layouts.decode = CorrectSpec(key_shape, plan.cache_decode_key, plan.mesh, UnevenMode::kReplicate).spec;
+      plan.cache_decode_key = layouts.decode;
+      plan.cache_key = stored;
+      plan.cache_value = stored;
+      plan.cache_index = index_spec;
+    }
+    first_group = false;
+  }
+  plan.cache_bytes = total;
+  plan.cache_bytes_per_device = total_per_device;
+  return layouts;
+}
+
+// Step 7 (easydel/caching/ragged_page/cache.py): eSurge's RaggedPagesCache replaces the TransformerCache: its kv_pages rows replace the
+// cache rows.
+Status LayRaggedCache(const ActivationRequest& request, const CacheGeometry& geometry, bool has_shapes,
+                      Builder& builder) {
+  ActivationPlan& plan = builder.plan;
+  EP_ASSIGN_OR_RETURN(RaggedCacheReport ragged,
+                      BuildRaggedCache(builder, request, geometry, KvDType(*request.config, request.dtype)));
+  if (has_shapes) plan.tensors.push_back(ragged.pages);
+  plan.cache_bytes = ragged.bytes;
+  plan.cache_bytes_per_device = ragged.bytes_per_device;
+  plan.ragged = std::move(ragged);
+  return Status();
+}
+
+// Step 8: a decode step that constrains the cache to another layout than the one it is stored in makes
+// XLA reshard the whole cache at every step.
+void ReportCacheReshard(const ActivationRequest& request, const CacheLayouts& layouts, Builder& builder) {
+  ActivationPlan& plan = builder.plan;
+  plan.cache_reshard = !request.ragged && !SameLayout(layouts.stored, layouts.decode, plan.mesh);
+  if (!plan.cache_reshard || !IsGenerationMode(request.attention.mode)) return;
+  Finding finding;
+  finding.code = FindingCode::kCacheReshard;
+  finding.tensor = "kv_cache.key";
+  finding.count = 1;
+  finding.message = fmt::format(
+      "kv_cache.key: the cache is stored as {} (prefill rules) but a decode step constrains it to {} (decode "
+      "rules), so XLA reshards the whole cache at every step",
+      layouts.stored.ToString(), layouts.decode.ToString());
+  finding.notes.push_back(
+      "the decode_* fields of partition_axis change the decode rules only; TransformerCache always stores with "
+      "the train rules");
+  builder.findings.Add(std::move(finding));
+}
+
+}  // namespace
+
+StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request) {
+  EP_CHECK(
+      request.table != nullptr && request.presets != nullptr && request.config != nullptr && request.dims != nullptr,
+      "BuildActivationPlan inputs");
+  ActivationPlan plan;
+  plan.attention_options = request.attention;
+  plan.mesh = request.mesh;
+  Builder builder{plan, {}};
+  const bool has_shapes = request.batch.has_value() && request.seq.has_value();
+  plan.has_shapes = has_shapes;
+  StepTokens tokens;
+  tokens.batch = request.batch.value_or(0);
+  tokens.seq = request.seq.value_or(0);
+  tokens.query_length = request.attention.mode == RuntimeMode::kDecode ? 1 : tokens.seq;
+  const CacheGeometry geometry = CacheGeometryOf(*request.dims);
+
+  EP_RETURN_IF_ERROR(ResolveModeSpecs(request, tokens.query_length, plan));
+  EP_RETURN_IF_ERROR(ReportKernel(request, geometry, tokens.query_length, plan));
+  EP_RETURN_IF_ERROR(ResolveCacheSpecs(request, plan));
+  EP_RETURN_IF_ERROR(PlanExperts(request, builder));
+  CacheLayouts layouts{plan.cache_key, plan.cache_decode_key};
+  if (has_shapes) {
+    if (tokens.batch < 1 || tokens.seq < 1) return Status::BadInput({}, "--batch and --seq must be at least 1");
+    EP_RETURN_IF_ERROR(LayStepTensors(request, geometry, tokens, builder));
+    if (!request.ragged) {
+      EP_ASSIGN_OR_RETURN(layouts,
+                          LayTransformerCache(geometry, tokens, KvDType(*request.config, request.dtype), builder));
+    }
+  }
+  if (request.ragged) EP_RETURN_IF_ERROR(LayRaggedCache(request, geometry, has_shapes, builder));
+  ReportCacheReshard(request, layouts, builder);
   plan.findings = builder.Take();
   return plan;
 }

@@ -33,6 +33,7 @@
 #include "planner/expert_mesh.h"
 #include "planner/findings.h"
 #include "rules/presets.h"
+#include "schemas/model_dims.h"
 
 namespace easyplan::planner {
 
@@ -98,25 +99,26 @@ struct ExpertSpecs {
   PartitionSpec model_output;                                ///< after the block, on the model mesh
 };
 
-/// The expert count of a MoE config (first positive integer among the table's count keys), or nullopt.
-std::optional<int64_t> ExpertCount(const ActivationTable& table, const Json& config);
-
-/// Expert specs of a MoE config; nullopt for a dense one.
+/// Expert specs of a MoE config with `experts` routed experts (schemas::ModelDims::experts); nullopt for
+/// a dense one (0 experts).
 StatusOr<std::optional<ExpertSpecs>> GetExpertSpecs(const ActivationTable& table, const rules::Presets& presets,
-                                                    const Json& config, const ExpertMesh& expert_mesh);
+                                                    const Json& config, int64_t experts, const ExpertMesh& expert_mesh);
 
 /// Findings about the expert mesh: a reshape EasyDeL cannot do, expert-tensor mode with tp > 1, experts
 /// the folded ep does not divide.
 std::vector<Finding> ExpertMeshFindings(const ExpertMesh& expert_mesh, const std::optional<ExpertSpecs>& specs);
 
-/// The geometry of one layer's cache, from the config as create_transformer_cache_config reads it.
+/// The geometry of one layer's cache, from the model's dims as create_transformer_cache_config reads
+/// them: MLA keeps every head with its own key and value widths; otherwise kv heads of head_dim, and
+/// sliding_window on the layers layer_types marks sliding (on every layer when there are no layer types,
+/// unless use_sliding_window is false).
 struct CacheGeometry {
   int64_t key_heads = 1, key_dim = 1, value_heads = 1, value_dim = 1;
   int64_t layers = 0;
   std::vector<int64_t> sliding;  ///< per layer: the window, or 0 for a full-length layer
   bool mla = false;
 };
-CacheGeometry CacheGeometryOf(const Json& config);
+CacheGeometry CacheGeometryOf(const schemas::ModelDims& dims);
 
 /// One activation laid on the mesh.
 struct ActivationTensor {
@@ -188,7 +190,10 @@ struct RaggedCacheReport {
 struct ActivationRequest {
   const ActivationTable* table = nullptr;
   const rules::Presets* presets = nullptr;
-  const Json* config = nullptr;  ///< resolved config (its text_config for multimodal families)
+  /// The resolved geometry config (schemas::GeometryConfig: its text_config for multimodal families),
+  /// read for partition_axis and EasyDeL's settings (attn_mechanism, kvdtype, use_sharded_kv_caching, ...).
+  const Json* config = nullptr;
+  const schemas::ModelDims* dims = nullptr;  ///< the model's geometry, of the same config
   Mesh mesh;
   AttnOptions attention;
   std::optional<int64_t> batch;
@@ -228,8 +233,11 @@ struct ActivationPlan {
   std::vector<Finding> findings;
 };
 
-/// Builds the activation plan. Errors: a token that cannot be resolved, a config without the counts
-/// that --batch/--seq need, sizes that overflow.
+/// Builds the activation plan, in steps: the mode's specs resolved raw, the attention kernel's report,
+/// the cache specs, the expert mesh and specs; with --batch/--seq the step's tensors and the
+/// TransformerCache laid on the mesh; the RaggedPagesCache when asked for; the cache-reshard finding.
+/// Errors: a token that cannot be resolved, a config without the counts that --batch/--seq need, sizes
+/// that overflow. REQUIRES: table, presets, config and dims are set.
 StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request);
 
 }  // namespace easyplan::planner

@@ -90,12 +90,20 @@ class ActivationsTest : public ::testing::Test {
     return CorrectSpec(shape, Resolve(entry->axes, config, mode), mesh, UnevenMode::kReplicate).spec;
   }
 
+  static schemas::ModelDims DimsOf(const Json& config) {
+    auto dims = schemas::ModelDimsOf(config);
+    EXPECT_TRUE(dims.ok()) << dims.status().ToString();
+    return dims.ok() ? *dims : schemas::ModelDims();
+  }
+
   StatusOr<ActivationPlan> Build(const Json& config, const Mesh& mesh, RuntimeMode mode, std::optional<int64_t> batch,
                                  std::optional<int64_t> seq) {
     ActivationRequest request;
     request.table = &table_;
     request.presets = presets_;
     request.config = &config;
+    const schemas::ModelDims dims = DimsOf(config);
+    request.dims = &dims;
     request.mesh = mesh;
     request.attention.mode = mode;
     request.batch = batch;
@@ -549,7 +557,7 @@ TEST_F(ActivationsTest, UseShardedKvCachingChangesNothing) {
 }
 
 TEST_F(ActivationsTest, CacheGeometryOfGqaSlidingAndMla) {
-  CacheGeometry gqa = CacheGeometryOf(Config());
+  CacheGeometry gqa = CacheGeometryOf(DimsOf(Config()));
   EXPECT_EQ(gqa.key_heads, 8);
   EXPECT_EQ(gqa.key_dim, 128);  // hidden_size / num_attention_heads
   EXPECT_EQ(gqa.layers, 4);
@@ -557,14 +565,14 @@ TEST_F(ActivationsTest, CacheGeometryOfGqaSlidingAndMla) {
   const Json types = Json::parse(R"({"num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
       "num_hidden_layers": 4, "sliding_window": 1024,
       "layer_types": ["sliding_attention", "full_attention", "sliding_attention", "full_attention"]})");
-  EXPECT_EQ(CacheGeometryOf(types).sliding, (std::vector<int64_t>{1024, 0, 1024, 0}));
+  EXPECT_EQ(CacheGeometryOf(DimsOf(types)).sliding, (std::vector<int64_t>{1024, 0, 1024, 0}));
   const Json disabled = Json::parse(R"({"num_attention_heads": 8, "num_hidden_layers": 2, "hidden_size": 512,
       "sliding_window": 4096, "use_sliding_window": false})");
-  EXPECT_EQ(CacheGeometryOf(disabled).sliding, (std::vector<int64_t>{0, 0}));
-  EXPECT_EQ(CacheGeometryOf(disabled).key_heads, 8);  // no kv heads: the attention heads
+  EXPECT_EQ(CacheGeometryOf(DimsOf(disabled)).sliding, (std::vector<int64_t>{0, 0}));
+  EXPECT_EQ(CacheGeometryOf(DimsOf(disabled)).key_heads, 8);  // no kv heads: the attention heads
   const Json mla = Json::parse(R"({"num_attention_heads": 128, "num_key_value_heads": 128, "num_hidden_layers": 61,
       "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128, "head_dim": 64})");
-  const CacheGeometry g = CacheGeometryOf(mla);
+  const CacheGeometry g = CacheGeometryOf(DimsOf(mla));
   EXPECT_TRUE(g.mla);
   EXPECT_EQ(g.key_heads, 128);
   EXPECT_EQ(g.key_dim, 192);
@@ -652,7 +660,7 @@ TEST_F(ActivationsTest, Section52ModuleViewSpecsEveryVariant) {
     const Json config = Config(variant.sets, moe);
     const ExpertMesh expert =
         FoldExpertMesh(FiveD(1, 2, 2, 1, 2), ParallelAxisNamesOf(config), ExpertBindingOf(config));
-    auto specs = GetExpertSpecs(table_, *presets_, config, expert);
+    auto specs = GetExpertSpecs(table_, *presets_, config, DimsOf(config).experts, expert);
     ASSERT_TRUE(specs.ok()) << specs.status().ToString();
     ASSERT_TRUE(specs->has_value());
     EXPECT_EQ((*specs)->experts, 8);
@@ -669,7 +677,7 @@ TEST_F(ActivationsTest, Section52ModuleViewSpecsEveryVariant) {
 TEST_F(ActivationsTest, Section52FusedPathOnTheExpertMesh) {
   const Json standard = Config({}, R"(, "num_local_experts": 8)");
   const ExpertMesh expert = FoldExpertMesh(FiveD(2, 2, 2, 2, 1), ParallelAxisNames{}, ExpertBinding{});
-  auto specs = GetExpertSpecs(table_, *presets_, standard, expert);
+  auto specs = GetExpertSpecs(table_, *presets_, standard, DimsOf(standard).experts, expert);
   ASSERT_TRUE(specs.ok() && specs->has_value());
   const std::vector<std::pair<std::string, PartitionSpec>> expected = {
       {"hidden_in", P({DP, N, N})},      {"router_probs", P({DP, N})}, {"wi_wu_kernel", P({{"ep"}, N, TP})},
@@ -679,7 +687,7 @@ TEST_F(ActivationsTest, Section52FusedPathOnTheExpertMesh) {
   EXPECT_EQ((*specs)->model_output, P({DP, N, TP}));
 
   const Json etm = Config({"use_expert_tensor_mode=true"}, R"(, "num_local_experts": 8)");
-  auto etm_specs = GetExpertSpecs(table_, *presets_, etm, expert);
+  auto etm_specs = GetExpertSpecs(table_, *presets_, etm, DimsOf(etm).experts, expert);
   ASSERT_TRUE(etm_specs.ok() && etm_specs->has_value());
   const std::vector<std::pair<std::string, PartitionSpec>> etm_expected = {
       {"hidden_in", P({DP, N, N})}, {"router_probs", P({DP, N})}, {"wi_wu_kernel", P({TP, N, N})},
@@ -705,7 +713,7 @@ TEST_F(ActivationsTest, Section52FusedSpecsUseRenamedExpertMeshAxes) {
   mesh.shape = {1, 2, 2, 2, 1};
   const ExpertMesh expert = FoldExpertMesh(mesh, ParallelAxisNamesOf(config), ExpertBindingOf(config));
   EXPECT_EQ(expert.ToString(), "data=1, expert=4, model=2");
-  auto specs = GetExpertSpecs(table_, *presets_, config, expert);
+  auto specs = GetExpertSpecs(table_, *presets_, config, DimsOf(config).experts, expert);
   ASSERT_TRUE(specs.ok() && specs->has_value());
   EXPECT_EQ((*specs)->fused[2].second, P({{"expert"}, N, {"model"}}));
   EXPECT_EQ((*specs)->column, P({{"expert", "seq", "fsdp"}, N, {"model"}}));
@@ -713,12 +721,12 @@ TEST_F(ActivationsTest, Section52FusedSpecsUseRenamedExpertMeshAxes) {
 }
 
 TEST_F(ActivationsTest, DenseConfigsHaveNoExpertSpecsAndExpertsMustSplitEvenly) {
-  auto dense = GetExpertSpecs(table_, *presets_, Config(), ExpertMesh{});
+  auto dense = GetExpertSpecs(table_, *presets_, Config(), 0, ExpertMesh{});
   ASSERT_TRUE(dense.ok());
   EXPECT_FALSE(dense->has_value());
   const Json config = Config({}, R"(, "num_local_experts": 6)");
   const ExpertMesh expert = FoldExpertMesh(FiveD(1, 2, 2, 1, 1), ParallelAxisNames{}, ExpertBinding{});
-  auto specs = GetExpertSpecs(table_, *presets_, config, expert);
+  auto specs = GetExpertSpecs(table_, *presets_, config, DimsOf(config).experts, expert);
   const std::vector<Finding> findings = ExpertMeshFindings(expert, *specs);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_EQ(
@@ -739,6 +747,8 @@ class KernelTest : public ActivationsTest {
     request.table = &table_;
     request.presets = presets_;
     request.config = &config;
+    const schemas::ModelDims dims = DimsOf(config);
+    request.dims = &dims;
     request.mesh = mesh;
     request.attention.mode = mode;
     request.attention.softmax_aux_ndim = aux;
@@ -968,6 +978,8 @@ class RaggedTest : public KernelTest {
     request.table = &table_;
     request.presets = presets_;
     request.config = &config;
+    const schemas::ModelDims dims = DimsOf(config);
+    request.dims = &dims;
     request.mesh = mesh;
     request.attention.mode = RuntimeMode::kDecode;
     request.ragged = RaggedCacheOptions{version, page_size, num_pages};
@@ -1084,6 +1096,8 @@ TEST_F(RaggedTest, InputsEasyDeLComputesAtRunTime) {
   request.table = &table_;
   request.presets = presets_;
   request.config = &config;
+  const schemas::ModelDims dims = DimsOf(config);
+  request.dims = &dims;
   request.mesh = FiveD(2, 2, 1, 2, 1);
   request.attention.mode = RuntimeMode::kDecode;
   request.batch = 8;

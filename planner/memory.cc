@@ -40,11 +40,6 @@ StatusOr<int64_t> Value(Checked c, std::string_view what) {
   return *c.v;
 }
 
-int64_t IntKey(const Json& config, const char* key, int64_t fallback) {
-  auto it = config.find(key);
-  return it != config.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
-}
-
 /// Bytes of `elements` elements of `bits` bits (rounded up to whole bytes).
 Checked ElementBytes(Checked elements, int bits) {
   if (!elements.v) return elements;
@@ -140,57 +135,31 @@ StatusOr<std::vector<DeviceKind>> ParseDeviceTable(const Document& doc) {
   return kinds;
 }
 
-StatusOr<ModelDims> ModelDimsOf(const Json& config) {
-  ModelDims dims;
-  dims.hidden = IntKey(config, "hidden_size", 0);
-  dims.layers = IntKey(config, "num_hidden_layers", 0);
-  dims.vocab = IntKey(config, "vocab_size", 0);
-  dims.heads = IntKey(config, "num_attention_heads", 0);
-  dims.intermediate = IntKey(config, "intermediate_size", 0);
-  for (const char* key : {"hidden_size", "num_hidden_layers", "vocab_size", "num_attention_heads"}) {
-    if (IntKey(config, key, 0) <= 0) {
-      return Status::BadInput({}, std::string("config: memory needs a positive integer '") + key + "'");
-    }
+StatusOr<MemoryModel> MemoryModelOf(const schemas::ModelDims& dims, const Json& config) {
+  for (const auto& [key, value] : {std::pair{"hidden_size", dims.hidden}, std::pair{"num_hidden_layers", dims.layers},
+                                   std::pair{"vocab_size", dims.vocab}, std::pair{"num_attention_heads", dims.heads}}) {
+    if (value <= 0) return Status::BadInput({}, std::string("config: memory needs a positive integer '") + key + "'");
   }
-  dims.head_dim = IntKey(config, "head_dim", 0);
-  if (dims.head_dim <= 0) dims.head_dim = std::max<int64_t>(1, dims.hidden / dims.heads);
-  // GPT-2 style configs name their activation `activation_function` and have fc / proj; every gated
-  // (SwiGLU / GeGLU) family names it `hidden_act`.
-  dims.gated_mlp = config.contains("hidden_act");
+  MemoryModel model;
+  model.dims = dims;
+  if (model.dims.head_dim <= 0) model.dims.head_dim = std::max<int64_t>(1, dims.hidden / dims.heads);
+  if (model.dims.experts > 0) model.dims.top_k = std::max<int64_t>(1, dims.top_k);
   const auto mechanism = config.find("attn_mechanism");
-  dims.vanilla_attention = mechanism != config.end() && mechanism->is_string() && *mechanism == "vanilla";
-  dims.axes = ParallelAxisNamesOf(config);
-  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts"}) {
-    if (dims.experts <= 0) dims.experts = IntKey(config, key, 0);
-  }
-  if (dims.experts > 0) {
-    dims.top_k = std::max<int64_t>(1, IntKey(config, "num_experts_per_tok", 1));
-    dims.moe_intermediate = IntKey(config, "moe_intermediate_size", dims.intermediate);
-    if (dims.moe_intermediate <= 0) dims.moe_intermediate = dims.intermediate;
-    const int64_t shared = IntKey(config, "n_shared_experts", 0);
-    dims.shared_intermediate = shared > 0 ? shared * dims.moe_intermediate
-                                          : std::max<int64_t>(0, IntKey(config, "shared_expert_intermediate_size", 0));
-    dims.moe_layers = dims.layers;
-    auto types = config.find("mlp_layer_types");
-    if (types != config.end() && types->is_array() && static_cast<int64_t>(types->size()) == dims.layers) {
-      dims.moe_layers = 0;
-      for (const Json& t : *types) dims.moe_layers += t.is_string() && t.get<std::string>() == "sparse";
-    } else {
-      dims.moe_layers = std::max<int64_t>(0, dims.layers - IntKey(config, "first_k_dense_replace", 0));
-    }
-  }
-  return dims;
+  model.vanilla_attention = mechanism != config.end() && mechanism->is_string() && *mechanism == "vanilla";
+  model.axes = ParallelAxisNamesOf(config);
+  return model;
 }
 
-StatusOr<LayerActivations> LayerActivationBytes(const ModelDims& dims, bool moe, int64_t hidden, int64_t q, int64_t k,
-                                                int64_t v, int64_t out, int64_t kv_length, int act_bytes) {
+StatusOr<LayerActivations> LayerActivationBytes(const MemoryModel& model, bool moe, int64_t hidden, int64_t q,
+                                                int64_t k, int64_t v, int64_t out, int64_t kv_length, int act_bytes) {
+  const schemas::ModelDims& dims = model.dims;
   // A per-token tensor of width `width`, sharded as the hidden state: hidden * width / hidden_size.
   auto width = [&](int64_t w) { return CeilDiv(Checked(hidden) * w, dims.hidden); };
   const Checked h = hidden;
   // Attention scores [B, heads, S, kv_length]: the query's elements times kv_length / head_dim.
   const Checked score_elements = CeilDiv(CeilDiv(Checked(q), act_bytes) * kv_length, dims.head_dim);
   Checked attention_full, attention_dots;
-  if (dims.vanilla_attention) {
+  if (model.vanilla_attention) {
     // scores in attn_softmax_dtype (float32) and the probabilities in the activation dtype; both dots
     // (QK^T and probs.V) are matmul outputs.
     attention_full = score_elements * 4 + score_elements * act_bytes + out;
@@ -240,7 +209,8 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
   EP_CHECK(inputs.plan != nullptr && inputs.tree != nullptr && inputs.step != nullptr, "ComputeMemory inputs");
   const Plan& plan = *inputs.plan;
   const ActivationPlan& step = *inputs.step;
-  ModelDims dims = inputs.dims;
+  MemoryModel model = inputs.model;
+  schemas::ModelDims& dims = model.dims;
   const bool train = options.mode == MemoryMode::kTrain;
   if (!step.has_shapes) return Status::BadInput({}, "memory: the activation plan has no shapes (--batch/--seq)");
 
@@ -263,10 +233,10 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
     if (t.name == "attention.query" && t.shape.rank() == 4 && t.shape.dims()[3] > 0) dims.head_dim = t.shape.dims()[3];
   }
   EP_ASSIGN_OR_RETURN(LayerActivations dense,
-                      LayerActivationBytes(dims, false, hidden, q, k, v, out, kv_length, act_bytes));
+                      LayerActivationBytes(model, false, hidden, q, k, v, out, kv_length, act_bytes));
   LayerActivations moe = dense;
   if (dims.experts > 0) {
-    EP_ASSIGN_OR_RETURN(moe, LayerActivationBytes(dims, true, hidden, q, k, v, out, kv_length, act_bytes));
+    EP_ASSIGN_OR_RETURN(moe, LayerActivationBytes(model, true, hidden, q, k, v, out, kv_length, act_bytes));
   }
   const int64_t moe_layers = dims.experts > 0 ? dims.moe_layers : 0;
   const int64_t dense_layers = dims.layers - moe_layers;
@@ -327,7 +297,7 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
     int64_t kept = 1;
     for (const PartitionSpec::Entry& entry : param.effective.entries()) {
       for (const std::string& axis : entry) {
-        if (axis != dims.axes.tp && axis != dims.axes.ep) continue;
+        if (axis != model.axes.tp && axis != model.axes.ep) continue;
         if (std::optional<int> index = mesh.AxisIndex(axis)) kept *= mesh.shape[static_cast<size_t>(*index)];
       }
     }

@@ -21,6 +21,7 @@
 #include "planner/activations.h"
 #include "planner/expert_mesh.h"
 #include "planner/plan.h"
+#include "schemas/model_dims.h"
 
 namespace easyplan::planner {
 
@@ -52,17 +53,18 @@ StatusOr<std::vector<DeviceKind>> ParseDeviceTable(std::string_view text, const 
 /// The same from the parsed file (schemas::DataSource::ReadDocument).
 StatusOr<std::vector<DeviceKind>> ParseDeviceTable(const Document& doc);
 
-/// The dims the activation model needs, read from a resolved config (its text_config for gemma3).
-struct ModelDims {
-  int64_t hidden = 0, layers = 0, vocab = 0, heads = 0, head_dim = 0;
-  int64_t intermediate = 0;  ///< dense MLP width
-  bool gated_mlp = true;     ///< SwiGLU (gate, up, down) vs GPT-2's fc / proj
-  int64_t experts = 0, top_k = 0, moe_intermediate = 0, shared_intermediate = 0;
-  int64_t moe_layers = 0;          ///< layers whose MLP is the routed experts (mlp_layer_types "sparse")
+/// What the memory model reads about the model: its dims (schemas/model_dims.h, normalised below) and
+/// two settings of the config that change what a layer keeps.
+struct MemoryModel {
+  /// head_dim is at least 1; top_k is at least 1 for a MoE model.
+  schemas::ModelDims dims;
   bool vanilla_attention = false;  ///< attn_mechanism "vanilla": scores and probabilities are materialised
   ParallelAxisNames axes;          ///< partition_axis: which mesh axes a matmul keeps its weight sharded on
 };
-StatusOr<ModelDims> ModelDimsOf(const Json& config);
+/// The memory model of a resolved config's dims; `config` is the geometry config
+/// (schemas::GeometryConfig), which holds attn_mechanism and partition_axis. Errors: hidden_size,
+/// num_hidden_layers, vocab_size or num_attention_heads missing (memory needs them all).
+StatusOr<MemoryModel> MemoryModelOf(const schemas::ModelDims& dims, const Json& config);
 
 struct MemoryOptions {
   MemoryMode mode = MemoryMode::kTrain;
@@ -109,7 +111,7 @@ struct MemoryInputs {
   const ParamTree* tree = nullptr;
   const ActivationPlan* step = nullptr;
   const ActivationPlan* cache = nullptr;
-  ModelDims dims;
+  MemoryModel model;
 };
 
 /// Computes the per-device memory. Errors: a byte count that overflows int64, an activation plan
@@ -125,8 +127,8 @@ struct LayerActivations {
   int64_t dots_no_batch = 0;  ///< matmul outputs without batch dims (projections, not attention)
 };
 /// `moe`: the layer's MLP is the routed experts (plus shared ones) instead of the dense MLP.
-StatusOr<LayerActivations> LayerActivationBytes(const ModelDims& dims, bool moe, int64_t hidden, int64_t q, int64_t k,
-                                                int64_t v, int64_t out, int64_t kv_length, int act_bytes);
+StatusOr<LayerActivations> LayerActivationBytes(const MemoryModel& model, bool moe, int64_t hidden, int64_t q,
+                                                int64_t k, int64_t v, int64_t out, int64_t kv_length, int act_bytes);
 
 }  // namespace easyplan::planner
 

@@ -21,16 +21,16 @@ Json TestConfig() {
   return config;
 }
 
-ModelDims Dims(bool vanilla = false) {
-  ModelDims dims;
-  dims.hidden = 64;
-  dims.layers = 2;
-  dims.vocab = 100;
-  dims.heads = 4;
-  dims.head_dim = 16;
-  dims.intermediate = 128;
-  dims.vanilla_attention = vanilla;
-  return dims;
+MemoryModel Model(bool vanilla = false) {
+  MemoryModel model;
+  model.dims.hidden = 64;
+  model.dims.layers = 2;
+  model.dims.vocab = 100;
+  model.dims.heads = 4;
+  model.dims.head_dim = 16;
+  model.dims.intermediate = 128;
+  model.vanilla_attention = vanilla;
+  return model;
 }
 
 ActivationTensor Tensor(std::string name, Shape shape, int64_t bytes_per_device) {
@@ -86,7 +86,7 @@ class MemoryTest : public ::testing::Test {
   }
 
   MemoryReport Compute(const MemoryOptions& options, bool vanilla = false) {
-    MemoryInputs inputs{&plan_, &tree_, &step_, nullptr, Dims(vanilla)};
+    MemoryInputs inputs{&plan_, &tree_, &step_, nullptr, Model(vanilla)};
     auto report = ComputeMemory(inputs, options);
     EXPECT_TRUE(report.ok()) << report.status().ToString();
     return *report;
@@ -110,7 +110,7 @@ MemoryOptions Train(Optimizer optimizer = Optimizer::kAdamW) {
 TEST(MemoryFormulaTest, LayerActivationsOfAFusedAttentionKernel) {
   // width(w) = 512 * w / 64: the intermediate is 1024 B. Attention keeps its output (512) and a float32
   // logsumexp per query row (256 elements / 16 = 16 rows, 64 B).
-  auto layer = LayerActivationBytes(Dims(), false, 512, 512, 256, 256, 512, 8, 2);
+  auto layer = LayerActivationBytes(Model(), false, 512, 512, 256, 256, 512, 8, 2);
   ASSERT_TRUE(layer.ok());
   // full = 2h + qkv + attention + 2h + 3 * inter = 1024 + 1024 + 576 + 1024 + 3072
   EXPECT_EQ(layer->full, 6720);
@@ -121,7 +121,7 @@ TEST(MemoryFormulaTest, LayerActivationsOfAFusedAttentionKernel) {
 
 TEST(MemoryFormulaTest, VanillaAttentionMaterialisesScoresAndProbabilities) {
   // scores: 256 query elements * 8 keys / 16 = 128 elements: float32 scores 512 B + bf16 probs 256 B.
-  auto layer = LayerActivationBytes(Dims(true), false, 512, 512, 256, 256, 512, 8, 2);
+  auto layer = LayerActivationBytes(Model(true), false, 512, 512, 256, 256, 512, 8, 2);
   ASSERT_TRUE(layer.ok());
   EXPECT_EQ(layer->full, 1024 + 1024 + (512 + 256 + 512) + 1024 + 3072);
   EXPECT_EQ(layer->dots, 512 + 1024 + (256 + 512) + 512 + 2560);  // QK^T and probs.V are dots
@@ -129,12 +129,12 @@ TEST(MemoryFormulaTest, VanillaAttentionMaterialisesScoresAndProbabilities) {
 }
 
 TEST(MemoryFormulaTest, MoeLayerCountsRoutedCopiesAndSharedExperts) {
-  ModelDims dims = Dims();
-  dims.experts = 8;
-  dims.top_k = 2;
-  dims.moe_intermediate = 32;
-  dims.shared_intermediate = 32;
-  auto layer = LayerActivationBytes(dims, true, 512, 512, 256, 256, 512, 8, 2);
+  MemoryModel model = Model();
+  model.dims.experts = 8;
+  model.dims.top_k = 2;
+  model.dims.moe_intermediate = 32;
+  model.dims.shared_intermediate = 32;
+  auto layer = LayerActivationBytes(model, true, 512, 512, 256, 256, 512, 8, 2);
   ASSERT_TRUE(layer.ok());
   // router width(8) = 64; routed width(64) = 512, 3 each; shared width(32) = 256, 3 each; the routed
   // experts' outputs before the combine, width(2 x 64) = 1024; the shared experts' output h; combine h.
@@ -144,18 +144,18 @@ TEST(MemoryFormulaTest, MoeLayerCountsRoutedCopiesAndSharedExperts) {
 }
 
 TEST(MemoryFormulaTest, MoeWithoutSharedExpertsKeepsOnlyTheRoutedOutputs) {
-  ModelDims dims = Dims();
-  dims.experts = 8;
-  dims.top_k = 2;
-  dims.moe_intermediate = 32;
-  auto layer = LayerActivationBytes(dims, true, 512, 512, 256, 256, 512, 8, 2);
+  MemoryModel model = Model();
+  model.dims.experts = 8;
+  model.dims.top_k = 2;
+  model.dims.moe_intermediate = 32;
+  auto layer = LayerActivationBytes(model, true, 512, 512, 256, 256, 512, 8, 2);
   ASSERT_TRUE(layer.ok());
   EXPECT_EQ(layer->full, 1024 + 1024 + 576 + 1024 + (64 + 1536 + 1024 + 512));
   EXPECT_EQ(layer->dots, 512 + 1024 + 512 + (64 + 1024 + 1024));
 }
 
 TEST(MemoryFormulaTest, OverflowIsAnErrorNotAWrongNumber) {
-  auto layer = LayerActivationBytes(Dims(), false, int64_t{1} << 60, 512, 256, 256, 512, 8, 2);
+  auto layer = LayerActivationBytes(Model(), false, int64_t{1} << 60, 512, 256, 256, 512, 8, 2);
   ASSERT_FALSE(layer.ok());
   EXPECT_EQ(layer.status().diag().message, "memory: the activation bytes overflow a 64-bit integer");
 }
@@ -215,7 +215,7 @@ TEST_F(MemoryTest, ServingHoldsTheCacheAndOneLayerAndNoTrainingState) {
   cache.cache_bytes_per_device = 12345;
   MemoryOptions options = Train();
   options.mode = MemoryMode::kServe;
-  MemoryInputs inputs{&plan_, &tree_, &step_, &cache, Dims()};
+  MemoryInputs inputs{&plan_, &tree_, &step_, &cache, Model()};
   auto r = ComputeMemory(inputs, options);
   ASSERT_TRUE(r.ok());
   const DeviceMemory& d = r->devices[0];
@@ -260,22 +260,35 @@ TEST(MemoryParseTest, EmbeddedDeviceTableParses) {
   EXPECT_TRUE(h100);
 }
 
-TEST(MemoryDimsTest, MoeLayersFromMlpLayerTypesAndGpt2IsNotGated) {
-  auto dims = ModelDimsOf(Json::parse(R"({"hidden_size": 64, "num_hidden_layers": 4, "vocab_size": 10,
+TEST(MemoryModelTest, MoeLayersFromMlpLayerTypesAndGpt2IsNotGated) {
+  auto model_of = [](const char* text) {
+    const Json config = Json::parse(text);
+    auto dims = schemas::ModelDimsOf(config);
+    EXPECT_TRUE(dims.ok()) << dims.status().ToString();
+    return MemoryModelOf(*dims, config);
+  };
+  auto moe = model_of(R"({"hidden_size": 64, "num_hidden_layers": 4, "vocab_size": 10,
       "num_attention_heads": 4, "intermediate_size": 256, "hidden_act": "silu", "n_routed_experts": 8,
       "num_experts_per_tok": 2, "moe_intermediate_size": 32, "n_shared_experts": 2,
-      "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"], "attn_mechanism": "vanilla"})"));
-  ASSERT_TRUE(dims.ok());
-  EXPECT_EQ(dims->head_dim, 16);
-  EXPECT_EQ(dims->moe_layers, 3);
-  EXPECT_EQ(dims->shared_intermediate, 64);
-  EXPECT_TRUE(dims->gated_mlp);
-  EXPECT_TRUE(dims->vanilla_attention);
-  auto gpt2 = ModelDimsOf(Json::parse(R"({"hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 10,
-      "num_attention_heads": 4, "intermediate_size": 256, "activation_function": "gelu_new"})"));
+      "mlp_layer_types": ["dense", "sparse", "sparse", "sparse"], "attn_mechanism": "vanilla"})");
+  ASSERT_TRUE(moe.ok());
+  EXPECT_EQ(moe->dims.head_dim, 16);
+  EXPECT_EQ(moe->dims.moe_layers, 3);
+  EXPECT_EQ(moe->dims.shared_intermediate, 64);
+  EXPECT_TRUE(moe->dims.gated_mlp);
+  EXPECT_TRUE(moe->vanilla_attention);
+  auto gpt2 = model_of(R"({"hidden_size": 64, "num_hidden_layers": 2, "vocab_size": 10,
+      "num_attention_heads": 4, "intermediate_size": 256, "activation_function": "gelu_new"})");
   ASSERT_TRUE(gpt2.ok());
-  EXPECT_FALSE(gpt2->gated_mlp);
-  auto missing = ModelDimsOf(Json::parse(R"({"hidden_size": 64})"));
+  EXPECT_FALSE(gpt2->dims.gated_mlp);
+  EXPECT_FALSE(gpt2->vanilla_attention);
+  // A head_dim below 1 (hidden < heads) is 1; a MoE top-k of 0 is 1.
+  auto narrow = model_of(R"({"hidden_size": 2, "num_hidden_layers": 2, "vocab_size": 10,
+      "num_attention_heads": 4, "num_local_experts": 4})");
+  ASSERT_TRUE(narrow.ok());
+  EXPECT_EQ(narrow->dims.head_dim, 1);
+  EXPECT_EQ(narrow->dims.top_k, 1);
+  auto missing = model_of(R"({"hidden_size": 64})");
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.status().diag().message, "config: memory needs a positive integer 'num_hidden_layers'");
 }

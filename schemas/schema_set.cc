@@ -39,6 +39,23 @@ StatusOr<const FamilySchema*> SchemaSet::Family(const std::string& model_type) {
   return slot.get();
 }
 
+StatusOr<const NumericCheckDecl*> SchemaSet::NumericCheck(const std::string& model_type) {
+  if (auto it = numeric_checks_.find(model_type); it != numeric_checks_.end()) return it->second.get();
+  EP_ASSIGN_OR_RETURN(const FamilySchema* family, Family(model_type));  // validates the file
+  std::unique_ptr<NumericCheckDecl> decl;
+  if (family != nullptr) {
+    EP_ASSIGN_OR_RETURN(Document doc, source_.ReadDocument(std::string(kFamilyDir) + "/" + model_type + ".yaml"));
+    const Json& root = doc.root();
+    if (auto block = root.find("numeric_check"); block != root.end() && !block->is_null()) {
+      EP_ASSIGN_OR_RETURN(NumericCheckDecl parsed, ParseNumericCheck(doc, *block, "/numeric_check"));
+      decl = std::make_unique<NumericCheckDecl>(std::move(parsed));
+    }
+  }
+  auto& slot = numeric_checks_[model_type];
+  slot = std::move(decl);
+  return static_cast<const NumericCheckDecl*>(slot.get());
+}
+
 std::vector<std::string> SchemaSet::FamilyNames() const {
   std::vector<std::string> names;
   for (const std::string& path : source_.List(kFamilyDir)) {

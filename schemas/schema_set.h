@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "schemas/data_source.h"
+#include "schemas/numeric_check_spec.h"
 #include "schemas/schema.h"
 #include "schemas/tree_template.h"
 
@@ -24,6 +25,11 @@ class SchemaSet {
   /// schemas/families/<model_type>.yaml; nullptr (not an error) when there is no such family.
   StatusOr<const FamilySchema*> Family(const std::string& model_type);
 
+  /// The `numeric_check:` block of schemas/families/<model_type>.yaml (schemas/numeric_check_spec.h);
+  /// nullptr (not an error) when there is no such family or it declares none. Parsed on first use, apart
+  /// from Family(): only `check` reads it.
+  StatusOr<const NumericCheckDecl*> NumericCheck(const std::string& model_type);
+
   /// Every family name, sorted (file stems not starting with '_').
   std::vector<std::string> FamilyNames() const;
 
@@ -38,6 +44,7 @@ class SchemaSet {
   DataSource source_;
   std::unique_ptr<EasyDelSchema> easydel_;
   std::map<std::string, std::unique_ptr<FamilySchema>> families_;
+  std::map<std::string, std::unique_ptr<NumericCheckDecl>> numeric_checks_;  // null: the family has none
   std::map<std::string, std::unique_ptr<TreeTemplate>> trees_;
 };
 

@@ -80,3 +80,11 @@ def test_config_options_reach_the_model_like_cli_flags():
     got = easyplan.resolve(llama, set={"rope_scaling.factor": 16, "attn_mechanism": "ring",
                                        "sharding_axis_dims": [1, -1, 1, 4, 1]}, devices=16)
     assert got == expected
+
+
+@pytest.mark.parametrize("example, mesh", [("llama-3.1-8b", "dp=1,fsdp=2,ep=1,tp=2,sp=1"),
+                                           ("mixtral-8x7b", "dp=1,fsdp=2,ep=2,tp=1,sp=1")])
+def test_check_matches_the_cli(example, mesh):
+    expected, code = run_cli("check", EXAMPLES / example, "--mesh", mesh, "--format", "json", "--memory")
+    assert code == 0
+    assert easyplan.check(EXAMPLES / example, mesh=mesh, memory=True) == expected

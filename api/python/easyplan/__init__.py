@@ -34,6 +34,7 @@ __all__ = [
     "Model",
     "Plan",
     "activations",
+    "check",
     "explain",
     "memory",
     "plan",
@@ -228,6 +229,11 @@ class Model:
         A plan with errors has no memory report: the result is then {"ok": False, "findings": [...]}."""
         return _json.loads(self._run("memory", options)["text"])
 
+    def check(self, **options):
+        """Execute the plan on simulated devices (``easyplan check --format json``): the layout check,
+        and a tiny model's sharded forward pass against the unsharded one; ``result["ok"]`` is the verdict."""
+        return _json.loads(self._run("check", options)["text"])
+
 
 def _split(config, options):
     """(Model, command options): a Model is used as it is; else one is loaded with the config options."""
@@ -284,6 +290,12 @@ def memory(config, **options):
     """``easyplan memory``: will it fit? Parameters, gradients, optimizer, activations, KV cache per device."""
     model, rest = _split(config, options)
     return model.memory(**rest)
+
+
+def check(config, **options):
+    """``easyplan check``: prove the plan by executing it on simulated devices (layout, numeric, memory)."""
+    model, rest = _split(config, options)
+    return model.check(**rest)
 
 
 def _spec_tuple(spec):

@@ -1,0 +1,370 @@
+#include "api/check.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <unordered_map>
+
+#include "api/activation_pipeline.h"
+#include "api/choices.h"
+#include "api/findings_text.h"
+#include "api/memory_pipeline.h"
+#include "api/plan_json.h"
+#include "kernels/layout_check.h"
+#include "kernels/tiny_model.h"
+#include "schemas/model_dims.h"
+
+namespace easyplan::api {
+
+using kernels::Injection;
+
+namespace {
+
+// ---- the tiny config ----
+
+// The plan inputs of the tiny config: the full run's flags with `sets` after the user's --set, EasyDeL
+// names, and the built-in rules when the full run's rules are written for HF names (they cannot plan
+// EasyDeL names). Its resolve warnings are not printed (the full config's were); they stay in its diags.
+StatusOr<std::optional<PlanInputs>> LoadTinyInputs(const CheckOptions& flags, const PlanInputs& full,
+                                                   const std::vector<std::string>& sets) {
+  PlanOptions tiny_flags = flags.plan;
+  tiny_flags.config.sets.insert(tiny_flags.config.sets.end(), sets.begin(), sets.end());
+  tiny_flags.layout = "easydel";
+  tiny_flags.tree.clear();
+  tiny_flags.from.clear();
+  tiny_flags.dtype.clear();
+  if (full.rules->layout != Layout::kEasyDel) tiny_flags.rules = "builtin";
+  // Its resolve warnings are not shown (the full config's were): nullptr drops them.
+  auto inputs = LoadPlanInputs(full.model->env(), tiny_flags, nullptr);
+  if (!inputs.ok()) {
+    Status status = inputs.status();
+    status.mutable_diag().notes.push_back("while deriving the tiny config with --set " +
+                                          fmt::format("{}", fmt::join(sets, " --set ")));
+    return status;
+  }
+  inputs->mesh = full.mesh;
+  return std::optional<PlanInputs>(std::move(*inputs));
+}
+
+// The family's numeric_check declaration for the full model; an error listing the covered families when
+// the family has none.
+StatusOr<schemas::NumericCheckSpec> NumericCheckOf(const PlanInputs& full, const std::string& model_type) {
+  EP_ASSIGN_OR_RETURN(const schemas::NumericCheckDecl* decl, full.model->NumericCheck(model_type));
+  if (decl != nullptr) return schemas::NumericCheckFor(*decl, full.config());
+  std::vector<std::pair<std::string, std::string>> declared;
+  for (const std::string& name : full.model->FamilyNames()) {
+    EP_ASSIGN_OR_RETURN(const schemas::NumericCheckDecl* listed, full.model->NumericCheck(name));
+    if (listed != nullptr) declared.emplace_back(name, listed->forward);
+  }
+  return Status::BadInput({}, "the numeric check has no reference forward pass for model_type '" + model_type + "'",
+                          {fmt::format("covered: {}; use --level layout for the others",
+                                       fmt::join(kernels::CoveredModelTypes(declared), ", "))});
+}
+
+StatusOr<NumericSetup> SetUpNumeric(const CheckOptions& flags, const PlanInputs& full, const planner::Plan& full_plan) {
+  if (!full.has_config())
+    return Status::BadInput({}, "the numeric check needs CONFIG (use --level layout with --tree)");
+  auto model_type_it = full.config().find("model_type");
+  const std::string model_type =
+      model_type_it != full.config().end() && model_type_it->is_string() ? model_type_it->get<std::string>() : "";
+  EP_ASSIGN_OR_RETURN(const schemas::NumericCheckSpec spec, NumericCheckOf(full, model_type));
+  if (full.mesh.NumDevices() > flags.max_numeric_devices) {
+    return Status::BadInput({},
+                            fmt::format("the numeric check simulates at most {} devices; the mesh has {} ({})",
+                                        flags.max_numeric_devices, full.mesh.NumDevices(), full.mesh.ToString()),
+                            {"use --level layout for this mesh"});
+  }
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims full_dims, schemas::ModelDimsOf(full.resolved()));
+  EP_ASSIGN_OR_RETURN(const kernels::TinyModel tiny, kernels::DeriveTinyModel(spec, full_dims, full.mesh, full.uneven));
+  NumericSetup setup;
+  setup.sets = tiny.sets;
+  EP_ASSIGN_OR_RETURN(setup.inputs, LoadTinyInputs(flags, full, setup.sets));
+  EP_ASSIGN_OR_RETURN(setup.plan, planner::BuildPlan(setup.inputs->Request()));
+  if (setup.plan.HasErrors()) {
+    return Status::BadInput({}, "the plan of the tiny config has errors:\n" + FindingsToText(setup.plan.findings));
+  }
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims tiny_dims, schemas::ModelDimsOf(setup.inputs->resolved()));
+  setup.model = kernels::ModelDescOf(tiny, tiny_dims, *setup.inputs->tree, setup.plan);
+  // Where the tiny plan lays a tensor out differently from the full one (names both trees share).
+  if (full.tree->layout == Layout::kEasyDel) {
+    std::unordered_map<std::string, const planner::ParamPlan*> by_name;
+    for (const planner::ParamPlan& p : full_plan.params)
+      by_name.emplace(full.tree->tensors[static_cast<size_t>(p.tensor)].name, &p);
+    for (const planner::ParamPlan& p : setup.plan.params) {
+      const std::string& name = setup.inputs->tree->tensors[static_cast<size_t>(p.tensor)].name;
+      auto it = by_name.find(name);
+      if (it != by_name.end() && !(it->second->effective == p.effective)) {
+        setup.differences.push_back(fmt::format("{}: full plan {}, tiny plan {}", name,
+                                                it->second->effective.ToString(), p.effective.ToString()));
+      }
+    }
+  }
+  return setup;
+}
+
+MemoryOptions TinyMemoryOptions(const NumericSetup& setup, const char* mode) {
+  MemoryOptions memory;
+  memory.mode = mode;
+  memory.batch = setup.model.batch;
+  memory.seq = setup.model.seq;
+  memory.activation_dtype = setup.model.bytes_per_element == 4 ? "float32" : "bfloat16";
+  return memory;
+}
+
+/// `check --memory` serves too: the forward also fills a KV cache, laid out as EasyDeL stores it for a
+/// prefill of the tiny batch and sequence (the activation plan's sanitised cache spec and kvdtype).
+Status AddServeCache(NumericSetup& setup) {
+  EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, setup.inputs->model->ActivationTable());
+  const MemoryOptions memory = TinyMemoryOptions(setup, "serve");
+  ActivationOptions prefill;
+  prefill.mode = "prefill";
+  prefill.batch = memory.batch;
+  prefill.seq = memory.seq;
+  prefill.dtype = memory.activation_dtype;
+  EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan, BuildActivations(prefill, *table, *setup.inputs->presets,
+                                                                     setup.inputs->config(), setup.inputs->mesh));
+  setup.model.cache_axes = plan.cache_key.entries();
+  setup.model.cache_index_axes = plan.cache_index.entries();
+  for (const planner::ActivationTensor& t : plan.tensors) {
+    if (t.name == "kv_cache.key") setup.model.cache_bytes_per_element = std::max(1, DTypeBits(t.dtype) / 8);
+  }
+  return Status();
+}
+
+// The band a measured activation peak must fall in, as a fraction of the prediction (docs/MEMORY.md):
+// the model keeps every intermediate of one layer alive at once (above what liveness-based freeing
+// needs), while the reference frees by scope, so a layer's input and a fused projection's output can
+// outlive their last use (GPT-2's c_attn output beside its q, k and v).
+CheckRun::ActivationPeak ComparePeak(const std::vector<int64_t>& measured, const planner::MemoryReport& predicted) {
+  CheckRun::ActivationPeak peak;
+  peak.measured = measured;
+  peak.predicted.assign(measured.size(), 0);
+  double furthest = -1;
+  peak.min_ratio = std::numeric_limits<double>::infinity();
+  peak.max_ratio = 0;
+  for (const planner::DeviceMemory& d : predicted.devices) {
+    const size_t i = static_cast<size_t>(d.id);
+    if (i >= measured.size()) continue;
+    peak.predicted[i] = d.activations;
+    const double ratio = d.activations > 0 ? static_cast<double>(measured[i]) / static_cast<double>(d.activations) : 0;
+    peak.min_ratio = std::min(peak.min_ratio, ratio);
+    peak.max_ratio = std::max(peak.max_ratio, ratio);
+    const double distance = std::abs(std::log(std::max(ratio, 1e-9)));
+    if (distance > furthest) {
+      furthest = distance;
+      peak.worst_device = d.id;
+    }
+  }
+  if (furthest < 0) peak.min_ratio = 0;  // no device compared
+  peak.ok = peak.min_ratio >= kPeakBandLow && peak.max_ratio <= kPeakBandHigh;
+  return peak;
+}
+
+/// `check --memory`: the measured bytes of the numeric run against `easyplan memory` for the tiny config,
+/// batch and sequence. Training with nothing_saveable (each layer keeps only its input, so the residual
+/// stream the forward keeps is exactly the saved set): parameters, residual stream and float32 logits.
+/// Serving: the KV cache the prefill filled. Every figure must agree to the byte on every device.
+Status CompareMemory(const CheckOptions& flags, const PlanInputs& full, NumericSetup& setup,
+                     const kernels::NumericReport& n, CheckRun& run) {
+  run.memory.emplace();
+  if (!n.executed) return Status();
+  // Training as the reference computes it (kernels::ReferenceTrainingOverrides: nothing_saveable, vanilla
+  // attention, every expert on every token), from the tiny config resolved again with those settings.
+  // Parameters, residual stream and logits do not depend on them.
+  std::vector<std::string> train_sets = setup.sets;
+  for (std::string& set : kernels::SetStrings(kernels::ReferenceTrainingOverrides(setup.model))) {
+    train_sets.push_back(std::move(set));
+  }
+  EP_ASSIGN_OR_RETURN(std::optional<PlanInputs> train_inputs, LoadTinyInputs(flags, full, train_sets));
+  EP_ASSIGN_OR_RETURN(planner::Plan train_plan, planner::BuildPlan(train_inputs->Request()));
+  EP_ASSIGN_OR_RETURN(
+      planner::MemoryReport train,
+      BuildMemoryReport(*train_inputs, train_plan, TinyMemoryOptions(setup, "train"), int64_t{1} << 62));
+  EP_ASSIGN_OR_RETURN(
+      planner::MemoryReport serve,
+      BuildMemoryReport(*setup.inputs, setup.plan, TinyMemoryOptions(setup, "serve"), int64_t{1} << 62));
+  run.activation_peak = ComparePeak(n.measured_activation_peak, train);
+  const planner::ActivationBreakdown& b = train.breakdown;
+  const int64_t residual = b.layer_saved * b.layers + b.outside / 2;  // every layer's input + the last output
+  if (serve.devices.size() != train.devices.size()) return Status::Internal("memory reports of different meshes");
+  for (size_t k = 0; k < train.devices.size(); ++k) {
+    const planner::DeviceMemory& d = train.devices[k];
+    const size_t i = static_cast<size_t>(d.id);
+    // The logits block is float32 in the model; the forward holds it in the activation dtype.
+    const int64_t logits = n.measured_logits[i] * 4 / setup.model.bytes_per_element;
+    for (const auto& [what, measured, predicted] :
+         {std::tuple{"params", n.measured_params[i], d.params},
+          std::tuple{"residual stream", n.measured_residual[i], residual},
+          std::tuple{"logits (float32)", logits, b.logits},
+          std::tuple{"kv cache", n.measured_kv_cache[i], serve.devices[k].kv_cache}}) {
+      ++run.memory_compared;
+      if (measured != predicted) run.memory->push_back({what, d.id, measured, predicted});
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
+StatusOr<Injection> ParseInjection(const std::string& text) {
+  for (Injection i : {Injection::kNone, Injection::kCorruptShard, Injection::kOffsetBlock, Injection::kDropAllReduce,
+                      Injection::kWrongDim, Injection::kSwapTupleOrder}) {
+    if (kernels::InjectionName(i) == text) return i;
+  }
+  return Status::BadInput({}, "--inject '" + text + "' is not a known fault");
+}
+
+Status CheckCheckOptions(const CheckOptions& options) {
+  EP_RETURN_IF_ERROR(CheckChoice("--level", options.level, {"layout", "numeric", "all"}));
+  return ParseInjection(options.inject).status();
+}
+
+StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckOptions& flags) {
+  EP_RETURN_IF_ERROR(CheckCheckOptions(flags));
+  EP_ASSIGN_OR_RETURN(Injection injection, ParseInjection(flags.inject));
+  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, flags.plan));
+  CheckRun run;
+  EP_ASSIGN_OR_RETURN(run.plan, planner::BuildPlan(inputs.Request()));
+  const planner::Plan& plan = run.plan;
+  run.level = flags.level;
+  run.mesh = plan.mesh;
+  run.seed = flags.seed;
+  if (plan.HasErrors()) return run;  // the plan's findings say what to fix; nothing is executed
+  if (flags.level != "numeric") {
+    run.layout = kernels::CheckLayouts(plan, *inputs.tree, {.injection = injection});
+  }
+  if (flags.level != "layout") {
+    EP_ASSIGN_OR_RETURN(NumericSetup setup, SetUpNumeric(flags, inputs, plan));
+    if (flags.memory) EP_RETURN_IF_ERROR(AddServeCache(setup));
+    kernels::NumericOptions options{
+        .seed = flags.seed, .injection = injection, .max_devices = flags.max_numeric_devices};
+    EP_ASSIGN_OR_RETURN(run.numeric, kernels::RunNumericCheck(setup.model, setup.plan, *setup.inputs->tree, options));
+    if (flags.memory) EP_RETURN_IF_ERROR(CompareMemory(flags, inputs, setup, *run.numeric, run));
+    run.numeric_setup = std::move(setup);
+  }
+  return run;
+}
+
+std::string DescribeModel(const kernels::ModelDesc& m) {
+  std::string text =
+      fmt::format("{}: {} layers, hidden {}, vocab {}, heads {}", m.model_type, m.layers, m.hidden, m.vocab, m.heads);
+  if (m.family != kernels::ModelFamily::kGpt2 && m.family != kernels::ModelFamily::kDeepseek) {
+    text += fmt::format(" (kv {}), head_dim {}", m.kv_heads, m.head_dim);
+  }
+  if (m.family == kernels::ModelFamily::kDeepseek) {
+    text += fmt::format(", MLA q_lora {} kv_lora {} nope/rope/v {}/{}/{}", m.q_lora_rank, m.kv_lora_rank, m.qk_nope,
+                        m.qk_rope, m.v_head);
+  }
+  if (m.experts > 0) {
+    text += fmt::format(", {} experts top-{}", m.experts, m.top_k);
+    if (m.shared_intermediate > 0) text += fmt::format(" + shared width {}", m.shared_intermediate);
+    if (m.first_dense_layers > 0) text += fmt::format(", {} dense layer first", m.first_dense_layers);
+  }
+  if (m.tied_embeddings) text += ", tied embeddings";
+  return text;
+}
+
+Json CheckToJson(const CheckRun& run) {
+  Json out = Json::object();
+  out["ok"] = run.ok();
+  out["level"] = run.level;
+  Json mesh = Json::object();
+  for (int k = 0; k < run.mesh.rank(); ++k)
+    mesh[run.mesh.axis_names[static_cast<size_t>(k)]] = run.mesh.shape[static_cast<size_t>(k)];
+  out["mesh"] = mesh;
+  out["devices"] = run.mesh.NumDevices();
+  if (run.layout) {
+    const kernels::LayoutCheckResult& l = *run.layout;
+    Json errors = Json::array();
+    for (const kernels::LayoutError& e : l.errors) {
+      errors.push_back(Json{{"param", e.param}, {"device", e.device}, {"message", e.message}});
+    }
+    out["layout"] = Json{{"ok", l.ok()},
+                         {"tensors", l.tensors},
+                         {"groups", l.groups},
+                         {"errors_total", l.errors_total},
+                         {"errors", errors}};
+  }
+  if (run.numeric) {
+    const kernels::NumericReport& n = *run.numeric;
+    const NumericSetup& s = *run.numeric_setup;
+    Json numeric = Json::object();
+    numeric["ok"] = n.ok();
+    numeric["model"] = DescribeModel(s.model);
+    numeric["tiny_config_sets"] = s.sets;
+    numeric["tiny_plan_differences"] = s.differences;
+    numeric["batch"] = n.batch;
+    numeric["seq"] = n.seq;
+    numeric["seed"] = run.seed;
+    numeric["executed"] = n.executed;
+    Json shard_errors = Json::array();
+    for (const kernels::ShardError& e : n.shard_errors) {
+      shard_errors.push_back(
+          Json{{"param", e.param}, {"device", e.device}, {"index", e.index}, {"message", e.message}});
+    }
+    numeric["shard_errors_total"] = n.shard_errors_total;
+    numeric["shard_errors"] = shard_errors;
+    Json comparisons = Json::array();
+    for (const kernels::Comparison& c : n.comparisons) {
+      Json j{{"name", c.name},         {"ok", c.ok},
+             {"nmse", c.nmse},         {"max_abs_err", c.max_abs},
+             {"max_nmse", c.max_nmse}, {"max_abs_tol", c.max_abs_tol}};
+      if (!c.ok) {
+        j["device"] = c.device;
+        j["index"] = c.index;
+      }
+      comparisons.push_back(j);
+    }
+    numeric["comparisons"] = comparisons;
+    Json comm = Json::object();
+    comm["bytes_per_element"] = s.model.bytes_per_element;
+    Json per_scope = Json::array();
+    std::vector<std::string> scopes = n.comm.Scopes();
+    scopes.push_back("");
+    for (const std::string& scope : scopes) {
+      Json row = Json::object();
+      row["scope"] = scope.empty() ? "total" : scope;
+      for (int k = 0; k < kernels::kCollectiveKinds; ++k) {
+        const auto kind = static_cast<kernels::CollectiveKind>(k);
+        row[std::string(kernels::CollectiveName(kind))] = n.comm.Bytes(kind, scope);
+      }
+      per_scope.push_back(row);
+    }
+    comm["bytes_per_device"] = per_scope;
+    Json records = Json::array();
+    for (const kernels::CommRecord& r : n.comm.records) {
+      records.push_back(Json{{"kind", std::string(kernels::CollectiveName(r.kind))},
+                             {"scope", r.scope},
+                             {"op", r.op},
+                             {"operand", r.tensor_spec},
+                             {"group", r.group_size},
+                             {"bytes_per_device", r.bytes_per_device}});
+    }
+    comm["collectives"] = records;
+    numeric["communication"] = comm;
+    out["numeric"] = numeric;
+  }
+  if (run.memory) {
+    Json rows = Json::array();
+    for (const CheckRun::MemoryRow& r : *run.memory) {
+      rows.push_back(
+          Json{{"device", r.device}, {"what", r.what}, {"measured", r.measured}, {"predicted", r.predicted}});
+    }
+    out["memory"] = Json{{"ok", run.memory_ok()}, {"compared", run.memory_compared}, {"mismatches", rows}};
+    if (run.activation_peak && !run.activation_peak->measured.empty()) {
+      const CheckRun::ActivationPeak& p = *run.activation_peak;
+      out["memory"]["activation_peak"] = Json{{"measured", p.measured},
+                                              {"predicted", p.predicted},
+                                              {"min_ratio", std::round(p.min_ratio * 1e4) / 1e4},
+                                              {"max_ratio", std::round(p.max_ratio * 1e4) / 1e4},
+                                              {"tolerance", Json::array({kPeakBandLow, kPeakBandHigh})},
+                                              {"ok", p.ok}};
+    }
+  }
+  return out;
+}
+
+}  // namespace easyplan::api

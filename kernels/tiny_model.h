@@ -1,0 +1,90 @@
+#ifndef EASYPLAN_KERNELS_TINY_MODEL_H_
+#define EASYPLAN_KERNELS_TINY_MODEL_H_
+
+// The tiny model `easyplan check` executes (docs/CHECK.md): a model of the same family and structure as
+// the full one, small enough to run on simulated devices, sized so the same mesh and rules shard it the
+// same way. What a family's tiny config sets is data (the `numeric_check:` block of
+// schemas/families/<model_type>.yaml, parsed by schemas/numeric_check_spec.h); the sizes it names are
+// computed here from the mesh and the full model's dims:
+//
+//   hidden              64 rounded up to a multiple of the device count (so any sharding by mesh axes
+//                       divides it)
+//   intermediate        2 x hidden
+//   vocab               128 rounded up to the device count, plus 1 when the full vocabulary is not a
+//                       multiple of the device count under --uneven replicate (so eformer's correction
+//                       replicates it in the tiny plan as in the full one)
+//   head_dim            8
+//   head unit           a head count that keeps heads x head_dim divisible by the device count and the
+//                       heads by the head axis: lcm(devices / gcd(devices, head_dim), head-axis size)
+//   mha_heads           4 rounded up to the head unit (MHA and MLA: as many kv heads as heads)
+//   mha_width           mha_heads x head_dim (GPT-2's n_embd)
+//   gqa_kv_heads        the head unit when the full model has one kv head, else 2 rounded up to it (at
+//                       least two kv groups, so the kv-head split is exercised)
+//   gqa_heads           gqa_kv_heads x the full model's heads per kv head (its GQA ratio)
+//   experts             max(2 x top-k, 4) rounded up to the device count
+//   grouped_experts     max(4 x top-k, 2 x n_group, 4) rounded up to lcm(devices, n_group) (group-limited
+//                       routing keeps whole groups)
+//   small_width         32 rounded up to the device count (MoE expert width, MLA ranks)
+//   first_dense_layers  min(the full model's first_k_dense_replace, 1): one dense layer before the MoE
+//                       layers when the full model has any
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/json.h"
+#include "core/mesh.h"
+#include "core/param_tree.h"
+#include "core/status.h"
+#include "kernels/model.h"
+#include "planner/layout.h"
+#include "planner/plan.h"
+#include "schemas/model_dims.h"
+#include "schemas/numeric_check_spec.h"
+
+namespace easyplan::kernels {
+
+/// "llama", "moe", "deepseek", "gpt2" (what a family's numeric_check `forward` names).
+std::string_view ModelFamilyName(ModelFamily family);
+
+/// The tiny model of a full one: how to derive its config, and the forward pass that runs it.
+struct TinyModel {
+  ModelFamily family = ModelFamily::kLlama;
+  bool mixtral_names = false;
+  std::optional<bool> norm_topk_prob;  ///< the model code's fixed choice, else the config's
+  /// The keys the tiny config sets over the full one, in order (applied after the user's --set).
+  Json overrides = Json::object();
+  /// The same as `--set KEY=VALUE` strings ("num_hidden_layers=2", "layer_types=null"): how check
+  /// reports the derivation (tiny_config_sets) and names it when the tiny config does not resolve.
+  std::vector<std::string> sets;
+};
+
+/// Derives the tiny model of the full model `full` planned on `mesh` with `uneven`, as `spec` (the
+/// family's numeric_check block for that model) declares. Errors: a forward pass or size name kernels
+/// does not know, naming the family file and line.
+StatusOr<TinyModel> DeriveTinyModel(const schemas::NumericCheckSpec& spec, const schemas::ModelDims& full,
+                                    const Mesh& mesh, planner::UnevenMode uneven);
+
+/// `overrides` as `--set KEY=VALUE` strings, each value in compact JSON.
+std::vector<std::string> SetStrings(const Json& overrides);
+
+/// What the reference forward pass needs to know about the tiny model: its resolved dims, what its tree
+/// holds (q/k/v and o_proj biases, MLP biases, qwen3's q/k norms, DeepSeek's score-correction bias), and
+/// from its plan the activation batch and sequence (the batch and sequence axes divide them) and the
+/// bytes a collective moves per element.
+ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, const ParamTree& tree,
+                      const planner::Plan& plan);
+
+/// The settings under which `easyplan memory` predicts what the reference measures in training: each
+/// layer keeps only its input (nothing_saveable), attention materialises its scores (vanilla), and
+/// every expert sees every token (the reference weights all E experts instead of dispatching k).
+Json ReferenceTrainingOverrides(const ModelDesc& model);
+
+/// The model types of `declared` (model_type, its numeric_check forward pass), by forward pass (llama,
+/// moe, deepseek, gpt2) then by name: the list an unsupported family's error gives.
+std::vector<std::string> CoveredModelTypes(const std::vector<std::pair<std::string, std::string>>& declared);
+
+}  // namespace easyplan::kernels
+
+#endif  // EASYPLAN_KERNELS_TINY_MODEL_H_

@@ -1,0 +1,237 @@
+#include "schemas/model_dims.h"
+
+#include <algorithm>
+#include <initializer_list>
+#include <limits>
+
+#include "core/checked_math.h"
+#include "core/document.h"
+
+namespace easyplan::schemas {
+namespace {
+
+// Typed lookups in one config object; a present, non-null value of the wrong type is an error that
+// names its JSON pointer. `pointer` is the object's own pointer ("" or "/text_config").
+class DimReader {
+ public:
+  DimReader(const Json& config, std::string pointer) : config_(config), pointer_(std::move(pointer)) {}
+
+  std::string Pointer(const std::string& key) const { return pointer_ + "/" + PointerToken(key); }
+
+  bool Has(const std::string& key) const { return config_.contains(key); }
+
+  // The value of `key`, or nullptr when it is absent or null.
+  const Json* Find(const std::string& key) const {
+    auto it = config_.find(key);
+    return it == config_.end() || it->is_null() ? nullptr : &*it;
+  }
+
+  Status WrongType(const std::string& pointer, const char* expected, const Json& found) const {
+    return Status::BadInput({"", pointer}, std::string("expected ") + expected + ", found " + JsonForMessage(found) +
+                                               " (" + JsonTypeName(found) + ")");
+  }
+
+  // An integer key: its value, or nullopt when absent or null.
+  StatusOr<std::optional<int64_t>> Int(const std::string& key) const {
+    const Json* value = Find(key);
+    if (value == nullptr) return std::optional<int64_t>();
+    if (!value->is_number_integer()) return WrongType(Pointer(key), "an integer", *value);
+    if (value->is_number_unsigned() &&
+        value->get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return WrongType(Pointer(key), "an integer that fits in 64 bits", *value);
+    }
+    return std::optional<int64_t>(value->get<int64_t>());
+  }
+
+  // A size: the integer when it is positive, else 0.
+  StatusOr<int64_t> Size(const std::string& key) const {
+    EP_ASSIGN_OR_RETURN(std::optional<int64_t> value, Int(key));
+    return value && *value > 0 ? *value : 0;
+  }
+
+  // The first of `keys` that holds a positive integer, else 0 (every present one must be an integer).
+  StatusOr<int64_t> FirstSize(std::initializer_list<const char*> keys) const {
+    int64_t found = 0;
+    for (const char* key : keys) {
+      EP_ASSIGN_OR_RETURN(int64_t value, Size(key));
+      if (found == 0) found = value;
+    }
+    return found;
+  }
+
+  StatusOr<double> Number(std::initializer_list<const char*> keys, double fallback) const {
+    for (const char* key : keys) {
+      const Json* value = Find(key);
+      if (value == nullptr) continue;
+      if (!value->is_number()) return WrongType(Pointer(key), "a number", *value);
+      return value->get<double>();
+    }
+    return fallback;
+  }
+
+  StatusOr<bool> Bool(const std::string& key, bool fallback) const {
+    const Json* value = Find(key);
+    if (value == nullptr) return fallback;
+    if (!value->is_boolean()) return WrongType(Pointer(key), "true or false", *value);
+    return value->get<bool>();
+  }
+
+  StatusOr<std::string> String(const std::string& key) const {
+    const Json* value = Find(key);
+    if (value == nullptr) return std::string();
+    if (!value->is_string()) return WrongType(Pointer(key), "a string", *value);
+    return value->get<std::string>();
+  }
+
+  // A list of strings (absent or null: empty).
+  StatusOr<std::vector<std::string>> Strings(const std::string& key) const {
+    const Json* value = Find(key);
+    std::vector<std::string> strings;
+    if (value == nullptr) return strings;
+    if (!value->is_array()) return WrongType(Pointer(key), "a list of strings", *value);
+    for (size_t i = 0; i < value->size(); ++i) {
+      const Json& item = (*value)[i];
+      if (!item.is_string()) return WrongType(Pointer(key) + "/" + std::to_string(i), "a string", item);
+      strings.push_back(item.get<std::string>());
+    }
+    return strings;
+  }
+
+  // A PartitionAxis field: a mesh axis name, a list of names, or null.
+  StatusOr<std::vector<std::string>> AxisEntry(const char* field) const {
+    std::vector<std::string> entry;
+    const Json* partition_axis = Find("partition_axis");
+    if (partition_axis == nullptr) return entry;
+    if (!partition_axis->is_object()) return WrongType(Pointer("partition_axis"), "a mapping", *partition_axis);
+    auto it = partition_axis->find(field);
+    if (it == partition_axis->end() || it->is_null()) return entry;
+    const std::string pointer = Pointer("partition_axis") + "/" + field;
+    if (it->is_string()) {
+      entry.push_back(it->get<std::string>());
+      return entry;
+    }
+    if (!it->is_array()) return WrongType(pointer, "a mesh axis name or a list of names", *it);
+    for (size_t i = 0; i < it->size(); ++i) {
+      const Json& item = (*it)[i];
+      if (!item.is_string()) return WrongType(pointer + "/" + std::to_string(i), "a mesh axis name", item);
+      entry.push_back(item.get<std::string>());
+    }
+    return entry;
+  }
+
+ private:
+  const Json& config_;
+  std::string pointer_;
+};
+
+Status ReadTransformer(const DimReader& r, ModelDims& d) {
+  EP_ASSIGN_OR_RETURN(d.hidden, r.Size("hidden_size"));
+  EP_ASSIGN_OR_RETURN(d.layers, r.Size("num_hidden_layers"));
+  EP_ASSIGN_OR_RETURN(d.heads, r.Size("num_attention_heads"));
+  EP_ASSIGN_OR_RETURN(d.kv_heads, r.FirstSize({"num_kv_heads", "num_key_value_heads"}));
+  if (d.kv_heads == 0) d.kv_heads = d.heads;
+  EP_ASSIGN_OR_RETURN(d.head_dim, r.Size("head_dim"));
+  if (d.head_dim == 0 && d.hidden > 0 && d.heads > 0) d.head_dim = d.hidden / d.heads;
+  EP_ASSIGN_OR_RETURN(d.intermediate, r.Size("intermediate_size"));
+  EP_ASSIGN_OR_RETURN(d.vocab, r.Size("vocab_size"));
+  EP_ASSIGN_OR_RETURN(d.max_positions, r.Size("max_position_embeddings"));
+  // GPT-2 style configs name their activation `activation_function` and have fc / proj; every gated
+  // (SwiGLU / GeGLU) family names it `hidden_act`.
+  // hidden_act: null still marks a gated family (the key is what its config class declares).
+  d.gated_mlp = r.Has("hidden_act");
+  EP_ASSIGN_OR_RETURN(d.tied_embeddings, r.Bool("tie_word_embeddings", false));
+  EP_ASSIGN_OR_RETURN(d.norm_eps, r.Number({"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps"}, 1e-6));
+  EP_ASSIGN_OR_RETURN(d.rope_theta, r.Number({"rope_theta"}, 10000.0));
+  EP_ASSIGN_OR_RETURN(d.torch_dtype, r.String("torch_dtype"));
+  return Status();
+}
+
+Status ReadWindows(const DimReader& r, ModelDims& d) {
+  EP_ASSIGN_OR_RETURN(d.sliding_window, r.Size("sliding_window"));
+  EP_ASSIGN_OR_RETURN(d.use_sliding_window, r.Bool("use_sliding_window", true));
+  EP_ASSIGN_OR_RETURN(d.layer_types, r.Strings("layer_types"));
+  return Status();
+}
+
+Status ReadExperts(const DimReader& r, ModelDims& d) {
+  EP_ASSIGN_OR_RETURN(d.experts, r.FirstSize({"n_routed_experts", "num_local_experts", "num_experts"}));
+  EP_ASSIGN_OR_RETURN(d.top_k, r.Size("num_experts_per_tok"));
+  EP_ASSIGN_OR_RETURN(d.moe_intermediate, r.Size("moe_intermediate_size"));
+  if (d.moe_intermediate == 0) d.moe_intermediate = d.intermediate;
+  EP_ASSIGN_OR_RETURN(const int64_t shared_experts, r.Size("n_shared_experts"));
+  EP_ASSIGN_OR_RETURN(const int64_t shared_width, r.Size("shared_expert_intermediate_size"));
+  if (shared_experts > 0) {
+    std::optional<int64_t> width = CheckedMul(shared_experts, d.moe_intermediate);
+    if (!width) {
+      return Status::BadInput({"", r.Pointer("n_shared_experts")},
+                              "config: n_shared_experts x moe_intermediate_size overflows a 64-bit integer");
+    }
+    d.shared_intermediate = *width;
+  } else {
+    d.shared_intermediate = shared_width;
+  }
+  EP_ASSIGN_OR_RETURN(std::optional<int64_t> first_dense, r.Int("first_k_dense_replace"));
+  d.first_dense_layers = first_dense.value_or(0);
+  EP_ASSIGN_OR_RETURN(std::vector<std::string> mlp_layer_types, r.Strings("mlp_layer_types"));
+  if (d.experts > 0) {
+    if (!mlp_layer_types.empty() && static_cast<int64_t>(mlp_layer_types.size()) == d.layers) {
+      d.moe_layers = std::count(mlp_layer_types.begin(), mlp_layer_types.end(), "sparse");
+    } else {
+      d.moe_layers = std::max<int64_t>(0, d.layers - d.first_dense_layers);
+    }
+  }
+  EP_ASSIGN_OR_RETURN(d.norm_topk_prob, r.Bool("norm_topk_prob", false));
+  EP_ASSIGN_OR_RETURN(d.n_group, r.Size("n_group"));
+  EP_ASSIGN_OR_RETURN(d.topk_group, r.Size("topk_group"));
+  d.n_group = std::max<int64_t>(d.n_group, 1);
+  d.topk_group = std::max<int64_t>(d.topk_group, 1);
+  EP_ASSIGN_OR_RETURN(d.routed_scaling, r.Number({"routed_scaling_factor"}, 1.0));
+  return Status();
+}
+
+Status ReadLatentAttention(const DimReader& r, ModelDims& d) {
+  EP_ASSIGN_OR_RETURN(d.q_lora_rank, r.Size("q_lora_rank"));
+  EP_ASSIGN_OR_RETURN(d.kv_lora_rank, r.Size("kv_lora_rank"));
+  EP_ASSIGN_OR_RETURN(d.qk_nope_head_dim, r.Size("qk_nope_head_dim"));
+  EP_ASSIGN_OR_RETURN(d.qk_rope_head_dim, r.Size("qk_rope_head_dim"));
+  EP_ASSIGN_OR_RETURN(d.v_head_dim, r.Size("v_head_dim"));
+  return Status();
+}
+
+Status ReadAxes(const DimReader& r, ModelDims& d) {
+  EP_ASSIGN_OR_RETURN(d.axes.batch, r.AxisEntry("batch_axis"));
+  EP_ASSIGN_OR_RETURN(d.axes.sequence, r.AxisEntry("sequence_axis"));
+  EP_ASSIGN_OR_RETURN(d.axes.hidden_state, r.AxisEntry("hidden_state_axis"));
+  EP_ASSIGN_OR_RETURN(d.axes.head, r.AxisEntry("head_axis"));
+  return Status();
+}
+
+}  // namespace
+
+const Json& GeometryConfig(const Json& config) {
+  if (config.contains("num_attention_heads") && !config["num_attention_heads"].is_null()) return config;
+  auto text = config.find("text_config");
+  if (text != config.end() && text->is_object() && text->contains("num_attention_heads")) return *text;
+  return config;
+}
+
+StatusOr<ModelDims> ModelDimsOf(const Json& config) {
+  if (!config.is_object()) {
+    return Status::BadInput({}, "config: expected a mapping, found " + std::string(JsonTypeName(config)));
+  }
+  const Json& geometry = GeometryConfig(config);
+  ModelDims dims;
+  dims.pointer = &geometry == &config ? "" : "/text_config";
+  const DimReader reader(geometry, dims.pointer);
+  EP_ASSIGN_OR_RETURN(dims.model_type, reader.String("model_type"));
+  EP_RETURN_IF_ERROR(ReadTransformer(reader, dims));
+  EP_RETURN_IF_ERROR(ReadWindows(reader, dims));
+  EP_RETURN_IF_ERROR(ReadExperts(reader, dims));
+  EP_RETURN_IF_ERROR(ReadLatentAttention(reader, dims));
+  EP_RETURN_IF_ERROR(ReadAxes(reader, dims));
+  return dims;
+}
+
+StatusOr<ModelDims> ModelDimsOf(const ResolvedConfig& resolved) { return ModelDimsOf(resolved.config); }
+
+}  // namespace easyplan::schemas

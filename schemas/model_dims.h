@@ -1,0 +1,99 @@
+#ifndef EASYPLAN_SCHEMAS_MODEL_DIMS_H_
+#define EASYPLAN_SCHEMAS_MODEL_DIMS_H_
+
+// The model's geometry as typed values, read once from a resolved config: what the memory model, the
+// activation plan and `check` need to know about the model (sizes, head counts, experts, MLA ranks,
+// attention windows), so none of them looks keys up in the config again.
+//
+// Keys are transformers' canonical attribute names. A family that stores a dim under its own name
+// declares the canonical one in its `attribute_map` (schemas/families/gpt2.yaml: hidden_size -> n_embd,
+// deepseek_v3.yaml: num_local_experts -> n_routed_experts), and the resolver writes every alias next to
+// its stored name (docs/SCHEMAS.md, "Resolution order" step 8), so the canonical names are present in
+// every resolved config. Where transformers itself has more than one name for a dim (the expert count:
+// MixtralConfig.num_local_experts, Qwen2MoeConfig.num_experts, DeepseekV3Config.n_routed_experts; the
+// norm epsilon: rms_norm_eps, GPT2Config.layer_norm_epsilon), the first present name counts.
+//
+// Multimodal configs keep the language model's geometry in a sub-config (Gemma3Config.text_config):
+// GeometryConfig picks it as transformers' PretrainedConfig.get_text_config() does for those families.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/json.h"
+#include "core/status.h"
+#include "schemas/resolver.h"
+
+namespace easyplan::schemas {
+
+/// PartitionAxis entries (a mesh axis name, a list of names, or null = []) of the resolved
+/// partition_axis: the sharding constraints `check`'s reference forward pass puts on activations.
+struct ActivationAxes {
+  std::vector<std::string> batch;         ///< partition_axis.batch_axis
+  std::vector<std::string> sequence;      ///< partition_axis.sequence_axis
+  std::vector<std::string> hidden_state;  ///< partition_axis.hidden_state_axis
+  std::vector<std::string> head;          ///< partition_axis.head_axis
+};
+
+/// Sizes are 0 when the config does not give them as a positive integer (a dense model has 0 experts).
+struct ModelDims {
+  std::string model_type;  ///< of the geometry config ("gemma3_text" inside a gemma3 config)
+  std::string pointer;     ///< JSON pointer of the geometry config: "" or "/text_config"
+
+  // ---- the transformer ----
+  int64_t hidden = 0;            ///< hidden_size (GPT-2: n_embd)
+  int64_t layers = 0;            ///< num_hidden_layers
+  int64_t heads = 0;             ///< num_attention_heads
+  int64_t kv_heads = 0;          ///< num_kv_heads, else num_key_value_heads, else heads
+  int64_t head_dim = 0;          ///< head_dim, else hidden / heads (0 when either is missing)
+  int64_t intermediate = 0;      ///< intermediate_size: the dense MLP width
+  int64_t vocab = 0;             ///< vocab_size
+  int64_t max_positions = 0;     ///< max_position_embeddings (GPT-2: n_positions)
+  bool gated_mlp = true;         ///< SwiGLU / GeGLU (the config names `hidden_act`) vs GPT-2's fc / proj
+  bool tied_embeddings = false;  ///< tie_word_embeddings
+  double norm_eps = 1e-6;        ///< rms_norm_eps, else layer_norm_epsilon, else layer_norm_eps
+  double rope_theta = 10000.0;   ///< rope_theta
+  std::string torch_dtype;       ///< "" when null or absent
+
+  // ---- attention windows ----
+  int64_t sliding_window = 0;            ///< 0 = none
+  bool use_sliding_window = true;        ///< Qwen2's switch; false disables sliding_window
+  std::vector<std::string> layer_types;  ///< per layer ("sliding_attention", "full_attention"); empty when absent
+
+  // ---- mixture of experts ----
+  int64_t experts = 0;              ///< routed experts: n_routed_experts, num_local_experts or num_experts
+  int64_t top_k = 0;                ///< num_experts_per_tok
+  int64_t moe_intermediate = 0;     ///< moe_intermediate_size, else intermediate
+  int64_t shared_intermediate = 0;  ///< n_shared_experts x moe_intermediate, else shared_expert_intermediate_size
+  int64_t first_dense_layers = 0;   ///< first_k_dense_replace
+  /// Layers whose MLP is the routed experts: mlp_layer_types' "sparse" entries when it has one per
+  /// layer, else layers - first_dense_layers; 0 for a dense model.
+  int64_t moe_layers = 0;
+  bool norm_topk_prob = false;          ///< the config's flag (false when absent)
+  int64_t n_group = 1, topk_group = 1;  ///< DeepSeek's group-limited routing (1 when absent)
+  double routed_scaling = 1.0;          ///< routed_scaling_factor
+
+  // ---- multi-head latent attention (DeepSeek) ----
+  int64_t q_lora_rank = 0;  ///< 0 when null: queries are projected directly
+  int64_t kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+  /// MLA: every head has its own keys and values, qk_nope + qk_rope wide, and values v_head_dim wide.
+  bool mla() const { return heads > 0 && qk_nope_head_dim > 0 && qk_rope_head_dim > 0 && v_head_dim > 0; }
+
+  ActivationAxes axes;
+};
+
+/// The object of `config` that holds the model's geometry: `config` itself, or its text_config when
+/// `config` has no num_attention_heads and text_config has one (multimodal families such as gemma3).
+const Json& GeometryConfig(const Json& config);
+
+/// The dims of a resolved config (its text_config for multimodal families). Errors: a geometry key
+/// whose value has the wrong type (a size given as a string, layer_types not a list), naming its JSON
+/// pointer, what was expected and what was found. A missing key is not an error: the dim is 0 (or its
+/// default), and the consumer that needs it says so.
+StatusOr<ModelDims> ModelDimsOf(const Json& config);
+StatusOr<ModelDims> ModelDimsOf(const ResolvedConfig& resolved);
+
+}  // namespace easyplan::schemas
+
+#endif  // EASYPLAN_SCHEMAS_MODEL_DIMS_H_

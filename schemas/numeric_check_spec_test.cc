@@ -1,0 +1,102 @@
+// The `numeric_check:` block of family files: parsing, its errors at file:line, and its conditions.
+#include "schemas/numeric_check_spec.h"
+
+#include <gtest/gtest.h>
+
+#include "core/document.h"
+#include "schemas/data_source.h"
+#include "schemas/schema.h"
+#include "schemas/schema_set.h"
+
+namespace easyplan::schemas {
+namespace {
+
+constexpr char kFamily[] = R"yaml(model_type: toy
+numeric_check:
+  forward: moe
+  mixtral_names: true
+  tiny:
+    - {key: num_hidden_layers, value: 2}
+    - {key: hidden_size, size: hidden}
+    - {key: layer_types, value: null, when: "layer_types != null"}
+    - {key: mlp_only_layers, value: []}
+)yaml";
+
+// The block of a family file, as SchemaSet::NumericCheck reads it (the rest of the file must parse too).
+StatusOr<std::optional<NumericCheckDecl>> Parse(const std::string& text) {
+  EP_RETURN_IF_ERROR(ParseFamilySchema(text, "toy.yaml").status());
+  EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, "toy.yaml"));
+  auto block = doc.root().find("numeric_check");
+  if (block == doc.root().end()) return std::optional<NumericCheckDecl>();
+  EP_ASSIGN_OR_RETURN(NumericCheckDecl decl, ParseNumericCheck(doc, *block, "/numeric_check"));
+  return std::optional<NumericCheckDecl>(std::move(decl));
+}
+
+TEST(NumericCheckSpecTest, ParsesTheBlockOfAFamilyFile) {
+  auto parsed = Parse(kFamily);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ASSERT_TRUE(parsed->has_value());
+  const NumericCheckDecl& decl = **parsed;
+  EXPECT_EQ(decl.forward, "moe");
+  EXPECT_EQ(decl.forward_loc.ToString(), "toy.yaml:3:12");
+  EXPECT_TRUE(decl.mixtral_names);
+  EXPECT_FALSE(decl.norm_topk_prob.has_value());
+  ASSERT_EQ(decl.tiny.size(), 4u);
+  EXPECT_EQ(decl.tiny[0].setting.value, Json(2));
+  EXPECT_EQ(decl.tiny[1].setting.size, "hidden");
+  EXPECT_EQ(decl.tiny[1].setting.loc.line, 7);
+  EXPECT_EQ(decl.tiny[2].setting.value, Json(nullptr));
+  EXPECT_TRUE(decl.tiny[2].when.has_value());
+  EXPECT_EQ(decl.tiny[3].setting.value, Json::array());
+  EXPECT_FALSE(Parse("model_type: toy\n").value().has_value());
+}
+
+TEST(NumericCheckSpecTest, ConditionsAreEvaluatedOverTheFullConfig) {
+  auto parsed = Parse(kFamily);
+  ASSERT_TRUE(parsed.ok() && parsed->has_value());
+  auto without = NumericCheckFor(**parsed, Json::parse(R"({"layer_types": null})"));
+  ASSERT_TRUE(without.ok());
+  ASSERT_EQ(without->tiny.size(), 3u);
+  EXPECT_EQ(without->tiny[2].key, "mlp_only_layers");
+  auto with = NumericCheckFor(**parsed, Json::parse(R"({"layer_types": ["full_attention"]})"));
+  ASSERT_TRUE(with.ok());
+  ASSERT_EQ(with->tiny.size(), 4u);
+  EXPECT_EQ(with->tiny[2].key, "layer_types");
+  EXPECT_TRUE(with->mixtral_names);
+}
+
+TEST(NumericCheckSpecTest, ErrorsNameTheEntry) {
+  auto both =
+      Parse("model_type: toy\nnumeric_check:\n  forward: llama\n  tiny:\n    - {key: a, value: 1, size: hidden}\n");
+  ASSERT_FALSE(both.ok());
+  EXPECT_EQ(both.status().diag().loc.ToString(), "toy.yaml:5:7");
+  EXPECT_EQ(both.status().diag().message, "expected one of 'value' (a literal) or 'size' (a named tiny size) for 'a'");
+  auto typo = Parse("model_type: toy\nnumeric_check:\n  forwrd: llama\n  tiny: []\n");
+  ASSERT_FALSE(typo.ok());
+  EXPECT_EQ(typo.status().diag().message, "unknown schema key 'forwrd' (did you mean 'forward'?)");
+  auto no_list = Parse("model_type: toy\nnumeric_check:\n  forward: llama\n");
+  ASSERT_FALSE(no_list.ok());
+  EXPECT_EQ(no_list.status().diag().message, "expected 'tiny': the list of keys the tiny config sets");
+  auto bad_when =
+      Parse("model_type: toy\nnumeric_check:\n  forward: llama\n  tiny:\n    - {key: a, value: 1, when: \"x +\"}\n");
+  ASSERT_FALSE(bad_when.ok());
+  EXPECT_EQ(bad_when.status().diag().loc.line, 5);
+}
+
+TEST(NumericCheckSpecTest, SchemaSetReadsTheBlockOfEmbeddedFamilies) {
+  SchemaSet schemas(DataSource::Embedded());
+  auto llama = schemas.NumericCheck("llama");
+  ASSERT_TRUE(llama.ok()) << llama.status().ToString();
+  ASSERT_NE(*llama, nullptr);
+  EXPECT_EQ((*llama)->forward, "llama");
+  EXPECT_EQ((*llama)->forward_loc.file, "schemas/families/llama.yaml");
+  auto gemma2 = schemas.NumericCheck("gemma2");  // a family without a numeric check
+  ASSERT_TRUE(gemma2.ok());
+  EXPECT_EQ(*gemma2, nullptr);
+  auto unknown = schemas.NumericCheck("not_a_family");
+  ASSERT_TRUE(unknown.ok());
+  EXPECT_EQ(*unknown, nullptr);
+}
+
+}  // namespace
+}  // namespace easyplan::schemas
