@@ -31,14 +31,13 @@ namespace {
 StatusOr<std::optional<PlanInputs>> LoadTinyInputs(const CheckOptions& flags, const PlanInputs& full,
                                                    const std::vector<std::string>& sets) {
   PlanOptions tiny_flags = flags.plan;
-  tiny_flags.config.sets.insert(tiny_flags.config.sets.end(), sets.begin(), sets.end());
   tiny_flags.layout = "easydel";
   tiny_flags.tree.clear();
   tiny_flags.from.clear();
   tiny_flags.dtype.clear();
   if (full.rules->layout != Layout::kEasyDel) tiny_flags.rules = "builtin";
-  // Its resolve warnings are not shown (the full config's were): nullptr drops them.
-  auto inputs = LoadPlanInputs(full.model->env(), tiny_flags, nullptr);
+  StatusOr<std::shared_ptr<const Model>> tiny = full.model->WithSets(sets);
+  StatusOr<PlanInputs> inputs = tiny.ok() ? PreparePlan(*tiny, tiny_flags) : StatusOr<PlanInputs>(tiny.status());
   if (!inputs.ok()) {
     Status status = inputs.status();
     status.mutable_diag().notes.push_back("while deriving the tiny config with --set " +

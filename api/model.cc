@@ -66,22 +66,35 @@ StatusOr<std::shared_ptr<const Model>> Model::Load(Environment env, ConfigSource
   if (!env.fs) return Status::Internal("Model::Load: the environment has no file system");
   EP_RETURN_IF_ERROR(CheckConfigOptions(options));
   const bool has_config = source.kind != ConfigSource::Kind::kNone;
+  EP_ASSIGN_OR_RETURN(Document config, ConfigDocument(env, source));
+  std::optional<Document> overrides;
+  if (has_config && !options.overrides.empty()) {
+    EP_ASSIGN_OR_RETURN(overrides, LoadOverridesDocument(env, options.overrides));
+  }
+  return Resolve(std::move(env), std::move(options), has_config, std::move(config), std::move(overrides), diags);
+}
+
+StatusOr<std::shared_ptr<const Model>> Model::WithSets(const std::vector<std::string>& extra_sets) const {
+  ConfigOptions options = options_;
+  options.sets.insert(options.sets.end(), extra_sets.begin(), extra_sets.end());
+  return Resolve(env_, std::move(options), has_config_, *config_document_, overrides_document_, nullptr);
+}
+
+StatusOr<std::shared_ptr<const Model>> Model::Resolve(Environment env, ConfigOptions options, bool has_config,
+                                                      Document config, std::optional<Document> overrides,
+                                                      std::vector<Diag>* diags) {
   std::shared_ptr<Model> model(new Model(std::move(env), std::move(options)));
   model->has_config_ = has_config;
-  const Environment& e = model->env_;
-  EP_ASSIGN_OR_RETURN(Document config, ConfigDocument(e, source));
-  schemas::ConfigInput input{std::move(config), std::nullopt, {}};
+  model->config_document_ = config;
+  model->overrides_document_ = overrides;
+  schemas::ConfigInput input{std::move(config), std::move(overrides), {}};
   schemas::ResolveOptions resolve;
   if (has_config) {
     input.sets = model->options_.sets;
-    if (!model->options_.overrides.empty()) {
-      EP_ASSIGN_OR_RETURN(Document overrides, LoadOverridesDocument(e, model->options_.overrides));
-      input.overrides = std::move(overrides);
-    }
     resolve.profile =
         model->options_.defaults == "init" ? schemas::DefaultsProfile::kInit : schemas::DefaultsProfile::kAddBasic;
     resolve.devices = model->options_.devices;
-    resolve.limits = e.limits;
+    resolve.limits = model->env_.limits;
   }
   EP_ASSIGN_OR_RETURN(model->resolved_, schemas::ResolveConfig(input, resolve, model->schemas_));
   // EasyDeL's defaults alone are no user's input: nothing to warn about.

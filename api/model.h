@@ -76,6 +76,11 @@ class Model {
   static StatusOr<std::shared_ptr<const Model>> Load(Environment env, ConfigSource source, ConfigOptions options,
                                                      std::vector<Diag>* diags = nullptr);
 
+  /// The same config resolved again with `extra_sets` after the model's own --set values (check's tiny
+  /// model, a what-if): the config and overrides documents are not read again. Its resolver warnings
+  /// are dropped (this model's were shown).
+  StatusOr<std::shared_ptr<const Model>> WithSets(const std::vector<std::string>& extra_sets) const;
+
   const Environment& env() const { return env_; }
   const ConfigOptions& options() const { return options_; }
   bool has_config() const { return has_config_; }
@@ -111,11 +116,17 @@ class Model {
 
  private:
   Model(Environment env, ConfigOptions options);
+  static StatusOr<std::shared_ptr<const Model>> Resolve(Environment env, ConfigOptions options, bool has_config,
+                                                        Document config, std::optional<Document> overrides,
+                                                        std::vector<Diag>* diags);
 
   Environment env_;
   ConfigOptions options_;
   bool has_config_ = false;
   schemas::ResolvedConfig resolved_;
+  // What resolved_ came from, for WithSets.
+  std::optional<Document> config_document_;
+  std::optional<Document> overrides_document_;
   std::string model_type_;
 
   // The data files, parsed on first use by classes that are not thread-safe: one lock for both.

@@ -14,9 +14,9 @@ namespace easyplan::cli {
 namespace {
 
 using api::CheckRun;
-using api::NumericSetup;
 using api::kPeakBandHigh;
 using api::kPeakBandLow;
+using api::NumericSetup;
 
 struct CheckFlags {
   api::CheckOptions check;

@@ -948,8 +948,8 @@ StatusOr<CacheLayouts> LayTransformerCache(const CacheGeometry& geometry, const 
   return layouts;
 }
 
-// Step 7 (easydel/caching/ragged_page/cache.py): eSurge's RaggedPagesCache replaces the TransformerCache: its kv_pages rows replace the
-// cache rows.
+// Step 7 (easydel/caching/ragged_page/cache.py): eSurge's RaggedPagesCache replaces the TransformerCache: its kv_pages
+// rows replace the cache rows.
 Status LayRaggedCache(const ActivationRequest& request, const CacheGeometry& geometry, bool has_shapes,
                       Builder& builder) {
   ActivationPlan& plan = builder.plan;

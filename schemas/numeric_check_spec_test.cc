@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include "core/document.h"
+#include "core/json_parse.h"
+#include "core/yaml_parse.h"
 #include "schemas/data_source.h"
 #include "schemas/schema.h"
 #include "schemas/schema_set.h"
