@@ -1,7 +1,9 @@
 // In-process cost of planning one model on many meshes, as a mesh search does (issue 18: "one model
 // re-planned on 100 meshes under 100 ms"): Llama-3.1-8B's template tree (examples/llama-3.1-8b,
 // EasyDeL and HF layouts) matched once by MatchTree, then laid out by LayOutPlan on 100 meshes; next
-// to BuildPlan on the same 100 meshes (matching every time), and to MatchTree alone.
+// to BuildPlan on the same 100 meshes (matching every time), and to MatchTree alone. Also the planning
+// part of scripts/bench's issue-4 validate (DeepSeek-V3's 92k-tensor HF tree, rules/deepseek_v3_hf.yaml,
+// 2,048 devices, no plan entries kept): BuildPlan, and its two stages on their own.
 #include <benchmark/benchmark.h>
 
 #include <fstream>
@@ -9,6 +11,7 @@
 #include <sstream>
 
 #include "core/document.h"
+#include "core/file_system.h"
 #include "planner/lay_out_plan.h"
 #include "planner/layout_links.h"
 #include "planner/plan.h"
@@ -38,7 +41,8 @@ struct Model {
   }
 };
 
-StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& name, Layout layout) {
+// `rules_file` (repo-relative) instead of the family's built-in rules when not empty.
+StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& name, Layout layout, const std::string& rules_file = "") {
   auto model = std::make_unique<Model>();
   schemas::SchemaSet schemas(schemas::DataSource::Embedded());
   std::ifstream in(std::string(EASYPLAN_SOURCE_DIR) + "/examples/" + name + "/config.json");
@@ -52,7 +56,13 @@ StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& name, Layout layou
   options.layout = layout;
   EP_ASSIGN_OR_RETURN(model->tree, schemas::BuildParamTree(*tree_template, model->resolved.config, options));
   model->library = std::make_unique<rules::RuleLibrary>(schemas::DataSource::Embedded());
-  EP_ASSIGN_OR_RETURN(model->rules, model->library->ForModelType(model->resolved.config["model_type"]));
+  if (rules_file.empty()) {
+    EP_ASSIGN_OR_RETURN(model->rules, model->library->ForModelType(model->resolved.config["model_type"]));
+  } else {
+    EP_ASSIGN_OR_RETURN(model->rules,
+                        model->library->FromFile(RealFileSystem(), std::string(EASYPLAN_SOURCE_DIR) + "/" + rules_file,
+                                                 size_t{1} << 26));
+  }
   if (model->rules->layout != layout) {
     schemas::TreeOptions expand;
     expand.include_buffers = true;
@@ -135,7 +145,49 @@ void BM_BuildPlan100Meshes(benchmark::State& state, const std::string& name, Lay
   state.counters["meshes"] = static_cast<double>(meshes.size());
 }
 
+Mesh ValidateMesh() {
+  Mesh mesh;
+  mesh.axis_names = {"dp", "fsdp", "ep", "tp", "sp"};
+  mesh.shape = {1, 256, 1, 8, 1};
+  return mesh;
+}
+
+// What `validate --tree deepseek_v3_hf.json --rules rules/deepseek_v3_hf.yaml` plans (stage "both"),
+// or only MatchTree ("match"), or only LayOutPlan on an existing match ("lay-out").
+void BM_DeepSeekValidatePlan(benchmark::State& state, const std::string& stage) {
+  auto model = LoadModel("deepseek-v3", Layout::kHf, "rules/deepseek_v3_hf.yaml");
+  if (!model.ok()) return state.SkipWithError(model.status().ToString().c_str());
+  const planner::MatchRequest matching = (*model)->Matching();
+  auto matches = planner::MatchTree(matching);
+  if (!matches.ok()) return state.SkipWithError(matches.status().ToString().c_str());
+  for (auto _ : state) {
+    if (stage == "match") {
+      benchmark::DoNotOptimize(planner::MatchTree(matching));
+    } else if (stage == "lay-out") {
+      benchmark::DoNotOptimize(
+          planner::LayOutPlan(*matches, ValidateMesh(), planner::UnevenMode::kReplicate, {.keep_params = false}));
+    } else {
+      planner::PlanRequest request;
+      request.tree = matching.tree;
+      request.rules = matching.rules;
+      request.presets = matching.presets;
+      request.config = matching.config;
+      request.logical_dims = matching.logical_dims;
+      request.mesh = ValidateMesh();
+      request.keep_params = false;
+      benchmark::DoNotOptimize(planner::BuildPlan(request));
+    }
+  }
+  state.counters["tensors"] = static_cast<double>((*model)->tree.tensors.size());
+  state.counters["kinds"] = static_cast<double>(matches->kinds().size());
+}
+
 int RegisterAll() {
+  for (const char* stage : {"both", "match", "lay-out"}) {
+    benchmark::RegisterBenchmark((std::string("BM_DeepSeekValidatePlan/") + stage).c_str(), BM_DeepSeekValidatePlan,
+                                 std::string(stage))
+        ->Unit(benchmark::kMillisecond);
+  }
   for (auto [layout, suffix] : {std::pair{Layout::kEasyDel, "easydel"}, std::pair{Layout::kHf, "hf"}}) {
     const std::string n = std::string("llama-3.1-8b/") + suffix;
     benchmark::RegisterBenchmark(("BM_MatchTree/" + n).c_str(), BM_MatchTree, "llama-3.1-8b", layout)
