@@ -81,7 +81,7 @@ StatusOr<NumericSetup> SetUpNumeric(const CheckOptions& flags, const PlanInputs&
   NumericSetup setup;
   setup.sets = tiny.sets;
   EP_ASSIGN_OR_RETURN(setup.inputs, LoadTinyInputs(flags, full, setup.sets));
-  EP_ASSIGN_OR_RETURN(setup.plan, planner::BuildPlan(setup.inputs->Request()));
+  EP_ASSIGN_OR_RETURN(setup.plan, setup.inputs->Build());
   if (setup.plan.HasErrors()) {
     return Status::BadInput({}, "the plan of the tiny config has errors:\n" + FindingsToText(setup.plan.findings));
   }
@@ -178,7 +178,7 @@ Status CompareMemory(const CheckOptions& flags, const PlanInputs& full, NumericS
     train_sets.push_back(std::move(set));
   }
   EP_ASSIGN_OR_RETURN(std::optional<PlanInputs> train_inputs, LoadTinyInputs(flags, full, train_sets));
-  EP_ASSIGN_OR_RETURN(planner::Plan train_plan, planner::BuildPlan(train_inputs->Request()));
+  EP_ASSIGN_OR_RETURN(planner::Plan train_plan, train_inputs->Build());
   EP_ASSIGN_OR_RETURN(
       planner::MemoryReport train,
       BuildMemoryReport(*train_inputs, train_plan, TinyMemoryOptions(setup, "train"), int64_t{1} << 62));
@@ -226,7 +226,7 @@ StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckO
   EP_ASSIGN_OR_RETURN(Injection injection, ParseInjection(flags.inject));
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, flags.plan));
   CheckRun run;
-  EP_ASSIGN_OR_RETURN(run.plan, planner::BuildPlan(inputs.Request()));
+  EP_ASSIGN_OR_RETURN(run.plan, inputs.Build());
   const planner::Plan& plan = run.plan;
   run.level = flags.level;
   run.mesh = plan.mesh;

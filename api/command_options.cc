@@ -117,7 +117,12 @@ void AddPlan(std::vector<Entry>& e) {
   e.push_back({"mesh", Mesh([](CommandOptions& o) -> std::string& { return o.plan.mesh; }, "mesh")});
   e.push_back({"dcn", Mesh([](CommandOptions& o) -> std::string& { return o.plan.dcn; }, "dcn")});
   e.push_back({"uneven", String([](CommandOptions& o) -> std::string& { return o.plan.uneven; }, "uneven")});
-  e.push_back({"layout", String([](CommandOptions& o) -> std::string& { return o.plan.layout; }, "layout")});
+  e.push_back({"layout", [](CommandOptions& o, const Json& v) -> Status {
+                 EP_RETURN_IF_ERROR(
+                     String([](CommandOptions& p) -> std::string& { return p.plan.layout; }, "layout")(o, v));
+                 o.layout_given = true;
+                 return Status();
+               }});
   e.push_back({"tree", String([](CommandOptions& o) -> std::string& { return o.plan.tree; }, "tree")});
   e.push_back({"from", String([](CommandOptions& o) -> std::string& { return o.plan.from; }, "from")});
   e.push_back({"dtype", String([](CommandOptions& o) -> std::string& { return o.plan.dtype; }, "dtype")});

@@ -20,7 +20,8 @@ namespace easyplan::api {
 
 /// The options of one command, whichever it is; each command reads the fields it uses.
 struct CommandOptions {
-  PlanOptions plan;  ///< with the config options (plan.config) of every command
+  PlanOptions plan;           ///< with the config options (plan.config) of every command
+  bool layout_given = false;  ///< plan.layout was given (export: torch formats default to hf)
   TreeOptions tree;
   MeshOptions mesh;
   ActivationOptions activations;
@@ -32,7 +33,7 @@ struct CommandOptions {
   bool summary = false;              ///< plan
   std::string pattern;               ///< explain
   std::string to;                    ///< export
-  std::string format;                ///< export: text | json
+  std::string format = "text";       ///< export: text | json
   std::string level = "all";         ///< check
   uint64_t seed = 0;                 ///< check
   bool check_memory = false;         ///< check --memory

@@ -5,6 +5,7 @@
 #include "api/check.h"
 #include "api/choices.h"
 #include "api/explain.h"
+#include "api/export.h"
 #include "api/memory_json.h"
 #include "api/memory_pipeline.h"
 #include "api/plan_inputs.h"
@@ -150,8 +151,16 @@ StatusOr<CommandOutput> RunCommand(const std::shared_ptr<const Model>& model, co
     }
     return CommandOutput{EmitJson(CheckToJson(run)), true, !run.ok(), Json()};
   }
-  return Status::BadInput({}, "'" + command + "' has no library entry point yet",
-                          {"run it with the easyplan command-line tool"});
+  if (command == "export") {
+    EP_ASSIGN_OR_RETURN(ExportResult result,
+                        Export(model, {options.plan, options.to, options.format, options.layout_given}));
+    if (result.failed) {
+      // No artifact: the plan's findings, in validate's shape.
+      return CommandOutput{FindingsToJsonText(result.findings, "  \"ok\": false,\n"), true, true, Json()};
+    }
+    return CommandOutput{std::move(result.text), false, false, Json()};
+  }
+  return Status::Internal("RunCommand: '" + command + "' is in CommandNames() but has no pipeline");
 }
 
 }  // namespace easyplan::api

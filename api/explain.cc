@@ -133,7 +133,7 @@ StatusOr<std::string> Explain(const std::shared_ptr<const Model>& model, const P
     return Status::BadInput({}, "PATTERN '" + pattern_text + "' is not a valid regex: " + pattern.error());
   }
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options));
-  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(inputs.Request()));
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
   EP_ASSIGN_OR_RETURN(std::unique_ptr<rules::RuleMatcher> matcher, rules::RuleMatcher::Build(*inputs.rules));
   std::string out;
   int shown = 0;

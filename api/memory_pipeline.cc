@@ -140,7 +140,7 @@ StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const P
   if (!inputs.has_config()) {
     return Status::BadInput({}, "memory needs CONFIG: the activations and the KV cache come from the model's config");
   }
-  EP_ASSIGN_OR_RETURN(planner::Plan built, planner::BuildPlan(inputs.Request()));
+  EP_ASSIGN_OR_RETURN(planner::Plan built, inputs.Build());
   MemoryResult result{std::move(inputs), std::move(built), std::nullopt, std::move(budget_label)};
   if (result.plan.HasErrors()) return result;
   EP_ASSIGN_OR_RETURN(result.report, BuildMemoryReport(result.inputs, result.plan, options, budget));

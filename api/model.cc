@@ -252,4 +252,30 @@ Json ResolvedDocument(const Model& model, bool provenance) {
   return document;
 }
 
+StatusOr<std::shared_ptr<const planner::TreeMatches>> Model::Matches(const TreeSpec& tree_spec, const TreePtr& tree,
+                                                                     const rules::RuleSet& rule_set,
+                                                                     const LinksPtr& links) const {
+  const auto match = [&]() -> StatusOr<HeldMatches> {
+    EP_ASSIGN_OR_RETURN(const rules::Presets* presets, Presets());
+    EP_ASSIGN_OR_RETURN(const rules::LogicalDims* logical_dims, LogicalDims());
+    HeldMatches held{tree, links, {}};
+    EP_ASSIGN_OR_RETURN(held.matches, planner::MatchTree({.tree = tree.get(),
+                                                          .rules = &rule_set,
+                                                          .presets = presets,
+                                                          .config = &resolved_.config,
+                                                          .links = links.get(),
+                                                          .logical_dims = logical_dims}));
+    return held;
+  };
+  std::shared_ptr<const HeldMatches> held;
+  if (tree_spec.source == TreeSpec::Source::kGiven) {
+    // A caller's own tree is not kept: its address may later name another tree.
+    EP_ASSIGN_OR_RETURN(HeldMatches matched, match());
+    held = std::make_shared<const HeldMatches>(std::move(matched));
+  } else {
+    EP_ASSIGN_OR_RETURN(held, matches_.Get(std::make_tuple(tree_spec.Key(), &rule_set), match));
+  }
+  return std::shared_ptr<const planner::TreeMatches>(held, &held->matches);
+}
+
 }  // namespace easyplan::api

@@ -4,7 +4,8 @@
 // One model, resolved once, with every stage a pipeline builds from it computed on first use and
 // kept: the parameter tree per source, layout and dtype; the rule set; the links that carry
 // EasyDeL rules onto HF names; the presets, logical dims and activation table. Planning the same model
-// on another mesh therefore repeats only the mesh-dependent work (planner::BuildPlan's layout).
+// and the rule matches per tree and rule set. Planning the same model on another mesh therefore
+// repeats only the mesh-dependent work (planner::LayOutPlan).
 //
 // Thread safety: a Model is immutable after Load; every const member function may be called from
 // many threads at once. Each stage is computed by the first caller that needs it while the others
@@ -27,6 +28,7 @@
 #include "planner/activation_table.h"
 #include "planner/memory.h"
 #include "planner/plan.h"
+#include "planner/tree_matches.h"
 #include "rules/rule_library.h"
 #include "schemas/resolver.h"
 #include "schemas/schema_set.h"
@@ -114,6 +116,13 @@ class Model {
   /// rules on HF names); empty when they agree. BadInput when no mapping exists.
   StatusOr<LinksPtr> Links(const TreeSpec& tree_spec, const TreePtr& tree, const rules::RuleSet& rule_set) const;
 
+  /// The mesh-free half of a plan (planner::MatchTree): `tree` (the tree of `tree_spec`) matched
+  /// against `rule_set` (a set this model returned) through `links` (Links() of the same pair). Kept
+  /// per (tree, rule set), except for a caller's own tree; the result keeps `tree` and `links` alive.
+  StatusOr<std::shared_ptr<const planner::TreeMatches>> Matches(const TreeSpec& tree_spec, const TreePtr& tree,
+                                                                const rules::RuleSet& rule_set,
+                                                                const LinksPtr& links) const;
+
  private:
   Model(Environment env, ConfigOptions options);
   static StatusOr<std::shared_ptr<const Model>> Resolve(Environment env, ConfigOptions options, bool has_config,
@@ -137,6 +146,13 @@ class Model {
   using TreeKey = decltype(std::declval<TreeSpec>().Key());
   OnceMap<TreeKey, ParamTree> trees_;
   OnceMap<std::tuple<TreeKey, const rules::RuleSet*>, std::vector<planner::LayoutLink>> links_;
+  // TreeMatches points into its tree and links: they live beside it.
+  struct HeldMatches {
+    TreePtr tree;
+    LinksPtr links;
+    planner::TreeMatches matches;
+  };
+  OnceMap<std::tuple<TreeKey, const rules::RuleSet*>, HeldMatches> matches_;
   OnceMap<int, planner::ActivationTable> activation_table_;
   OnceMap<int, std::vector<planner::DeviceKind>> device_kinds_;
 };

@@ -56,6 +56,31 @@ TEST(ModelTest, PlanningAnotherMeshReusesTheMeshFreeStages) {
   EXPECT_NE(a->mesh.ToString(), b->mesh.ToString());
 }
 
+TEST(ModelTest, RuleMatchesAreKeptPerTreeAndPlansEqualBuildPlan) {
+  auto model = Load("mixtral-8x7b");
+  PlanOptions hf = Mesh("dp=1,fsdp=2,ep=2,tp=2,sp=1");
+  hf.layout = "hf";
+  auto a = PreparePlan(model, hf);
+  hf.mesh = "dp=1,fsdp=8,ep=1,tp=1,sp=1";
+  auto b = PreparePlan(model, hf);
+  ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString();
+  auto matches_a = model->Matches(a->tree_spec, a->tree, *a->rules, a->links);
+  auto matches_b = model->Matches(b->tree_spec, b->tree, *b->rules, b->links);
+  ASSERT_TRUE(matches_a.ok() && matches_b.ok()) << matches_a.status().ToString();
+  EXPECT_EQ(matches_a->get(), matches_b->get());  // matched once for both meshes
+  for (const PlanInputs* inputs : {&*a, &*b}) {
+    auto cached = inputs->Build();
+    auto direct = planner::BuildPlan(inputs->Request());
+    ASSERT_TRUE(cached.ok() && direct.ok()) << cached.status().ToString();
+    EXPECT_EQ(cached->device_bytes, direct->device_bytes);
+    ASSERT_EQ(cached->params.size(), direct->params.size());
+    for (size_t i = 0; i < cached->params.size(); ++i) {
+      EXPECT_EQ(cached->params[i].spec.ToString(), direct->params[i].spec.ToString()) << i;
+    }
+    ASSERT_EQ(cached->findings.size(), direct->findings.size());
+  }
+}
+
 TEST(ModelTest, ConstUseFromManyThreadsGivesOneAnswer) {
   auto model = Load("qwen3-30b-a3b");
   const std::vector<std::string> meshes = {"dp=1,fsdp=8,ep=1,tp=1,sp=1", "dp=1,fsdp=2,ep=2,tp=2,sp=1",

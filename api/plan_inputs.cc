@@ -2,6 +2,7 @@
 
 #include "api/choices.h"
 #include "core/json_pointer.h"
+#include "planner/lay_out_plan.h"
 #include "planner/mesh_builder.h"
 
 namespace easyplan::api {
@@ -75,6 +76,14 @@ planner::PlanRequest PlanInputs::Request() const {
   if (links) request.links = *links;
   request.max_devices = max_devices;
   return request;
+}
+
+StatusOr<planner::Plan> PlanInputs::Build(bool keep_params) const {
+  // As BuildPlan: a mesh too large for any plan is reported before the rules' problems.
+  EP_RETURN_IF_ERROR(planner::CheckMeshSize(mesh, max_devices));
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const planner::TreeMatches> matches,
+                      model->Matches(tree_spec, tree, *rules, links));
+  return planner::LayOutPlan(*matches, mesh, uneven, {.max_devices = max_devices, .keep_params = keep_params});
 }
 
 Status CheckPlanOptions(const PlanOptions& options) {

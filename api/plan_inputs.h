@@ -35,6 +35,10 @@ struct PlanInputs {
   const schemas::ResolvedConfig& resolved() const { return model->resolved(); }
   const Json& config() const { return model->config(); }
   planner::PlanRequest Request() const;
+  /// The plan: the model's rule matches for this tree (Model::Matches, computed once per tree and
+  /// rule set) laid out on `mesh` (planner::LayOutPlan). Equal to planner::BuildPlan(Request()) with
+  /// the same `keep_params`.
+  StatusOr<planner::Plan> Build(bool keep_params = true) const;
 };
 
 /// The flag checks of PlanOptions that need no config (layout, uneven, limits, tree sources, CONFIG

@@ -12,9 +12,8 @@ StatusOr<PlanResult> PlanModel(const std::shared_ptr<const Model>& model, const 
                                     " is not a device of the mesh: ids are 0.." +
                                     std::to_string(inputs.mesh.NumDevices() - 1) + " (" + inputs.mesh.ToString() + ")");
   }
-  planner::PlanRequest request = inputs.Request();
-  request.keep_params = !view.summary;  // the summary shows no per-tensor rows
-  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(request));
+  // The summary shows no per-tensor rows.
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build(/*keep_params=*/!view.summary));
   PlanResult result{std::move(inputs), std::move(plan), std::nullopt};
   EP_ASSIGN_OR_RETURN(result.experts, ExpertReportForPlan(result.inputs));
   return result;

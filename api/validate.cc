@@ -110,9 +110,8 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
   const bool memory_budget = result.budget && (serve || options.activations.mode == "train") &&
                              options.activations.batch && options.activations.seq;
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
-  planner::PlanRequest request = inputs.Request();
-  request.keep_params = memory_budget;  // only the whole-memory budget reads the plan entries
-  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::BuildPlan(request));
+  // Only the whole-memory budget reads the plan entries.
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build(/*keep_params=*/memory_budget));
   std::vector<planner::Finding>& findings = result.findings;
   findings = plan.findings;
   if (result.budget && !memory_budget) AddBudgetFindings(plan, *result.budget, options.max_memory, findings);

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <utility>
 
+#include "core/emit.h"
 #include "core/status.h"
 
 namespace easyplan::planner {
@@ -131,6 +133,75 @@ LocalShard LocalShapeAndOffset(std::span<const int64_t> global_shape, std::span<
     shard.offset.push_back(length == 0 || emptied[d] ? global_shape[d] : held[d].front().first);
   }
   return shard;
+}
+
+Json DTensorShardsJson(const Mesh& mesh, const Shape& shape, const std::vector<Placement>& placements) {
+  const std::vector<int64_t> global(shape.dims().begin(), shape.dims().end());
+  std::vector<LocalShard> shards;
+  std::vector<std::vector<int64_t>> ranks;
+  std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>, size_t> index;
+  for (int64_t rank = 0; rank < mesh.NumDevices(); ++rank) {
+    const std::vector<int64_t> coordinate = mesh.Coordinates(rank);
+    LocalShard shard = LocalShapeAndOffset(global, mesh.shape, coordinate, placements);
+    auto [it, inserted] = index.emplace(std::make_pair(shard.shape, shard.offset), shards.size());
+    if (inserted) {
+      shards.push_back(std::move(shard));
+      ranks.emplace_back();
+    }
+    ranks[it->second].push_back(rank);
+  }
+  Json out = Json::array();
+  for (size_t i = 0; i < shards.size(); ++i) {
+    Json row = Json::object();
+    row["ranks"] = Json(ranks[i]);
+    row["local_shape"] = Json(shards[i].shape);
+    row["global_offset"] = Json(shards[i].offset);
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::string TorchExport(const Plan& plan, const ParamTree& tree) {
+  Json out = Json::object();
+  Json device_mesh = Json::object();
+  device_mesh["mesh_shape"] = Json(plan.mesh.shape);
+  device_mesh["mesh_dim_names"] = Json(plan.mesh.axis_names);
+  out["device_mesh"] = std::move(device_mesh);
+  std::map<int, Json> shards_of_group;  // tensors of a layout group share their shards
+  Json params = Json::array();
+  for (const ParamPlan& param : plan.params) {
+    const TensorEntry& tensor = tree.tensors[static_cast<size_t>(param.tensor)];
+    const LayoutGroup& group = plan.groups[static_cast<size_t>(param.group)];
+    Json row = Json::object();
+    row["name"] = tensor.name;
+    row["shape"] = Json(std::vector<int64_t>(tensor.shape.dims().begin(), tensor.shape.dims().end()));
+    DTensorPlacements placements = PlacementsFor(plan.mesh, param.effective);
+    if (placements.reason.empty() && group.expert_layout && group.expert_layout->replicas() != plan.mesh.NumDevices()) {
+      placements.placements.clear();
+      placements.reason =
+          "this per-expert tensor lives only on the devices whose slice of the stacked expert dim holds "
+          "expert " +
+          std::to_string(group.expert) +
+          "; placements over the whole mesh cannot say that (use a sub-mesh, or export --layout easydel)";
+    }
+    if (!placements.reason.empty()) {
+      row["placements"] = nullptr;
+      row["not_expressible"] = placements.reason;
+    } else {
+      Json list = Json::array();
+      for (const Placement& p : placements.placements) list.push_back(p.ToString());
+      row["placements"] = std::move(list);
+      auto it = shards_of_group.find(param.group);
+      if (it == shards_of_group.end()) {
+        it = shards_of_group.emplace(param.group, DTensorShardsJson(plan.mesh, tensor.shape, placements.placements))
+                 .first;
+      }
+      row["shards"] = it->second;
+    }
+    params.push_back(std::move(row));
+  }
+  out["params"] = std::move(params);
+  return EmitJson(out);
 }
 
 }  // namespace easyplan::planner

@@ -16,8 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "core/json.h"
 #include "core/mesh.h"
 #include "core/partition_spec.h"
+#include "core/shape.h"
+#include "planner/plan.h"
 
 namespace easyplan::planner {
 
@@ -59,6 +62,17 @@ struct LocalShard {
 /// and one coordinate per mesh dim, shard dims within the rank, split factors >= 1.
 LocalShard LocalShapeAndOffset(std::span<const int64_t> global_shape, std::span<const int64_t> mesh_shape,
                                std::span<const int64_t> coordinate, std::span<const Placement> placements);
+
+/// DTensor's view of every rank: [{"ranks": [...], "local_shape": [...], "global_offset": [...]}], ranks
+/// that hold the same local shard (same shape and offset) grouped in one row, rows in the order of
+/// their first rank.
+Json DTensorShardsJson(const Mesh& mesh, const Shape& shape, const std::vector<Placement>& placements);
+
+/// The `--to torch` artifact (docs/FORMATS.md): {"device_mesh": {"mesh_shape", "mesh_dim_names"},
+/// "params": [{"name", "shape", "placements", "shards"}]}; a tensor plain placements cannot express
+/// (axes out of mesh order, an expert held by part of the mesh) gets "placements": null and
+/// "not_expressible" with the reason. REQUIRES: the plan kept its params.
+std::string TorchExport(const Plan& plan, const ParamTree& tree);
 
 }  // namespace easyplan::planner
 

@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/status.h"
+#include "planner/export_lines.h"
 
 namespace easyplan::planner {
 namespace {
@@ -350,6 +351,19 @@ std::string HloTupleText(const std::vector<std::string>& elements) {
     text += elements[i];
   }
   return text + "}";
+}
+
+std::string XlaHloExport(const Plan& plan, const ParamTree& tree, bool json) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  rows.reserve(plan.params.size());
+  for (const ParamPlan& param : plan.params) {
+    const TensorEntry& tensor = tree.tensors[static_cast<size_t>(param.tensor)];
+    rows.emplace_back(tensor.name, HloShardingText(plan.mesh, param.effective, tensor.shape.rank()));
+  }
+  Json mesh = Json::object();
+  mesh["axis_names"] = Json(plan.mesh.axis_names);
+  mesh["shape"] = Json(plan.mesh.shape);
+  return ShardingListText(json, mesh, "", rows);
 }
 
 }  // namespace easyplan::planner

@@ -18,6 +18,7 @@
 
 #include "core/mesh.h"
 #include "core/partition_spec.h"
+#include "planner/plan.h"
 
 namespace easyplan::planner {
 
@@ -56,6 +57,11 @@ std::vector<int64_t> IotaTileAssignmentDevices(const std::vector<int64_t>& resha
 
 /// The V1 (explicit list) TileAssignment text: "devices=[2,2]0,1,2,3".
 std::string ExplicitTileAssignmentText(const std::vector<int64_t>& dims, const std::vector<int64_t>& devices);
+
+/// The `--to xla-hlo` artifact: one `NAME\tSHARDING` line per tensor of the plan, or with `json`
+/// {"mesh": {"axis_names", "shape"}, "params": [{"name", "sharding"}]}. `tree` is the planned tree.
+/// REQUIRES: the plan kept its params.
+std::string XlaHloExport(const Plan& plan, const ParamTree& tree, bool json);
 
 /// A tuple sharding, as HloSharding prints one: "{s0, s1, ...}" with "/*index=5*/" before every
 /// fifth element.

@@ -20,6 +20,10 @@
 #include "core/mesh.h"
 #include "core/partition_spec.h"
 #include "core/shape.h"
+#include "core/status.h"
+#include "planner/plan.h"
+#include "rules/presets.h"
+#include "rules/rule_set.h"
 
 namespace easyplan::planner {
 
@@ -62,6 +66,20 @@ std::string JaxModuleText(const Mesh& mesh, const std::vector<JaxRule>& rules, c
 /// more member "__activations__": {"layout", "modes": {mode: {name: spec or null}}, "expert_mesh"}.
 Json JaxShardingsJson(const Mesh& mesh, const std::vector<JaxParam>& params,
                       const JaxActivations* activations = nullptr);
+
+/// Every tensor of the plan with its effective spec, in tree order. REQUIRES: the plan kept its params.
+std::vector<JaxParam> JaxParamsOf(const Plan& plan, const ParamTree& tree);
+
+/// The `--to jax` artifact: JaxModuleText with every rule's spec resolved under `config`, the plan's
+/// params, a header naming the mesh, the rule file and the uneven mode (and, when the rules are
+/// written for another layout than `tree`'s, which names each table uses), and `activations`.
+StatusOr<std::string> JaxModuleExport(const Plan& plan, const ParamTree& tree, const rules::RuleSet& rules,
+                                      const rules::Presets& presets, const Json& config,
+                                      const JaxActivations& activations);
+
+/// The `--to jax-json` artifact: JaxShardingsJson of the plan's params and `activations`, as EmitJson
+/// writes it.
+std::string JaxJsonExport(const Plan& plan, const ParamTree& tree, const JaxActivations& activations);
 
 }  // namespace easyplan::planner
 

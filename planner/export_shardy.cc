@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/status.h"
+#include "planner/export_lines.h"
 
 namespace easyplan::planner {
 namespace {
@@ -94,6 +95,17 @@ std::string SdyShardingAttr(const PartitionSpec& spec, int rank, std::string_vie
     for (const std::string& axis : spec[d]) sharding.dims[static_cast<size_t>(d)].axes.push_back({axis, std::nullopt});
   }
   return "#sdy.sharding" + SdyTensorShardingBody(sharding);
+}
+
+std::string ShardyExport(const Plan& plan, const ParamTree& tree, bool json) {
+  std::vector<std::pair<std::string, std::string>> rows;
+  rows.reserve(plan.params.size());
+  for (const ParamPlan& param : plan.params) {
+    const TensorEntry& tensor = tree.tensors[static_cast<size_t>(param.tensor)];
+    rows.emplace_back(tensor.name, SdyShardingAttr(param.effective, tensor.shape.rank()));
+  }
+  const std::string mesh = SdyMeshDefinition(plan.mesh);
+  return ShardingListText(json, Json(mesh), mesh, rows);
 }
 
 }  // namespace easyplan::planner

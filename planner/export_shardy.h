@@ -19,6 +19,7 @@
 
 #include "core/mesh.h"
 #include "core/partition_spec.h"
+#include "planner/plan.h"
 
 namespace easyplan::planner {
 
@@ -69,6 +70,11 @@ std::string SdyMeshDefinition(const Mesh& mesh, std::string_view name = "mesh");
 /// `#sdy.sharding<@<mesh_name>, [...]>` for NamedSharding(mesh, spec) on a rank-`rank` array; a spec
 /// shorter than the rank gets `{}` for the remaining dims. REQUIRES: spec.size() <= rank.
 std::string SdyShardingAttr(const PartitionSpec& spec, int rank, std::string_view mesh_name = "mesh");
+
+/// The `--to shardy` artifact: the sdy.mesh definition, then one `NAME\t#sdy.sharding<...>` line per
+/// tensor of the plan; with `json`, {"mesh": "sdy.mesh ...", "params": [{"name", "sharding"}]}.
+/// REQUIRES: the plan kept its params.
+std::string ShardyExport(const Plan& plan, const ParamTree& tree, bool json);
 
 }  // namespace easyplan::planner
 

@@ -6,6 +6,8 @@
 #include <map>
 #include <optional>
 
+#include "core/emit.h"
+
 namespace easyplan::planner {
 namespace {
 
@@ -254,6 +256,54 @@ TpPlanExport DeriveTpPlan(const std::vector<TpTensor>& tensors, const Mesh& mesh
   }
   out.other_axes = std::move(other_axes);
   return out;
+}
+
+std::string TensorParallelAxisOf(const Json& config) {
+  auto axis = config.find("partition_axis");
+  if (axis != config.end() && axis->is_object()) {
+    auto tp = axis->find("tensor_parallel_axis");
+    if (tp != axis->end() && tp->is_string()) return tp->get<std::string>();
+  }
+  return "tp";
+}
+
+std::string HfTpPlanExport(const Plan& plan, const ParamTree& tree, const std::string& tp_axis) {
+  std::vector<TpTensor> tensors;
+  tensors.reserve(plan.params.size());
+  for (const ParamPlan& param : plan.params) {
+    const TensorEntry& tensor = tree.tensors[static_cast<size_t>(param.tensor)];
+    tensors.push_back({tensor.name, tensor.shape, param.effective, param.origin != SpecOrigin::kNoCounterpart});
+  }
+  const TpPlanExport tp = DeriveTpPlan(tensors, plan.mesh, tp_axis);
+  Json out = Json::object();
+  out["tp_axis"] = tp.tp_axis;
+  out["tp_size"] = tp.tp_size;
+  auto dict = [](const std::vector<std::pair<std::string, std::string>>& entries) {
+    Json json = Json::object();
+    for (const auto& [key, style] : entries) json[key] = style;
+    return json;
+  };
+  out["base_model_tp_plan"] = dict(tp.base_model_tp_plan);
+  out["tp_plan"] = dict(tp.tp_plan);
+  Json unmapped = Json::array();
+  for (const TpUnmapped& entry : tp.unmapped) {
+    Json row = Json::object();
+    row["name"] = entry.name;
+    row["tensors"] = entry.tensors;
+    row["reason"] = entry.reason;
+    unmapped.push_back(std::move(row));
+  }
+  out["unmapped"] = std::move(unmapped);
+  Json other = Json::array();
+  for (const TpOtherAxes& entry : tp.other_axes) {
+    Json row = Json::object();
+    row["name"] = entry.name;
+    row["tensors"] = entry.tensors;
+    row["axes"] = Json(entry.axes);
+    other.push_back(std::move(row));
+  }
+  out["sharded_by_other_axes"] = std::move(other);
+  return EmitJson(out);
 }
 
 }  // namespace easyplan::planner

@@ -17,6 +17,19 @@ std::string ExpertName(const std::string& pattern, int64_t expert) {
 
 }  // namespace
 
+PartitionSpec MapSpecThroughLink(const PartitionSpec& rule_spec, const std::vector<int>& dim_of) {
+  std::vector<PartitionSpec::Entry> entries;
+  entries.reserve(dim_of.size());
+  for (int source : dim_of) {
+    entries.push_back(source < rule_spec.size() ? rule_spec[source] : PartitionSpec::Entry{});
+  }
+  // Trailing None entries carry no information; keep the mapped spec as short as the rule's.
+  while (!entries.empty() && entries.back().empty() && static_cast<int>(entries.size()) > rule_spec.size()) {
+    entries.pop_back();
+  }
+  return PartitionSpec(std::move(entries));
+}
+
 StatusOr<std::vector<LayoutLink>> LinkHfToEasyDel(const ParamTree& tree,
                                                   const std::vector<schemas::ExpandedTensor>& expanded) {
   if (tree.layout != Layout::kHf) {

@@ -15,6 +15,10 @@
 
 namespace easyplan::planner {
 
+/// The spec `rule_spec` (on the rule tensor's dims) laid on a tensor whose dim k is the rule tensor's
+/// dim dim_of[k]; trailing None entries beyond the rule spec's length are dropped.
+PartitionSpec MapSpecThroughLink(const PartitionSpec& rule_spec, const std::vector<int>& dim_of);
+
 /// One link per tensor of `tree` (an HF-layout tree from the template, a checkpoint or a user file),
 /// found by HF name among `expanded` (the template expanded over the same config). Tensors the
 /// template does not know, or knows only in HF (FP8 scales, MTP layers, buffers), get a link without

@@ -5,9 +5,12 @@
 // (eformer match_partition_rules), its spec resolved through the config's partition_axis, corrected
 // for its shape (layout.h) and laid on the mesh. Tensors that share (shape, effective spec, dtype, expert
 // placement) share one TensorLayout, so per-device totals cost O(groups), plus O(devices) per group
-// whose devices differ (uneven chunks, per-expert tensors), never O(tensors x devices). Matching,
-// correction and checks run once per distinct tensor "kind" (number shape of the name, shape, dtype,
-// link), not once per tensor.
+// whose devices differ (uneven chunks, per-expert tensors), never O(tensors x devices).
+//
+// BuildPlan is two stages: MatchTree (tree_matches.h) does everything the mesh does not change (rule
+// specs, matching, the tensor "kinds": number shape of the name, shape, dtype, link) once, and
+// LayOutPlan (lay_out_plan.h) corrects, groups and checks each kind on one mesh. Planning one model
+// on many meshes calls MatchTree once and LayOutPlan per mesh.
 
 #include <cstdint>
 #include <memory>
@@ -131,9 +134,9 @@ struct Plan {
 StatusOr<PartitionSpec> ResolveRuleSpec(const rules::Rule& rule, const rules::Presets& presets, const Json& config,
                                         int* case_index, std::vector<std::string>* trace);
 
-/// Builds the plan. Errors that make a plan meaningless for any tensor (a spec that cannot be
-/// resolved, a mesh above max_devices, a size overflow) are returned as a Status; problems of single
-/// tensors and rules (unmatched, unknown axis, indivisible, truncated, dead rules, ...) become findings.
+/// Builds the plan: MatchTree, then LayOutPlan on request.mesh. Errors that make a plan meaningless for any tensor (a
+/// spec that cannot be resolved, a mesh above max_devices, a size overflow) are returned as a Status; problems of
+/// single tensors and rules (unmatched, unknown axis, indivisible, truncated, dead rules, ...) become findings.
 StatusOr<Plan> BuildPlan(const PlanRequest& request);
 
 }  // namespace easyplan::planner

@@ -5,11 +5,14 @@
 #include <algorithm>
 
 #include "planner/logical_check.h"
+#include "planner/plan_test_util.h"
 #include "rules/rule_library.h"
 #include "tests/test_util.h"
 
 namespace easyplan::planner {
 namespace {
+
+using plan_testing::ExpectSamePlan;
 
 // A config holding EasyDeL's default partition_axis and a few counts, as `resolve` would give it.
 Json TestConfig() {
@@ -224,37 +227,6 @@ TEST_F(PlanTest, PerExpertTensorsLiveOnlyOnTheirExpertBlock) {
   // Devices 0, 1 have ep=0 (experts 0-1); devices 2, 3 have ep=1 (experts 2-3): 4x4 floats each.
   EXPECT_EQ(plan->device_bytes, (std::vector<int64_t>{0, 0, 64, 64}));
   EXPECT_EQ(plan->groups[0].Replicas(), 1);
-}
-
-// Everything a plan reports, for comparing two plans of the same inputs.
-void ExpectSamePlan(const Plan& a, const Plan& b) {
-  ASSERT_EQ(a.params.size(), b.params.size());
-  for (size_t i = 0; i < a.params.size(); ++i) {
-    SCOPED_TRACE("param " + std::to_string(i));
-    EXPECT_EQ(a.params[i].tensor, b.params[i].tensor);
-    EXPECT_EQ(a.params[i].origin, b.params[i].origin);
-    EXPECT_EQ(a.params[i].rule, b.params[i].rule);
-    EXPECT_EQ(a.params[i].rule_case, b.params[i].rule_case);
-    EXPECT_EQ(a.params[i].spec, b.params[i].spec);
-    EXPECT_EQ(a.params[i].effective, b.params[i].effective);
-    EXPECT_EQ(a.params[i].issues.size(), b.params[i].issues.size());
-    EXPECT_EQ(a.params[i].group, b.params[i].group);
-  }
-  ASSERT_EQ(a.groups.size(), b.groups.size());
-  for (size_t g = 0; g < a.groups.size(); ++g) EXPECT_EQ(a.groups[g].tensors, b.groups[g].tensors) << "group " << g;
-  EXPECT_EQ(a.device_bytes, b.device_bytes);
-  EXPECT_EQ(a.rule_hits, b.rule_hits);
-  EXPECT_EQ(a.rule_matches, b.rule_matches);
-  ASSERT_EQ(a.findings.size(), b.findings.size());
-  for (size_t f = 0; f < a.findings.size(); ++f) {
-    SCOPED_TRACE("finding " + std::to_string(f));
-    EXPECT_EQ(a.findings[f].code, b.findings[f].code);
-    EXPECT_EQ(a.findings[f].message, b.findings[f].message);
-    EXPECT_EQ(a.findings[f].tensor, b.findings[f].tensor);
-    EXPECT_EQ(a.findings[f].count, b.findings[f].count);
-    EXPECT_EQ(a.findings[f].rule, b.findings[f].rule);
-    EXPECT_EQ(a.findings[f].notes, b.findings[f].notes);
-  }
 }
 
 // Layers that repeat every kind of outcome: a plain match, a truncated spec, an uneven dim, a head

@@ -88,3 +88,42 @@ def test_check_matches_the_cli(example, mesh):
     expected, code = run_cli("check", EXAMPLES / example, "--mesh", mesh, "--format", "json", "--memory")
     assert code == (0 if expected["ok"] else 1)
     assert easyplan.check(EXAMPLES / example, mesh=mesh, memory=True) == expected
+
+
+EXPORT_FORMATS = ["jax", "jax-json", "xla-hlo", "shardy", "torch", "hf-tp-plan", "json"]
+
+
+@pytest.mark.parametrize("to", EXPORT_FORMATS)
+@pytest.mark.parametrize("example", ["llama-3.1-8b", "mixtral-8x7b"])
+def test_export_matches_the_cli_byte_for_byte(example, to):
+    model = EXAMPLES / example
+    mesh = "dp=1,fsdp=2,ep=2,tp=2,sp=1"
+    expected, code = run_cli("export", model, "--mesh", mesh, "--to", to, expect_json=False)
+    assert code == 0
+    assert easyplan.export(model, to, mesh=mesh) == expected
+    if to in ("xla-hlo", "shardy"):
+        expected, code = run_cli("export", model, "--mesh", mesh, "--to", to, "--format", "json", expect_json=False)
+        assert code == 0
+        assert easyplan.export(model, to, mesh=mesh, format="json") == expected
+
+
+def test_export_of_torch_formats_plans_easydel_names_when_the_layout_is_given():
+    model = EXAMPLES / "llama-3.1-8b"
+    mesh = "dp=1,fsdp=8,ep=1,tp=1,sp=1"
+    expected, code = run_cli("export", model, "--mesh", mesh, "--to", "torch", "--layout", "easydel", expect_json=False)
+    assert code == 0
+    exported = easyplan.export(model, "torch", mesh=mesh, layout="easydel")
+    assert exported == expected
+    assert "model/embed_tokens/embedding" in exported
+
+
+def test_export_of_a_plan_with_errors_raises_plan_error_with_the_findings():
+    args = dict(tree="tests/fixtures/plan/uneven_tree.json", rules="tests/fixtures/plan/incomplete_rules.yaml",
+                mesh="fsdp=2,tp=2,sp=1")
+    _, code = run_cli("export", "--tree", args["tree"], "--rules", args["rules"], "--mesh", args["mesh"], "--to",
+                      "json", expect_json=False)
+    assert code == 1
+    with pytest.raises(easyplan.PlanError) as raised:
+        easyplan.export(None, "json", **args)
+    assert any(f["code"] == "unmatched-tensor" for f in raised.value.findings)
+    assert "unmatched-tensor" in str(raised.value)

@@ -17,7 +17,8 @@ tuples, flattened with ``/`` as eformer flattens a state.
 
 Bad input raises :class:`BadInputError` (a ``ValueError``) carrying the file, line, column, JSON
 pointer and notes of the CLI's message; an internal error raises :class:`InternalError`. Findings
-(unmatched tensors, indivisible dims, ...) never raise: they are part of the result. The native code
+(unmatched tensors, indivisible dims, ...) are part of the result; only :func:`export`, which has no
+artifact for a plan with errors, raises :class:`PlanError` with them. The native code
 releases the GIL, so threads can plan at once; a :class:`Model` is safe to share between them.
 """
 
@@ -33,9 +34,11 @@ __all__ = [
     "InternalError",
     "Model",
     "Plan",
+    "PlanError",
     "activations",
     "check",
     "explain",
+    "export",
     "memory",
     "plan",
     "resolve",
@@ -64,6 +67,23 @@ class BadInputError(ValueError):
 
 class InternalError(RuntimeError):
     """A bug in easyplan (exit code 3 of the CLI). Please report it with the input that caused it."""
+
+
+class PlanError(ValueError):
+    """The plan has errors (exit code 1 of ``easyplan export``), so there is nothing to export.
+
+    ``findings`` lists them as ``easyplan validate --format json`` does (each a dict with ``severity``,
+    ``code``, ``message``, ...).
+    """
+
+    def __init__(self, findings):
+        self.findings = findings
+        errors = [f for f in findings if f.get("severity") == "error"]
+        first = errors[0] if errors else (findings[0] if findings else {})
+        summary = "the plan has %d error(s)" % len(errors)
+        if first:
+            summary += ": [%s] %s" % (first.get("code", ""), first.get("message", ""))
+        super().__init__(summary)
 
 
 def _raise_on_error(result):
@@ -235,6 +255,17 @@ class Model:
         return _json.loads(self._run("check", options)["text"])
 
 
+    def export(self, to, **options):
+        """The plan as another runtime reads it (``easyplan export --to TO``), as text: ``jax`` (a Python
+        module), ``jax-json``, ``xla-hlo``, ``shardy`` (``format="json"`` for JSON instead of lines),
+        ``torch``, ``hf-tp-plan`` or ``json``. ``torch`` and ``hf-tp-plan`` plan HF tensor names unless
+        ``layout`` or ``tree`` is given. A plan with errors raises :class:`PlanError`."""
+        result = self._run("export", dict(options, to=to))
+        if result["failed"]:
+            raise PlanError(_json.loads(result["text"])["findings"])
+        return result["text"]
+
+
 def _split(config, options):
     """(Model, command options): a Model is used as it is; else one is loaded with the config options."""
     if isinstance(config, Model):
@@ -296,6 +327,12 @@ def check(config, **options):
     """``easyplan check``: prove the plan by executing it on simulated devices (layout, numeric, memory)."""
     model, rest = _split(config, options)
     return model.check(**rest)
+
+
+def export(config, to, **options):
+    """``easyplan export``: the plan for another runtime (JAX, PyTorch DTensor, transformers, XLA), as text."""
+    model, rest = _split(config, options)
+    return model.export(to, **rest)
 
 
 def _spec_tuple(spec):

@@ -1,0 +1,102 @@
+#include "planner/export.h"
+
+#include "core/did_you_mean.h"
+#include "planner/export_dtensor.h"
+#include "planner/export_hlo.h"
+#include "planner/export_jax.h"
+#include "planner/export_jax_activations.h"
+#include "planner/export_shardy.h"
+#include "planner/export_tp_plan.h"
+
+namespace easyplan::planner {
+
+const std::vector<ExportFormatInfo>& ExportFormats() {
+  static const std::vector<ExportFormatInfo> kFormats = {
+      {.format = ExportFormat::kJax, .name = "jax", .needs_activation_table = true, .python_module = true},
+      {.format = ExportFormat::kJaxJson, .name = "jax-json", .needs_activation_table = true},
+      {.format = ExportFormat::kXlaHlo, .name = "xla-hlo"},
+      {.format = ExportFormat::kShardy, .name = "shardy"},
+      {.format = ExportFormat::kTorch, .name = "torch", .hf_names = true},
+      {.format = ExportFormat::kHfTpPlan, .name = "hf-tp-plan", .hf_names = true, .requires_hf_tree = true},
+      {.format = ExportFormat::kPlanJson, .name = "json"},
+  };
+  return kFormats;
+}
+
+std::vector<std::string> ExportFormatNames() {
+  std::vector<std::string> names;
+  for (const ExportFormatInfo& format : ExportFormats()) names.emplace_back(format.name);
+  return names;
+}
+
+StatusOr<const ExportFormatInfo*> FindExportFormat(std::string_view name) {
+  for (const ExportFormatInfo& format : ExportFormats()) {
+    if (format.name == name) return &format;
+  }
+  const std::vector<std::string> names = ExportFormatNames();
+  std::string message = "--to '" + std::string(name) + "' is not supported";
+  if (auto suggestion = SuggestClosest(name, names)) message += " (did you mean '" + *suggestion + "'?)";
+  return Status::BadInput({}, message, {"expected one of " + JoinQuoted(names)});
+}
+
+Status CheckExportOptions(const ExportFormatInfo& format, const ExportOptions& options) {
+  if (options.json && format.python_module) {
+    return Status::BadInput({},
+                            "--format json does not apply to --to " + std::string(format.name) + " (a Python module)",
+                            {"use --to jax-json for the same facts as JSON"});
+  }
+  return Status();
+}
+
+Status CheckExportTree(const ExportFormatInfo& format, const ParamTree& tree) {
+  if (format.requires_hf_tree && tree.layout != Layout::kHf) {
+    return Status::BadInput(
+        {}, "--to " + std::string(format.name) + " needs HF tensor names (model.layers.0.self_attn.q_proj.weight)",
+        {"use --layout hf (the default for this format), or an HF-layout --tree"});
+  }
+  return Status();
+}
+
+StatusOr<std::string> ExportPlan(std::string_view format_name, const ExportInputs& inputs,
+                                 const ExportOptions& options) {
+  EP_ASSIGN_OR_RETURN(const ExportFormatInfo* format, FindExportFormat(format_name));
+  if (!inputs.plan || !inputs.tree || !inputs.rules || !inputs.presets || !inputs.config) {
+    return Status::Internal("ExportPlan: incomplete inputs");
+  }
+  EP_RETURN_IF_ERROR(CheckExportOptions(*format, options));
+  EP_RETURN_IF_ERROR(CheckExportTree(*format, *inputs.tree));
+  const Plan& plan = *inputs.plan;
+  const ParamTree& tree = *inputs.tree;
+  if (plan.params.size() != tree.tensors.size()) {
+    return Status::Internal("ExportPlan: the plan has no entry per tensor (plan it with keep_params)");
+  }
+  if (format->needs_activation_table && !inputs.activation_table) {
+    return Status::Internal("ExportPlan: --to " + std::string(format->name) + " needs the activation table");
+  }
+  switch (format->format) {
+    case ExportFormat::kJax: {
+      EP_ASSIGN_OR_RETURN(JaxActivations activations,
+                          JaxActivationSpecs(*inputs.activation_table, *inputs.presets, *inputs.config, plan.mesh));
+      return JaxModuleExport(plan, tree, *inputs.rules, *inputs.presets, *inputs.config, activations);
+    }
+    case ExportFormat::kJaxJson: {
+      EP_ASSIGN_OR_RETURN(JaxActivations activations,
+                          JaxActivationSpecs(*inputs.activation_table, *inputs.presets, *inputs.config, plan.mesh));
+      return JaxJsonExport(plan, tree, activations);
+    }
+    case ExportFormat::kXlaHlo:
+      return XlaHloExport(plan, tree, options.json);
+    case ExportFormat::kShardy:
+      return ShardyExport(plan, tree, options.json);
+    case ExportFormat::kTorch:
+      return TorchExport(plan, tree);
+    case ExportFormat::kHfTpPlan:
+      return HfTpPlanExport(plan, tree, TensorParallelAxisOf(*inputs.config));
+    case ExportFormat::kPlanJson:
+      if (!inputs.plan_json) return Status::Internal("ExportPlan: --to json needs the plan's JSON writer");
+      return inputs.plan_json();
+  }
+  return Status::Internal("ExportPlan: unhandled format");
+}
+
+}  // namespace easyplan::planner

@@ -1,0 +1,79 @@
+#ifndef EASYPLAN_PLANNER_EXPORT_H_
+#define EASYPLAN_PLANNER_EXPORT_H_
+
+// `easyplan export --to FORMAT`: a plan in the form another runtime reads (docs/FORMATS.md), as the
+// finished text. Each format's artifact is built in its own file (export_jax.h, export_hlo.h,
+// export_shardy.h, export_dtensor.h, export_tp_plan.h); this is the format list and the dispatch.
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/json.h"
+#include "core/param_tree.h"
+#include "core/status.h"
+#include "planner/activation_table.h"
+#include "planner/plan.h"
+#include "rules/presets.h"
+#include "rules/rule_set.h"
+
+namespace easyplan::planner {
+
+enum class ExportFormat { kJax, kJaxJson, kXlaHlo, kShardy, kTorch, kHfTpPlan, kPlanJson };
+
+/// One export format and what it needs.
+struct ExportFormatInfo {
+  ExportFormat format;
+  std::string_view name;  ///< what `--to` takes: "jax", "jax-json", ...
+  /// About HF (torch) tensors: planned with HF names unless a layout or tree is given (torch, hf-tp-plan).
+  bool hf_names = false;
+  /// Needs HF names: a tree in the EasyDeL layout is an error (hf-tp-plan).
+  bool requires_hf_tree = false;
+  /// Needs ExportInputs::activation_table (jax, jax-json: the activation specs of every runtime mode).
+  bool needs_activation_table = false;
+  /// A Python module: ExportOptions::json does not apply (jax).
+  bool python_module = false;
+};
+
+/// Every format, in the order `--to` lists them.
+const std::vector<ExportFormatInfo>& ExportFormats();
+/// Their names: "jax", "jax-json", "xla-hlo", "shardy", "torch", "hf-tp-plan", "json".
+std::vector<std::string> ExportFormatNames();
+/// The format named `name`; BadInput with a did-you-mean and the list of formats otherwise.
+StatusOr<const ExportFormatInfo*> FindExportFormat(std::string_view name);
+
+struct ExportOptions {
+  /// JSON instead of NAME<TAB>SHARDING lines (xla-hlo, shardy); the other formats are JSON already,
+  /// except jax, which rejects it.
+  bool json = false;
+};
+
+/// The checks that need no plan: a Python module has no JSON form.
+Status CheckExportOptions(const ExportFormatInfo& format, const ExportOptions& options);
+/// The checks that need the tree only: hf-tp-plan needs HF tensor names.
+Status CheckExportTree(const ExportFormatInfo& format, const ParamTree& tree);
+
+/// What an export is built from. The pointers must stay valid during ExportPlan.
+struct ExportInputs {
+  const Plan* plan = nullptr;  ///< with its params (PlanRequest::keep_params)
+  const ParamTree* tree = nullptr;
+  const rules::RuleSet* rules = nullptr;
+  const rules::Presets* presets = nullptr;
+  const Json* config = nullptr;  ///< the resolved config
+  /// rules/_activations.yaml, for the formats that need it (ExportFormatInfo::needs_activation_table).
+  const ActivationTable* activation_table = nullptr;
+  /// The `json` format: the plan as `plan --format json` writes it. That writer formats command output
+  /// and lives above the planner, so the caller provides it; called only for that format.
+  std::function<StatusOr<std::string>()> plan_json;
+};
+
+/// The finished artifact of `format` (a name from ExportFormatNames). BadInput for an unknown format
+/// (with a did-you-mean) and for what CheckExportOptions and CheckExportTree reject; Internal when an
+/// input the format needs is missing.
+StatusOr<std::string> ExportPlan(std::string_view format, const ExportInputs& inputs,
+                                 const ExportOptions& options = {});
+
+}  // namespace easyplan::planner
+
+#endif  // EASYPLAN_PLANNER_EXPORT_H_

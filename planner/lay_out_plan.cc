@@ -1,0 +1,371 @@
+#include "planner/lay_out_plan.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "core/human.h"
+#include "planner/layout_links.h"
+#include "planner/logical_check.h"
+
+namespace easyplan::planner {
+namespace {
+
+FindingCode CodeOf(SpecIssue::Kind kind) {
+  switch (kind) {
+    case SpecIssue::Kind::kUnknownAxis:
+      return FindingCode::kUnknownAxis;
+    case SpecIssue::Kind::kDuplicateAxis:
+      return FindingCode::kDuplicateAxis;
+    case SpecIssue::Kind::kTruncated:
+      return FindingCode::kTruncatedSpec;
+    case SpecIssue::Kind::kUnevenReplaced:
+      return FindingCode::kUnevenReplaced;
+    case SpecIssue::Kind::kIndivisible:
+      return FindingCode::kIndivisible;
+    case SpecIssue::Kind::kUnevenChunked:
+      return FindingCode::kUnevenChunked;
+  }
+  return FindingCode::kIndivisible;
+}
+
+/// The spec laid out when the correction found errors (which are findings): entries naming unknown or
+/// repeated axes and indivisible entries become None, so totals stay defined.
+PartitionSpec LayableSpec(const CorrectedSpec& corrected, const Mesh& mesh) {
+  std::vector<PartitionSpec::Entry> entries = corrected.spec.entries();
+  for (const SpecIssue& issue : corrected.issues) {
+    if (issue.kind == SpecIssue::Kind::kIndivisible && issue.dim >= 0 && issue.dim < static_cast<int>(entries.size())) {
+      entries[static_cast<size_t>(issue.dim)].clear();
+    }
+  }
+  std::set<std::string> seen;
+  for (PartitionSpec::Entry& entry : entries) {
+    bool bad = false;
+    for (const std::string& axis : entry) {
+      if (!mesh.AxisIndex(axis) || !seen.insert(axis).second) bad = true;
+    }
+    if (bad) entry.clear();
+  }
+  return PartitionSpec(std::move(entries));
+}
+
+/// Key of a layout group: tensors with equal keys are laid out identically.
+struct GroupKey {
+  std::vector<int64_t> shape;
+  std::vector<PartitionSpec::Entry> spec;
+  int bits;
+  std::vector<std::string> expert_entry;
+  int64_t expert_size;
+  int64_t expert;
+  bool has_expert;
+  auto Tie() const { return std::tie(shape, spec, bits, expert_entry, expert_size, expert, has_expert); }
+  bool operator<(const GroupKey& other) const { return Tie() < other.Tie(); }
+};
+
+/// One correction slot on this mesh: the corrected spec and what is laid out (on the rule shape).
+struct SlotCorrection {
+  CorrectedSpec corrected;
+  PartitionSpec laid_out;
+};
+
+/// What planning one tensor produced, replayed for the later tensors of its kind: its plan entry and
+/// the findings it was counted into.
+struct TensorOutcome {
+  ParamPlan param;
+  std::vector<size_t> findings;  ///< positions in the FindingList
+  bool replayable = true;        ///< false when a finding is keyed by this tensor's own name
+};
+
+Status CheckedAdd(int64_t& total, int64_t add, const std::string& what) {
+  if (__builtin_add_overflow(total, add, &total)) {
+    return Status::BadInput({}, what + ": per-device byte total overflows int64");
+  }
+  return Status();
+}
+
+Status CheckedMulAdd(int64_t& total, int64_t count, int64_t bytes, const std::string& what) {
+  int64_t product = 0;
+  if (__builtin_mul_overflow(count, bytes, &product)) {
+    return Status::BadInput({}, what + ": per-device byte total overflows int64");
+  }
+  return CheckedAdd(total, product, what);
+}
+
+/// Per-device totals: uniform groups add one constant; the others (experts held by some devices,
+/// uneven chunks) are walked device by device.
+Status AddDeviceTotals(Plan& plan) {
+  int64_t uniform = 0;
+  for (const LayoutGroup& group : plan.groups) {
+    if (group.Uniform()) EP_RETURN_IF_ERROR(CheckedMulAdd(uniform, group.tensors, group.MaxShardBytes(), "plan"));
+  }
+  const int64_t devices = plan.mesh.NumDevices();
+  plan.device_bytes.assign(static_cast<size_t>(devices), uniform);
+  for (const LayoutGroup& group : plan.groups) {
+    if (group.Uniform()) continue;
+    for (int64_t d = 0; d < devices; ++d) {
+      EP_RETURN_IF_ERROR(
+          CheckedMulAdd(plan.device_bytes[static_cast<size_t>(d)], group.tensors, group.BytesOn(d), "plan"));
+    }
+  }
+  return Status();
+}
+
+/// One LayOutPlan call: the mesh, the plan being filled and what it has learnt per correction and
+/// group slot, so each is computed once per mesh.
+class MeshPlanner {
+ public:
+  MeshPlanner(const TreeMatches& matches, const Mesh& mesh, UnevenMode uneven, const LayOutOptions& options, Plan& plan)
+      : matches_(matches),
+        rule_set_(matches.rules()),
+        mesh_(mesh),
+        uneven_(uneven),
+        options_(options),
+        plan_(plan),
+        corrections_(matches.corrections().size()),
+        group_of_slot_(static_cast<size_t>(matches.group_slots()), -1) {}
+
+  /// Plans tensor `t` from scratch into `outcome` (whose `param` the caller has zeroed).
+  Status PlanTensor(size_t t, TensorOutcome& outcome) {
+    const TensorEntry& tensor = matches_.tree().tensors[t];
+    const LayoutLink* link = matches_.LinkOf(t);
+    const TensorKind& kind = matches_.KindOf(t);
+    ParamPlan& param = outcome.param;
+    param.tensor = static_cast<int>(t);
+    param.origin = kind.origin;
+    param.rule = kind.rule;
+    param.rule_case = kind.rule_case;
+    param.spec = kind.spec;
+    AddOriginFinding(tensor, link, outcome);
+
+    // Correct on the rule-layout shape (where EasyDeL applies the spec), then map onto this tensor.
+    const SlotCorrection& correction = Correction(kind.correction);
+    const PartitionSpec& laid_out = correction.laid_out;
+    param.effective = link && link->has_counterpart ? MapSpecThroughLink(laid_out, link->dim_of) : laid_out;
+    param.issues = correction.corrected.issues;
+    if (param.origin == SpecOrigin::kRule) {
+      AddIssueFindings(tensor, param, outcome);
+      AddLogicalFinding(tensor, link, param, laid_out, outcome);
+    }
+    EP_ASSIGN_OR_RETURN(param.group, GroupOf(kind, tensor, link, param.effective, laid_out));
+    AddLargeReplicatedFinding(tensor, param, outcome);
+    return Status();
+  }
+
+  FindingList& findings() { return findings_; }
+
+ private:
+  void Add(TensorOutcome& outcome, Finding finding, int dim = -1, std::string_view axis = {}) {
+    outcome.replayable = outcome.replayable && !FindingList::KeyedByTensor(finding);
+    outcome.findings.push_back(findings_.Add(std::move(finding), dim, axis));
+  }
+
+  /// A tensor the rules do not place: only in this layout, or matched by no rule.
+  void AddOriginFinding(const TensorEntry& tensor, const LayoutLink* link, TensorOutcome& outcome) {
+    if (outcome.param.origin == SpecOrigin::kNoCounterpart) {
+      Add(outcome, Finding{.code = FindingCode::kNoCounterpart,
+                           .message = fmt::format("{} has no counterpart in the {} layout the rules are written for; "
+                                                  "it is laid out replicated",
+                                                  tensor.name, LayoutName(rule_set_.layout)),
+                           .tensor = tensor.name,
+                           .count = 1});
+    } else if (outcome.param.origin == SpecOrigin::kUnmatched) {
+      Add(outcome,
+          Finding{.code = FindingCode::kUnmatchedTensor,
+                  .message = "Partition rule not found for param: " + (link ? link->rule_name : tensor.name),
+                  .tensor = tensor.name,
+                  .count = 1,
+                  .loc = SourceLoc{rule_set_.source, "", 0, 0},
+                  .notes = {"add a rule that matches it, or a final catch-all {match: \".*\", spec: Replicated}"}});
+    }
+  }
+
+  /// The correction of a (rule, rule shape) slot on this mesh, computed on first use.
+  const SlotCorrection& Correction(int slot) {
+    std::optional<SlotCorrection>& cached = corrections_[static_cast<size_t>(slot)];
+    if (!cached) {
+      const CorrectionSlot& key = matches_.corrections()[static_cast<size_t>(slot)];
+      const PartitionSpec spec = key.rule >= 0 ? matches_.rule_specs()[static_cast<size_t>(key.rule)] : PartitionSpec();
+      CorrectedSpec corrected = CorrectSpec(key.rule_shape, spec, mesh_, uneven_);
+      PartitionSpec laid_out = corrected.HasError() ? LayableSpec(corrected, mesh_) : corrected.spec;
+      cached = SlotCorrection{std::move(corrected), std::move(laid_out)};
+    }
+    return *cached;
+  }
+
+  /// Truncated specs, unknown / duplicate axes, uneven dims: one finding per issue, at the rule's line.
+  void AddIssueFindings(const TensorEntry& tensor, const ParamPlan& param, TensorOutcome& outcome) {
+    const rules::Rule& rule = rule_set_.rules[static_cast<size_t>(param.rule)];
+    for (const SpecIssue& issue : param.issues) {
+      Add(outcome,
+          Finding{.code = CodeOf(issue.kind),
+                  .message = tensor.name + ": " + issue.message,
+                  .tensor = tensor.name,
+                  .count = 1,
+                  .rule = param.rule,
+                  .loc = rule.loc},
+          issue.dim, issue.axis);
+    }
+  }
+
+  /// Heads, kv heads, experts or vocabulary that the axes of their dim do not divide.
+  void AddLogicalFinding(const TensorEntry& tensor, const LayoutLink* link, const ParamPlan& param,
+                         const PartitionSpec& laid_out, TensorOutcome& outcome) {
+    if (!matches_.logical_dims()) return;
+    int dim = -1;
+    const std::string& match_name = link ? link->rule_name : tensor.name;
+    const Shape& rule_shape = link ? link->rule_shape : tensor.shape;
+    // On the corrected spec: a dim the correction left whole is not split at all (its uneven
+    // finding says so), so its heads are not either.
+    if (auto finding = CheckLogicalDim(*matches_.logical_dims(), match_name, tensor.name, rule_shape, laid_out, mesh_,
+                                       matches_.config(), &dim)) {
+      finding->rule = param.rule;
+      finding->loc = rule_set_.rules[static_cast<size_t>(param.rule)].loc;
+      Add(outcome, std::move(*finding), dim);
+    }
+  }
+
+  /// The layout group of a tensor: looked up once per group slot, then by the full key, so slots
+  /// whose specs coincide on this mesh share a group.
+  StatusOr<int> GroupOf(const TensorKind& kind, const TensorEntry& tensor, const LayoutLink* link,
+                        const PartitionSpec& effective, const PartitionSpec& laid_out) {
+    int& slot_group = group_of_slot_[static_cast<size_t>(kind.group_slot)];
+    if (slot_group >= 0) return slot_group;
+    GroupKey key{std::vector<int64_t>(tensor.shape.dims().begin(), tensor.shape.dims().end()),
+                 effective.entries(),
+                 DTypeBits(tensor.dtype),
+                 {},
+                 0,
+                 -1,
+                 false};
+    // Per-expert tensors: the stacked expert dim's entry decides which devices hold this expert.
+    if (link && link->has_counterpart && link->expert_dim >= 0) {
+      key.has_expert = true;
+      key.expert = link->expert;
+      key.expert_size = link->rule_shape[link->expert_dim];
+      if (link->expert_dim < laid_out.size()) key.expert_entry = laid_out[link->expert_dim];
+    }
+    auto [it, inserted] = group_index_.try_emplace(key, static_cast<int>(plan_.groups.size()));
+    if (inserted) {
+      EP_ASSIGN_OR_RETURN(LayoutGroup group, MakeGroup(key, tensor, effective));
+      plan_.groups.push_back(std::move(group));
+    }
+    slot_group = it->second;
+    return slot_group;
+  }
+
+  StatusOr<LayoutGroup> MakeGroup(const GroupKey& key, const TensorEntry& tensor, const PartitionSpec& effective) {
+    auto layout = TensorLayout::Make(tensor.shape, effective, mesh_, uneven_);
+    if (!layout.ok()) {
+      // CorrectSpec removed whatever the layout rejects; a failure here is ours, not the user's.
+      return Status::Internal(tensor.name + ": " + layout.status().diag().message);
+    }
+    LayoutGroup group{.layout = std::move(*layout), .bits = key.bits};
+    if (!key.has_expert) return group;
+    auto expert_layout = TensorLayout::Make(Shape{key.expert_size}, PartitionSpec({key.expert_entry}), mesh_, uneven_);
+    if (!expert_layout.ok()) return Status::Internal(tensor.name + ": " + expert_layout.status().diag().message);
+    group.expert_layout = std::move(*expert_layout);
+    group.expert = key.expert;
+    std::set<std::string> placed(key.expert_entry.begin(), key.expert_entry.end());
+    for (const PartitionSpec::Entry& entry : effective.entries()) placed.insert(entry.begin(), entry.end());
+    for (int a = 0; a < mesh_.rank(); ++a) {
+      if (placed.count(mesh_.axis_names[static_cast<size_t>(a)]) == 0) {
+        group.replica_axes.emplace_back(a, mesh_.shape[static_cast<size_t>(a)]);
+      }
+    }
+    return group;
+  }
+
+  /// A large tensor held whole by every device while some mesh axis could split one of its dims.
+  void AddLargeReplicatedFinding(const TensorEntry& tensor, const ParamPlan& param, TensorOutcome& outcome) {
+    const LayoutGroup& group = plan_.groups[static_cast<size_t>(param.group)];
+    const int64_t devices = mesh_.NumDevices();
+    if (!param.effective.IsReplicated() || group.Replicas() != devices || devices <= 1) return;
+    const int64_t bytes = group.MaxShardBytes();
+    if (bytes < options_.large_replicated_bytes) return;
+    std::string could;
+    for (int a = 0; a < mesh_.rank() && could.empty(); ++a) {
+      if (mesh_.shape[static_cast<size_t>(a)] <= 1) continue;
+      for (int d = 0; d < tensor.shape.rank(); ++d) {
+        if (tensor.shape[d] % mesh_.shape[static_cast<size_t>(a)] == 0) {
+          could = fmt::format("'{}' (size {}) divides dim {} ({})", mesh_.axis_names[static_cast<size_t>(a)],
+                              mesh_.shape[static_cast<size_t>(a)], d, tensor.shape[d]);
+          break;
+        }
+      }
+    }
+    if (could.empty()) return;
+    Finding finding{.code = FindingCode::kLargeReplicated,
+                    .message = fmt::format("{} {} ({}) is fully replicated on all {} devices", tensor.name,
+                                           tensor.shape.ToString(), HumanBytes(bytes), devices),
+                    .tensor = tensor.name,
+                    .count = 1,
+                    .rule = param.rule,
+                    .notes = {"mesh axis " + could + ": a rule giving that dim the axis would split it"}};
+    if (param.rule >= 0) finding.loc = rule_set_.rules[static_cast<size_t>(param.rule)].loc;
+    Add(outcome, std::move(finding));
+  }
+
+  const TreeMatches& matches_;
+  const rules::RuleSet& rule_set_;
+  const Mesh& mesh_;
+  const UnevenMode uneven_;
+  const LayOutOptions& options_;
+  Plan& plan_;
+  FindingList findings_;
+  std::vector<std::optional<SlotCorrection>> corrections_;  // by correction slot
+  std::vector<int> group_of_slot_;                          // by group slot; -1 = not seen yet
+  std::map<GroupKey, int> group_index_;
+};
+
+}  // namespace
+
+Status CheckMeshSize(const Mesh& mesh, int64_t max_devices) {
+  const int64_t devices = mesh.NumDevices();
+  if (devices > max_devices) {
+    return Status::BadInput({}, fmt::format("the mesh has {} devices, more than the limit of {} (raise --max-devices)",
+                                            WithThousands(devices), WithThousands(max_devices)));
+  }
+  return Status();
+}
+
+StatusOr<Plan> LayOutPlan(const TreeMatches& matches, const Mesh& mesh, UnevenMode uneven,
+                          const LayOutOptions& options) {
+  EP_RETURN_IF_ERROR(CheckMeshSize(mesh, options.max_devices));
+  const ParamTree& tree = matches.tree();
+  Plan plan;
+  plan.mesh = mesh;
+  plan.uneven = uneven;
+  plan.rule_hits = matches.rule_hits();
+  plan.rule_matches = matches.rule_matches();
+  if (options.keep_params) plan.params.reserve(tree.tensors.size());
+  MeshPlanner planner(matches, mesh, uneven, options, plan);
+
+  // Tensors in tree order, so findings come in the order of their first tensor; a kind is planned
+  // at its first tensor and replayed for the rest (unless a finding names that tensor alone).
+  std::vector<std::optional<TensorOutcome>> outcomes(matches.kinds().size());
+  for (size_t t = 0; t < tree.tensors.size(); ++t) {
+    std::optional<TensorOutcome>& replay = outcomes[static_cast<size_t>(matches.KindIndexOf(t))];
+    if (replay) {
+      for (size_t position : replay->findings) planner.findings().Recount(position, 1);
+      ++plan.groups[static_cast<size_t>(replay->param.group)].tensors;
+      if (options.keep_params) plan.params.emplace_back(replay->param).tensor = static_cast<int>(t);
+      continue;
+    }
+    TensorOutcome outcome;
+    EP_RETURN_IF_ERROR(planner.PlanTensor(t, outcome));
+    ++plan.groups[static_cast<size_t>(outcome.param.group)].tensors;
+    if (options.keep_params) plan.params.push_back(outcome.param);
+    if (outcome.replayable && matches.KindOf(t).tensors > 1) replay = std::move(outcome);
+  }
+
+  EP_RETURN_IF_ERROR(AddDeviceTotals(plan));
+  for (const Finding& finding : matches.rule_findings()) planner.findings().Add(finding);
+  plan.findings = planner.findings().Take();
+  return plan;
+}
+
+}  // namespace easyplan::planner
