@@ -1,6 +1,6 @@
 # Shared by scripts/easyplan, scripts/test and scripts/bench: install what the build needs (Debian
-# packages), then configure and build incrementally. Build chatter goes to stderr so the easyplan
-# command's stdout stays clean for pipes.
+# packages), then configure and build incrementally: build/ for the tests, build-release/ for the
+# binary users run. Build chatter goes to stderr so the easyplan command's stdout stays clean for pipes.
 set -euo pipefail
 
 EASYPLAN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,10 +20,16 @@ EASYPLAN_PACKAGES=(
 EASYPLAN_SANITIZER_PACKAGES=(clang libclang-rt-dev)
 
 # easyplan_install_deps [EXTRA_PACKAGE...]: installs EASYPLAN_PACKAGES and the extra ones if missing.
+# One dpkg-query for all of them (one per package cost ~0.15 s each, most of an up-to-date
+# scripts/easyplan run).
 easyplan_install_deps() {
+  local wanted=("${EASYPLAN_PACKAGES[@]}" "$@")
+  local installed
+  installed="$(dpkg-query -W -f='${Package} ${Status}\n' "${wanted[@]}" 2>/dev/null |
+    awk '/ install ok installed$/ {print $1}' || true)"
   local missing=()
-  for pkg in "${EASYPLAN_PACKAGES[@]}" "$@"; do
-    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+  for pkg in "${wanted[@]}"; do
+    if ! grep -qxF "$pkg" <<<"$installed"; then
       missing+=("$pkg")
     fi
   done
@@ -39,11 +45,11 @@ easyplan_install_deps() {
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq "${missing[@]}" >&2
 }
 
-# The normal build (scripts/easyplan, scripts/test): g++ -O1 without debug info. No -g compiles about a
-# fifth faster than RelWithDebInfo (measured on plan.cc, cmd_plan.cc and shape_test.cc), and -O1 a
-# quarter faster than -O2 (activations.cc 14.1 s -> 9.2 s, cmd_check.cc 16.4 s -> 13.3 s), which keeps
-# CI in its budget; scripts/bench builds its own -O2 tree (EASYPLAN_RELEASE_FLAGS). EASYPLAN_BUILD_TYPE
-# changes the build type.
+# The test build (scripts/test; build/, or EASYPLAN_BUILD_DIR): g++ -O1 without debug info. No -g
+# compiles about a fifth faster than RelWithDebInfo (measured on plan.cc, cmd_plan.cc and
+# shape_test.cc), and -O1 a quarter faster than -O2 (activations.cc 14.1 s -> 9.2 s, cmd_check.cc
+# 16.4 s -> 13.3 s), which keeps CI in its budget. What users run is the release build below.
+# EASYPLAN_BUILD_TYPE changes the build type.
 easyplan_build() {
   local werror=OFF
   if [[ "${CI:-}" == "true" ]]; then
@@ -51,10 +57,29 @@ easyplan_build() {
   fi
   if [[ ! -f "$EASYPLAN_BUILD_DIR/build.ninja" ]]; then
     cmake -S "$EASYPLAN_ROOT" -B "$EASYPLAN_BUILD_DIR" -G Ninja \
-      -DCMAKE_BUILD_TYPE="${EASYPLAN_BUILD_TYPE:-Release}" -DCMAKE_CXX_FLAGS_RELEASE="${EASYPLAN_RELEASE_FLAGS:--O1 -DNDEBUG}" \
+      -DCMAKE_BUILD_TYPE="${EASYPLAN_BUILD_TYPE:-Release}" -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
       -DEASYPLAN_WERROR="$werror" >&2
   fi
   cmake --build "$EASYPLAN_BUILD_DIR" "$@" >&2
+}
+
+# The release build: what users run (scripts/easyplan), what scripts/bench measures, and what
+# `cmake --install build-release` or `cpack` there installs. g++ -O2, no tests (its `all` is the
+# binary and the libraries; the benchmarks build on demand). Directory build-release/, or
+# EASYPLAN_RELEASE_BUILD_DIR. Reconfigured when an older layout of it (with tests) is found.
+#   easyplan_release_dir; easyplan_build_release [CMAKE_BUILD_ARGS...]
+easyplan_release_dir() {
+  echo "${EASYPLAN_RELEASE_BUILD_DIR:-$EASYPLAN_ROOT/build-release}"
+}
+easyplan_build_release() {
+  local dir
+  dir="$(easyplan_release_dir)"
+  if [[ ! -f "$dir/build.ninja" ]] || ! grep -q '^EASYPLAN_BUILD_TESTS:BOOL=OFF' "$dir/CMakeCache.txt" ||
+    ! grep -q '^CMAKE_CXX_FLAGS_RELEASE:STRING=-O2 -DNDEBUG$' "$dir/CMakeCache.txt"; then
+    cmake -S "$EASYPLAN_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DEASYPLAN_BUILD_TESTS=OFF >&2
+  fi
+  cmake --build "$dir" "$@" >&2
 }
 
 # The de_DE.UTF-8 locale, which tests use to check that output does not depend on LC_ALL (a locale
