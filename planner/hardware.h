@@ -1,0 +1,60 @@
+#ifndef EASYPLAN_PLANNER_HARDWARE_H_
+#define EASYPLAN_PLANNER_HARDWARE_H_
+
+// An accelerator as the step-time model (planner/cost.h) and the memory budget see it: one profile
+// per chip under schemas/hardware/NAME.yaml, every figure with its source in the file. Units are SI
+// base units throughout (bytes, bytes per second, FLOP per second, seconds) so no figure carries a
+// hidden scale; bandwidths are per chip and per direction, the figure a ring collective's step uses.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/document.h"
+#include "core/status.h"
+
+namespace easyplan::planner {
+
+/// A set of links between chips: the fast domain (an NVLink node, a TPU ICI slice) or the network
+/// between domains (InfiniBand/RoCE per GPU, TPU DCN per host).
+struct LinkDomain {
+  std::string kind;  ///< "nvlink", "xgmi", "ici" (fast); "infiniband", "roce", "dcn" (network)
+  /// Fast domain: chips that reach each other over these links (8 for an HGX node, the slice for a
+  /// TPU pod: 4096 for v4). Network: 0 (any number).
+  int64_t chips = 0;
+  /// TPU ICI: the torus dims of the largest slice ({16, 16, 16} for v4); empty for switched links,
+  /// where every chip reaches every other at full bandwidth.
+  std::vector<int64_t> torus;
+  /// Bytes per second one chip sends (and, at once, receives) over these links in a collective: the
+  /// whole NVLink bandwidth of a GPU, the sum of a TPU chip's ICI links usable along one ring, the NIC
+  /// bandwidth a GPU (or a TPU host, divided by its chips) has on the network.
+  double bandwidth = 0;
+  double latency = 0;  ///< seconds per step of a ring collective (one hop)
+};
+
+struct HardwareProfile {
+  std::string name;         ///< "tpu-v5p": the file's stem and what --hardware takes
+  std::string description;  ///< "Google TPU v5p"
+  std::string source;       ///< the file it came from (messages name it)
+  int64_t hbm_bytes = 0;    ///< HBM per chip
+  double hbm_bandwidth = 0;  ///< bytes per second
+  double peak_flops_bf16 = 0;              ///< dense, per chip
+  std::optional<double> peak_flops_fp8;    ///< dense, per chip, where the chip has fp8 matmuls
+  int64_t chips_per_host = 1;              ///< TPU: 4; GPU: the node's GPUs (the fast domain)
+  LinkDomain fast;
+  LinkDomain network;
+  /// Achievable fractions (each in (0, 1], with its source in the file): of the peak FLOP/s in large
+  /// matmuls, of the link bandwidth in collectives, of the HBM bandwidth in memory-bound ops.
+  double matmul_efficiency = 1;
+  double link_efficiency = 1;
+  double hbm_efficiency = 1;
+};
+
+/// Parses one profile file. BadInput naming the file and key for a missing or wrong field (a
+/// negative bandwidth, an efficiency outside (0, 1], an unknown key with a did-you-mean).
+StatusOr<HardwareProfile> ParseHardwareProfile(const Document& doc, const std::string& name);
+
+}  // namespace easyplan::planner
+
+#endif  // EASYPLAN_PLANNER_HARDWARE_H_
