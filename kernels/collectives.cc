@@ -59,16 +59,16 @@ int64_t Collectives::LocalBytes(const DistTensor& t) const {
   return t.local.empty() ? 0 : t.local[0].size() * bytes_per_element_;
 }
 
-void Collectives::Record(CollectiveKind kind, const std::string& why, const DistTensor& t, int64_t group,
-                         int64_t bytes) {
-  log_->records.push_back(CommRecord{kind, scope_, why, t.spec.ToString(geo_.mesh()), group, bytes});
+void Collectives::Record(CollectiveKind kind, const std::string& why, const DistTensor& t, const std::vector<int>& axes,
+                         int64_t group, int64_t bytes) {
+  log_->records.push_back(CommRecord{kind, scope_, why, t.spec.ToString(geo_.mesh()), group, bytes, t.parameter, axes});
 }
 
 DistTensor Collectives::AllGather(DistTensor t, int dim, const std::string& why) {
   const std::vector<int> axes = t.spec.dims[static_cast<size_t>(dim)];
   const int64_t g = geo_.Tiles(axes);
   if (g > 1) {
-    Record(CollectiveKind::kAllGather, why, t, g, (g - 1) * LocalBytes(t));
+    Record(CollectiveKind::kAllGather, why, t, axes, g, (g - 1) * LocalBytes(t));
     std::vector<HostTensor> out(t.local.size());
     for (const std::vector<int64_t>& group : geo_.Groups(axes)) {
       std::vector<const HostTensor*> parts;
@@ -86,7 +86,7 @@ DistTensor Collectives::AllReduce(DistTensor t, const std::vector<int>& axes, Re
   const int64_t g = geo_.Tiles(axes);
   bool drop = false;
   if (g > 1) {
-    Record(CollectiveKind::kAllReduce, why, t, g, 2 * (g - 1) * LocalBytes(t) / g);
+    Record(CollectiveKind::kAllReduce, why, t, axes, g, 2 * (g - 1) * LocalBytes(t) / g);
     drop = injection_ == Injection::kDropAllReduce && op == ReduceOp::kSum && log_->dropped_all_reduces == 0;
     if (drop) ++log_->dropped_all_reduces;
   }
@@ -111,7 +111,7 @@ DistTensor Collectives::ReduceScatter(DistTensor t, const std::vector<int>& axes
   const int64_t g = geo_.Tiles(axes);
   const size_t d = static_cast<size_t>(dim);
   if (g > 1) {
-    Record(CollectiveKind::kReduceScatter, why, t, g, (g - 1) * LocalBytes(t) / g);
+    Record(CollectiveKind::kReduceScatter, why, t, axes, g, (g - 1) * LocalBytes(t) / g);
     for (const std::vector<int64_t>& group : geo_.Groups(axes)) {
       HostTensor acc = t.local[static_cast<size_t>(group[0])];
       for (size_t i = 1; i < group.size(); ++i) {
@@ -139,7 +139,7 @@ DistTensor Collectives::AllToAll(DistTensor t, int from, int to, const std::stri
   const std::vector<int> axes = t.spec.dims[static_cast<size_t>(from)];
   const int64_t g = geo_.Tiles(axes);
   if (g > 1) {
-    Record(CollectiveKind::kAllToAll, why, t, g, (g - 1) * LocalBytes(t) / g);
+    Record(CollectiveKind::kAllToAll, why, t, axes, g, (g - 1) * LocalBytes(t) / g);
     std::vector<HostTensor> out(t.local.size());
     for (const std::vector<int64_t>& group : geo_.Groups(axes)) {
       std::vector<const HostTensor*> parts;

@@ -30,6 +30,8 @@ struct CommRecord {
   std::string tensor_spec;  ///< the operand's spec before the collective
   int64_t group_size = 0;
   int64_t bytes_per_device = 0;  ///< received by every device (groups are uniform)
+  bool parameter = false;        ///< the operand was a model parameter (DistTensor::parameter)
+  std::vector<int> axes;         ///< the mesh axes of the group
 };
 
 struct CommLog {
@@ -66,7 +68,8 @@ class Collectives {
   DistTensor AllToAll(DistTensor t, int from, int to, const std::string& why);
 
  private:
-  void Record(CollectiveKind kind, const std::string& why, const DistTensor& t, int64_t group, int64_t bytes);
+  void Record(CollectiveKind kind, const std::string& why, const DistTensor& t, const std::vector<int>& axes,
+              int64_t group, int64_t bytes);
   int64_t LocalBytes(const DistTensor& t) const;
 
   const MeshGeometry& geo_;

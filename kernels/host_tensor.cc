@@ -14,6 +14,17 @@ HostTensor::HostTensor(Dims dims, double fill) : shape(std::move(dims)) {
   data.assign(static_cast<size_t>(NumElements(shape)), fill);
 }
 
+HostTensor HostTensor::Meta(Dims dims) {
+  HostTensor t;
+  t.shape = std::move(dims);
+  t.meta = true;
+  return t;
+}
+
+HostTensor HostTensor::Make(Dims dims, bool meta, double fill) {
+  return meta ? Meta(std::move(dims)) : HostTensor(std::move(dims), fill);
+}
+
 Dims HostTensor::Strides() const {
   Dims strides(shape.size(), 1);
   for (size_t k = shape.size(); k-- > 1;) strides[k - 1] = strides[k] * shape[k];
@@ -70,6 +81,7 @@ HostTensor SliceBox(const HostTensor& t, const std::vector<Range>& ranges) {
   EP_CHECK(ranges.size() == t.shape.size(), "slice rank");
   Dims dims;
   for (const Range& r : ranges) dims.push_back(r.second - r.first);
+  if (t.meta) return HostTensor::Meta(std::move(dims));
   HostTensor out(dims);
   ForEachRun(t.shape, ranges, [&](int64_t src, int64_t dst, int64_t run) {
     for (int64_t i = 0; i < run; ++i) out.data[static_cast<size_t>(dst + i)] = t.data[static_cast<size_t>(src + i)];
@@ -78,6 +90,11 @@ HostTensor SliceBox(const HostTensor& t, const std::vector<Range>& ranges) {
 }
 
 void PasteBox(HostTensor* dst, const Dims& starts, const HostTensor& src) {
+  if (dst->meta || src.meta) {
+    dst->data.clear();
+    dst->meta = true;
+    return;
+  }
   std::vector<Range> ranges;
   for (size_t k = 0; k < starts.size(); ++k) ranges.emplace_back(starts[k], starts[k] + src.shape[k]);
   ForEachRun(dst->shape, ranges, [&](int64_t at, int64_t from, int64_t run) {
@@ -89,7 +106,12 @@ HostTensor Concat(const std::vector<const HostTensor*>& parts, int dim) {
   EP_CHECK(!parts.empty(), "concat of nothing");
   Dims dims = parts[0]->shape;
   dims[static_cast<size_t>(dim)] = 0;
-  for (const HostTensor* p : parts) dims[static_cast<size_t>(dim)] += p->shape[static_cast<size_t>(dim)];
+  bool meta = false;
+  for (const HostTensor* p : parts) {
+    dims[static_cast<size_t>(dim)] += p->shape[static_cast<size_t>(dim)];
+    meta = meta || p->meta;
+  }
+  if (meta) return HostTensor::Meta(std::move(dims));
   HostTensor out(dims);
   Dims starts(dims.size(), 0);
   for (const HostTensor* p : parts) {
@@ -103,6 +125,7 @@ HostTensor Transpose(const HostTensor& t, const std::vector<int>& perm) {
   const size_t rank = t.shape.size();
   Dims dims(rank);
   for (size_t k = 0; k < rank; ++k) dims[k] = t.shape[static_cast<size_t>(perm[k])];
+  if (t.meta) return HostTensor::Meta(std::move(dims));
   HostTensor out(dims);
   const Dims in_strides = t.Strides();
   Dims strides(rank);  // the input stride of each output dim
@@ -130,6 +153,12 @@ std::vector<int> FreeDims(int rank, const std::vector<int>& used) {
     if (!in) free.push_back(d);
   }
   return free;
+}
+
+int64_t DotFlops(const HostTensor& lhs, const DotDims& dims, const HostTensor& out) {
+  int64_t k = 1;
+  for (int d : dims.lhs_contract) k *= lhs.shape[static_cast<size_t>(d)];
+  return 2 * NumElements(out.shape) * k;
 }
 
 HostTensor Dot(const HostTensor& lhs, const HostTensor& rhs, const DotDims& dims) {
@@ -161,6 +190,7 @@ HostTensor Dot(const HostTensor& lhs, const HostTensor& rhs, const DotDims& dims
     EP_CHECK(size == rhs.shape[static_cast<size_t>(dims.rhs_contract[i])], "dot contracting sizes differ");
     k *= size;
   }
+  if (lhs.meta || rhs.meta) return HostTensor::Meta(std::move(out_dims));
   // [batch, free, contract] x [batch, contract, free] as contiguous matrices.
   std::vector<int> lp = dims.lhs_batch;
   lp.insert(lp.end(), lhs_free.begin(), lhs_free.end());

@@ -21,11 +21,19 @@ int64_t NumElements(const Dims& dims);
 struct HostTensor {
   Dims shape;
   std::vector<double> data;
+  /// Shape only, no values: a dry run (kernels/dry_run.h) executes the same ops on full-size models to
+  /// count their collectives and FLOPs without holding a byte of them. Every op on a meta operand
+  /// returns a meta result of the right shape and computes nothing.
+  bool meta = false;
 
   HostTensor() = default;
   explicit HostTensor(Dims dims, double fill = 0.0);
+  /// A shape-only tensor.
+  static HostTensor Meta(Dims dims);
+  /// A tensor of `dims` filled with `fill`, or shape-only when `meta`.
+  static HostTensor Make(Dims dims, bool meta, double fill = 0.0);
   int rank() const { return static_cast<int>(shape.size()); }
-  int64_t size() const { return static_cast<int64_t>(data.size()); }
+  int64_t size() const { return meta ? NumElements(shape) : static_cast<int64_t>(data.size()); }
   /// Row-major strides.
   Dims Strides() const;
   /// The multi-index of flat position `flat`.
@@ -48,6 +56,8 @@ struct DotDims {
   std::vector<int> lhs_contract, rhs_contract;
 };
 HostTensor Dot(const HostTensor& lhs, const HostTensor& rhs, const DotDims& dims);
+/// The multiply-adds of that dot, counted as 2 FLOPs each: 2 x elements(out) x contracted size.
+int64_t DotFlops(const HostTensor& lhs, const DotDims& dims, const HostTensor& out);
 
 /// The dims of `rank` not in `used`, in order.
 std::vector<int> FreeDims(int rank, const std::vector<int>& used);

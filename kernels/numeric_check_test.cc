@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/dry_run.h"
 #include "rules/rule_library.h"
 #include "tests/test_util.h"
 
@@ -113,6 +114,55 @@ TEST_F(NumericCheckTest, FsdpTimesTpCommunicates) {
   const NumericReport r = Run(Plan(tree, kAxes, {1, 4, 1, 2, 1}), tree);
   EXPECT_GT(r.comm.Bytes(CollectiveKind::kAllGather), 0);
   EXPECT_GT(r.comm.Bytes(CollectiveKind::kAllReduce) + r.comm.Bytes(CollectiveKind::kReduceScatter), 0);
+}
+
+TEST_F(NumericCheckTest, DryRunRecordsExactlyTheCollectivesTheNumericCheckMeasures) {
+  const ParamTree tree = LlamaTree(model_);
+  for (const std::vector<int64_t>& sizes : std::vector<std::vector<int64_t>>{
+           {1, 8, 1, 1, 1}, {1, 4, 1, 2, 1}, {2, 2, 1, 2, 1}, {1, 2, 1, 2, 2}, {1, 1, 1, 8, 1}}) {
+    const planner::Plan plan = Plan(tree, kAxes, sizes);
+    model_.batch = std::max<int64_t>(2, sizes[0] * sizes[1]);
+    const NumericReport measured = Run(plan, tree);
+    auto dry = DryRunForward(model_, plan, tree, {.all_layers = true});
+    ASSERT_TRUE(dry.ok()) << dry.status().ToString();
+    ASSERT_EQ(dry->comm.records.size(), measured.comm.records.size()) << plan.mesh.ToString();
+    for (size_t i = 0; i < measured.comm.records.size(); ++i) {
+      const CommRecord& want = measured.comm.records[i];
+      const CommRecord& got = dry->comm.records[i];
+      EXPECT_EQ(got.kind, want.kind) << plan.mesh.ToString() << " " << want.op;
+      EXPECT_EQ(got.scope, want.scope);
+      EXPECT_EQ(got.op, want.op);
+      EXPECT_EQ(got.bytes_per_device, want.bytes_per_device) << plan.mesh.ToString() << " " << want.op;
+    }
+    for (int k = 0; k < kCollectiveKinds; ++k) {
+      const auto kind = static_cast<CollectiveKind>(k);
+      EXPECT_EQ(dry->Bytes(kind), measured.comm.Bytes(kind)) << plan.mesh.ToString();
+    }
+  }
+}
+
+TEST_F(NumericCheckTest, DryRunOfOneLayerStandsForEveryRepeatedLayer) {
+  model_.layers = 2;
+  const ParamTree tree = LlamaTree(model_);
+  const planner::Plan plan = Plan(tree, kAxes, {1, 4, 1, 2, 1});
+  model_.batch = 4;
+  auto all = DryRunForward(model_, plan, tree, {.all_layers = true});
+  auto one = DryRunForward(model_, plan, tree);
+  ASSERT_TRUE(all.ok() && one.ok()) << one.status().ToString();
+  EXPECT_EQ(one->layers_run, 1);
+  EXPECT_EQ(one->repeats, 1);
+  EXPECT_EQ(one->flops, all->flops);
+  for (int k = 0; k < kCollectiveKinds; ++k) {
+    EXPECT_EQ(one->Bytes(static_cast<CollectiveKind>(k)), all->Bytes(static_cast<CollectiveKind>(k)));
+  }
+  // Every device computes its share of the model's 2 x tokens x matmul parameters, and no less.
+  int64_t matmul_params = model_.vocab * model_.hidden;  // lm_head
+  matmul_params +=
+      model_.layers * (model_.hidden * (model_.heads + 2 * model_.kv_heads) * model_.head_dim +
+                       model_.heads * model_.head_dim * model_.hidden + 3 * model_.hidden * model_.intermediate);
+  int64_t total = 0;
+  for (int64_t f : all->flops) total += f;
+  EXPECT_GE(total, 2 * model_.batch * model_.seq * matmul_params);
 }
 
 TEST_F(NumericCheckTest, KvCacheIsFilledInItsOwnLayoutAndMeasuredPerDevice) {

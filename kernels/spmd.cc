@@ -269,7 +269,26 @@ DistTensor Spmd::Dot(const DistTensor& lhs, const DistTensor& rhs, const DotDims
   }
   std::sort(out.spec.partial.begin(), out.spec.partial.end());
   out.local.reserve(x.local.size());
-  for (size_t dev = 0; dev < x.local.size(); ++dev) out.local.push_back(kernels::Dot(x.local[dev], y.local[dev], dims));
+  MatmulRecord record{comm_.scope(), why};
+  std::vector<int64_t>* scope_flops = nullptr;
+  if (matmuls_ != nullptr) {
+    matmuls_->flops.resize(x.local.size(), 0);
+    scope_flops = &matmuls_->scope_flops[record.scope];
+    scope_flops->resize(x.local.size(), 0);
+  }
+  for (size_t dev = 0; dev < x.local.size(); ++dev) {
+    out.local.push_back(kernels::Dot(x.local[dev], y.local[dev], dims));
+    if (matmuls_ == nullptr) continue;
+    const int64_t flops = DotFlops(x.local[dev], dims, out.local.back());
+    matmuls_->flops[dev] += flops;
+    (*scope_flops)[dev] += flops;
+    if (dev == 0 || flops > record.flops) {
+      record.flops = flops;
+      record.elements = x.local[dev].size() + y.local[dev].size() + out.local.back().size();
+      record.device = static_cast<int64_t>(dev);
+    }
+  }
+  if (matmuls_ != nullptr) matmuls_->records.push_back(std::move(record));
   return Track(std::move(out));
 }
 
@@ -287,6 +306,7 @@ DistTensor Spmd::MapIndexed(DistTensor t, const std::function<double(double, con
   t = Resolve(std::move(t), "elementwise op needs full values");
   for (int64_t dev = 0; dev < geo_.devices(); ++dev) {
     HostTensor& x = t.local[static_cast<size_t>(dev)];
+    if (x.meta) continue;
     const std::vector<Range> box = t.BoxOf(geo_, dev);
     Dims global(box.size());
     int64_t flat = 0;
@@ -343,6 +363,10 @@ DistTensor Spmd::Binary(DistTensor a, DistTensor b, const std::function<double(d
     const HostTensor& y = b.local[dev];
     Dims shape(x.shape.size());
     for (size_t k = 0; k < shape.size(); ++k) shape[k] = std::max(x.shape[k], y.shape[k]);
+    if (x.meta || y.meta) {
+      out.local.push_back(HostTensor::Meta(std::move(shape)));
+      continue;
+    }
     HostTensor z(shape);
     Dims xs = x.Strides(), ys = y.Strides();
     for (size_t k = 0; k < shape.size(); ++k) {  // broadcast dims do not advance
@@ -387,6 +411,10 @@ DistTensor Spmd::Reduce(DistTensor t, int dim, ReduceOp op, const std::string& w
   for (HostTensor& x : t.local) {
     Dims shape = x.shape;
     shape[d] = 1;
+    if (x.meta) {
+      x = HostTensor::Meta(std::move(shape));
+      continue;
+    }
     HostTensor r(shape, op == ReduceOp::kSum ? 0.0 : -INFINITY);
     Dims rs = r.Strides();
     rs[d] = 0;
@@ -456,7 +484,10 @@ DistTensor Spmd::Local(DistTensor t, const std::vector<int>& whole,
     if (!t.spec.dims[static_cast<size_t>(d)].empty())
       t = comm_.AllGather(std::move(t), d, why + " (needs the whole dim)");
   }
-  for (int64_t dev = 0; dev < geo_.devices(); ++dev) f(t.local[static_cast<size_t>(dev)], t.BoxOf(geo_, dev));
+  for (int64_t dev = 0; dev < geo_.devices(); ++dev) {
+    HostTensor& x = t.local[static_cast<size_t>(dev)];
+    if (!x.meta) f(x, t.BoxOf(geo_, dev));
+  }
   return Track(std::move(t));
 }
 
@@ -569,6 +600,10 @@ DistTensor Spmd::Embed(DistTensor table, DistTensor ids, const std::string& why)
     const int64_t width = tab.shape[1];
     Dims shape = id.shape;
     shape.push_back(width);
+    if (tab.meta || id.meta) {
+      out.local.push_back(HostTensor::Meta(std::move(shape)));
+      continue;
+    }
     HostTensor x(shape);
     for (int64_t i = 0; i < id.size(); ++i) {
       const int64_t row = static_cast<int64_t>(id.data[static_cast<size_t>(i)]);

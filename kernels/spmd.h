@@ -18,6 +18,7 @@
 //    divides, else gather first.
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,21 @@
 #include "kernels/live_meter.h"
 
 namespace easyplan::kernels {
+
+/// One Dot as every device runs it on its blocks, for the device with the most FLOPs.
+struct MatmulRecord {
+  std::string scope;     ///< the collectives' scope when it ran ("layer 0")
+  std::string op;        ///< "self_attn/q_proj"
+  int64_t flops = 0;     ///< 2 x multiply-adds
+  int64_t elements = 0;  ///< operands' and result's elements: the HBM traffic, in elements
+  int64_t device = 0;
+};
+
+struct MatmulLog {
+  std::vector<MatmulRecord> records;
+  std::vector<int64_t> flops;                               ///< per device, every Dot
+  std::map<std::string, std::vector<int64_t>> scope_flops;  ///< per scope, per device
+};
 
 class Spmd {
  public:
@@ -38,6 +54,8 @@ class Spmd {
   /// must outlive the tensors charged to it.
   void set_meter(LiveMeter* meter) { meter_ = meter; }
   LiveMeter* meter() const { return meter_; }
+  /// Records every Dot in `log` from here on (nullptr stops): the step-time model's compute term.
+  void set_matmul_log(MatmulLog* log) { matmuls_ = log; }
   /// Stops charging `t` (what the model keeps apart from its activations: the KV cache).
   void Untrack(DistTensor& t) const;
 
@@ -109,6 +127,7 @@ class Spmd {
   Collectives& comm_;
   const MeshGeometry& geo_;
   LiveMeter* meter_ = nullptr;
+  MatmulLog* matmuls_ = nullptr;
   mutable int depth_ = 0;
 };
 

@@ -1,0 +1,76 @@
+#include "kernels/dry_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace easyplan::kernels {
+
+int64_t DryRunReport::Bytes(CollectiveKind kind) const {
+  int64_t total = 0;
+  for (const CommRecord& r : comm.records) {
+    if (r.kind == kind) total += r.bytes_per_device * Weight(r.scope);
+  }
+  return total;
+}
+
+StatusOr<DryRunReport> DryRunForward(const ModelDesc& model, const planner::Plan& plan, const ParamTree& tree,
+                                     const DryRunOptions& options) {
+  DryRunReport report;
+  const Mesh& mesh = plan.mesh;
+  const MeshGeometry geo(mesh);
+  report.devices = geo.devices();
+  report.layers = model.layers;
+  ModelDesc run = model;
+  // Leading dense layers differ from the MoE layers after them; every other layer repeats the first.
+  const int64_t distinct = model.family == ModelFamily::kDeepseek ? model.first_dense_layers + 1 : 1;
+  run.layers = options.all_layers ? model.layers : std::min(model.layers, distinct);
+  report.layers_run = run.layers;
+  report.repeats = model.layers - run.layers;
+  report.repeated_scope = fmt::format("layer {}", run.layers - 1);
+
+  std::unordered_map<std::string, DistTensor> params;
+  for (const planner::ParamPlan& p : plan.params) {
+    const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
+    if (tensor.role != TensorRole::kParameter) continue;
+    const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
+    if (!group.layout.even() || group.expert_layout) {
+      return Status::BadInput({}, tensor.name + ": the step-time model needs an even layout (" +
+                                      p.effective.ToString() + " on " + tensor.shape.ToString() + ")");
+    }
+    EP_ASSIGN_OR_RETURN(DistSpec spec, SpecFromPartition(p.effective, tensor.shape.rank(), mesh));
+    DistTensor placed{Dims(tensor.shape.dims().begin(), tensor.shape.dims().end()), spec, {}};
+    placed.parameter = true;
+    placed.local.reserve(static_cast<size_t>(geo.devices()));
+    for (int64_t d = 0; d < geo.devices(); ++d) {
+      Dims extent;
+      for (const planner::Range& r : group.layout.SliceOf(d)) extent.push_back(r.second - r.first);
+      placed.local.push_back(HostTensor::Meta(std::move(extent)));
+    }
+    params.emplace(tensor.name, std::move(placed));
+  }
+
+  const DistSpec ids_spec = ActivationSpec(mesh, {model.batch_axes, model.sequence_axes});
+  if (!EvenlyDivisible({model.batch, model.seq}, ids_spec, geo)) {
+    return Status::BadInput({}, fmt::format("batch {} x sequence {} is not divisible by the activation layout {}",
+                                            model.batch, model.seq, ids_spec.ToString(mesh)));
+  }
+  const ParamLookup lookup = [&params](const std::string& name) -> const DistTensor& {
+    auto it = params.find(name);
+    EP_CHECK(it != params.end(), "the model needs tensor '" + name + "', which the tree lacks");
+    return it->second;
+  };
+  Collectives comm(geo, model.bytes_per_element, &report.comm, Injection::kNone);
+  Spmd spmd(comm);
+  spmd.set_matmul_log(&report.matmuls);
+  Forward(run, spmd, lookup, spmd.Place(HostTensor::Meta({model.batch, model.seq}), ids_spec));
+
+  report.flops.assign(static_cast<size_t>(geo.devices()), 0);
+  for (const auto& [scope, per_device] : report.matmuls.scope_flops) {
+    for (size_t d = 0; d < per_device.size(); ++d) report.flops[d] += per_device[d] * report.Weight(scope);
+  }
+  return report;
+}
+
+}  // namespace easyplan::kernels
