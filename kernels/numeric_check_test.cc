@@ -3,61 +3,12 @@
 #include <gtest/gtest.h>
 
 #include "kernels/dry_run.h"
+#include "kernels/tiny_llama_test_util.h"
 #include "rules/rule_library.h"
 #include "tests/test_util.h"
 
 namespace easyplan::kernels {
 namespace {
-
-Json TestConfig() {
-  Json config = Json::parse(R"({
-    "use_expert_tensor_mode": false, "fsdp_is_ep_bound": true, "sp_is_ep_bound": true
-  })");
-  config["partition_axis"] = testing::DefaultPartitionAxis();
-  return config;
-}
-
-ModelDesc TinyLlama() {
-  ModelDesc m;
-  m.family = ModelFamily::kLlama;
-  m.model_type = "llama";
-  m.vocab = 64;
-  m.hidden = 32;
-  m.layers = 2;
-  m.heads = 8;
-  m.kv_heads = 4;
-  m.head_dim = 8;
-  m.intermediate = 64;
-  m.batch_axes = {"fsdp", "dp"};
-  m.sequence_axes = {"sp"};
-  m.hidden_axes = {"tp"};
-  m.head_axes = {"tp"};
-  m.batch = 4;
-  m.seq = 8;
-  return m;
-}
-
-ParamTree LlamaTree(const ModelDesc& m) {
-  ParamTree tree;
-  tree.model_type = "llama";
-  auto add = [&](std::string name, Shape shape) { tree.tensors.push_back(TensorEntry{std::move(name), shape}); };
-  add("model/embed_tokens/embedding", Shape{m.vocab, m.hidden});
-  for (int64_t l = 0; l < m.layers; ++l) {
-    const std::string p = "model/layers/" + std::to_string(l) + "/";
-    add(p + "self_attn/q_proj/kernel", Shape{m.hidden, m.heads * m.head_dim});
-    add(p + "self_attn/k_proj/kernel", Shape{m.hidden, m.kv_heads * m.head_dim});
-    add(p + "self_attn/v_proj/kernel", Shape{m.hidden, m.kv_heads * m.head_dim});
-    add(p + "self_attn/o_proj/kernel", Shape{m.heads * m.head_dim, m.hidden});
-    add(p + "mlp/gate_proj/kernel", Shape{m.hidden, m.intermediate});
-    add(p + "mlp/up_proj/kernel", Shape{m.hidden, m.intermediate});
-    add(p + "mlp/down_proj/kernel", Shape{m.intermediate, m.hidden});
-    add(p + "input_layernorm/kernel", Shape{m.hidden});
-    add(p + "post_attention_layernorm/kernel", Shape{m.hidden});
-  }
-  add("model/norm/kernel", Shape{m.hidden});
-  add("lm_head/kernel", Shape{m.hidden, m.vocab});
-  return tree;
-}
 
 class NumericCheckTest : public ::testing::Test {
  protected:

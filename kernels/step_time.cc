@@ -1,0 +1,219 @@
+#include "kernels/step_time.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace easyplan::kernels {
+namespace {
+
+// Device ids in row-major mesh order (the last axis fastest), as jax.make_mesh lays devices out when
+// the fast domain holds whole minor axes: a group stays in one fast domain when its span does.
+bool CrossesNetwork(const Mesh& mesh, const std::vector<int>& axes, const planner::HardwareProfile& hw) {
+  std::vector<int64_t> stride(mesh.shape.size(), 1);
+  for (size_t k = mesh.shape.size(); k-- > 1;) stride[k - 1] = stride[k] * mesh.shape[k];
+  int64_t span = 0;
+  for (int a : axes) {
+    const size_t k = static_cast<size_t>(a);
+    if (!mesh.dcn_shape.empty() && mesh.dcn_shape[k] > 1) return true;
+    span += (mesh.shape[k] - 1) * stride[k];
+  }
+  return hw.fast.chips > 0 && span >= hw.fast.chips;
+}
+
+int64_t RingSteps(CollectiveKind kind, int64_t group) {
+  return kind == CollectiveKind::kAllReduce ? 2 * (group - 1) : group - 1;
+}
+
+std::string AxesText(const Mesh& mesh, const std::vector<int>& axes) {
+  std::vector<std::string> names;
+  for (int a : axes) names.push_back(mesh.axis_names[static_cast<size_t>(a)]);
+  return names.size() == 1 ? names[0] : fmt::format("({})", fmt::join(names, ", "));
+}
+
+CollectiveKind Transpose(CollectiveKind kind) {
+  switch (kind) {
+    case CollectiveKind::kAllGather:
+      return CollectiveKind::kReduceScatter;
+    case CollectiveKind::kReduceScatter:
+      return CollectiveKind::kAllGather;
+    default:
+      return kind;
+  }
+}
+
+bool IsExpertMatmul(const std::string& op) { return op.find("/experts/") != std::string::npos; }
+bool IsAttentionScores(const std::string& op) {
+  return op.ends_with(" q.k") || op.ends_with(" p.v") || op.ends_with("q_nope.k_nope") || op.ends_with("q_pe.k_pe");
+}
+
+}  // namespace
+
+void KindBytes::Add(CollectiveKind kind, int64_t bytes) {
+  switch (kind) {
+    case CollectiveKind::kAllGather:
+      all_gather += bytes;
+      break;
+    case CollectiveKind::kReduceScatter:
+      reduce_scatter += bytes;
+      break;
+    case CollectiveKind::kAllReduce:
+      all_reduce += bytes;
+      break;
+    case CollectiveKind::kAllToAll:
+      all_to_all += bytes;
+      break;
+  }
+}
+
+StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
+                             const ModelDesc& model, const planner::HardwareProfile& hw, const StepOptions& options) {
+  if (hw.peak_flops_bf16 <= 0 || hw.hbm_bandwidth <= 0 || hw.fast.bandwidth <= 0) {
+    return Status::BadInput(
+        {hw.source}, "hardware profile '" + hw.name + "' lacks peak_flops_bf16, hbm_bandwidth or fast.bandwidth");
+  }
+  const Mesh& mesh = plan.mesh;
+  const bool train = options.mode == StepMode::kTrain;
+  const int64_t micro = std::max<int64_t>(1, options.microbatches);
+  StepCost cost;
+  std::map<std::string, LayerCost> layers;
+  std::vector<std::string> layer_order;
+  auto layer_of = [&](const std::string& scope) -> LayerCost& {
+    auto [it, inserted] = layers.try_emplace(scope);
+    if (inserted) {
+      it->second.scope = scope;
+      it->second.count = run.Weight(scope);
+      layer_order.push_back(scope);
+    }
+    return it->second;
+  };
+
+  // Compute: the forward's matmuls, busiest device, roofline per op.
+  double forward_s = 0;
+  const double flop_rate = hw.peak_flops_bf16 * hw.matmul_efficiency;
+  const double hbm_rate = hw.hbm_bandwidth * hw.hbm_efficiency;
+  for (const MatmulRecord& m : run.matmuls.records) {
+    double flops = static_cast<double>(m.flops);
+    double bytes = static_cast<double>(m.elements * options.bytes_per_element);
+    if (IsExpertMatmul(m.op) && options.experts > 0 && options.top_k > 0) {
+      const double routed = static_cast<double>(options.top_k) / static_cast<double>(options.experts);
+      flops *= routed;
+      bytes *= routed;
+    }
+    if (options.flash_attention && IsAttentionScores(m.op)) bytes = 0;
+    const double seconds = std::max(flops / flop_rate, bytes / hbm_rate);
+    const int64_t weight = run.Weight(m.scope);
+    forward_s += seconds * static_cast<double>(weight);
+    cost.forward_flops += static_cast<int64_t>(flops) * weight;
+    layer_of(m.scope).compute_s += seconds;
+  }
+  // Backward: input and weight gradients, twice the forward; recomputation per policy.
+  double recompute = 0;
+  if (train) {
+    switch (options.remat) {
+      case planner::CheckpointPolicy::kNothingSaveable:
+        recompute = 1;  // the whole forward again
+        break;
+      default:
+        recompute = 0;  // matmul outputs are kept (checkpoint_dots, ...) or everything is
+        break;
+    }
+  }
+  const double phases = train ? 3.0 + recompute : 1.0;
+  cost.compute_s = forward_s * phases * static_cast<double>(micro);
+  cost.step_flops = static_cast<int64_t>(static_cast<double>(cost.forward_flops) * phases) * micro;
+
+  // Communication.
+  double overlappable_s = 0, exposed_s = 0;
+  auto price = [&](PricedCollective c, const std::vector<int>& axes) {
+    const bool network = CrossesNetwork(mesh, axes, hw);
+    const planner::LinkDomain& link = network ? hw.network : hw.fast;
+    c.link = network ? "network" : "fast";
+    const double bandwidth = link.bandwidth * hw.link_efficiency;
+    c.seconds = link.latency * static_cast<double>(RingSteps(c.kind, c.group)) +
+                (bandwidth > 0 ? static_cast<double>(c.bytes_per_device) / bandwidth : 0.0);
+    c.axes = AxesText(mesh, axes);
+    const double total = c.seconds * static_cast<double>(c.count);
+    cost.communication_s += total;
+    (c.overlapped ? overlappable_s : exposed_s) += total;
+    cost.collectives.push_back(std::move(c));
+  };
+  for (const CommRecord& r : run.comm.records) {
+    const int64_t weight = run.Weight(r.scope);
+    cost.forward.Add(r.kind, r.bytes_per_device * weight);
+    PricedCollective f{"forward", r.scope, r.op, r.kind, "", r.group_size, weight * micro, r.bytes_per_device};
+    f.overlapped = r.parameter && r.kind == CollectiveKind::kAllGather;
+    price(f, r.axes);
+    layer_of(r.scope).communication_s += cost.collectives.back().seconds;
+    if (!train) continue;
+    if (recompute > 0) {
+      PricedCollective again = f;
+      again.phase = "recompute";
+      price(again, r.axes);
+    }
+    PricedCollective b = f;
+    b.phase = "backward";
+    b.kind = Transpose(r.kind);
+    // A gathered parameter's gradient is reduce-scattered back to its shards: deferred behind compute.
+    b.overlapped = r.parameter;
+    price(b, r.axes);
+    cost.backward.Add(b.kind, r.bytes_per_device * weight);
+    if (r.parameter && r.kind == CollectiveKind::kAllGather) {
+      PricedCollective regather = f;
+      regather.phase = "backward";
+      price(regather, r.axes);
+      cost.backward.Add(CollectiveKind::kAllGather, r.bytes_per_device * weight);
+    }
+  }
+  // Gradient sync: each parameter's gradient summed over the data axes it is replicated on.
+  if (train) {
+    std::vector<int> data_axes;
+    for (const PartitionSpec::Entry* entry : {&model.batch_axes, &model.sequence_axes}) {
+      for (const std::string& name : *entry) {
+        for (int a = 0; a < mesh.rank(); ++a) {
+          if (mesh.axis_names[static_cast<size_t>(a)] == name && mesh.shape[static_cast<size_t>(a)] > 1 &&
+              std::find(data_axes.begin(), data_axes.end(), a) == data_axes.end()) {
+            data_axes.push_back(a);
+          }
+        }
+      }
+    }
+    std::map<std::vector<int>, int64_t> shard_bytes_by_axes;
+    for (const planner::ParamPlan& p : plan.params) {
+      const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
+      if (tensor.role != TensorRole::kParameter) continue;
+      const std::vector<std::string> used = p.effective.AllAxes();
+      std::vector<int> replicated;
+      for (int a : data_axes) {
+        if (std::find(used.begin(), used.end(), mesh.axis_names[static_cast<size_t>(a)]) == used.end()) {
+          replicated.push_back(a);
+        }
+      }
+      if (replicated.empty()) continue;
+      const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
+      const int64_t elements = group.layout.shard_shape().NumElements().value_or(0);
+      shard_bytes_by_axes[replicated] += elements * options.grad_bytes_per_element;
+    }
+    for (const auto& [axes, bytes] : shard_bytes_by_axes) {
+      int64_t g = 1;
+      for (int a : axes) g *= mesh.shape[static_cast<size_t>(a)];
+      PricedCollective c{"gradient",
+                         "all layers",
+                         "gradient all-reduce over the data axes",
+                         CollectiveKind::kAllReduce,
+                         "",
+                         g,
+                         1,
+                         2 * (g - 1) * bytes / g};
+      c.overlapped = true;  // bucketed behind the backward, as DDP and FSDP schedule it
+      price(c, axes);
+    }
+  }
+  cost.exposed_communication_s = exposed_s + std::max(0.0, overlappable_s - cost.compute_s);
+  cost.step_time_s = cost.compute_s + cost.exposed_communication_s;
+  for (const std::string& scope : layer_order) cost.layers.push_back(layers[scope]);
+  return cost;
+}
+
+}  // namespace easyplan::kernels

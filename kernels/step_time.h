@@ -1,0 +1,94 @@
+#ifndef EASYPLAN_KERNELS_STEP_TIME_H_
+#define EASYPLAN_KERNELS_STEP_TIME_H_
+
+// The step-time model of `easyplan cost` (docs/COST.md): a dry run's matmuls and collectives
+// (kernels/dry_run.h) priced on a hardware profile (planner/hardware.h).
+//  - Compute: each matmul of the busiest device takes the roofline maximum of FLOPs / (peak x matmul
+//    efficiency) and operand bytes / (HBM bandwidth x HBM efficiency). MoE expert matmuls, which the
+//    reference forward computes densely, count top_k / experts of their FLOPs: the tokens each expert
+//    receives under top-k routing, on average. Training is forward + backward (twice the forward's
+//    matmuls: the input and the weight gradients) + the recomputation the checkpoint policy implies.
+//  - Communication: every collective of the forward; in the backward its transpose (all-gather <->
+//    reduce-scatter, all-reduce and all-to-all as themselves) and, for a parameter all-gather (FSDP),
+//    the gather again; the gradient all-reduce over the data axes a parameter is replicated on, once per
+//    step. A collective over a group of g costs latency x ring steps + bytes / (bandwidth x link
+//    efficiency) on the links its group spans: the network when one of its axes crosses slices (--dcn)
+//    or its devices leave one fast domain, else the fast domain.
+//  - Overlap: parameter gathers and gradient reductions are prefetched or deferred behind compute
+//    (FSDP's schedule), so only what exceeds the compute is exposed; activation collectives (tensor
+//    parallel all-reduces, expert all-to-alls) sit on the critical path and are exposed whole.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/mesh.h"
+#include "core/status.h"
+#include "kernels/dry_run.h"
+#include "planner/hardware.h"
+#include "planner/memory.h"
+#include "planner/plan.h"
+
+namespace easyplan::kernels {
+
+enum class StepMode { kTrain, kServe };
+
+struct StepOptions {
+  StepMode mode = StepMode::kTrain;
+  planner::CheckpointPolicy remat = planner::CheckpointPolicy::kNone;
+  int64_t microbatches = 1;            ///< gradient accumulation steps per optimizer step (train)
+  int64_t experts = 0, top_k = 0;      ///< MoE routing (0: dense)
+  int64_t bytes_per_element = 2;       ///< activation and matmul operand dtype
+  int64_t grad_bytes_per_element = 4;  ///< the gradient dtype of the all-reduce (float32 by default)
+  bool flash_attention = true;         ///< attention scores stay on chip: their matmuls are compute-bound
+};
+
+/// Bytes per device of each collective kind (all-gather, reduce-scatter, all-reduce, all-to-all).
+struct KindBytes {
+  int64_t all_gather = 0, reduce_scatter = 0, all_reduce = 0, all_to_all = 0;
+  void Add(CollectiveKind kind, int64_t bytes);
+  int64_t Total() const { return all_gather + reduce_scatter + all_reduce + all_to_all; }
+};
+
+/// One collective as the step runs it (a forward record, its backward counterpart, a gradient sync).
+struct PricedCollective {
+  std::string phase;  ///< "forward", "backward", "recompute", "gradient"
+  std::string scope;  ///< "layer 0", "embed", ...; "all layers" for the gradient sync
+  std::string op;
+  CollectiveKind kind = CollectiveKind::kAllGather;
+  std::string axes;  ///< "fsdp", "(fsdp, tp)"
+  int64_t group = 0;
+  int64_t count = 1;             ///< how many times per step (layers x microbatches)
+  int64_t bytes_per_device = 0;  ///< one occurrence
+  std::string link;              ///< "fast" (NVLink / ICI) or "network" (InfiniBand / DCN)
+  double seconds = 0;            ///< one occurrence
+  bool overlapped = false;       ///< hidden behind compute when there is enough of it
+};
+
+struct LayerCost {
+  std::string scope;
+  int64_t count = 1;                          ///< the layers it stands for
+  double compute_s = 0, communication_s = 0;  ///< one occurrence, forward only
+};
+
+struct StepCost {
+  double compute_s = 0;                ///< the busiest device's matmuls, all phases
+  double communication_s = 0;          ///< every collective, all phases
+  double exposed_communication_s = 0;  ///< what overlap does not hide
+  double step_time_s = 0;              ///< compute + exposed communication
+  int64_t forward_flops = 0;           ///< the busiest device, one forward of one microbatch (top-k counted)
+  int64_t step_flops = 0;              ///< the busiest device, the whole step
+  KindBytes forward, backward;         ///< per device, one forward / backward of one microbatch
+  std::vector<PricedCollective> collectives;
+  std::vector<LayerCost> layers;
+};
+
+/// Prices `run` (a dry run of one microbatch over `plan`) on `hardware`. BadInput when the profile
+/// lacks a figure the mode needs.
+StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
+                             const ModelDesc& model, const planner::HardwareProfile& hardware,
+                             const StepOptions& options);
+
+}  // namespace easyplan::kernels
+
+#endif  // EASYPLAN_KERNELS_STEP_TIME_H_

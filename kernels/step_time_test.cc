@@ -1,0 +1,103 @@
+#include "kernels/step_time.h"
+
+#include <gtest/gtest.h>
+
+#include "kernels/tiny_llama_test_util.h"
+
+namespace easyplan::kernels {
+namespace {
+
+const std::vector<std::string> kAxes = {"dp", "fsdp", "ep", "tp", "sp"};
+
+// Round figures, so expected times are easy to state: 1e12 FLOP/s, 1e12 B/s HBM, 1e10 B/s links.
+planner::HardwareProfile TestChip() {
+  planner::HardwareProfile hw;
+  hw.name = "test-chip";
+  hw.hbm_bytes = int64_t{16} << 30;
+  hw.hbm_bandwidth = 1e12;
+  hw.peak_flops_bf16 = 1e12;
+  hw.fast = {"nvlink", 4, {}, 1e10, 1e-6};
+  hw.network = {"infiniband", 0, {}, 1e9, 1e-5};
+  return hw;
+}
+
+struct Priced {
+  DryRunReport run;
+  StepCost cost;
+};
+
+Priced Price(const ModelDesc& model, const std::vector<int64_t>& mesh, const StepOptions& options) {
+  const ParamTree tree = LlamaTree(model);
+  const planner::Plan plan = PlanTinyLlama(tree, kAxes, mesh);
+  auto run = DryRunForward(model, plan, tree);
+  EXPECT_TRUE(run.ok()) << run.status().ToString();
+  auto cost = PriceStep(*run, plan, tree, model, TestChip(), options);
+  EXPECT_TRUE(cost.ok()) << cost.status().ToString();
+  return {std::move(*run), std::move(*cost)};
+}
+
+TEST(StepTimeTest, DenseTrainingFlopsAreSixNTokensPlusAttention) {
+  const ModelDesc m = TinyLlama();
+  const Priced p = Price(m, {1, 1, 1, 1, 1}, {});
+  const int64_t tokens = m.batch * m.seq;
+  const int64_t matmul_params =
+      m.vocab * m.hidden + m.layers * (m.hidden * (m.heads + 2 * m.kv_heads) * m.head_dim +
+                                       m.heads * m.head_dim * m.hidden + 3 * m.hidden * m.intermediate);
+  // q.k and p.v: 2 x B x heads x S x S x head_dim FLOPs each, per layer (no causal skipping).
+  const int64_t attention = m.layers * 2 * 2 * m.batch * m.heads * m.seq * m.seq * m.head_dim;
+  EXPECT_EQ(p.cost.forward_flops, 2 * tokens * matmul_params + attention);
+  EXPECT_EQ(p.cost.step_flops, 3 * p.cost.forward_flops);
+  EXPECT_EQ(p.cost.communication_s, 0);
+  EXPECT_DOUBLE_EQ(p.cost.step_time_s, p.cost.compute_s);
+}
+
+TEST(StepTimeTest, FullRecomputationAddsOneForward) {
+  const ModelDesc m = TinyLlama();
+  const Priced none = Price(m, {1, 1, 1, 1, 1}, {});
+  const Priced full = Price(m, {1, 1, 1, 1, 1}, {.remat = planner::CheckpointPolicy::kNothingSaveable});
+  EXPECT_EQ(full.cost.step_flops, 4 * none.cost.forward_flops);
+  EXPECT_DOUBLE_EQ(full.cost.compute_s, none.cost.compute_s * 4 / 3);
+}
+
+TEST(StepTimeTest, ForwardCommunicationIsTheDryRunsKindByKind) {
+  ModelDesc m = TinyLlama();
+  m.batch = 4;
+  const Priced p = Price(m, {1, 4, 1, 2, 1}, {});
+  EXPECT_EQ(p.cost.forward.all_gather, p.run.Bytes(CollectiveKind::kAllGather));
+  EXPECT_EQ(p.cost.forward.reduce_scatter, p.run.Bytes(CollectiveKind::kReduceScatter));
+  EXPECT_EQ(p.cost.forward.all_reduce, p.run.Bytes(CollectiveKind::kAllReduce));
+  EXPECT_EQ(p.cost.forward.all_to_all, p.run.Bytes(CollectiveKind::kAllToAll));
+  EXPECT_GT(p.cost.forward.all_gather, 0);  // fsdp gathers the weights
+  // Backward mirrors it: each gathered weight is gathered again and its gradient reduce-scattered.
+  EXPECT_GE(p.cost.backward.reduce_scatter, p.cost.forward.all_gather);
+}
+
+TEST(StepTimeTest, GroupsLeavingTheFastDomainUseTheNetwork) {
+  ModelDesc m = TinyLlama();
+  m.batch = 8;
+  // fsdp=8 spans 8 devices, more than the 4-chip fast domain: every fsdp collective is on the network.
+  const Priced p = Price(m, {1, 8, 1, 1, 1}, {});
+  ASSERT_FALSE(p.cost.collectives.empty());
+  for (const PricedCollective& c : p.cost.collectives) EXPECT_EQ(c.link, "network") << c.op;
+  // tp=2 (the minor axis) stays inside it.
+  const Priced q = Price(m, {1, 4, 1, 2, 1}, {});
+  bool tp_fast = false;
+  for (const PricedCollective& c : q.cost.collectives) tp_fast = tp_fast || (c.axes == "tp" && c.link == "fast");
+  EXPECT_TRUE(tp_fast);
+}
+
+TEST(StepTimeTest, ParameterGathersHideBehindComputeAndTensorParallelReductionsDoNot) {
+  ModelDesc m = TinyLlama();
+  m.batch = 4;
+  const Priced p = Price(m, {1, 2, 1, 2, 1}, {});
+  double exposed_activation = 0;
+  for (const PricedCollective& c : p.cost.collectives) {
+    if (!c.overlapped) exposed_activation += c.seconds * static_cast<double>(c.count);
+  }
+  EXPECT_GE(p.cost.exposed_communication_s, exposed_activation - 1e-15);
+  EXPECT_LE(p.cost.exposed_communication_s, p.cost.communication_s + 1e-15);
+  EXPECT_DOUBLE_EQ(p.cost.step_time_s, p.cost.compute_s + p.cost.exposed_communication_s);
+}
+
+}  // namespace
+}  // namespace easyplan::kernels
