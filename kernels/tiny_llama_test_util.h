@@ -18,9 +18,10 @@
 namespace easyplan::kernels {
 
 inline Json TestConfig() {
-  Json config = Json::parse(R"({
-    "use_expert_tensor_mode": false, "fsdp_is_ep_bound": true, "sp_is_ep_bound": true
-  })");
+  Json config = Json::object();
+  config["use_expert_tensor_mode"] = false;
+  config["fsdp_is_ep_bound"] = true;
+  config["sp_is_ep_bound"] = true;
   config["partition_axis"] = testing::DefaultPartitionAxis();
   return config;
 }
