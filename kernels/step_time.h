@@ -1,7 +1,7 @@
 #ifndef EASYPLAN_KERNELS_STEP_TIME_H_
 #define EASYPLAN_KERNELS_STEP_TIME_H_
 
-// The step-time model of `easyplan cost` (docs/COST.md): a dry run's matmuls and collectives
+// The step-time model of `easyplan cost` (issue 19): a dry run's matmuls and collectives
 // (kernels/dry_run.h) priced on a hardware profile (planner/hardware.h).
 //  - Compute: each matmul of the busiest device takes the roofline maximum of FLOPs / (peak x matmul
 //    efficiency) and operand bytes / (HBM bandwidth x HBM efficiency). MoE expert matmuls, which the
