@@ -67,11 +67,11 @@ struct DistTensor {
   Dims shape;  ///< global shape
   DistSpec spec;
   std::vector<HostTensor> local;  ///< one per device
-  /// A model parameter (or a reshard of one), not an activation: its collectives recur in the
-  /// backward pass as the step-time model counts them (planner/cost.h).
-  bool parameter = false;
   /// The LiveMeter charge of these blocks (shared by copies), when an SPMD op with a meter made them.
   std::shared_ptr<const void> live;
+  /// A model parameter (or a reshard of one), not an activation: its collectives recur in the
+  /// backward pass as the step-time model counts them (kernels/step_time.h).
+  bool parameter = false;
 
   int rank() const { return static_cast<int>(shape.size()); }
   /// The box device `d` holds. REQUIRES: even layout.
