@@ -11,8 +11,8 @@
 #include <sstream>
 
 #include "core/document.h"
-#include "core/json_parse.h"
 #include "core/file_system.h"
+#include "core/json_parse.h"
 #include "planner/lay_out_plan.h"
 #include "planner/layout_links.h"
 #include "planner/plan.h"
