@@ -1,15 +1,19 @@
 // Hardware profiles (schemas/hardware/NAME.yaml, docs/COST.md#hardware-profiles): every embedded
-// profile parses and agrees with schemas/devices.yaml, and a wrong field is named at its line.
+// profile parses and agrees with schemas/devices.yaml, a wrong field is named at its line, and the
+// validation runs (docs/cost_validation.yaml) are consistent with the profiles.
 #include "planner/hardware.h"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
+#include <set>
 #include <string>
 
 #include "core/yaml_parse.h"
 #include "planner/memory.h"
 #include "schemas/data_source.h"
+#include "tests/test_util.h"
 
 namespace easyplan::planner {
 namespace {
@@ -180,6 +184,39 @@ TEST(HardwareProfileTest, EmbeddedHbmEqualsTheNamedDeviceOfDevicesYaml) {
       if (kind.name == device_name) device_bytes = kind.bytes;
     }
     EXPECT_EQ(profile->hbm_bytes, device_bytes) << profile_name << " vs " << device_name;
+  }
+}
+
+// docs/cost_validation.yaml, the published runs the step-time model is checked against: each names a
+// built-in profile, a mesh of its chip count whose network factors divide their axes, and a config file
+// that exists.
+TEST(CostValidationDataTest, RunsNameProfilesMeshesAndConfigsThatExist) {
+  StatusOr<Document> doc =
+      ParseYamlDocument(testing::ReadTestFile("docs/cost_validation.yaml"), "docs/cost_validation.yaml");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  const Json& runs = doc->root()["runs"];
+  ASSERT_TRUE(runs.is_array());
+  EXPECT_GE(runs.size(), 8u);
+  const schemas::DataSource data = schemas::DataSource::Embedded();
+  std::set<std::string> ids;
+  for (const Json& run : runs) {
+    const std::string id = run["id"].get<std::string>();
+    EXPECT_TRUE(ids.insert(id).second) << "duplicate id " << id;
+    EXPECT_TRUE(data.Read("schemas/hardware/" + run["hardware"].get<std::string>() + ".yaml").ok()) << id;
+    int64_t devices = 1;
+    for (const auto& [axis, size] : run["mesh"].items()) devices *= size.get<int64_t>();
+    EXPECT_EQ(devices, run["chips"].get<int64_t>()) << id;
+    for (const auto& [axis, factor] : run["dcn"].items()) {
+      ASSERT_TRUE(run["mesh"].contains(axis)) << id << " dcn axis " << axis;
+      EXPECT_EQ(run["mesh"][axis].get<int64_t>() % factor.get<int64_t>(), 0) << id << " dcn axis " << axis;
+    }
+    for (const char* key : {"global_batch", "seq", "published", "source", "layout_confidence"}) {
+      EXPECT_TRUE(run.contains(key)) << id << " has no " << key;
+    }
+    const Json& config = run["model"]["config"];
+    if (config.is_string()) {
+      EXPECT_TRUE(std::filesystem::exists(testing::SourceDir() + "/" + config.get<std::string>())) << id;
+    }
   }
 }
 
