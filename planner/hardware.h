@@ -34,14 +34,14 @@ struct LinkDomain {
 };
 
 struct HardwareProfile {
-  std::string name;         ///< "tpu-v5p": the file's stem and what --hardware takes
-  std::string description;  ///< "Google TPU v5p"
-  std::string source;       ///< the file it came from (messages name it)
-  int64_t hbm_bytes = 0;    ///< HBM per chip
-  double hbm_bandwidth = 0;  ///< bytes per second
-  double peak_flops_bf16 = 0;              ///< dense, per chip
-  std::optional<double> peak_flops_fp8;    ///< dense, per chip, where the chip has fp8 matmuls
-  int64_t chips_per_host = 1;              ///< TPU: 4; GPU: the node's GPUs (the fast domain)
+  std::string name;                      ///< "tpu-v5p": the file's stem and what --hardware takes
+  std::string description;               ///< "Google TPU v5p"
+  std::string source;                    ///< the file it came from (messages name it)
+  int64_t hbm_bytes = 0;                 ///< HBM per chip
+  double hbm_bandwidth = 0;              ///< bytes per second
+  double peak_flops_bf16 = 0;            ///< dense, per chip
+  std::optional<double> peak_flops_fp8;  ///< dense, per chip, where the chip has fp8 matmuls
+  int64_t chips_per_host = 1;            ///< TPU: 4; GPU: the node's GPUs (the fast domain)
   LinkDomain fast;
   LinkDomain network;
   /// Achievable fractions (each in (0, 1], with its source in the file): of the peak FLOP/s in large
