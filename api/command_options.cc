@@ -207,6 +207,7 @@ StatusOr<std::vector<Entry>> EntriesOf(const std::string& command) {
       e.push_back({"pattern", String([](CommandOptions& o) -> std::string& { return o.pattern; }, "pattern")});
     } else if (command == "validate") {
       e.push_back({"max_memory", String([](CommandOptions& o) -> std::string& { return o.max_memory; }, "max_memory")});
+      e.push_back({"hardware", String([](CommandOptions& o) -> std::string& { return o.hardware; }, "hardware")});
       AddRuntime(e);
       AddStepState(e);
     } else if (command == "memory") {
@@ -220,6 +221,8 @@ StatusOr<std::vector<Entry>> EntriesOf(const std::string& command) {
           {"memory_per_device",
            String([](CommandOptions& o) -> std::string& { return o.memory.memory_per_device; }, "memory_per_device")});
       e.push_back({"device", String([](CommandOptions& o) -> std::string& { return o.memory.device; }, "device")});
+      e.push_back(
+          {"hardware", String([](CommandOptions& o) -> std::string& { return o.memory.hardware; }, "hardware")});
     } else if (command == "export") {
       e.push_back({"to", String([](CommandOptions& o) -> std::string& { return o.to; }, "to")});
       e.push_back({"format", String([](CommandOptions& o) -> std::string& { return o.format; }, "format")});
@@ -251,6 +254,7 @@ ValidateOptions CommandOptions::Validate() const {
   ValidateOptions options;
   options.plan = plan;
   options.max_memory = max_memory;
+  options.hardware = hardware;
   options.activations = activations;
   options.step_state = memory;
   return options;

@@ -27,6 +27,7 @@ struct CommandOptions {
   ActivationOptions activations;
   MemoryOptions memory;
   std::string max_memory;            ///< validate
+  std::string hardware;              ///< validate (memory's is memory.hardware)
   bool provenance = false;           ///< resolve
   bool diff = false;                 ///< tree
   std::optional<int64_t> device;     ///< plan: a device index

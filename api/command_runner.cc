@@ -90,7 +90,7 @@ StatusOr<CommandOutput> RunMemory(const std::shared_ptr<const Model>& model, con
     out.findings_failed = true;
     return out;
   }
-  out.text = MemoryToJsonText(*result.report);
+  out.text = MemoryToJsonText(*result.report, result.hardware);
   out.findings_failed = !result.report->fits;
   return out;
 }

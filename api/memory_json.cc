@@ -14,14 +14,16 @@ std::string DeviceJson(const planner::DeviceMemory& d) {
 
 }  // namespace
 
-std::string MemoryToJsonText(const planner::MemoryReport& report) {
+std::string MemoryToJsonText(const planner::MemoryReport& report, const std::string& hardware) {
   std::string out = fmt::format("{{\n  \"mode\": \"{}\",\n  \"devices\": [\n", planner::MemoryModeName(report.mode));
   for (size_t i = 0; i < report.devices.size(); ++i) {
     out += "    " + DeviceJson(report.devices[i]) + (i + 1 < report.devices.size() ? ",\n" : "\n");
   }
-  out += fmt::format("  ],\n  \"worst\": {},\n  \"memory_per_device\": {},\n  \"fits\": {}\n}}\n",
-                     DeviceJson(report.devices[static_cast<size_t>(report.worst)]), report.memory_per_device,
-                     report.fits ? "true" : "false");
+  out += fmt::format("  ],\n  \"worst\": {},\n  \"memory_per_device\": {},\n",
+                     DeviceJson(report.devices[static_cast<size_t>(report.worst)]), report.memory_per_device);
+  if (!hardware.empty())
+    out += "  \"hardware\": " + Json(hardware).dump(-1, ' ', false, Json::error_handler_t::replace) + ",\n";
+  out += fmt::format("  \"fits\": {}\n}}\n", report.fits ? "true" : "false");
   return out;
 }
 

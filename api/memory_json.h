@@ -10,7 +10,9 @@
 
 namespace easyplan::api {
 
-std::string MemoryToJsonText(const planner::MemoryReport& report);
+/// `hardware`: the --hardware whose HBM is the budget ("tpu-v5p" or a file), written as "hardware"
+/// after "memory_per_device"; "" writes no such key (the output of --memory-per-device or --device).
+std::string MemoryToJsonText(const planner::MemoryReport& report, const std::string& hardware = "");
 
 }  // namespace easyplan::api
 

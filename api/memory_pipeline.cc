@@ -58,6 +58,11 @@ Status CheckMemoryOptions(const MemoryOptions& options) {
   if (!options.memory_per_device.empty() && !options.device.empty()) {
     return Status::BadInput({}, "--memory-per-device and --device both give the device memory: pass one");
   }
+  if (!options.hardware.empty() && !options.device.empty()) {
+    return Status::BadInput({}, "--hardware and --device both give the device memory: pass one",
+                            {"--hardware names a profile of schemas/hardware/ (its HBM is the budget); --device "
+                             "a device of schemas/devices.yaml"});
+  }
   return Status();
 }
 
@@ -67,6 +72,11 @@ StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options,
     if (bytes < 1) return Status::BadInput({}, "--memory-per-device must be more than 0 bytes");
     *label = options.memory_per_device;
     return bytes;
+  }
+  if (!options.hardware.empty()) {
+    EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* profile, model.Hardware(options.hardware));
+    *label = profile->name + " (" + HumanBytesBinary(profile->hbm_bytes) + " HBM)";
+    return profile->hbm_bytes;
   }
   if (options.device.empty()) {
     *label = "80GiB";
@@ -141,7 +151,8 @@ StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const P
     return Status::BadInput({}, "memory needs CONFIG: the activations and the KV cache come from the model's config");
   }
   EP_ASSIGN_OR_RETURN(planner::Plan built, inputs.Build());
-  MemoryResult result{std::move(inputs), std::move(built), std::nullopt, std::move(budget_label)};
+  MemoryResult result{std::move(inputs), std::move(built), std::nullopt, std::move(budget_label),
+                      options.memory_per_device.empty() ? options.hardware : std::string()};
   if (result.plan.HasErrors()) return result;
   EP_ASSIGN_OR_RETURN(result.report, BuildMemoryReport(result.inputs, result.plan, options, budget));
   return result;

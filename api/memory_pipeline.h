@@ -23,8 +23,8 @@ bool HasStepStateOptions(const MemoryOptions& options);
 /// The option checks that need no config.
 Status CheckMemoryOptions(const MemoryOptions& options);
 
-/// The budget of --memory-per-device, else of --device, else 80GiB; `label` receives how to show it
-/// ("80GiB", "h100-80g (80.0 GiB)").
+/// The budget of --memory-per-device, else the HBM of --hardware, else the memory of --device, else
+/// 80GiB; `label` receives how to show it ("80GiB", "h100-80g (80.0 GiB)", "tpu-v5p (95.0 GiB HBM)").
 StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options, std::string* label);
 
 /// The memory report of `plan` (built from `inputs`). REQUIRES: CheckMemoryOptions passed.
@@ -37,6 +37,7 @@ struct MemoryResult {
   planner::Plan plan;
   std::optional<planner::MemoryReport> report;  ///< nullopt when the plan has error findings
   std::string budget_label;                     ///< "80GiB", "h100-80g (80.0 GiB)"
+  std::string hardware;                         ///< --hardware as given when its HBM is the budget, else ""
 };
 
 /// The memory of `model` planned under `plan` for the step of `options`.

@@ -2,6 +2,7 @@
 
 #include "api/choices.h"
 #include "api/config_input.h"
+#include "api/hardware.h"
 #include "api/tree_source.h"
 #include "core/did_you_mean.h"
 #include "core/json_parse.h"
@@ -209,6 +210,12 @@ StatusOr<const std::vector<planner::DeviceKind>*> Model::DeviceKinds() const {
                         return planner::ParseDeviceTable(doc);
                       }));
   return kinds.get();
+}
+
+StatusOr<const planner::HardwareProfile*> Model::Hardware(const std::string& name_or_file) const {
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const planner::HardwareProfile> profile,
+                      hardware_.Get(name_or_file, [&] { return LoadHardwareProfile(env_, name_or_file); }));
+  return profile.get();  // owned by hardware_, which lives as long as the model
 }
 
 StatusOr<Model::LinksPtr> Model::Links(const TreeSpec& tree_spec, const TreePtr& tree,

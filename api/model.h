@@ -26,6 +26,7 @@
 #include "core/dtype.h"
 #include "core/param_tree.h"
 #include "planner/activation_table.h"
+#include "planner/hardware.h"
 #include "planner/memory.h"
 #include "planner/plan.h"
 #include "planner/tree_matches.h"
@@ -111,6 +112,9 @@ class Model {
   StatusOr<const planner::ActivationTable*> ActivationTable() const;
   /// schemas/devices.yaml: the named devices of `memory --device`.
   StatusOr<const std::vector<planner::DeviceKind>*> DeviceKinds() const;
+  /// `--hardware NAME|FILE` (api/hardware.h): a profile of schemas/hardware/, or a YAML file (a path
+  /// with '/' or ending in .yaml/.yml), loaded once per spelling and kept.
+  StatusOr<const planner::HardwareProfile*> Hardware(const std::string& name_or_file) const;
 
   /// How each tensor of `tree` is seen by `rule_set` when the two are in different layouts (EasyDeL
   /// rules on HF names); empty when they agree. BadInput when no mapping exists.
@@ -155,6 +159,7 @@ class Model {
   OnceMap<std::tuple<TreeKey, const rules::RuleSet*>, HeldMatches> matches_;
   OnceMap<int, planner::ActivationTable> activation_table_;
   OnceMap<int, std::vector<planner::DeviceKind>> device_kinds_;
+  OnceMap<std::string, planner::HardwareProfile> hardware_;
 };
 
 /// What `easyplan resolve` prints: the resolved config, or {"config", "provenance"} with `provenance`.

@@ -91,8 +91,9 @@ struct MemoryOptions {
   std::string grad_dtype;  ///< "" = each parameter's dtype
   std::string opt_state_dtype = "float32";
   bool master_weights = false;
-  std::string memory_per_device;  ///< "" = the device's, else 80GiB
+  std::string memory_per_device;  ///< "" = the hardware's or the device's, else 80GiB
   std::string device;             ///< a name of schemas/devices.yaml
+  std::string hardware;           ///< a profile of schemas/hardware/ or a profile file (api/hardware.h)
   std::string activation_dtype;   ///< "" = the config's torch_dtype, else bfloat16
 };
 

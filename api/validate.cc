@@ -14,8 +14,8 @@ namespace easyplan::api {
 namespace {
 
 /// Devices whose parameters alone exceed the budget: one finding, the worst device first.
-void AddBudgetFindings(const planner::Plan& plan, int64_t budget, const std::string& budget_text,
-                       std::vector<planner::Finding>& findings) {
+void AddBudgetFindings(const planner::Plan& plan, int64_t budget, const std::string& budget_flag,
+                       const std::string& budget_text, std::vector<planner::Finding>& findings) {
   int64_t over = 0;
   int64_t worst = -1;
   for (size_t d = 0; d < plan.device_bytes.size(); ++d) {
@@ -30,8 +30,8 @@ void AddBudgetFindings(const planner::Plan& plan, int64_t budget, const std::str
       .code = planner::FindingCode::kOverBudget,
       .severity = Severity::kError,
       .message =
-          fmt::format("device {} holds {} of parameters, over the --max-memory budget of {} by {}{}", worst,
-                      HumanBytes(bytes), budget_text, HumanBytes(bytes - budget),
+          fmt::format("device {} holds {} of parameters, over the {} budget of {} by {}{}", worst, HumanBytes(bytes),
+                      budget_flag, budget_text, HumanBytes(bytes - budget),
                       over > 1 ? fmt::format(" ({} of {} devices are over)", over, plan.device_bytes.size()) : ""),
       .count = 0,
       .notes = {"shard the largest replicated tensors (see `easyplan plan --format table`), or add devices to an "
@@ -41,8 +41,8 @@ void AddBudgetFindings(const planner::Plan& plan, int64_t budget, const std::str
 
 /// `validate --mode train|serve --batch B --seq S --max-memory M`: the device whose whole memory (see
 /// `easyplan memory`) is over the budget, the worst device first.
-void AddMemoryBudgetFinding(const planner::MemoryReport& report, const std::string& budget_text,
-                            std::vector<planner::Finding>& findings) {
+void AddMemoryBudgetFinding(const planner::MemoryReport& report, const std::string& budget_flag,
+                            const std::string& budget_text, std::vector<planner::Finding>& findings) {
   if (report.fits) return;
   int64_t over = 0;
   for (const planner::DeviceMemory& d : report.devices) over += d.total > report.memory_per_device;
@@ -52,11 +52,11 @@ void AddMemoryBudgetFinding(const planner::MemoryReport& report, const std::stri
       .severity = Severity::kError,
       .message = fmt::format(
           "device {} needs {} to {} (params {}, grads {}, optimizer {}, activations {}, kv cache {}, transient {}), "
-          "over the --max-memory budget of {} by {}{}",
+          "over the {} budget of {} by {}{}",
           w.id, HumanBytesBinary(w.total), report.mode == planner::MemoryMode::kTrain ? "train" : "serve",
           HumanBytesBinary(w.params), HumanBytesBinary(w.grads), HumanBytesBinary(w.optimizer),
-          HumanBytesBinary(w.activations), HumanBytesBinary(w.kv_cache), HumanBytesBinary(w.transient), budget_text,
-          HumanBytesBinary(w.total - report.memory_per_device),
+          HumanBytesBinary(w.activations), HumanBytesBinary(w.kv_cache), HumanBytesBinary(w.transient), budget_flag,
+          budget_text, HumanBytesBinary(w.total - report.memory_per_device),
           over > 1 ? fmt::format(" ({} of {} devices are over)", over, report.devices.size()) : ""),
       .count = 0,
       .notes = {"`easyplan memory` with the same options shows the breakdown of every device"}};
@@ -66,10 +66,12 @@ void AddMemoryBudgetFinding(const planner::MemoryReport& report, const std::stri
 }  // namespace
 
 Status CheckValidateOptions(const ValidateOptions& options) {
-  std::optional<int64_t> budget;
+  std::optional<int64_t> max_memory;
   if (!options.max_memory.empty()) {
-    EP_ASSIGN_OR_RETURN(budget, ParseByteSize(options.max_memory, "--max-memory"));
+    EP_ASSIGN_OR_RETURN(max_memory, ParseByteSize(options.max_memory, "--max-memory"));
   }
+  // --hardware without --max-memory budgets the profile's HBM (read with the config, in Validate).
+  const bool budget = max_memory.has_value() || !options.hardware.empty();
   const bool with_activations = !options.activations.mode.empty();
   // --mode serve is memory's serving mode: its activation findings are the prefill step's.
   const bool serve = options.activations.mode == "serve";
@@ -101,8 +103,14 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
   EP_RETURN_IF_ERROR(CheckValidateOptions(options));
   ValidateResult result;
   result.budget_text = options.max_memory;
+  std::string budget_flag = "--max-memory";
   if (!options.max_memory.empty()) {
     EP_ASSIGN_OR_RETURN(result.budget, ParseByteSize(options.max_memory, "--max-memory"));
+  } else if (!options.hardware.empty()) {
+    EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* profile, model->Hardware(options.hardware));
+    result.budget = profile->hbm_bytes;
+    result.budget_text = profile->name + " (" + HumanBytesBinary(profile->hbm_bytes) + " HBM)";
+    budget_flag = "--hardware";
   }
   const bool serve = options.activations.mode == "serve";
   ActivationOptions activations = options.activations;
@@ -114,7 +122,9 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
   EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build(/*keep_params=*/memory_budget));
   std::vector<planner::Finding>& findings = result.findings;
   findings = plan.findings;
-  if (result.budget && !memory_budget) AddBudgetFindings(plan, *result.budget, options.max_memory, findings);
+  if (result.budget && !memory_budget) {
+    AddBudgetFindings(plan, *result.budget, budget_flag, result.budget_text, findings);
+  }
   if (memory_budget) {
     MemoryOptions memory = options.step_state;
     memory.mode = serve ? "serve" : "train";
@@ -122,7 +132,7 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
     memory.seq = options.activations.seq;
     EP_RETURN_IF_ERROR(CheckMemoryOptions(memory));
     EP_ASSIGN_OR_RETURN(planner::MemoryReport report, BuildMemoryReport(inputs, plan, memory, *result.budget));
-    AddMemoryBudgetFinding(report, options.max_memory, findings);
+    AddMemoryBudgetFinding(report, budget_flag, result.budget_text, findings);
     result.worst_memory = report.devices[static_cast<size_t>(report.worst)];
     result.memory_mode = memory.mode;
   }

@@ -22,6 +22,7 @@ namespace easyplan::api {
 struct ValidateOptions {
   PlanOptions plan;
   std::string max_memory;         ///< "" = no budget
+  std::string hardware;           ///< without --max-memory: the HBM of this profile is the budget (api/hardware.h)
   ActivationOptions activations;  ///< --mode/--batch/--seq: add the activation findings of that mode
   MemoryOptions step_state;       ///< --optimizer, --max-length, ...: what the whole-memory budget counts
 };
@@ -38,8 +39,8 @@ struct ValidateResult {
   int64_t tensors = 0;
   Mesh mesh;
   DeviceSummary summary;                              ///< parameter bytes per device
-  std::optional<int64_t> budget;                      ///< --max-memory in bytes
-  std::string budget_text;                            ///< --max-memory as given
+  std::optional<int64_t> budget;                      ///< --max-memory (or --hardware's HBM) in bytes
+  std::string budget_text;                            ///< --max-memory as given, or "tpu-v5p (95.0 GiB HBM)"
   std::optional<planner::DeviceMemory> worst_memory;  ///< with a whole-memory budget: the worst device
   std::string memory_mode;                            ///< "train" or "serve" with a whole-memory budget
 };

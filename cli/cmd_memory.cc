@@ -114,7 +114,7 @@ StatusOr<int> RunMemory(const MemoryCommandFlags& flags, Context& ctx) {
   }
   const planner::MemoryReport& report = *result.report;
   const std::string text = flags.format == "json"
-                               ? api::MemoryToJsonText(report)
+                               ? api::MemoryToJsonText(report, result.hardware)
                                : MemoryTable(report, result.inputs, flags.memory, result.budget_label);
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return report.fits ? kExitOk : kExitFindings;

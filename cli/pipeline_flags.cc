@@ -59,8 +59,12 @@ void AddMemoryFlags(CLI::App* cmd, api::MemoryOptions& flags, bool mode_flag) {
   cmd->add_option("--seq", flags.seq, "tokens per sequence (required; serve: the prompt of one prefill step)");
   AddStepStateFlags(cmd, flags);
   cmd->add_option("--memory-per-device", flags.memory_per_device,
-                  "memory of one device, e.g. 80GiB (default: the --device's, else 80GiB)");
+                  "memory of one device, e.g. 80GiB (default: the --hardware's HBM, else the --device's, else "
+                  "80GiB)");
   cmd->add_option("--device", flags.device, "a named device, e.g. h100-80g, tpu-v5p-95g (schemas/devices.yaml)");
+  cmd->add_option("--hardware", flags.hardware,
+                  "an accelerator profile whose HBM is the budget: a name of schemas/hardware/ (tpu-v5p, "
+                  "h100-sxm, ...) or a profile YAML file");
 }
 
 void AddStepStateFlags(CLI::App* cmd, api::MemoryOptions& flags) {

@@ -1,0 +1,71 @@
+// --hardware NAME|FILE (api/hardware.h, Model::Hardware): built-in names, profile files, and the
+// messages of a name easyplan does not know.
+#include "api/hardware.h"
+
+#include <gtest/gtest.h>
+
+#include "api/model.h"
+#include "tests/test_util.h"
+
+namespace easyplan::api {
+namespace {
+
+TEST(HardwareLookupTest, NamesAreTheStemsOfTheBuiltInProfiles) {
+  const std::vector<std::string> names = HardwareNames(Environment::Real());
+  EXPECT_EQ(names, (std::vector<std::string>{"a100-80g", "b200", "h100-sxm", "h200", "mi300x", "tpu-v4", "tpu-v5e",
+                                             "tpu-v5p", "tpu-v6e"}));
+}
+
+TEST(HardwareLookupTest, APathOrAYamlSuffixMeansAFile) {
+  EXPECT_FALSE(IsHardwareFile("tpu-v5p"));
+  EXPECT_TRUE(IsHardwareFile("./tpu-v5p"));
+  EXPECT_TRUE(IsHardwareFile("gpu.yaml"));
+  EXPECT_TRUE(IsHardwareFile("gpu.yml"));
+}
+
+TEST(HardwareLookupTest, ABuiltInNameLoadsItsProfile) {
+  StatusOr<planner::HardwareProfile> profile = LoadHardwareProfile(Environment::Real(), "tpu-v5p");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  EXPECT_EQ(profile->name, "tpu-v5p");
+  EXPECT_EQ(profile->source, "schemas/hardware/tpu-v5p.yaml");
+  EXPECT_EQ(profile->hbm_bytes, int64_t{95} << 30);
+  EXPECT_EQ(profile->fast.torus, (std::vector<int64_t>{16, 16, 24}));
+}
+
+TEST(HardwareLookupTest, AFileIsNamedByItsStemAndErrorsNameTheFile) {
+  const std::string dir = testing::SourceDir() + "/tests/fixtures/hardware/";
+  StatusOr<planner::HardwareProfile> profile = LoadHardwareProfile(Environment::Real(), dir + "custom-gpu.yaml");
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  EXPECT_EQ(profile->name, "custom-gpu");
+  EXPECT_EQ(profile->hbm_bytes, int64_t{24} << 30);
+  StatusOr<planner::HardwareProfile> bad = LoadHardwareProfile(Environment::Real(), dir + "bad-efficiency.yaml");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().ToString().find("bad-efficiency.yaml:10:"), std::string::npos) << bad.status().ToString();
+  EXPECT_FALSE(LoadHardwareProfile(Environment::Real(), dir + "missing.yaml").ok());
+}
+
+TEST(HardwareLookupTest, UnknownNameSuggestsAVariantAndListsEveryName) {
+  StatusOr<planner::HardwareProfile> profile = LoadHardwareProfile(Environment::Real(), "h100");
+  ASSERT_FALSE(profile.ok());
+  const Status status = profile.status();
+  const Diag& diag = status.diag();
+  EXPECT_NE(diag.message.find("(did you mean 'h100-sxm'?)"), std::string::npos) << diag.message;
+  ASSERT_FALSE(diag.notes.empty());
+  EXPECT_NE(diag.notes[0].find("\"tpu-v6e\""), std::string::npos) << diag.notes[0];
+  EXPECT_NE(LoadHardwareProfile(Environment::Real(), "tpu-v5q").status().diag().message.find("did you mean"),
+            std::string::npos);
+}
+
+TEST(HardwareLookupTest, TheModelKeepsEachProfileAfterFirstUse) {
+  auto model = Model::Load(Environment::Real(), ConfigSource::None(), {});
+  ASSERT_TRUE(model.ok());
+  StatusOr<const planner::HardwareProfile*> first = (*model)->Hardware("h100-sxm");
+  StatusOr<const planner::HardwareProfile*> again = (*model)->Hardware("h100-sxm");
+  ASSERT_TRUE(first.ok() && again.ok()) << first.status().ToString();
+  EXPECT_EQ(*first, *again);
+  EXPECT_EQ((*first)->fast.kind, "nvlink");
+  EXPECT_FALSE((*model)->Hardware("h101-sxm").ok());
+}
+
+}  // namespace
+}  // namespace easyplan::api

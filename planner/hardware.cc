@@ -1,0 +1,223 @@
+#include "planner/hardware.h"
+
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "core/byte_size.h"
+#include "core/checked_math.h"
+#include "core/did_you_mean.h"
+#include "core/json_pointer.h"
+
+namespace easyplan::planner {
+namespace {
+
+// The keys of a profile file (docs/COST.md#hardware-profiles), one per HardwareProfile field.
+const std::vector<std::string>& TopKeys() {
+  static const std::vector<std::string> keys = {"description",    "hbm_bytes",      "hbm_bandwidth", "peak_flops_bf16",
+                                                "peak_flops_fp8", "chips_per_host", "fast",          "network",
+                                                "efficiency"};
+  return keys;
+}
+const std::vector<std::string>& LinkKeys() {
+  static const std::vector<std::string> keys = {"kind", "chips", "torus", "bandwidth", "latency"};
+  return keys;
+}
+const std::vector<std::string>& EfficiencyKeys() {
+  static const std::vector<std::string> keys = {"matmul", "link", "hbm"};
+  return keys;
+}
+// The link kinds the step-time model knows, per domain: a torus (ici) or a switch (the others).
+const std::vector<std::string>& FastKinds() {
+  static const std::vector<std::string> kinds = {"nvlink", "xgmi", "ici"};
+  return kinds;
+}
+const std::vector<std::string>& NetworkKinds() {
+  static const std::vector<std::string> kinds = {"infiniband", "roce", "dcn"};
+  return kinds;
+}
+
+/// Reads one profile document, every error at the file:line of the value it is about.
+class ProfileReader {
+ public:
+  explicit ProfileReader(const Document& doc) : doc_(doc) {}
+
+  Status Error(const std::string& pointer, std::string message, std::vector<std::string> notes = {}) const {
+    return Status::BadInput(doc_.Locate(pointer), std::move(message), std::move(notes));
+  }
+
+  /// `value` at `pointer` must be a mapping whose keys are all in `allowed`.
+  Status CheckMapping(const Json& value, const std::string& pointer, const std::vector<std::string>& allowed,
+                      std::string_view what) const {
+    if (!value.is_object()) {
+      return Error(pointer, "expected " + std::string(what) + " (a mapping), found " + Found(value));
+    }
+    for (const auto& [key, member] : value.items()) {
+      bool known = false;
+      for (const std::string& name : allowed) known = known || name == key;
+      if (known) continue;
+      std::string message = "unknown key '" + key + "'";
+      if (auto suggestion = SuggestClosest(key, allowed)) message += " (did you mean '" + *suggestion + "'?)";
+      return Error(PointerToMember(pointer, key), message,
+                   {"the keys of " + std::string(what) + " are " + JoinQuoted(allowed)});
+    }
+    return Status();
+  }
+
+  /// The member `key` of the mapping `object` (at `pointer`); BadInput when it is missing.
+  StatusOr<const Json*> Required(const Json& object, const std::string& pointer, const std::string& key,
+                                 std::string_view expected) const {
+    auto it = object.find(key);
+    if (it == object.end()) {
+      return Error(pointer, "missing key '" + key + "': expected " + std::string(expected));
+    }
+    return &*it;
+  }
+
+  /// A number greater than 0 (or, with `at_most_one`, in (0, 1]).
+  StatusOr<double> Positive(const Json& value, const std::string& pointer, std::string_view unit,
+                            bool at_most_one = false) const {
+    const std::string expected = at_most_one ? "a fraction in (0, 1]" : "a positive number of " + std::string(unit);
+    if (!value.is_number()) return Error(pointer, "expected " + expected + ", found " + Found(value));
+    const double number = value.get<double>();
+    if (!(number > 0) || (at_most_one && number > 1)) {
+      return Error(pointer, "expected " + expected + ", found " + JsonForMessage(value));
+    }
+    return number;
+  }
+
+  /// An integer at least `minimum`.
+  StatusOr<int64_t> Integer(const Json& value, const std::string& pointer, int64_t minimum,
+                            std::string_view what) const {
+    const std::string expected = "an integer " + std::string(what) + " of at least " + std::to_string(minimum);
+    if (!value.is_number_integer() ||
+        (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))) {
+      return Error(pointer, "expected " + expected + ", found " + Found(value));
+    }
+    const int64_t number = value.get<int64_t>();
+    if (number < minimum) return Error(pointer, "expected " + expected + ", found " + std::to_string(number));
+    return number;
+  }
+
+  /// Bytes: a byte-size string ("95GiB", core/byte_size.h) or an integer; more than 0.
+  StatusOr<int64_t> Bytes(const Json& value, const std::string& pointer) const {
+    if (value.is_string()) {
+      StatusOr<int64_t> bytes = ParseByteSize(value.get<std::string>(), pointer);
+      if (!bytes.ok()) {
+        return Error(pointer, "expected a byte size such as \"95GiB\" or \"80GB\", found " + JsonForMessage(value));
+      }
+      if (*bytes > 0) return *bytes;
+    } else if (value.is_number_integer() && !value.is_number_unsigned() && value.get<int64_t>() > 0) {
+      return value.get<int64_t>();
+    } else if (value.is_number_unsigned() && value.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) {
+      if (value.get<uint64_t>() > 0) return static_cast<int64_t>(value.get<uint64_t>());
+    }
+    return Error(pointer, "expected a positive byte size such as \"95GiB\" (or an integer), found " + Found(value));
+  }
+
+  /// A closed-vocabulary string.
+  StatusOr<std::string> Choice(const Json& value, const std::string& pointer,
+                               const std::vector<std::string>& choices) const {
+    if (!value.is_string()) return Error(pointer, "expected one of " + JoinQuoted(choices) + ", found " + Found(value));
+    std::string text = value.get<std::string>();
+    for (const std::string& choice : choices) {
+      if (choice == text) return text;
+    }
+    std::string message = "unknown link kind '" + text + "'";
+    if (auto suggestion = SuggestClosest(text, choices)) message += " (did you mean '" + *suggestion + "'?)";
+    return Error(pointer, message, {"expected one of " + JoinQuoted(choices)});
+  }
+
+  StatusOr<LinkDomain> Link(const Json& root, const std::string& key, bool fast) const {
+    const std::string pointer = PointerToMember("", key);
+    const std::string what = fast ? "the fast domain" : "the network between fast domains";
+    EP_ASSIGN_OR_RETURN(const Json* link, Required(root, "", key, what + " {kind, chips, bandwidth, latency}"));
+    EP_RETURN_IF_ERROR(CheckMapping(*link, pointer, LinkKeys(), what));
+    LinkDomain domain;
+    EP_ASSIGN_OR_RETURN(const Json* kind,
+                        Required(*link, pointer, "kind", "one of " + JoinQuoted(fast ? FastKinds() : NetworkKinds())));
+    EP_ASSIGN_OR_RETURN(domain.kind, Choice(*kind, pointer + "/kind", fast ? FastKinds() : NetworkKinds()));
+    if (auto chips = link->find("chips"); chips != link->end()) {
+      EP_ASSIGN_OR_RETURN(domain.chips, Integer(*chips, pointer + "/chips", 0, "count of chips"));
+    } else if (fast) {
+      return Error(pointer, "missing key 'chips': expected the chips the fast links join (8 for an HGX node)");
+    }
+    if (auto torus = link->find("torus"); torus != link->end()) {
+      const std::string torus_pointer = pointer + "/torus";
+      if (!torus->is_array() || torus->empty()) {
+        return Error(torus_pointer, "expected the torus dims as a list such as [16, 16, 16], found " + Found(*torus));
+      }
+      for (size_t i = 0; i < torus->size(); ++i) {
+        EP_ASSIGN_OR_RETURN(int64_t dim, Integer((*torus)[i], PointerToElement(torus_pointer, i), 1, "torus dim"));
+        domain.torus.push_back(dim);
+      }
+      // The chips of a torus slice are its dims' product: the two figures must tell the same story.
+      const std::optional<int64_t> product = CheckedProduct(domain.torus);
+      if (product != domain.chips) {
+        return Error(torus_pointer, "the torus dims multiply to " +
+                                        (product ? std::to_string(*product) : std::string("more than int64")) +
+                                        ", but 'chips' is " + std::to_string(domain.chips) +
+                                        ": expected them to agree");
+      }
+    }
+    EP_ASSIGN_OR_RETURN(const Json* bandwidth,
+                        Required(*link, pointer, "bandwidth", "bytes per second per chip and direction"));
+    EP_ASSIGN_OR_RETURN(domain.bandwidth, Positive(*bandwidth, pointer + "/bandwidth", "bytes per second"));
+    EP_ASSIGN_OR_RETURN(const Json* latency, Required(*link, pointer, "latency", "seconds per ring step"));
+    EP_ASSIGN_OR_RETURN(domain.latency, Positive(*latency, pointer + "/latency", "seconds"));
+    return domain;
+  }
+
+ private:
+  static std::string Found(const Json& value) {
+    return std::string(JsonTypeName(value)) + (value.is_null() ? "" : " " + JsonForMessage(value));
+  }
+
+  const Document& doc_;
+};
+
+}  // namespace
+
+StatusOr<HardwareProfile> ParseHardwareProfile(const Document& doc, const std::string& name) {
+  const ProfileReader reader(doc);
+  const Json& root = doc.root();
+  EP_RETURN_IF_ERROR(reader.CheckMapping(root, "", TopKeys(), "a hardware profile"));
+  HardwareProfile profile;
+  profile.name = name;
+  profile.source = doc.file();
+  if (auto description = root.find("description"); description != root.end()) {
+    if (!description->is_string()) {
+      return reader.Error("/description", "expected a string such as \"Google TPU v5p\", found " +
+                                              std::string(JsonTypeName(*description)));
+    }
+    profile.description = description->get<std::string>();
+  }
+  EP_ASSIGN_OR_RETURN(const Json* hbm, reader.Required(root, "", "hbm_bytes", "the HBM of one chip, e.g. 95GiB"));
+  EP_ASSIGN_OR_RETURN(profile.hbm_bytes, reader.Bytes(*hbm, "/hbm_bytes"));
+  EP_ASSIGN_OR_RETURN(const Json* hbm_bandwidth,
+                      reader.Required(root, "", "hbm_bandwidth", "bytes per second, e.g. 2765e9"));
+  EP_ASSIGN_OR_RETURN(profile.hbm_bandwidth, reader.Positive(*hbm_bandwidth, "/hbm_bandwidth", "bytes per second"));
+  EP_ASSIGN_OR_RETURN(const Json* bf16,
+                      reader.Required(root, "", "peak_flops_bf16", "dense FLOP per second, e.g. 459e12"));
+  EP_ASSIGN_OR_RETURN(profile.peak_flops_bf16, reader.Positive(*bf16, "/peak_flops_bf16", "FLOP per second"));
+  if (auto fp8 = root.find("peak_flops_fp8"); fp8 != root.end()) {
+    EP_ASSIGN_OR_RETURN(profile.peak_flops_fp8, reader.Positive(*fp8, "/peak_flops_fp8", "FLOP per second"));
+  }
+  EP_ASSIGN_OR_RETURN(const Json* per_host,
+                      reader.Required(root, "", "chips_per_host", "the chips one host drives (TPU 4 or 8, GPU 8)"));
+  EP_ASSIGN_OR_RETURN(profile.chips_per_host, reader.Integer(*per_host, "/chips_per_host", 1, "count of chips"));
+  EP_ASSIGN_OR_RETURN(profile.fast, reader.Link(root, "fast", /*fast=*/true));
+  EP_ASSIGN_OR_RETURN(profile.network, reader.Link(root, "network", /*fast=*/false));
+  EP_ASSIGN_OR_RETURN(const Json* efficiency,
+                      reader.Required(root, "", "efficiency", "the achievable fractions {matmul, link, hbm}"));
+  EP_RETURN_IF_ERROR(reader.CheckMapping(*efficiency, "/efficiency", EfficiencyKeys(), "the efficiencies"));
+  for (const auto& [key, field] : {std::pair<std::string, double*>{"matmul", &profile.matmul_efficiency},
+                                   std::pair<std::string, double*>{"link", &profile.link_efficiency},
+                                   std::pair<std::string, double*>{"hbm", &profile.hbm_efficiency}}) {
+    EP_ASSIGN_OR_RETURN(const Json* value, reader.Required(*efficiency, "/efficiency", key, "a fraction in (0, 1]"));
+    EP_ASSIGN_OR_RETURN(*field, reader.Positive(*value, "/efficiency/" + key, "", /*at_most_one=*/true));
+  }
+  return profile;
+}
+
+}  // namespace easyplan::planner

@@ -1,0 +1,224 @@
+// Hardware profiles (schemas/hardware/NAME.yaml, docs/COST.md#hardware-profiles): every embedded
+// profile parses and agrees with schemas/devices.yaml, a wrong field is named at its line, and the
+// validation runs (docs/cost_validation.yaml) are consistent with the profiles.
+#include "planner/hardware.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+
+#include "core/yaml_parse.h"
+#include "planner/memory.h"
+#include "schemas/data_source.h"
+#include "tests/test_util.h"
+
+namespace easyplan::planner {
+namespace {
+
+constexpr const char* kProfile = R"(description: "Test chip"
+hbm_bytes: 16GiB
+hbm_bandwidth: 819e9
+peak_flops_bf16: 197e12
+chips_per_host: 8
+fast: {kind: ici, chips: 256, torus: [16, 16], bandwidth: 9e10, latency: 1e-6}
+network: {kind: dcn, chips: 0, bandwidth: 3.125e9, latency: 14e-6}
+efficiency: {matmul: 0.99, link: 0.82, hbm: 0.94}
+)";
+
+StatusOr<HardwareProfile> Parse(const std::string& text) {
+  EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, "chip.yaml"));
+  return ParseHardwareProfile(doc, "chip");
+}
+
+/// kProfile with the line that starts with `prefix` replaced by `line`.
+std::string With(const std::string& prefix, const std::string& line) {
+  std::string text = kProfile;
+  const size_t at = text.find("\n" + prefix);
+  EXPECT_NE(at, std::string::npos) << prefix;
+  const size_t end = text.find('\n', at + 1);
+  return text.substr(0, at + 1) + line + text.substr(end);
+}
+
+std::string ErrorOf(const std::string& text) {
+  StatusOr<HardwareProfile> profile = Parse(text);
+  EXPECT_FALSE(profile.ok());
+  return profile.ok() ? std::string() : profile.status().ToString();
+}
+
+std::string Stem(const std::string& path) {
+  const std::string file = path.substr(path.rfind('/') + 1);
+  return file.substr(0, file.rfind('.'));
+}
+
+TEST(HardwareProfileTest, ReadsEveryFieldInSiUnits) {
+  StatusOr<HardwareProfile> profile = Parse(kProfile);
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  EXPECT_EQ(profile->name, "chip");
+  EXPECT_EQ(profile->source, "chip.yaml");
+  EXPECT_EQ(profile->description, "Test chip");
+  EXPECT_EQ(profile->hbm_bytes, int64_t{16} << 30);
+  EXPECT_DOUBLE_EQ(profile->hbm_bandwidth, 819e9);
+  EXPECT_DOUBLE_EQ(profile->peak_flops_bf16, 197e12);
+  EXPECT_FALSE(profile->peak_flops_fp8.has_value());
+  EXPECT_EQ(profile->chips_per_host, 8);
+  EXPECT_EQ(profile->fast.kind, "ici");
+  EXPECT_EQ(profile->fast.chips, 256);
+  EXPECT_EQ(profile->fast.torus, (std::vector<int64_t>{16, 16}));
+  EXPECT_DOUBLE_EQ(profile->fast.bandwidth, 9e10);
+  EXPECT_DOUBLE_EQ(profile->fast.latency, 1e-6);
+  EXPECT_EQ(profile->network.kind, "dcn");
+  EXPECT_EQ(profile->network.chips, 0);
+  EXPECT_TRUE(profile->network.torus.empty());
+  EXPECT_DOUBLE_EQ(profile->network.bandwidth, 3.125e9);
+  EXPECT_DOUBLE_EQ(profile->matmul_efficiency, 0.99);
+  EXPECT_DOUBLE_EQ(profile->link_efficiency, 0.82);
+  EXPECT_DOUBLE_EQ(profile->hbm_efficiency, 0.94);
+}
+
+TEST(HardwareProfileTest, Fp8PeakAndIntegerByteCountsAreAccepted) {
+  StatusOr<HardwareProfile> profile = Parse(With("hbm_bytes", "hbm_bytes: 17179869184\npeak_flops_fp8: 1979e12"));
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  EXPECT_EQ(profile->hbm_bytes, int64_t{16} << 30);
+  ASSERT_TRUE(profile->peak_flops_fp8.has_value());
+  EXPECT_DOUBLE_EQ(*profile->peak_flops_fp8, 1979e12);
+}
+
+TEST(HardwareProfileTest, UnknownKeyIsNamedAtItsLineWithDidYouMean) {
+  const std::string error = ErrorOf(With("hbm_bandwidth", "hbm_bandwith: 819e9"));
+  EXPECT_NE(error.find("chip.yaml:3:"), std::string::npos) << error;
+  EXPECT_NE(error.find("unknown key 'hbm_bandwith' (did you mean 'hbm_bandwidth'?)"), std::string::npos) << error;
+}
+
+TEST(HardwareProfileTest, UnknownNestedKeyNamesItsPath) {
+  const std::string error = ErrorOf(With("efficiency", "efficiency: {matmul: 0.9, link: 0.8, hmb: 0.9}"));
+  EXPECT_NE(error.find("/efficiency/hmb: unknown key 'hmb' (did you mean 'hbm'?)"), std::string::npos) << error;
+}
+
+TEST(HardwareProfileTest, NegativeBandwidthIsRejectedWithWhatWasExpected) {
+  const std::string error =
+      ErrorOf(With("fast", "fast: {kind: ici, chips: 256, torus: [16, 16], bandwidth: -9e10, latency: 1e-6}"));
+  EXPECT_NE(error.find("chip.yaml:6:"), std::string::npos) << error;
+  EXPECT_NE(error.find("/fast/bandwidth: expected a positive number of bytes per second, found -9"), std::string::npos)
+      << error;
+}
+
+TEST(HardwareProfileTest, EfficiencyMustBeAFractionUpToOne) {
+  EXPECT_NE(ErrorOf(With("efficiency", "efficiency: {matmul: 1.2, link: 0.8, hbm: 0.9}"))
+                .find("/efficiency/matmul: expected a fraction in (0, 1], found 1.2"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(With("efficiency", "efficiency: {matmul: 0.9, link: 0, hbm: 0.9}"))
+                .find("/efficiency/link: expected a fraction in (0, 1], found 0"),
+            std::string::npos);
+  StatusOr<HardwareProfile> one = Parse(With("efficiency", "efficiency: {matmul: 1, link: 1, hbm: 1}"));
+  EXPECT_TRUE(one.ok()) << one.status().ToString();
+}
+
+TEST(HardwareProfileTest, TorusDimsMustBePositiveAndMatchTheChips) {
+  EXPECT_NE(ErrorOf(With("fast", "fast: {kind: ici, chips: 256, torus: [16, 0], bandwidth: 9e10, latency: 1e-6}"))
+                .find("/fast/torus/1: expected an integer torus dim of at least 1, found 0"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(With("fast", "fast: {kind: ici, chips: 200, torus: [16, 16], bandwidth: 9e10, latency: 1e-6}"))
+                .find("the torus dims multiply to 256, but 'chips' is 200"),
+            std::string::npos);
+}
+
+TEST(HardwareProfileTest, ChipsMayNotBeNegative) {
+  EXPECT_NE(ErrorOf(With("network", "network: {kind: dcn, chips: -1, bandwidth: 3e9, latency: 1e-5}"))
+                .find("/network/chips: expected an integer count of chips of at least 0, found -1"),
+            std::string::npos);
+}
+
+TEST(HardwareProfileTest, LinkKindIsAClosedVocabularyWithDidYouMean) {
+  const std::string error = ErrorOf(With("network", "network: {kind: infiniband2, bandwidth: 5e10, latency: 1e-5}"));
+  EXPECT_NE(error.find("unknown link kind 'infiniband2' (did you mean 'infiniband'?)"), std::string::npos) << error;
+  // An ICI fast domain is not a network kind.
+  EXPECT_FALSE(Parse(With("network", "network: {kind: ici, bandwidth: 5e10, latency: 1e-5}")).ok());
+}
+
+TEST(HardwareProfileTest, MissingFieldIsNamedWithWhatItHolds) {
+  const std::string error = ErrorOf(With("hbm_bytes", "# no hbm_bytes"));
+  EXPECT_NE(error.find("missing key 'hbm_bytes'"), std::string::npos) << error;
+  EXPECT_NE(ErrorOf(With("hbm_bytes", "hbm_bytes: 16G")).find("expected a byte size"), std::string::npos);
+}
+
+TEST(HardwareProfileTest, EveryEmbeddedProfileParses) {
+  const schemas::DataSource data = schemas::DataSource::Embedded();
+  const std::vector<std::string> files = data.List("schemas/hardware");
+  std::vector<std::string> names;
+  for (const std::string& file : files) {
+    StatusOr<Document> doc = data.ReadDocument(file);
+    ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+    StatusOr<HardwareProfile> profile = ParseHardwareProfile(*doc, Stem(file));
+    ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+    EXPECT_FALSE(profile->description.empty()) << file;
+    EXPECT_GT(profile->fast.chips, 1) << file;
+    names.push_back(profile->name);
+  }
+  for (const char* expected :
+       {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "h100-sxm", "h200", "a100-80g", "b200", "mi300x"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
+  }
+}
+
+TEST(HardwareProfileTest, EmbeddedHbmEqualsTheNamedDeviceOfDevicesYaml) {
+  const schemas::DataSource data = schemas::DataSource::Embedded();
+  StatusOr<Document> devices_doc = data.ReadDocument("schemas/devices.yaml");
+  ASSERT_TRUE(devices_doc.ok());
+  StatusOr<std::vector<DeviceKind>> devices = ParseDeviceTable(*devices_doc);
+  ASSERT_TRUE(devices.ok()) << devices.status().ToString();
+  // The devices.yaml entry of the same part. b200 has none on purpose: devices.yaml's b200-192g is the
+  // physical HBM, the profile the 180 GiB an HGX B200 process can use (schemas/hardware/b200.yaml).
+  const std::map<std::string, std::string> same_part = {
+      {"tpu-v4", "tpu-v4-32g"}, {"tpu-v5e", "tpu-v5e-16g"}, {"tpu-v5p", "tpu-v5p-95g"}, {"tpu-v6e", "tpu-v6e-32g"},
+      {"h100-sxm", "h100-80g"}, {"h200", "h200-141g"},      {"a100-80g", "a100-80g"},   {"mi300x", "mi300x-192g"}};
+  for (const auto& [profile_name, device_name] : same_part) {
+    StatusOr<Document> doc = data.ReadDocument("schemas/hardware/" + profile_name + ".yaml");
+    ASSERT_TRUE(doc.ok()) << profile_name;
+    StatusOr<HardwareProfile> profile = ParseHardwareProfile(*doc, profile_name);
+    ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+    int64_t device_bytes = -1;
+    for (const DeviceKind& kind : *devices) {
+      if (kind.name == device_name) device_bytes = kind.bytes;
+    }
+    EXPECT_EQ(profile->hbm_bytes, device_bytes) << profile_name << " vs " << device_name;
+  }
+}
+
+// docs/cost_validation.yaml, the published runs the step-time model is checked against: each names a
+// built-in profile, a mesh of its chip count whose network factors divide their axes, and a config file
+// that exists.
+TEST(CostValidationDataTest, RunsNameProfilesMeshesAndConfigsThatExist) {
+  StatusOr<Document> doc =
+      ParseYamlDocument(testing::ReadTestFile("docs/cost_validation.yaml"), "docs/cost_validation.yaml");
+  ASSERT_TRUE(doc.ok()) << doc.status().ToString();
+  const Json& runs = doc->root()["runs"];
+  ASSERT_TRUE(runs.is_array());
+  EXPECT_GE(runs.size(), 8u);
+  const schemas::DataSource data = schemas::DataSource::Embedded();
+  std::set<std::string> ids;
+  for (const Json& run : runs) {
+    const std::string id = run["id"].get<std::string>();
+    EXPECT_TRUE(ids.insert(id).second) << "duplicate id " << id;
+    EXPECT_TRUE(data.Read("schemas/hardware/" + run["hardware"].get<std::string>() + ".yaml").ok()) << id;
+    int64_t devices = 1;
+    for (const auto& [axis, size] : run["mesh"].items()) devices *= size.get<int64_t>();
+    EXPECT_EQ(devices, run["chips"].get<int64_t>()) << id;
+    for (const auto& [axis, factor] : run["dcn"].items()) {
+      ASSERT_TRUE(run["mesh"].contains(axis)) << id << " dcn axis " << axis;
+      EXPECT_EQ(run["mesh"][axis].get<int64_t>() % factor.get<int64_t>(), 0) << id << " dcn axis " << axis;
+    }
+    for (const char* key : {"global_batch", "seq", "published", "source", "layout_confidence"}) {
+      EXPECT_TRUE(run.contains(key)) << id << " has no " << key;
+    }
+    const Json& config = run["model"]["config"];
+    if (config.is_string()) {
+      EXPECT_TRUE(std::filesystem::exists(testing::SourceDir() + "/" + config.get<std::string>())) << id;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace easyplan::planner

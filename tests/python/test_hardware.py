@@ -1,0 +1,48 @@
+"""--hardware from Python: memory(..., hardware=NAME) and validate(..., hardware=...) return what the CLI
+prints with --format json, and an unknown name fails as the CLI does (docs/COST.md#hardware-profiles)."""
+import pytest
+
+import easyplan
+from conftest import EXAMPLES, run_cli
+
+LLAMA = EXAMPLES / "llama-3.1-8b"
+MESH = "dp=1,fsdp=8,ep=1,tp=1,sp=1"
+
+
+@pytest.mark.parametrize("hardware", ["h100-sxm", "tpu-v5p", "tests/fixtures/hardware/custom-gpu.yaml"])
+def test_memory_with_hardware_matches_the_cli(hardware):
+    expected, code = run_cli("memory", LLAMA, "--mesh", MESH, "--mode", "train", "--batch", 8, "--seq", 4096,
+                             "--hardware", hardware, "--format", "json")
+    assert code in (0, 1)
+    got = easyplan.memory(LLAMA, mesh=MESH, mode="train", batch=8, seq=4096, hardware=hardware)
+    assert got == expected
+    assert got["hardware"] == hardware
+
+
+def test_memory_of_h100_sxm_budgets_its_80_gib():
+    got = easyplan.memory(LLAMA, mesh=MESH, mode="serve", batch=1, seq=1024, hardware="h100-sxm")
+    assert got["memory_per_device"] == 80 * 2**30
+    assert got["fits"]
+
+
+def test_memory_per_device_overrides_the_hardware_budget():
+    got = easyplan.memory(LLAMA, mesh=MESH, mode="serve", batch=1, seq=1024, hardware="h100-sxm",
+                          memory_per_device="40GiB")
+    assert got["memory_per_device"] == 40 * 2**30
+    assert "hardware" not in got
+
+
+def test_validate_with_hardware_matches_the_cli():
+    expected, code = run_cli("validate", LLAMA, "--mesh", MESH, "--mode", "train", "--batch", 8, "--seq", 4096,
+                             "--hardware", "tpu-v5e", "--format", "json")
+    assert code == 1
+    got = easyplan.validate(LLAMA, mesh=MESH, mode="train", batch=8, seq=4096, hardware="tpu-v5e")
+    assert got == expected
+    assert any(f["code"] == "over-budget" and "--hardware budget of tpu-v5e" in f["message"]
+               for f in got["findings"])
+
+
+def test_unknown_hardware_suggests_the_closest_profile():
+    with pytest.raises(easyplan.BadInputError) as raised:
+        easyplan.memory(LLAMA, mesh=MESH, mode="train", batch=8, seq=4096, hardware="h100")
+    assert "did you mean 'h100-sxm'" in str(raised.value)
