@@ -66,10 +66,7 @@ StatusOr<schemas::NumericCheckSpec> NumericCheckOf(const PlanInputs& full, const
 StatusOr<NumericSetup> SetUpNumeric(const CheckOptions& flags, const PlanInputs& full, const planner::Plan& full_plan) {
   if (!full.has_config())
     return Status::BadInput({}, "the numeric check needs CONFIG (use --level layout with --tree)");
-  auto model_type_it = full.config().find("model_type");
-  const std::string model_type =
-      model_type_it != full.config().end() && model_type_it->is_string() ? model_type_it->get<std::string>() : "";
-  EP_ASSIGN_OR_RETURN(const schemas::NumericCheckSpec spec, NumericCheckOf(full, model_type));
+  EP_ASSIGN_OR_RETURN(const schemas::NumericCheckSpec spec, NumericCheckOf(full, full.model->model_type()));
   if (full.mesh.NumDevices() > flags.max_numeric_devices) {
     return Status::BadInput({},
                             fmt::format("the numeric check simulates at most {} devices; the mesh has {} ({})",

@@ -32,7 +32,6 @@ StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, ExportO
   if (format.info->hf_names && !options.layout_given && options.plan.tree.empty() && !options.plan.given_tree) {
     options.plan.layout = "hf";
   }
-  EP_RETURN_IF_ERROR(CheckPlanOptions(options.plan, model->has_config()));
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
   EP_RETURN_IF_ERROR(planner::CheckExportTree(*format.info, *inputs.tree));
   ExportResult result;

@@ -133,11 +133,6 @@ StatusOr<const schemas::TreeTemplate*> Model::TreeTemplate() const {
                            "for another model, dump its tree as JSON and pass --tree FILE.json"});
 }
 
-std::vector<std::string> Model::TreeNames() const {
-  std::lock_guard<std::mutex> lock(data_mutex_);
-  return schemas_.TreeNames();
-}
-
 StatusOr<Model::TreePtr> Model::Tree(const TreeSpec& spec) const {
   if (spec.source == TreeSpec::Source::kGiven) {
     if (!spec.given) return Status::Internal("Model::Tree: a given tree without the tree");

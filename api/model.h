@@ -3,9 +3,9 @@
 
 // One model, resolved once, with every stage a pipeline builds from it computed on first use and
 // kept: the parameter tree per source, layout and dtype; the rule set; the links that carry
-// EasyDeL rules onto HF names; the presets, logical dims and activation table. Planning the same model
-// and the rule matches per tree and rule set. Planning the same model on another mesh therefore
-// repeats only the mesh-dependent work (planner::LayOutPlan).
+// EasyDeL rules onto HF names; the rule matches per tree and rule set; the presets, logical dims and
+// activation table. Planning the same model on another mesh therefore repeats only the mesh-dependent
+// work (planner::LayOutPlan).
 //
 // Thread safety: a Model is immutable after Load; every const member function may be called from
 // many threads at once. Each stage is computed by the first caller that needs it while the others
@@ -97,8 +97,6 @@ class Model {
   StatusOr<TreePtr> Tree(const TreeSpec& spec) const;
   /// The family's tree template; BadInput (with a did-you-mean and --tree) when it has none.
   StatusOr<const schemas::TreeTemplate*> TreeTemplate() const;
-  /// Every model_type with a tree template.
-  std::vector<std::string> TreeNames() const;
 
   /// Every family name with a schema.
   std::vector<std::string> FamilyNames() const;

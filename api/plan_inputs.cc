@@ -146,10 +146,7 @@ StatusOr<PlanInputs> LoadPlanInputs(const Environment& env, const PlanOptions& o
 }
 
 StatusOr<PlanInputs> PreparePlan(const std::shared_ptr<const Model>& model, const PlanOptions& options) {
-  EP_RETURN_IF_ERROR(CheckChoice("--layout", options.layout, {"easydel", "hf"}));
-  if (!model->has_config() && options.tree.empty() && !options.given_tree) {
-    return Status::BadInput({}, "CONFIG is required (or --tree FILE.json with --rules FILE and --mesh)");
-  }
+  EP_RETURN_IF_ERROR(CheckPlanOptions(options, model->has_config()));
   PlanInputs inputs;
   inputs.model = model;
   EP_ASSIGN_OR_RETURN(inputs.uneven, ParseUneven(options.uneven));

@@ -52,7 +52,8 @@ Status CheckPlanOptions(const PlanOptions& options, bool has_config);
 StatusOr<std::shared_ptr<const Model>> LoadModel(const Environment& env, const ConfigOptions& options,
                                                  std::vector<Diag>* diags);
 
-/// The inputs of a plan of `model` under `options` (options.config is ignored: the model has it).
+/// The inputs of a plan of `model` under `options` (options.config is ignored: the model has it),
+/// after CheckPlanOptions against the model.
 StatusOr<PlanInputs> PreparePlan(const std::shared_ptr<const Model>& model, const PlanOptions& options);
 
 /// CheckPlanOptions, LoadModel and PreparePlan, in that order (the CLI's plan commands).

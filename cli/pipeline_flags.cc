@@ -22,15 +22,6 @@ void AddPlanFlags(CLI::App* cmd, api::PlanOptions& flags) {
   cmd->add_option("--max-rules", flags.max_rules, "refuse rule files with more rules than this (default 100000)");
 }
 
-StatusOr<api::PlanInputs> LoadPlanInputs(Context& ctx, const api::PlanOptions& options) {
-  std::vector<Diag> diags;
-  EP_RETURN_IF_ERROR(api::CheckPlanOptions(options));
-  StatusOr<std::shared_ptr<const api::Model>> model = api::LoadModel(EnvironmentOf(ctx), options.config, &diags);
-  PrintDiags(ctx, diags);
-  if (!model.ok()) return model.status();
-  return api::PreparePlan(*model, options);
-}
-
 void AddActivationFlags(CLI::App* cmd, api::ActivationOptions& flags, bool full) {
   cmd->add_option("--mode", flags.mode,
                   full ? "runtime mode: train (default), prefill, decode or insert"

@@ -17,9 +17,6 @@ namespace easyplan::cli {
 /// Registers CONFIG, the resolve flags and the plan flags on `cmd`.
 void AddPlanFlags(CLI::App* cmd, api::PlanOptions& flags);
 
-/// api::LoadPlanInputs with the resolver's warnings printed to ctx.err.
-StatusOr<api::PlanInputs> LoadPlanInputs(Context& ctx, const api::PlanOptions& options);
-
 /// Registers --mode, --batch, --seq (all commands) and, when `full`, --layout, --qkv-mni,
 /// --softmax-aux-ndim, --dtype, --kernel, --cache, --page-size, --num-pages and --cache-version
 /// (`activations`).

@@ -30,7 +30,9 @@ StatusOr<DryRunReport> DryRunForward(const ModelDesc& model, const planner::Plan
   report.repeats = model.layers - run.layers;
   report.repeated_scope = fmt::format("layer {}", run.layers - 1);
 
-  std::unordered_map<std::string, DistTensor> params;
+  // Every parameter is checked now; a tensor is placed when the forward first asks for it, so the
+  // layers that are not run cost nothing. An even layout gives every device its shard shape.
+  std::unordered_map<std::string, const planner::ParamPlan*> by_name;
   for (const planner::ParamPlan& p : plan.params) {
     const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
     if (tensor.role != TensorRole::kParameter) continue;
@@ -39,27 +41,34 @@ StatusOr<DryRunReport> DryRunForward(const ModelDesc& model, const planner::Plan
       return Status::BadInput({}, tensor.name + ": the step-time model needs an even layout (" +
                                       p.effective.ToString() + " on " + tensor.shape.ToString() + ")");
     }
-    EP_ASSIGN_OR_RETURN(DistSpec spec, SpecFromPartition(p.effective, tensor.shape.rank(), mesh));
-    DistTensor placed{Dims(tensor.shape.dims().begin(), tensor.shape.dims().end()), spec, {}};
-    placed.parameter = true;
-    placed.local.reserve(static_cast<size_t>(geo.devices()));
-    for (int64_t d = 0; d < geo.devices(); ++d) {
-      Dims extent;
-      for (const planner::Range& r : group.layout.SliceOf(d)) extent.push_back(r.second - r.first);
-      placed.local.push_back(HostTensor::Meta(std::move(extent)));
-    }
-    params.emplace(tensor.name, std::move(placed));
+    EP_RETURN_IF_ERROR(SpecFromPartition(p.effective, tensor.shape.rank(), mesh).status());
+    by_name.emplace(tensor.name, &p);
   }
+  std::unordered_map<std::string, DistTensor> params;
+  auto place = [&](const planner::ParamPlan& p) {
+    const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
+    const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
+    DistTensor placed{Dims(tensor.shape.dims().begin(), tensor.shape.dims().end()),
+                      *SpecFromPartition(p.effective, tensor.shape.rank(), mesh),
+                      {}};
+    placed.parameter = true;
+    const Shape& shard = group.layout.shard_shape();
+    placed.local.assign(static_cast<size_t>(geo.devices()),
+                        HostTensor::Meta(Dims(shard.dims().begin(), shard.dims().end())));
+    return placed;
+  };
 
   const DistSpec ids_spec = ActivationSpec(mesh, {model.batch_axes, model.sequence_axes});
   if (!EvenlyDivisible({model.batch, model.seq}, ids_spec, geo)) {
     return Status::BadInput({}, fmt::format("batch {} x sequence {} is not divisible by the activation layout {}",
                                             model.batch, model.seq, ids_spec.ToString(mesh)));
   }
-  const ParamLookup lookup = [&params](const std::string& name) -> const DistTensor& {
-    auto it = params.find(name);
-    EP_CHECK(it != params.end(), "the model needs tensor '" + name + "', which the tree lacks");
-    return it->second;
+  const ParamLookup lookup = [&](const std::string& name) -> const DistTensor& {
+    auto placed = params.find(name);
+    if (placed != params.end()) return placed->second;
+    auto it = by_name.find(name);
+    EP_CHECK(it != by_name.end(), "the model needs tensor '" + name + "', which the tree lacks");
+    return params.emplace(name, place(*it->second)).first->second;
   };
   Collectives comm(geo, model.bytes_per_element, &report.comm, Injection::kNone);
   Spmd spmd(comm);

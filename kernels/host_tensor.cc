@@ -21,10 +21,6 @@ HostTensor HostTensor::Meta(Dims dims) {
   return t;
 }
 
-HostTensor HostTensor::Make(Dims dims, bool meta, double fill) {
-  return meta ? Meta(std::move(dims)) : HostTensor(std::move(dims), fill);
-}
-
 Dims HostTensor::Strides() const {
   Dims strides(shape.size(), 1);
   for (size_t k = shape.size(); k-- > 1;) strides[k - 1] = strides[k] * shape[k];

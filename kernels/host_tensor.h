@@ -30,8 +30,6 @@ struct HostTensor {
   explicit HostTensor(Dims dims, double fill = 0.0);
   /// A shape-only tensor.
   static HostTensor Meta(Dims dims);
-  /// A tensor of `dims` filled with `fill`, or shape-only when `meta`.
-  static HostTensor Make(Dims dims, bool meta, double fill = 0.0);
   int rank() const { return static_cast<int>(shape.size()); }
   int64_t size() const { return meta ? NumElements(shape) : static_cast<int64_t>(data.size()); }
   /// Row-major strides.

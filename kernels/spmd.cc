@@ -269,27 +269,26 @@ DistTensor Spmd::Dot(const DistTensor& lhs, const DistTensor& rhs, const DotDims
   }
   std::sort(out.spec.partial.begin(), out.spec.partial.end());
   out.local.reserve(x.local.size());
+  for (size_t dev = 0; dev < x.local.size(); ++dev) out.local.push_back(kernels::Dot(x.local[dev], y.local[dev], dims));
+  if (matmuls_ != nullptr) LogMatmul(x, y, out, dims, why);
+  return Track(std::move(out));
+}
+
+void Spmd::LogMatmul(const DistTensor& x, const DistTensor& y, const DistTensor& out, const DotDims& dims,
+                     const std::string& why) {
   MatmulRecord record{comm_.scope(), why};
-  std::vector<int64_t>* scope_flops = nullptr;
-  if (matmuls_ != nullptr) {
-    matmuls_->flops.resize(x.local.size(), 0);
-    scope_flops = &matmuls_->scope_flops[record.scope];
-    scope_flops->resize(x.local.size(), 0);
-  }
+  std::vector<int64_t>& scope_flops = matmuls_->scope_flops[record.scope];
+  scope_flops.resize(x.local.size(), 0);
   for (size_t dev = 0; dev < x.local.size(); ++dev) {
-    out.local.push_back(kernels::Dot(x.local[dev], y.local[dev], dims));
-    if (matmuls_ == nullptr) continue;
-    const int64_t flops = DotFlops(x.local[dev], dims, out.local.back());
-    matmuls_->flops[dev] += flops;
-    (*scope_flops)[dev] += flops;
+    const int64_t flops = DotFlops(x.local[dev], dims, out.local[dev]);
+    scope_flops[dev] += flops;
     if (dev == 0 || flops > record.flops) {
       record.flops = flops;
-      record.elements = x.local[dev].size() + y.local[dev].size() + out.local.back().size();
+      record.elements = x.local[dev].size() + y.local[dev].size() + out.local[dev].size();
       record.device = static_cast<int64_t>(dev);
     }
   }
-  if (matmuls_ != nullptr) matmuls_->records.push_back(std::move(record));
-  return Track(std::move(out));
+  matmuls_->records.push_back(std::move(record));
 }
 
 DistTensor Spmd::Map(DistTensor t, const std::function<double(double)>& f) {

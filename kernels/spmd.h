@@ -40,7 +40,6 @@ struct MatmulRecord {
 
 struct MatmulLog {
   std::vector<MatmulRecord> records;
-  std::vector<int64_t> flops;                               ///< per device, every Dot
   std::map<std::string, std::vector<int64_t>> scope_flops;  ///< per scope, per device
 };
 
@@ -111,6 +110,9 @@ class Spmd {
 
  private:
   DistTensor LocalSlice(DistTensor t, int dim, const std::vector<int>& axes) const;
+  /// Records a Dot's per-device FLOPs and its busiest device in matmuls_ (set).
+  void LogMatmul(const DistTensor& x, const DistTensor& y, const DistTensor& out, const DotDims& dims,
+                 const std::string& why);
 
   // Ops call one another (Softmax reduces, Dot reshards its operands): only the outermost op's result
   // is something the model holds, so only it is charged; gathered operands inside a Dot are transient.

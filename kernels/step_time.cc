@@ -95,9 +95,9 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   const double hbm_rate = hw.hbm_bandwidth * hw.hbm_efficiency;
   for (const MatmulRecord& m : run.matmuls.records) {
     double flops = static_cast<double>(m.flops);
-    double bytes = static_cast<double>(m.elements * options.bytes_per_element);
-    if (IsExpertMatmul(m.op) && options.experts > 0 && options.top_k > 0) {
-      const double routed = static_cast<double>(options.top_k) / static_cast<double>(options.experts);
+    double bytes = static_cast<double>(m.elements * model.bytes_per_element);
+    if (IsExpertMatmul(m.op) && model.experts > 0 && model.top_k > 0) {
+      const double routed = static_cast<double>(model.top_k) / static_cast<double>(model.experts);
       flops *= routed;
       bytes *= routed;
     }

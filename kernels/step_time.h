@@ -37,8 +37,6 @@ struct StepOptions {
   StepMode mode = StepMode::kTrain;
   planner::CheckpointPolicy remat = planner::CheckpointPolicy::kNone;
   int64_t microbatches = 1;            ///< gradient accumulation steps per optimizer step (train)
-  int64_t experts = 0, top_k = 0;      ///< MoE routing (0: dense)
-  int64_t bytes_per_element = 2;       ///< activation and matmul operand dtype
   int64_t grad_bytes_per_element = 4;  ///< the gradient dtype of the all-reduce (float32 by default)
   bool flash_attention = true;         ///< attention scores stay on chip: their matmuls are compute-bound
 };

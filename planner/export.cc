@@ -1,6 +1,7 @@
 #include "planner/export.h"
 
 #include "core/did_you_mean.h"
+#include "planner/expert_mesh.h"
 #include "planner/export_dtensor.h"
 #include "planner/export_hlo.h"
 #include "planner/export_jax.h"
@@ -91,7 +92,7 @@ StatusOr<std::string> ExportPlan(std::string_view format_name, const ExportInput
     case ExportFormat::kTorch:
       return TorchExport(plan, tree);
     case ExportFormat::kHfTpPlan:
-      return HfTpPlanExport(plan, tree, TensorParallelAxisOf(*inputs.config));
+      return HfTpPlanExport(plan, tree, ParallelAxisNamesOf(*inputs.config).tp);
     case ExportFormat::kPlanJson:
       if (!inputs.plan_json) return Status::Internal("ExportPlan: --to json needs the plan's JSON writer");
       return inputs.plan_json();

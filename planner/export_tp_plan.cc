@@ -258,15 +258,6 @@ TpPlanExport DeriveTpPlan(const std::vector<TpTensor>& tensors, const Mesh& mesh
   return out;
 }
 
-std::string TensorParallelAxisOf(const Json& config) {
-  auto axis = config.find("partition_axis");
-  if (axis != config.end() && axis->is_object()) {
-    auto tp = axis->find("tensor_parallel_axis");
-    if (tp != axis->end() && tp->is_string()) return tp->get<std::string>();
-  }
-  return "tp";
-}
-
 std::string HfTpPlanExport(const Plan& plan, const ParamTree& tree, const std::string& tp_axis) {
   std::vector<TpTensor> tensors;
   tensors.reserve(plan.params.size());

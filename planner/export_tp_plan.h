@@ -74,9 +74,6 @@ std::string ReplaceLayerNumberByWildcard(std::string_view name);
 /// of size 1 gives an empty plan. Output order: first appearance in `tensors`.
 TpPlanExport DeriveTpPlan(const std::vector<TpTensor>& tensors, const Mesh& mesh, const std::string& tp_axis);
 
-/// The config's partition_axis.tensor_parallel_axis, else "tp" (EasyDeL's default).
-std::string TensorParallelAxisOf(const Json& config);
-
 /// The `--to hf-tp-plan` artifact: DeriveTpPlan over the plan's tensors (`tree` in the HF layout) as
 /// JSON: {"tp_axis", "tp_size", "base_model_tp_plan", "tp_plan", "unmapped": [{"name", "tensors",
 /// "reason"}], "sharded_by_other_axes": [{"name", "tensors", "axes"}]}. REQUIRES: the plan kept its params.

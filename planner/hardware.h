@@ -1,7 +1,7 @@
 #ifndef EASYPLAN_PLANNER_HARDWARE_H_
 #define EASYPLAN_PLANNER_HARDWARE_H_
 
-// An accelerator as the step-time model (planner/cost.h) and the memory budget see it: one profile
+// An accelerator as the step-time model (kernels/step_time.h) and the memory budget see it: one profile
 // per chip under schemas/hardware/NAME.yaml, every figure with its source in the file. Units are SI
 // base units throughout (bytes, bytes per second, FLOP per second, seconds) so no figure carries a
 // hidden scale; bandwidths are per chip and per direction, the figure a ring collective's step uses.

@@ -14,6 +14,9 @@ EASYPLAN_PACKAGES=(
   # tests/cli/export_python_test compiles the exported JAX module; the Python module (api/python) is
   # built with pybind11 for Debian's python3 and tested with its pytest.
   python3 python3-dev pybind11-dev python3-pytest python3-numpy
+  # The .deb (cmake/package.cmake, tests/install/deb-package): dpkg-shlibdeps fills its Depends, and
+  # CPack's DEB generator runs `file` on what it packs.
+  dpkg-dev file
 )
 # The sanitized build (scripts/test --sanitize, scripts/fuzz): clang and its runtime libraries
 # (libFuzzer, ASan, UBSan).

@@ -6,7 +6,7 @@ equal to the command's ``--format json`` output::
 
     import easyplan
     plan = easyplan.plan("examples/llama-3.1-8b", mesh="dp=1,fsdp=4,ep=1,tp=2,sp=1")
-    plan.specs["model/embed_tokens/embedding"]      # ('tp', ('fsdp', 'sp'))
+    plan.specs["model/embed_tokens/embedding"]      # (('fsdp', 'sp'), 'tp')
     plan.to_dict() == json.loads(`easyplan plan ... --format json`)
 
 ``config`` is a path (a config.json or a directory holding one), a ``dict`` (for example
