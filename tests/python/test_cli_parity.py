@@ -12,7 +12,7 @@ MODELS = corpus_models()
 
 
 def test_the_corpus_is_read_when_it_is_there():
-    # Like the C++ conformance tests: the corpus is optional (a clone has no ../shared), but a corpus
+    # Like the C++ conformance tests: the corpus is optional (a clone may lack it), but a corpus
     # folder that exists and yields no model means the tests silently stopped reading it.
     corpus = os.environ.get("EASYPLAN_CORPUS_DIR", "")
     if corpus and os.path.isdir(corpus):
