@@ -11,6 +11,7 @@
 #include "api/activation_pipeline.h"
 #include "api/choices.h"
 #include "api/findings_text.h"
+#include "api/forward_model.h"
 #include "api/memory_pipeline.h"
 #include "api/plan_json.h"
 #include "kernels/layout_check.h"
@@ -48,25 +49,11 @@ StatusOr<std::optional<PlanInputs>> LoadTinyInputs(const CheckOptions& flags, co
   return std::optional<PlanInputs>(std::move(*inputs));
 }
 
-// The family's numeric_check declaration for the full model; an error listing the covered families when
-// the family has none.
-StatusOr<schemas::NumericCheckSpec> NumericCheckOf(const PlanInputs& full, const std::string& model_type) {
-  EP_ASSIGN_OR_RETURN(const schemas::NumericCheckDecl* decl, full.model->NumericCheck(model_type));
-  if (decl != nullptr) return schemas::NumericCheckFor(*decl, full.config());
-  std::vector<std::pair<std::string, std::string>> declared;
-  for (const std::string& name : full.model->FamilyNames()) {
-    EP_ASSIGN_OR_RETURN(const schemas::NumericCheckDecl* listed, full.model->NumericCheck(name));
-    if (listed != nullptr) declared.emplace_back(name, listed->forward);
-  }
-  return Status::BadInput({}, "the numeric check has no reference forward pass for model_type '" + model_type + "'",
-                          {fmt::format("covered: {}; use --level layout for the others",
-                                       fmt::join(kernels::CoveredModelTypes(declared), ", "))});
-}
-
 StatusOr<NumericSetup> SetUpNumeric(const CheckOptions& flags, const PlanInputs& full, const planner::Plan& full_plan) {
   if (!full.has_config())
     return Status::BadInput({}, "the numeric check needs CONFIG (use --level layout with --tree)");
-  EP_ASSIGN_OR_RETURN(const schemas::NumericCheckSpec spec, NumericCheckOf(full, full.model->model_type()));
+  EP_ASSIGN_OR_RETURN(const schemas::NumericCheckSpec spec,
+                      ForwardPassOf(*full.model, "the numeric check", "use --level layout for the others"));
   if (full.mesh.NumDevices() > flags.max_numeric_devices) {
     return Status::BadInput({},
                             fmt::format("the numeric check simulates at most {} devices; the mesh has {} ({})",

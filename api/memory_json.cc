@@ -14,6 +14,19 @@ std::string DeviceJson(const planner::DeviceMemory& d) {
 
 }  // namespace
 
+Json DeviceMemoryToJson(const planner::DeviceMemory& d) {
+  Json out = Json::object();
+  out["id"] = d.id;
+  out["params"] = d.params;
+  out["grads"] = d.grads;
+  out["optimizer"] = d.optimizer;
+  out["activations"] = d.activations;
+  out["kv_cache"] = d.kv_cache;
+  out["transient"] = d.transient;
+  out["total"] = d.total;
+  return out;
+}
+
 std::string MemoryToJsonText(const planner::MemoryReport& report, const std::string& hardware) {
   std::string out = fmt::format("{{\n  \"mode\": \"{}\",\n  \"devices\": [\n", planner::MemoryModeName(report.mode));
   for (size_t i = 0; i < report.devices.size(); ++i) {

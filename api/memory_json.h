@@ -6,12 +6,16 @@
 
 #include <string>
 
+#include "core/json.h"
 #include "planner/memory.h"
 
 namespace easyplan::api {
 
 /// `hardware`: the --hardware whose HBM is the budget ("tpu-v5p" or a file), written as "hardware"
 /// after "memory_per_device"; "" writes no such key (the output of --memory-per-device or --device).
+/// One device's bytes by category, as memory's "worst" writes it: {"id", "params", ..., "total"}.
+Json DeviceMemoryToJson(const planner::DeviceMemory& device);
+
 std::string MemoryToJsonText(const planner::MemoryReport& report, const std::string& hardware = "");
 
 }  // namespace easyplan::api

@@ -98,8 +98,21 @@ StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options,
   return Status::BadInput({}, message, {"expected one of " + known + "; or give --memory-per-device"});
 }
 
+StatusOr<planner::CheckpointPolicy> ConfigCheckpointPolicy(const Json& config) {
+  const std::string policy = config.value("gradient_checkpointing", std::string());
+  std::optional<planner::CheckpointPolicy> parsed = planner::ParseCheckpointPolicy(policy);
+  if (!parsed) {
+    return Status::BadInput({}, "config: gradient_checkpointing '" + policy + "' is not a policy memory models",
+                            {"expected one of \"\" (none), everything_saveable, nothing_saveable, checkpoint_dots "
+                             "(dots_saveable), checkpoint_dots_with_no_batch_dims; e.g. --set "
+                             "gradient_checkpointing=nothing_saveable"});
+  }
+  return *parsed;
+}
+
 StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, const planner::Plan& plan,
-                                                  const MemoryOptions& options, int64_t budget) {
+                                                  const MemoryOptions& options, int64_t budget,
+                                                  std::optional<planner::CheckpointPolicy> policy) {
   const bool train = options.mode == "train";
   planner::MemoryOptions memory;
   memory.mode = train ? planner::MemoryMode::kTrain : planner::MemoryMode::kServe;
@@ -110,15 +123,11 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, cons
   memory.memory_per_device = budget;
   const Json& config = inputs.config();
   if (train) {
-    const std::string policy = config.value("gradient_checkpointing", std::string());
-    std::optional<planner::CheckpointPolicy> parsed = planner::ParseCheckpointPolicy(policy);
-    if (!parsed) {
-      return Status::BadInput({}, "config: gradient_checkpointing '" + policy + "' is not a policy memory models",
-                              {"expected one of \"\" (none), everything_saveable, nothing_saveable, checkpoint_dots "
-                               "(dots_saveable), checkpoint_dots_with_no_batch_dims; e.g. --set "
-                               "gradient_checkpointing=nothing_saveable"});
+    if (policy) {
+      memory.policy = *policy;
+    } else {
+      EP_ASSIGN_OR_RETURN(memory.policy, ConfigCheckpointPolicy(config));
     }
-    memory.policy = *parsed;
   }
   EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(config));
   EP_ASSIGN_OR_RETURN(planner::MemoryModel model, planner::MemoryModelOf(dims, schemas::GeometryConfig(config)));

@@ -27,9 +27,15 @@ Status CheckMemoryOptions(const MemoryOptions& options);
 /// 80GiB; `label` receives how to show it ("80GiB", "h100-80g (80.0 GiB)", "tpu-v5p (95.0 GiB HBM)").
 StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options, std::string* label);
 
-/// The memory report of `plan` (built from `inputs`). REQUIRES: CheckMemoryOptions passed.
+/// The memory report of `plan` (built from `inputs`). REQUIRES: CheckMemoryOptions passed. `policy`
+/// replaces the config's gradient_checkpointing (suggest tries every policy on one resolved config).
 StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, const planner::Plan& plan,
-                                                  const MemoryOptions& options, int64_t budget);
+                                                  const MemoryOptions& options, int64_t budget,
+                                                  std::optional<planner::CheckpointPolicy> policy = std::nullopt);
+
+/// The config's gradient_checkpointing as a policy the memory model covers; bad input naming the
+/// policies otherwise.
+StatusOr<planner::CheckpointPolicy> ConfigCheckpointPolicy(const Json& config);
 
 /// `memory`: the plan and, when the plan has no errors, its memory report.
 struct MemoryResult {

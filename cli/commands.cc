@@ -19,6 +19,8 @@ const std::vector<Command>& AllCommands() {
        AddExportCommand},
       {"check", "execute the plan on simulated devices: layout tiling and a sharded-vs-unsharded forward pass",
        AddCheckCommand},
+      {"cost", "estimated step time on an accelerator: compute, communication, overlap, tokens/s, MFU, memory",
+       AddCostCommand},
   };
   return kCommands;
 }

@@ -44,6 +44,9 @@ std::function<int(Context&)> AddMemoryCommand(CLI::App& app);
 /// Registers `check`; defined in cmd_check.cc.
 std::function<int(Context&)> AddCheckCommand(CLI::App& app);
 
+/// Registers `cost`; defined in cmd_cost.cc.
+std::function<int(Context&)> AddCostCommand(CLI::App& app);
+
 }  // namespace easyplan::cli
 
 #endif  // EASYPLAN_CLI_COMMANDS_H_

@@ -90,7 +90,8 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   };
 
   // Compute: the forward's matmuls, busiest device, roofline per op.
-  double forward_s = 0;
+  double forward_s = 0, batched_s = 0;
+  int64_t batched_flops = 0;
   const double flop_rate = hw.peak_flops_bf16 * hw.matmul_efficiency;
   const double hbm_rate = hw.hbm_bandwidth * hw.hbm_efficiency;
   for (const MatmulRecord& m : run.matmuls.records) {
@@ -101,28 +102,58 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
       flops *= routed;
       bytes *= routed;
     }
-    if (options.flash_attention && IsAttentionScores(m.op)) bytes = 0;
+    const bool scores = IsAttentionScores(m.op);
+    if (options.flash_attention && scores) bytes = 0;
     const double seconds = std::max(flops / flop_rate, bytes / hbm_rate);
     const int64_t weight = run.Weight(m.scope);
     forward_s += seconds * static_cast<double>(weight);
     cost.forward_flops += static_cast<int64_t>(flops) * weight;
+    if (scores) {
+      batched_s += seconds * static_cast<double>(weight);
+      batched_flops += static_cast<int64_t>(flops) * weight;
+    }
     layer_of(m.scope).compute_s += seconds;
   }
+  // Decode: every attention layer reads its KV cache for the one new token (heads and batch as the
+  // dry run's q.k shards them: its FLOPs at one cached token, times the cache length).
+  if (options.decode_cache_tokens > 0 && model.layers > 0) {
+    int64_t scores_flops = 0;
+    for (const MatmulRecord& m : run.matmuls.records) {
+      if (IsAttentionScores(m.op)) scores_flops += m.flops * run.Weight(m.scope);
+    }
+    const double flops = static_cast<double>(scores_flops) * static_cast<double>(options.decode_cache_tokens);
+    const double bytes = static_cast<double>(options.kv_cache_bytes);
+    const double seconds = std::max(flops / flop_rate, bytes / hbm_rate);
+    forward_s += seconds;
+    cost.forward_flops += static_cast<int64_t>(flops);
+    const double per_layer = seconds / static_cast<double>(model.layers);
+    for (auto& [scope, layer] : layers) {
+      if (scope.starts_with("layer ")) layer.compute_s += per_layer;
+    }
+  }
   // Backward: input and weight gradients, twice the forward; recomputation per policy.
-  double recompute = 0;
+  double recompute_s = 0;
+  int64_t recompute_flops = 0;
+  bool recompute_collectives = false;
   if (train) {
     switch (options.remat) {
-      case planner::CheckpointPolicy::kNothingSaveable:
-        recompute = 1;  // the whole forward again
+      case planner::CheckpointPolicy::kNothingSaveable:  // the whole forward again
+        recompute_s = forward_s;
+        recompute_flops = cost.forward_flops;
+        recompute_collectives = true;
         break;
-      default:
-        recompute = 0;  // matmul outputs are kept (checkpoint_dots, ...) or everything is
+      case planner::CheckpointPolicy::kDotsNoBatchDims:  // the batched dots (attention) again
+        recompute_s = batched_s;
+        recompute_flops = batched_flops;
+        break;
+      default:  // matmul outputs are kept (checkpoint_dots) or everything is
         break;
     }
   }
-  const double phases = train ? 3.0 + recompute : 1.0;
-  cost.compute_s = forward_s * phases * static_cast<double>(micro);
-  cost.step_flops = static_cast<int64_t>(static_cast<double>(cost.forward_flops) * phases) * micro;
+  const int64_t phases = train ? 3 : 1;
+  cost.recompute_s = recompute_s * static_cast<double>(micro);
+  cost.compute_s = (forward_s * static_cast<double>(phases) + recompute_s) * static_cast<double>(micro);
+  cost.step_flops = (cost.forward_flops * phases + recompute_flops) * micro;
 
   // Communication.
   double overlappable_s = 0, exposed_s = 0;
@@ -147,7 +178,7 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     price(f, r.axes);
     layer_of(r.scope).communication_s += cost.collectives.back().seconds;
     if (!train) continue;
-    if (recompute > 0) {
+    if (recompute_collectives) {
       PricedCollective again = f;
       again.phase = "recompute";
       price(again, r.axes);

@@ -7,7 +7,12 @@
 //    efficiency) and operand bytes / (HBM bandwidth x HBM efficiency). MoE expert matmuls, which the
 //    reference forward computes densely, count top_k / experts of their FLOPs: the tokens each expert
 //    receives under top-k routing, on average. Training is forward + backward (twice the forward's
-//    matmuls: the input and the weight gradients) + the recomputation the checkpoint policy implies.
+//    matmuls: the input and the weight gradients) + the recomputation the checkpoint policy implies:
+//    nothing_saveable recomputes the whole forward, checkpoint_dots_with_no_batch_dims the matmuls with
+//    batch dims (attention's q.k and p.v; projections are dots without batch dims and stay saved), the
+//    other policies nothing that costs a matmul.
+//  - Decode: a one-token forward plus, per attention layer, the scores against the KV cache: FLOPs
+//    4 x batch x heads x cache tokens x head dim on the device's shard, bytes the layer's cache.
 //  - Communication: every collective of the forward; in the backward its transpose (all-gather <->
 //    reduce-scatter, all-reduce and all-to-all as themselves) and, for a parameter all-gather (FSDP),
 //    the gather again; the gradient all-reduce over the data axes a parameter is replicated on, once per
@@ -39,6 +44,11 @@ struct StepOptions {
   int64_t microbatches = 1;            ///< gradient accumulation steps per optimizer step (train)
   int64_t grad_bytes_per_element = 4;  ///< the gradient dtype of the all-reduce (float32 by default)
   bool flash_attention = true;         ///< attention scores stay on chip: their matmuls are compute-bound
+  /// Serving, one decode step: each attention layer also reads its whole KV cache (`decode_cache_tokens`
+  /// positions, `kv_cache_bytes` per device over all layers) for one new token per sequence, which the
+  /// dry run of a one-token forward does not contain. 0 = not a decode step.
+  int64_t decode_cache_tokens = 0;
+  int64_t kv_cache_bytes = 0;
 };
 
 /// Bytes per device of each collective kind (all-gather, reduce-scatter, all-reduce, all-to-all).
@@ -76,6 +86,7 @@ struct StepCost {
   double step_time_s = 0;              ///< compute + exposed communication
   int64_t forward_flops = 0;           ///< the busiest device, one forward of one microbatch (top-k counted)
   int64_t step_flops = 0;              ///< the busiest device, the whole step
+  double recompute_s = 0;              ///< of compute_s: the forward work the checkpoint policy repeats
   KindBytes forward, backward;         ///< per device, one forward / backward of one microbatch
   std::vector<PricedCollective> collectives;
   std::vector<LayerCost> layers;

@@ -69,15 +69,14 @@ std::string_view ModelFamilyName(ModelFamily family) {
   return "llama";
 }
 
-StatusOr<TinyModel> DeriveTinyModel(const schemas::NumericCheckSpec& spec, const schemas::ModelDims& full,
-                                    const Mesh& mesh, planner::UnevenMode uneven) {
-  TinyModel tiny;
+StatusOr<TinyModel> FullSizeModel(const schemas::NumericCheckSpec& spec) {
+  TinyModel model;
   std::vector<std::string> forwards;
   bool known = false;
   for (ModelFamily family : kFamilies) {
     forwards.emplace_back(ModelFamilyName(family));
     if (ModelFamilyName(family) == spec.forward) {
-      tiny.family = family;
+      model.family = family;
       known = true;
     }
   }
@@ -86,8 +85,14 @@ StatusOr<TinyModel> DeriveTinyModel(const schemas::NumericCheckSpec& spec, const
     if (auto suggestion = SuggestClosest(spec.forward, forwards)) message += " (did you mean '" + *suggestion + "'?)";
     return Status::BadInput(spec.forward_loc, message, {"expected one of " + JoinQuoted(forwards)});
   }
-  tiny.mixtral_names = spec.mixtral_names;
-  tiny.norm_topk_prob = spec.norm_topk_prob;
+  model.mixtral_names = spec.mixtral_names;
+  model.norm_topk_prob = spec.norm_topk_prob;
+  return model;
+}
+
+StatusOr<TinyModel> DeriveTinyModel(const schemas::NumericCheckSpec& spec, const schemas::ModelDims& full,
+                                    const Mesh& mesh, planner::UnevenMode uneven) {
+  EP_ASSIGN_OR_RETURN(TinyModel tiny, FullSizeModel(spec));
   const std::map<std::string, int64_t> sizes = TinySizes(full, mesh, uneven);
   for (const schemas::TinySetting& setting : spec.tiny) {
     Json value;

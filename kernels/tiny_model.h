@@ -66,6 +66,10 @@ struct TinyModel {
 StatusOr<TinyModel> DeriveTinyModel(const schemas::NumericCheckSpec& spec, const schemas::ModelDims& full,
                                     const Mesh& mesh, planner::UnevenMode uneven);
 
+/// The full-size model of `spec`'s family: the forward pass and its naming choices, no overrides (what
+/// the dry run of `easyplan cost` runs). Errors as DeriveTinyModel's for an unknown forward pass.
+StatusOr<TinyModel> FullSizeModel(const schemas::NumericCheckSpec& spec);
+
 /// `overrides` as `--set KEY=VALUE` strings, each value in compact JSON.
 std::vector<std::string> SetStrings(const Json& overrides);
 

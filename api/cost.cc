@@ -1,0 +1,245 @@
+#include "api/cost.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "api/choices.h"
+#include "api/forward_model.h"
+#include "api/memory_json.h"
+#include "api/memory_pipeline.h"
+#include "api/plan_json.h"
+#include "core/json_parse.h"
+#include "kernels/dry_run.h"
+
+namespace easyplan::api {
+namespace {
+
+bool IsEmbeddingLookup(const std::string& name) {
+  return name.find("embed_tokens") != std::string::npos || name.ends_with("wte/embedding") ||
+         name.ends_with("wpe/embedding");
+}
+
+Json KindBytesJson(const kernels::KindBytes& bytes) {
+  Json out = Json::object();
+  out["all_gather"] = bytes.all_gather;
+  out["reduce_scatter"] = bytes.reduce_scatter;
+  out["all_reduce"] = bytes.all_reduce;
+  out["all_to_all"] = bytes.all_to_all;
+  return out;
+}
+
+Json AxisSizes(const Mesh& mesh, const std::vector<int64_t>& sizes) {
+  Json out = Json::object();
+  for (size_t k = 0; k < mesh.axis_names.size() && k < sizes.size(); ++k) out[mesh.axis_names[k]] = sizes[k];
+  return out;
+}
+
+}  // namespace
+
+std::string PolicyFlagValue(planner::CheckpointPolicy policy) {
+  return policy == planner::CheckpointPolicy::kNone ? std::string() : std::string(CheckpointPolicyName(policy));
+}
+
+Status CheckCostOptions(const CostOptions& options) {
+  EP_RETURN_IF_ERROR(CheckMemoryOptions(options.memory));
+  if (options.memory.hardware.empty()) {
+    return Status::BadInput({}, "--hardware is required: the step is priced on an accelerator's figures",
+                            {"e.g. --hardware h100-sxm, --hardware tpu-v5p, or a profile file (docs/COST.md)"});
+  }
+  if (!options.memory.device.empty()) {
+    return Status::BadInput({}, "--device does not apply to cost: --hardware gives the device memory");
+  }
+  if (options.microbatches < 1) {
+    return Status::BadInput({}, "--microbatches must be at least 1, found " + std::to_string(options.microbatches));
+  }
+  if (options.microbatches > 1 && options.memory.mode != "train") {
+    return Status::BadInput({}, "--microbatches accumulates gradients: it needs --mode train");
+  }
+  if (*options.memory.batch % options.microbatches != 0) {
+    return Status::BadInput(
+        {},
+        fmt::format("--batch {} is not divisible by --microbatches {}", *options.memory.batch, options.microbatches),
+        {"each microbatch is an equal share of the global batch"});
+  }
+  if (options.decode && options.memory.mode != "serve") {
+    return Status::BadInput({}, "--decode prices one decode step: it needs --mode serve");
+  }
+  if (!options.plan.tree.empty() || !options.plan.from.empty() || options.plan.layout != "easydel") {
+    return Status::BadInput({},
+                            "cost runs the family's forward pass on its EasyDeL tree: --tree, --from and "
+                            "--layout hf do not apply",
+                            {"plan, validate and memory take them"});
+  }
+  return Status();
+}
+
+StatusOr<StepModel> StepModelOf(const PlanInputs& inputs, const planner::Plan& plan) {
+  StepModel model;
+  EP_ASSIGN_OR_RETURN(model.desc, FullModelDesc(*inputs.model, *inputs.tree, plan, 1, 1));
+  const kernels::ModelDesc& d = model.desc;
+  int64_t active = 0;
+  for (const TensorEntry& t : inputs.tree->tensors) {
+    if (t.role != TensorRole::kParameter) continue;
+    const int64_t elements = t.shape.NumElements().value_or(0);
+    if (IsEmbeddingLookup(t.name)) {
+      if (d.tied_embeddings && t.name.find("embed_tokens") != std::string::npos) active += elements;  // lm_head
+      continue;
+    }
+    if (t.name.find("/experts/") != std::string::npos && d.experts > 0 && d.top_k > 0) {
+      active += elements / d.experts * d.top_k;
+      continue;
+    }
+    active += elements;
+  }
+  model.active_params = active;
+  model.flash_attention = inputs.config().value("attn_mechanism", std::string()) != "vanilla";
+  return model;
+}
+
+StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
+                                    const planner::HardwareProfile& hardware, const MemoryOptions& memory,
+                                    int64_t budget, const StepSettings& s) {
+  const bool train = s.mode == planner::MemoryMode::kTrain;
+  const int64_t micro_batch = s.batch / std::max<int64_t>(1, s.microbatches);
+  MemoryOptions step_memory = memory;
+  step_memory.mode = train ? "train" : "serve";
+  step_memory.batch = micro_batch;
+  step_memory.seq = s.seq;
+  StepEstimate estimate;
+  EP_ASSIGN_OR_RETURN(estimate.memory, BuildMemoryReport(inputs, plan, step_memory, budget, s.policy));
+
+  kernels::ModelDesc desc = model.desc;
+  desc.batch = micro_batch;
+  desc.seq = s.decode ? 1 : s.seq;
+  if (s.decode) desc.sequence_axes.clear();  // one new token per sequence: nothing to split on sp
+  EP_ASSIGN_OR_RETURN(const kernels::DryRunReport run, kernels::DryRunForward(desc, plan, *inputs.tree));
+  kernels::StepOptions step;
+  step.mode = train ? kernels::StepMode::kTrain : kernels::StepMode::kServe;
+  step.remat = s.policy;
+  step.microbatches = s.microbatches;
+  step.flash_attention = model.flash_attention;
+  step.grad_bytes_per_element = desc.bytes_per_element;
+  if (!memory.grad_dtype.empty()) {
+    if (std::optional<DType> dtype = ParseDType(memory.grad_dtype)) step.grad_bytes_per_element = DTypeBits(*dtype) / 8;
+  }
+  if (s.decode) {
+    step.decode_cache_tokens = s.seq;
+    step.kv_cache_bytes = estimate.memory.devices[static_cast<size_t>(estimate.memory.worst)].kv_cache;
+  }
+  EP_ASSIGN_OR_RETURN(estimate.step, kernels::PriceStep(run, plan, *inputs.tree, desc, hardware, step));
+
+  const int64_t devices = plan.mesh.NumDevices();
+  estimate.tokens = s.decode ? s.batch : s.batch * s.seq;
+  estimate.active_params = model.active_params;
+  estimate.model_flops =
+      (train ? 6.0 : 2.0) * static_cast<double>(model.active_params) * static_cast<double>(estimate.tokens);
+  const double t = estimate.step.step_time_s;
+  if (t > 0) {
+    estimate.tokens_per_s = static_cast<double>(estimate.tokens) / t;
+    estimate.tokens_per_s_per_device = estimate.tokens_per_s / static_cast<double>(devices);
+    estimate.mfu = estimate.model_flops / (t * static_cast<double>(devices) * hardware.peak_flops_bf16);
+  }
+  estimate.fits = estimate.memory.fits;
+  return estimate;
+}
+
+StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostOptions& options) {
+  EP_RETURN_IF_ERROR(CheckCostOptions(options));
+  std::string budget_label;
+  EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, options.memory, &budget_label));
+  EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(options.memory.hardware));
+  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
+  if (!inputs.has_config()) return Status::BadInput({}, "cost needs CONFIG: the forward pass comes from the config");
+  StepSettings settings;
+  settings.mode = options.memory.mode == "train" ? planner::MemoryMode::kTrain : planner::MemoryMode::kServe;
+  settings.decode = options.decode;
+  settings.batch = *options.memory.batch;
+  settings.seq = *options.memory.seq;
+  settings.microbatches = options.microbatches;
+  if (settings.mode == planner::MemoryMode::kTrain) {
+    EP_ASSIGN_OR_RETURN(settings.policy, ConfigCheckpointPolicy(inputs.config()));
+  }
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
+  CostResult result{std::move(inputs), std::move(plan), settings, hardware, std::nullopt};
+  if (result.plan.HasErrors()) return result;
+  EP_ASSIGN_OR_RETURN(const StepModel step_model, StepModelOf(result.inputs, result.plan));
+  EP_ASSIGN_OR_RETURN(result.estimate, EstimateStep(result.inputs, result.plan, step_model, *hardware, options.memory,
+                                                    budget, settings));
+  return result;
+}
+
+Json CostToJson(const CostResult& r) {
+  Json out = Json::object();
+  const Mesh& mesh = r.plan.mesh;
+  out["model_type"] = r.inputs.model->model_type();
+  out["mesh"] = AxisSizes(mesh, mesh.shape);
+  out["dcn"] = mesh.dcn_shape.empty() ? Json::object() : AxisSizes(mesh, mesh.dcn_shape);
+  out["devices"] = mesh.NumDevices();
+  out["hardware"] = r.hardware != nullptr ? r.hardware->name : std::string();
+  out["mode"] = std::string(planner::MemoryModeName(r.settings.mode));
+  out["decode"] = r.settings.decode;
+  out["batch"] = r.settings.batch;
+  out["seq"] = r.settings.seq;
+  out["microbatches"] = r.settings.microbatches;
+  out["gradient_checkpointing"] = PolicyFlagValue(r.settings.policy);
+  if (r.estimate) {
+    const StepEstimate& e = *r.estimate;
+    const kernels::StepCost& c = e.step;
+    out["step_time_s"] = c.step_time_s;
+    out["tokens_per_s"] = e.tokens_per_s;
+    out["tokens_per_s_per_device"] = e.tokens_per_s_per_device;
+    out["mfu"] = e.mfu;
+    out["mfu_convention"] = kMfuConvention;
+    out["active_params"] = e.active_params;
+    out["model_flops"] = e.model_flops;
+    out["compute_s"] = c.compute_s;
+    out["recompute_s"] = c.recompute_s;
+    out["communication_s"] = c.communication_s;
+    out["exposed_communication_s"] = c.exposed_communication_s;
+    out["fits"] = e.fits;
+    out["memory"] = DeviceMemoryToJson(e.memory.devices[static_cast<size_t>(e.memory.worst)]);
+    out["memory_per_device"] = e.memory.memory_per_device;
+    Json forward = Json::object();
+    forward["flops"] = c.forward_flops;
+    forward["communication"] = KindBytesJson(c.forward);
+    out["forward"] = std::move(forward);
+    Json backward = Json::object();
+    backward["communication"] = KindBytesJson(c.backward);
+    out["backward"] = std::move(backward);
+    out["step_flops"] = c.step_flops;
+    Json collectives = Json::array();
+    for (const kernels::PricedCollective& p : c.collectives) {
+      Json item = Json::object();
+      item["phase"] = p.phase;
+      item["scope"] = p.scope;
+      item["op"] = p.op;
+      item["kind"] = std::string(kernels::CollectiveName(p.kind));
+      item["axes"] = p.axes;
+      item["group"] = p.group;
+      item["count"] = p.count;
+      item["bytes_per_device"] = p.bytes_per_device;
+      item["link"] = p.link;
+      item["seconds"] = p.seconds;
+      item["overlapped"] = p.overlapped;
+      collectives.push_back(std::move(item));
+    }
+    out["collectives"] = std::move(collectives);
+    Json layers = Json::array();
+    for (const kernels::LayerCost& l : c.layers) {
+      Json item = Json::object();
+      item["scope"] = l.scope;
+      item["count"] = l.count;
+      item["compute_s"] = l.compute_s;
+      item["communication_s"] = l.communication_s;
+      layers.push_back(std::move(item));
+    }
+    out["layers"] = std::move(layers);
+  }
+  Json findings = Json::array();
+  for (const planner::Finding& f : r.plan.findings) findings.push_back(ParseJsonValue(FindingJson(f)).value_or(Json()));
+  out["findings"] = std::move(findings);
+  return out;
+}
+
+}  // namespace easyplan::api

@@ -1,0 +1,99 @@
+#ifndef EASYPLAN_API_COST_H_
+#define EASYPLAN_API_COST_H_
+
+// `cost`: one configuration's estimated step (docs/COST.md). The plan is laid out as `plan` lays it
+// out, its memory is `memory`'s, and the step-time model (kernels/step_time.h) prices a dry run of the
+// family's reference forward pass at full size (kernels/dry_run.h) on a hardware profile: compute per
+// matmul as a roofline, every collective the plan implies (the ones `check` measures), overlap, and the
+// totals (step time, tokens/s, MFU). `suggest` (api/suggest.h) calls EstimateStep per candidate.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "api/model.h"
+#include "api/options.h"
+#include "api/plan_inputs.h"
+#include "core/json.h"
+#include "kernels/model.h"
+#include "kernels/step_time.h"
+#include "planner/hardware.h"
+#include "planner/memory.h"
+#include "planner/plan.h"
+
+namespace easyplan::api {
+
+struct CostOptions {
+  PlanOptions plan;
+  /// mode (train | serve), batch (sequences per optimizer step, all microbatches together), seq,
+  /// hardware (required: its figures price the step and its HBM is the budget) and the step state.
+  MemoryOptions memory;
+  int64_t microbatches = 1;  ///< gradient accumulation steps (train); divides batch
+  bool decode = false;       ///< serve: one decode step with a KV cache of --seq tokens instead of the prefill
+};
+
+/// The option checks that need no config.
+Status CheckCostOptions(const CostOptions& options);
+
+/// What one estimate varies on a laid-out plan: suggest changes these without resolving again.
+struct StepSettings {
+  planner::MemoryMode mode = planner::MemoryMode::kTrain;
+  bool decode = false;
+  int64_t batch = 1;  ///< global, per optimizer step
+  int64_t seq = 1;
+  int64_t microbatches = 1;
+  planner::CheckpointPolicy policy = planner::CheckpointPolicy::kNone;
+};
+
+/// The model FLOPs convention of MFU: 6 x N x tokens in training (2 x N x tokens serving), N the
+/// parameters of the matmuls a token passes through (the input embedding lookup is not one; a MoE
+/// layer's routed experts count top_k / experts of theirs). No attention term.
+inline constexpr const char* kMfuConvention =
+    "6*N*tokens (train) or 2*N*tokens (serve), N = active matmul parameters (embedding lookup excluded, routed "
+    "experts x top_k/experts), no attention term";
+
+struct StepEstimate {
+  kernels::StepCost step;
+  planner::MemoryReport memory;  ///< of one microbatch's step
+  int64_t tokens = 0;            ///< per step: batch x seq (train, prefill), batch (decode)
+  int64_t active_params = 0;     ///< N of kMfuConvention
+  double model_flops = 0;        ///< 6 (or 2) x N x tokens
+  double tokens_per_s = 0, tokens_per_s_per_device = 0, mfu = 0;
+  bool fits = false;
+};
+
+/// The dry run's model for a plan: everything EstimateStep needs that does not change with the mesh's
+/// batch split. Computed once per (model, tree) by suggest.
+struct StepModel {
+  kernels::ModelDesc desc;  ///< batch and seq are set per estimate
+  int64_t active_params = 0;
+  bool flash_attention = true;  ///< attn_mechanism is not "vanilla"
+};
+StatusOr<StepModel> StepModelOf(const PlanInputs& inputs, const planner::Plan& plan);
+
+/// Prices `plan` (built from `inputs`) for `settings` on `hardware` with `budget` bytes per device.
+/// `memory` carries the step-state options (optimizer, dtypes); its mode, batch and seq are replaced.
+StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
+                                    const planner::HardwareProfile& hardware, const MemoryOptions& memory,
+                                    int64_t budget, const StepSettings& settings);
+
+struct CostResult {
+  PlanInputs inputs;
+  planner::Plan plan;
+  StepSettings settings;
+  const planner::HardwareProfile* hardware = nullptr;
+  std::optional<StepEstimate> estimate;  ///< nullopt when the plan has error findings
+};
+
+/// `cost`: the plan, and when it has no errors, its step estimate.
+StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostOptions& options);
+
+/// `cost --format json` (docs/COST.md#the-json).
+Json CostToJson(const CostResult& result);
+
+/// The settings' names as the CLI spells them ("nothing_saveable", "" for none).
+std::string PolicyFlagValue(planner::CheckpointPolicy policy);
+
+}  // namespace easyplan::api
+
+#endif  // EASYPLAN_API_COST_H_

@@ -1,0 +1,37 @@
+#include "api/forward_model.h"
+
+#include <fmt/format.h>
+
+#include "kernels/tiny_model.h"
+#include "schemas/model_dims.h"
+
+namespace easyplan::api {
+
+StatusOr<schemas::NumericCheckSpec> ForwardPassOf(const Model& model, const std::string& what,
+                                                  const std::string& instead) {
+  const std::string model_type = model.model_type();
+  EP_ASSIGN_OR_RETURN(const schemas::NumericCheckDecl* decl, model.NumericCheck(model_type));
+  if (decl != nullptr) return schemas::NumericCheckFor(*decl, model.config());
+  std::vector<std::pair<std::string, std::string>> declared;
+  for (const std::string& name : model.FamilyNames()) {
+    EP_ASSIGN_OR_RETURN(const schemas::NumericCheckDecl* listed, model.NumericCheck(name));
+    if (listed != nullptr) declared.emplace_back(name, listed->forward);
+  }
+  return Status::BadInput(
+      {}, what + " has no reference forward pass for model_type '" + model_type + "'",
+      {fmt::format("covered: {}; {}", fmt::join(kernels::CoveredModelTypes(declared), ", "), instead)});
+}
+
+StatusOr<kernels::ModelDesc> FullModelDesc(const Model& model, const ParamTree& tree, const planner::Plan& plan,
+                                           int64_t batch, int64_t seq) {
+  EP_ASSIGN_OR_RETURN(const schemas::NumericCheckSpec spec,
+                      ForwardPassOf(model, "the step-time model", "cost and suggest need one"));
+  EP_ASSIGN_OR_RETURN(const kernels::TinyModel full, kernels::FullSizeModel(spec));
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(model.resolved()));
+  kernels::ModelDesc desc = kernels::ModelDescOf(full, dims, tree, plan);
+  desc.batch = batch;
+  desc.seq = seq;
+  return desc;
+}
+
+}  // namespace easyplan::api

@@ -1,0 +1,65 @@
+// `easyplan cost CONFIG --hardware H --mode train|serve --batch B --seq S`: one configuration's estimated
+// step time and its breakdown (docs/COST.md). Exit 1 when the plan has errors or the step does not fit.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "api/cost.h"
+#include "api/memory_pipeline.h"
+#include "cli/commands.h"
+#include "cli/cost_format.h"
+#include "cli/pipeline_flags.h"
+#include "cli/plan_format.h"
+#include "core/emit.h"
+
+namespace easyplan::cli {
+namespace {
+
+struct CostCommandFlags {
+  api::CostOptions cost;
+  std::string format = "table";
+  std::string output;
+};
+
+StatusOr<int> RunCost(const CostCommandFlags& flags, Context& ctx) {
+  EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"table", "json"}));
+  EP_RETURN_IF_ERROR(api::CheckCostOptions(flags.cost));
+  EP_RETURN_IF_ERROR(api::CheckPlanOptions(flags.cost.plan));
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.cost.plan.config));
+  EP_ASSIGN_OR_RETURN(api::CostResult result, api::Cost(model, flags.cost));
+  if (!result.estimate) {
+    ctx.err << FindingsToText(result.plan.findings);
+    return kExitFindings;
+  }
+  std::string text;
+  if (flags.format == "json") {
+    text = EmitJson(api::CostToJson(result));
+  } else {
+    std::string label;
+    EP_ASSIGN_OR_RETURN(std::ignore, api::MemoryBudget(*model, flags.cost.memory, &label));
+    text = CostText(result, label);
+  }
+  EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
+  return result.estimate->fits ? kExitOk : kExitFindings;
+}
+
+}  // namespace
+
+std::function<int(Context&)> AddCostCommand(CLI::App& app) {
+  auto flags = std::make_shared<CostCommandFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "cost", "estimated step time on an accelerator: compute, communication, overlap, tokens/s, MFU, memory");
+  AddPlanFlags(cmd, flags->cost.plan);
+  AddMemoryFlags(cmd, flags->cost.memory, /*mode_flag=*/true);
+  cmd->add_option("--microbatches", flags->cost.microbatches,
+                  "train: gradient accumulation steps; each runs --batch / M sequences (default 1)");
+  cmd->add_flag("--decode", flags->cost.decode, "serve: one decode step with a KV cache of --seq tokens");
+  cmd->add_option("--format", flags->format, "table (default) or json");
+  cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
+  return [flags](Context& ctx) {
+    StatusOr<int> code = RunCost(*flags, ctx);
+    return code.ok() ? *code : ReportError(ctx, code.status());
+  };
+}
+
+}  // namespace easyplan::cli

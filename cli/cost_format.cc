@@ -1,0 +1,96 @@
+#include "cli/cost_format.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "cli/text_table.h"
+#include "core/human.h"
+
+namespace easyplan::cli {
+
+std::string HumanSeconds(double seconds) {
+  if (seconds == 0) return "0 s";
+  const double magnitude = std::fabs(seconds);
+  if (magnitude >= 1) return fmt::format("{:.3g} s", seconds);
+  if (magnitude >= 1e-3) return fmt::format("{:.3g} ms", seconds * 1e3);
+  return fmt::format("{:.3g} us", seconds * 1e6);
+}
+
+std::string HumanRate(double per_second) { return WithThousands(static_cast<int64_t>(std::llround(per_second))); }
+
+std::string CostText(const api::CostResult& r, const std::string& budget_label) {
+  const api::StepEstimate& e = *r.estimate;
+  const kernels::StepCost& c = e.step;
+  const api::StepSettings& s = r.settings;
+  const bool train = s.mode == planner::MemoryMode::kTrain;
+  const Mesh& mesh = r.plan.mesh;
+  std::string out =
+      fmt::format("{} step of {} on mesh {} ({} devices{}), {}\n",
+                  train ? "training" : (s.decode ? "decode" : "prefill"), r.inputs.model->model_type(), mesh.ToString(),
+                  mesh.NumDevices(), mesh.dcn_shape.empty() ? "" : ", multi-slice", r.hardware->description);
+  out += fmt::format("batch {} x seq {}", s.batch, s.seq);
+  if (train) {
+    out += fmt::format(", {} microbatch{}, gradient_checkpointing {}", s.microbatches, s.microbatches == 1 ? "" : "es",
+                       planner::CheckpointPolicyName(s.policy));
+  }
+  out += "\n\n";
+  const planner::DeviceMemory& worst = e.memory.devices[static_cast<size_t>(e.memory.worst)];
+  const int64_t headroom = e.memory.memory_per_device - worst.total;
+  std::vector<std::vector<std::string>> totals = {
+      {"step time", HumanSeconds(c.step_time_s),
+       fmt::format("compute {} + exposed communication {}", HumanSeconds(c.compute_s),
+                   HumanSeconds(c.exposed_communication_s))},
+      {"compute", HumanSeconds(c.compute_s),
+       fmt::format("{} recomputed; busiest device, roofline per matmul", HumanSeconds(c.recompute_s))},
+      {"communication", HumanSeconds(c.communication_s),
+       fmt::format("{} hidden behind compute", HumanSeconds(c.communication_s - c.exposed_communication_s))},
+      {"tokens/s", HumanRate(e.tokens_per_s), fmt::format("{} per device", HumanRate(e.tokens_per_s_per_device))},
+      {"MFU", fmt::format("{:.1f}%", e.mfu * 100),
+       fmt::format("{}·N·tokens, N = {} active parameters", train ? 6 : 2, WithThousands(e.active_params))},
+      {"memory", HumanBytesBinary(worst.total),
+       fmt::format("worst device {} of {}: {}", worst.id, budget_label,
+                   e.fits ? fmt::format("fits ({} headroom)", HumanBytesBinary(headroom))
+                          : fmt::format("does not fit (over by {})", HumanBytesBinary(-headroom)))},
+  };
+  out += Columns(totals, {1});
+
+  out += "\ncommunication per device (one microbatch):\n";
+  std::vector<std::vector<std::string>> kinds = {{"", "all-gather", "reduce-scatter", "all-reduce", "all-to-all"}};
+  auto kind_row = [](const char* name, const kernels::KindBytes& k) {
+    return std::vector<std::string>{name, HumanBytesBinary(k.all_gather), HumanBytesBinary(k.reduce_scatter),
+                                    HumanBytesBinary(k.all_reduce), HumanBytesBinary(k.all_to_all)};
+  };
+  kinds.push_back(kind_row("forward", c.forward));
+  if (train) kinds.push_back(kind_row("backward", c.backward));
+  out += Columns(kinds, {1, 2, 3, 4}, "  ");
+
+  if (!c.collectives.empty()) {
+    std::vector<const kernels::PricedCollective*> order;
+    for (const kernels::PricedCollective& p : c.collectives) order.push_back(&p);
+    std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
+      return a->seconds * static_cast<double>(a->count) > b->seconds * static_cast<double>(b->count);
+    });
+    const size_t shown = std::min<size_t>(order.size(), 8);
+    out += fmt::format("\ncostliest collectives ({} of {}; per step = each x count):\n", shown, order.size());
+    std::vector<std::vector<std::string>> rows = {
+        {"phase", "scope", "op", "kind", "axes", "link", "bytes", "count", "per step", ""}};
+    for (size_t i = 0; i < shown; ++i) {
+      const kernels::PricedCollective& p = *order[i];
+      rows.push_back({p.phase, p.scope, p.op, std::string(kernels::CollectiveName(p.kind)), p.axes, p.link,
+                      HumanBytesBinary(p.bytes_per_device), std::to_string(p.count),
+                      HumanSeconds(p.seconds * static_cast<double>(p.count)), p.overlapped ? "overlapped" : "exposed"});
+    }
+    out += Columns(rows, {6, 7, 8}, "  ");
+  }
+  out += "\nforward per layer (one occurrence):\n";
+  std::vector<std::vector<std::string>> layers = {{"scope", "count", "compute", "communication"}};
+  for (const kernels::LayerCost& l : c.layers) {
+    layers.push_back({l.scope, std::to_string(l.count), HumanSeconds(l.compute_s), HumanSeconds(l.communication_s)});
+  }
+  out += Columns(layers, {1, 2, 3}, "  ");
+  return out;
+}
+
+}  // namespace easyplan::cli

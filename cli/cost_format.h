@@ -1,0 +1,24 @@
+#ifndef EASYPLAN_CLI_COST_FORMAT_H_
+#define EASYPLAN_CLI_COST_FORMAT_H_
+
+// Text of `cost` (and of `suggest`'s candidates): seconds, rates and the step's breakdown.
+
+#include <string>
+
+#include "api/cost.h"
+
+namespace easyplan::cli {
+
+/// "1.23 s", "45.6 ms", "7.80 us": three significant figures in the unit that fits.
+std::string HumanSeconds(double seconds);
+
+/// "12,345": tokens per second rounded to a whole number.
+std::string HumanRate(double per_second);
+
+/// `cost`'s table: the header, the totals, communication per kind, the costliest collectives and the
+/// per-layer split.
+std::string CostText(const api::CostResult& result, const std::string& budget_label);
+
+}  // namespace easyplan::cli
+
+#endif  // EASYPLAN_CLI_COST_FORMAT_H_
