@@ -97,23 +97,44 @@ StatusOr<StepModel> StepModelOf(const PlanInputs& inputs, const planner::Plan& p
   return model;
 }
 
-StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
-                                    const planner::HardwareProfile& hardware, const MemoryOptions& memory,
-                                    int64_t budget, const StepSettings& s) {
-  const bool train = s.mode == planner::MemoryMode::kTrain;
-  const int64_t micro_batch = s.batch / std::max<int64_t>(1, s.microbatches);
-  MemoryOptions step_memory = memory;
-  step_memory.mode = train ? "train" : "serve";
-  step_memory.batch = micro_batch;
-  step_memory.seq = s.seq;
-  StepEstimate estimate;
-  EP_ASSIGN_OR_RETURN(estimate.memory, BuildMemoryReport(inputs, plan, step_memory, budget, s.policy));
+MemoryOptions StepMemoryOptions(const MemoryOptions& memory, const StepSettings& s) {
+  MemoryOptions step = memory;
+  step.mode = s.mode == planner::MemoryMode::kTrain ? "train" : "serve";
+  step.batch = s.batch / std::max<int64_t>(1, s.microbatches);
+  step.seq = s.seq;
+  return step;
+}
 
+StatusOr<kernels::DryRunReport> DryRunStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
+                                           const StepSettings& s) {
   kernels::ModelDesc desc = model.desc;
-  desc.batch = micro_batch;
+  desc.batch = s.batch / std::max<int64_t>(1, s.microbatches);
   desc.seq = s.decode ? 1 : s.seq;
   if (s.decode) desc.sequence_axes.clear();  // one new token per sequence: nothing to split on sp
-  EP_ASSIGN_OR_RETURN(const kernels::DryRunReport run, kernels::DryRunForward(desc, plan, *inputs.tree));
+  return kernels::DryRunForward(desc, plan, *inputs.tree);
+}
+
+StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
+                                    const planner::HardwareProfile& hardware, const MemoryOptions& memory,
+                                    int64_t budget, const StepSettings& s, const planner::MemoryReport* memory_report,
+                                    const kernels::DryRunReport* given_run) {
+  const bool train = s.mode == planner::MemoryMode::kTrain;
+  StepEstimate estimate;
+  if (memory_report != nullptr) {
+    estimate.memory = *memory_report;
+  } else {
+    EP_ASSIGN_OR_RETURN(estimate.memory,
+                        BuildMemoryReport(inputs, plan, StepMemoryOptions(memory, s), budget, s.policy));
+  }
+  std::optional<kernels::DryRunReport> own_run;
+  if (given_run == nullptr) {
+    EP_ASSIGN_OR_RETURN(own_run, DryRunStep(inputs, plan, model, s));
+    given_run = &*own_run;
+  }
+  const kernels::DryRunReport& run = *given_run;
+  kernels::ModelDesc desc = model.desc;
+  desc.batch = s.batch / std::max<int64_t>(1, s.microbatches);
+  desc.seq = s.decode ? 1 : s.seq;
   kernels::StepOptions step;
   step.mode = train ? kernels::StepMode::kTrain : kernels::StepMode::kServe;
   step.remat = s.policy;

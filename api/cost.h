@@ -15,6 +15,7 @@
 #include "api/options.h"
 #include "api/plan_inputs.h"
 #include "core/json.h"
+#include "kernels/dry_run.h"
 #include "kernels/model.h"
 #include "kernels/step_time.h"
 #include "planner/hardware.h"
@@ -71,11 +72,22 @@ struct StepModel {
 };
 StatusOr<StepModel> StepModelOf(const PlanInputs& inputs, const planner::Plan& plan);
 
+/// `memory` with the mode, batch (one microbatch) and seq of `settings`.
+MemoryOptions StepMemoryOptions(const MemoryOptions& memory, const StepSettings& settings);
+
+/// The dry run of one microbatch of `settings` over `plan` (what every checkpoint policy shares).
+StatusOr<kernels::DryRunReport> DryRunStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
+                                           const StepSettings& settings);
+
 /// Prices `plan` (built from `inputs`) for `settings` on `hardware` with `budget` bytes per device.
 /// `memory` carries the step-state options (optimizer, dtypes); its mode, batch and seq are replaced.
+/// `memory_report` and `run`, when given, are that step's memory (BuildMemoryReport of
+/// StepMemoryOptions) and dry run (DryRunStep), which suggest shares between estimates.
 StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
                                     const planner::HardwareProfile& hardware, const MemoryOptions& memory,
-                                    int64_t budget, const StepSettings& settings);
+                                    int64_t budget, const StepSettings& settings,
+                                    const planner::MemoryReport* memory_report = nullptr,
+                                    const kernels::DryRunReport* run = nullptr);
 
 struct CostResult {
   PlanInputs inputs;

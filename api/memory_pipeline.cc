@@ -112,7 +112,8 @@ StatusOr<planner::CheckpointPolicy> ConfigCheckpointPolicy(const Json& config) {
 
 StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, const planner::Plan& plan,
                                                   const MemoryOptions& options, int64_t budget,
-                                                  std::optional<planner::CheckpointPolicy> policy) {
+                                                  std::optional<planner::CheckpointPolicy> policy,
+                                                  const StepActivations* activations) {
   const bool train = options.mode == "train";
   planner::MemoryOptions memory;
   memory.mode = train ? planner::MemoryMode::kTrain : planner::MemoryMode::kServe;
@@ -132,22 +133,33 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, cons
   EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(config));
   EP_ASSIGN_OR_RETURN(planner::MemoryModel model, planner::MemoryModelOf(dims, schemas::GeometryConfig(config)));
 
+  std::optional<StepActivations> own;
+  if (activations == nullptr) {
+    EP_ASSIGN_OR_RETURN(own, BuildStepActivations(inputs, options));
+    activations = &*own;
+  }
+  const planner::ActivationPlan* cache = activations->cache ? &*activations->cache : &activations->step;
+  planner::MemoryInputs memory_inputs{&plan, inputs.tree.get(), &activations->step, cache, std::move(model)};
+  return planner::ComputeMemory(memory_inputs, memory);
+}
+
+StatusOr<StepActivations> BuildStepActivations(const PlanInputs& inputs, const MemoryOptions& options) {
+  const bool train = options.mode == "train";
+  const Json& config = inputs.config();
   EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, inputs.model->ActivationTable());
   ActivationOptions step_flags;
   step_flags.mode = train ? "train" : "prefill";
   step_flags.batch = options.batch;
   step_flags.seq = options.seq;
   step_flags.dtype = options.activation_dtype;
-  EP_ASSIGN_OR_RETURN(planner::ActivationPlan step,
-                      BuildActivations(step_flags, *table, *inputs.presets, config, inputs.mesh));
-  std::optional<planner::ActivationPlan> cache;
+  StepActivations out;
+  EP_ASSIGN_OR_RETURN(out.step, BuildActivations(step_flags, *table, *inputs.presets, config, inputs.mesh));
   if (!train && options.max_length && *options.max_length != *options.seq) {
     ActivationOptions cache_flags = step_flags;
     cache_flags.seq = options.max_length;
-    EP_ASSIGN_OR_RETURN(cache, BuildActivations(cache_flags, *table, *inputs.presets, config, inputs.mesh));
+    EP_ASSIGN_OR_RETURN(out.cache, BuildActivations(cache_flags, *table, *inputs.presets, config, inputs.mesh));
   }
-  planner::MemoryInputs memory_inputs{&plan, inputs.tree.get(), &step, cache ? &*cache : &step, std::move(model)};
-  return planner::ComputeMemory(memory_inputs, memory);
+  return out;
 }
 
 StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const PlanOptions& plan,

@@ -11,6 +11,7 @@
 
 #include "api/options.h"
 #include "api/plan_inputs.h"
+#include "planner/activations.h"
 #include "planner/memory.h"
 #include "planner/plan.h"
 
@@ -27,11 +28,20 @@ Status CheckMemoryOptions(const MemoryOptions& options);
 /// 80GiB; `label` receives how to show it ("80GiB", "h100-80g (80.0 GiB)", "tpu-v5p (95.0 GiB HBM)").
 StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options, std::string* label);
 
+/// A step's activation plans: the step's own and, serving with --max-length, the KV cache's.
+struct StepActivations {
+  planner::ActivationPlan step;
+  std::optional<planner::ActivationPlan> cache;
+};
+StatusOr<StepActivations> BuildStepActivations(const PlanInputs& inputs, const MemoryOptions& options);
+
 /// The memory report of `plan` (built from `inputs`). REQUIRES: CheckMemoryOptions passed. `policy`
-/// replaces the config's gradient_checkpointing (suggest tries every policy on one resolved config).
+/// replaces the config's gradient_checkpointing (suggest tries every policy on one resolved config);
+/// `activations`, when given, are BuildStepActivations(inputs, options), which the policies share.
 StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, const planner::Plan& plan,
                                                   const MemoryOptions& options, int64_t budget,
-                                                  std::optional<planner::CheckpointPolicy> policy = std::nullopt);
+                                                  std::optional<planner::CheckpointPolicy> policy = std::nullopt,
+                                                  const StepActivations* activations = nullptr);
 
 /// The config's gradient_checkpointing as a policy the memory model covers; bad input naming the
 /// policies otherwise.

@@ -21,6 +21,8 @@ const std::vector<Command>& AllCommands() {
        AddCheckCommand},
       {"cost", "estimated step time on an accelerator: compute, communication, overlap, tokens/s, MFU, memory",
        AddCostCommand},
+      {"suggest", "search every mesh, checkpoint policy and microbatch count; rank what fits by step time",
+       AddSuggestCommand},
   };
   return kCommands;
 }

@@ -47,6 +47,9 @@ std::function<int(Context&)> AddCheckCommand(CLI::App& app);
 /// Registers `cost`; defined in cmd_cost.cc.
 std::function<int(Context&)> AddCostCommand(CLI::App& app);
 
+/// Registers `suggest`; defined in cmd_suggest.cc.
+std::function<int(Context&)> AddSuggestCommand(CLI::App& app);
+
 }  // namespace easyplan::cli
 
 #endif  // EASYPLAN_CLI_COMMANDS_H_

@@ -87,23 +87,23 @@ Range MeshGeometry::DimRange(int64_t device, int64_t size, const std::vector<int
 }
 
 std::vector<std::vector<int64_t>> MeshGeometry::Groups(const std::vector<int>& axes) const {
-  std::vector<std::vector<int64_t>> groups;
-  std::vector<bool> seen(static_cast<size_t>(devices_), false);
+  // One pass: a device's group is the mixed-radix number of its coordinates on the other axes, and
+  // groups are numbered in the order their first (smallest) member appears.
+  std::vector<int> others;
+  for (int a = 0; a < mesh_.rank(); ++a) {
+    if (std::find(axes.begin(), axes.end(), a) == axes.end()) others.push_back(a);
+  }
   const int64_t size = Tiles(axes);
+  std::vector<int64_t> slot(static_cast<size_t>(devices_ / size), -1);
+  std::vector<std::vector<int64_t>> groups;
+  groups.reserve(slot.size());
   for (int64_t d = 0; d < devices_; ++d) {
-    if (seen[static_cast<size_t>(d)]) continue;
-    std::vector<int64_t> members(static_cast<size_t>(size), -1);
-    for (int64_t e = d; e < devices_; ++e) {
-      bool same = true;
-      for (int a = 0; a < mesh_.rank() && same; ++a) {
-        if (std::find(axes.begin(), axes.end(), a) != axes.end()) continue;
-        same = Coord(e, a) == Coord(d, a);
-      }
-      if (!same) continue;
-      members[static_cast<size_t>(BlockIndex(e, axes))] = e;
-      seen[static_cast<size_t>(e)] = true;
+    const size_t key = static_cast<size_t>(BlockIndex(d, others));
+    if (slot[key] < 0) {
+      slot[key] = static_cast<int64_t>(groups.size());
+      groups.emplace_back(static_cast<size_t>(size), -1);
     }
-    groups.push_back(std::move(members));
+    groups[static_cast<size_t>(slot[key])][static_cast<size_t>(BlockIndex(d, axes))] = d;
   }
   return groups;
 }

@@ -320,6 +320,8 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
   const int opt_bits = DTypeBits(options.opt_state_dtype);
   report.devices.resize(static_cast<size_t>(devices));
   std::vector<Checked> grads(static_cast<size_t>(devices)), optimizer(static_cast<size_t>(devices));
+  // A uniform group adds the same bytes to every device: summed once, added to each device at the end.
+  Checked uniform_grads, uniform_optimizer;
   if (train) {
     for (const LayoutGroup& group : plan.groups) {
       const Shape& shape = group.layout.shape();
@@ -330,7 +332,7 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
                             shape.dims()[static_cast<size_t>(shape.rank() - 2)] >= 128;
       const bool uniform = group.Uniform() && !group.expert_layout;
       Checked grad_once, opt_once;
-      for (int64_t d = 0; d < devices; ++d) {
+      for (int64_t d = 0; d < (uniform ? 1 : devices); ++d) {
         if (!uniform || d == 0) {
           const Checked el = group.HeldBy(d) ? group.layout.ElementsOn(d) : 0;
           grad_once = ElementBytes(el, grad_bits > 0 ? grad_bits : group.bits);
@@ -358,8 +360,13 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
           if (options.master_weights) states = states + ElementBytes(el, 32);
           opt_once = states;
         }
-        grads[static_cast<size_t>(d)] = grads[static_cast<size_t>(d)] + grad_once * group.tensors;
-        optimizer[static_cast<size_t>(d)] = optimizer[static_cast<size_t>(d)] + opt_once * group.tensors;
+        if (uniform) {
+          uniform_grads = uniform_grads + grad_once * group.tensors;
+          uniform_optimizer = uniform_optimizer + opt_once * group.tensors;
+        } else {
+          grads[static_cast<size_t>(d)] = grads[static_cast<size_t>(d)] + grad_once * group.tensors;
+          optimizer[static_cast<size_t>(d)] = optimizer[static_cast<size_t>(d)] + opt_once * group.tensors;
+        }
       }
     }
   }
@@ -367,8 +374,8 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
     DeviceMemory& m = report.devices[static_cast<size_t>(d)];
     m.id = d;
     m.params = plan.device_bytes[static_cast<size_t>(d)];
-    EP_ASSIGN_OR_RETURN(m.grads, Value(grads[static_cast<size_t>(d)], "gradient"));
-    EP_ASSIGN_OR_RETURN(m.optimizer, Value(optimizer[static_cast<size_t>(d)], "optimizer state"));
+    EP_ASSIGN_OR_RETURN(m.grads, Value(grads[static_cast<size_t>(d)] + uniform_grads, "gradient"));
+    EP_ASSIGN_OR_RETURN(m.optimizer, Value(optimizer[static_cast<size_t>(d)] + uniform_optimizer, "optimizer state"));
     m.activations = activation_bytes;
     m.kv_cache = kv_cache;
     m.transient = transient;

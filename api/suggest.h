@@ -1,0 +1,84 @@
+#ifndef EASYPLAN_API_SUGGEST_H_
+#define EASYPLAN_API_SUGGEST_H_
+
+// `suggest`: which mesh, rules, checkpoint policy and gradient accumulation to run a model with on N
+// chips (docs/COST.md#suggest). It enumerates every ordered factorization of N over the mesh axes
+// (ep > 1 only for MoE models; with --slices K every placement of K's factors on the outer data axes
+// dp and fsdp), rejects what EasyDeL would reject (heads, kv heads, experts, the expert mesh, batch or
+// sequence not divisible by their axes, plan errors) and what does not fit at any microbatch count,
+// prices the rest with `cost`'s model (api/cost.h) and ranks them by step time, then memory.
+//
+// Work grows with the candidates, not with candidates x tensors: the Model keeps one rule match per
+// tree and rule set (planner::TreeMatches), each mesh lays it out once (planner::LayOutPlan works per
+// layout group), and one dry run per mesh and microbatch size serves every checkpoint policy.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/cost.h"
+#include "api/model.h"
+#include "api/options.h"
+#include "core/json.h"
+
+namespace easyplan::api {
+
+struct SuggestOptions {
+  /// CONFIG, --set, --uneven, and --devices (plan.config.devices: the chips in all, required); --mesh
+  /// and --dcn are what suggest chooses.
+  PlanOptions plan;
+  MemoryOptions memory;    ///< mode, batch (global), seq, hardware (required), step state
+  int64_t slices = 1;      ///< slow-network domains (TPU slices, GPU nodes): factors of dp x fsdp cross DCN
+  int64_t top = 5;         ///< candidates shown
+  int64_t max_microbatches = 64;
+  bool decode = false;
+  std::vector<std::string> rules;  ///< --rules files tried besides the built-in rules
+};
+
+Status CheckSuggestOptions(const SuggestOptions& options);
+
+/// --devices.
+inline int64_t SuggestDevices(const SuggestOptions& options) { return options.plan.config.devices.value_or(0); }
+
+struct Candidate {
+  std::vector<std::string> axis_names;
+  std::vector<int64_t> mesh;  ///< whole axis sizes (ICI x DCN)
+  std::vector<int64_t> dcn;   ///< the factor of each axis that crosses the slow network (1 = none)
+  std::string rules;          ///< "builtin" or the --rules file
+  planner::CheckpointPolicy policy = planner::CheckpointPolicy::kNone;
+  int64_t microbatches = 1;
+  StepEstimate estimate;
+  int64_t order = 0;  ///< position in the search's enumeration: the last tie-break of the ranking
+  std::string MeshFlag() const;  ///< --mesh of the ICI part: "dp=1,fsdp=64,ep=1,tp=4,sp=1"
+  std::string DcnFlag() const;   ///< --dcn, "" when single-slice
+};
+
+/// One term of the step in which the winner and the runner-up differ.
+struct TermDifference {
+  std::string term;  ///< "compute", "recompute", "exposed communication", "memory"
+  double winner = 0, runner_up = 0;
+  std::string unit;  ///< "s" or "bytes"
+};
+
+struct SuggestResult {
+  std::string model_type;
+  std::vector<Candidate> ranked;  ///< every feasible candidate, best first
+  int64_t considered = 0;         ///< (mesh, slices placement, rules, policy) combinations examined
+  std::map<std::string, int64_t> rejected;
+  std::vector<size_t> pareto;                     ///< indices into ranked: memory against step time
+  std::vector<TermDifference> winner_vs_runner_up;  ///< largest difference first
+};
+
+StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const SuggestOptions& options);
+
+/// The commands that reproduce a candidate: plan, memory and cost, with the user's CONFIG and --set.
+std::vector<std::string> ReproduceCommands(const SuggestOptions& options, const Candidate& candidate);
+
+/// `suggest --format json`: the top candidates and every Pareto one, ranked, with the search's counts.
+Json SuggestToJson(const SuggestOptions& options, const SuggestResult& result);
+
+}  // namespace easyplan::api
+
+#endif  // EASYPLAN_API_SUGGEST_H_

@@ -1,0 +1,133 @@
+// `easyplan suggest CONFIG --devices N --hardware H --mode train|serve --batch B --seq S`: every mesh,
+// checkpoint policy and microbatch count that EasyDeL accepts and that fits, ranked by the step-time
+// model, with why the winner wins and the commands that reproduce each candidate (docs/COST.md).
+// Exit 1 when nothing fits.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "api/suggest.h"
+#include "cli/commands.h"
+#include "cli/cost_format.h"
+#include "cli/pipeline_flags.h"
+#include "cli/text_table.h"
+#include "core/emit.h"
+#include "core/human.h"
+
+namespace easyplan::cli {
+namespace {
+
+struct SuggestCommandFlags {
+  api::SuggestOptions suggest;
+  std::string format = "table";
+  std::string output;
+};
+
+std::string Term(const api::TermDifference& t, double value) {
+  return t.unit == "bytes" ? HumanBytesBinary(static_cast<int64_t>(value)) : HumanSeconds(value);
+}
+
+std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& r,
+                        const planner::HardwareProfile& hardware) {
+  const bool train = o.memory.mode == "train";
+  std::string out = fmt::format("{} of {} on {} x {} ({}{}), {} batch {} x seq {}\n",
+                                train ? "training" : (o.decode ? "decode" : "prefill"), r.model_type, SuggestDevices(o),
+                                hardware.name, hardware.description,
+                                o.slices > 1 ? fmt::format(", {} slices", o.slices) : "",
+                                train ? "global" : "", *o.memory.batch, *o.memory.seq);
+  int64_t rejected = 0;
+  for (const auto& [reason, count] : r.rejected) rejected += count;
+  out += fmt::format("considered {} configurations: {} feasible, {} rejected\n\n", WithThousands(r.considered),
+                     WithThousands(static_cast<int64_t>(r.ranked.size())), WithThousands(rejected));
+  if (r.ranked.empty()) {
+    out += "nothing fits; rejected:\n";
+  } else {
+    const size_t shown = std::min(r.ranked.size(), static_cast<size_t>(o.top));
+    std::vector<std::vector<std::string>> rows = {{"#", "mesh", "dcn", "gradient_checkpointing", "micro", "memory",
+                                                   "headroom", "step time", "tokens/s", "MFU", "exposed comm"}};
+    for (size_t i = 0; i < shown; ++i) {
+      const api::Candidate& c = r.ranked[i];
+      const api::StepEstimate& e = c.estimate;
+      const planner::DeviceMemory& worst = e.memory.devices[static_cast<size_t>(e.memory.worst)];
+      const std::string policy = api::PolicyFlagValue(c.policy);
+      rows.push_back({std::to_string(i + 1), c.MeshFlag(), c.DcnFlag().empty() ? "-" : c.DcnFlag(),
+                      train ? (policy.empty() ? "none" : policy) : "-", std::to_string(c.microbatches),
+                      HumanBytesBinary(worst.total), HumanBytesBinary(e.memory.memory_per_device - worst.total),
+                      HumanSeconds(e.step.step_time_s), HumanRate(e.tokens_per_s), fmt::format("{:.1f}%", e.mfu * 100),
+                      HumanSeconds(e.step.exposed_communication_s)});
+    }
+    out += Columns(rows, {4, 5, 6, 7, 8, 9, 10});
+    if (r.ranked.size() >= 2) {
+      out += fmt::format("\n#1 beats #2 by {} per step:\n",
+                         HumanSeconds(r.ranked[1].estimate.step.step_time_s - r.ranked[0].estimate.step.step_time_s));
+      std::vector<std::vector<std::string>> terms = {{"", "#1", "#2"}};
+      for (const api::TermDifference& t : r.winner_vs_runner_up) {
+        terms.push_back({t.term, Term(t, t.winner), Term(t, t.runner_up)});
+      }
+      out += Columns(terms, {1, 2}, "  ");
+    }
+    std::vector<std::string> front;
+    for (size_t i : r.pareto) {
+      const api::Candidate& c = r.ranked[i];
+      front.push_back(fmt::format("#{} ({}, {})", i + 1, HumanSeconds(c.estimate.step.step_time_s),
+                                  HumanBytesBinary(c.estimate.memory.devices[static_cast<size_t>(
+                                                                                 c.estimate.memory.worst)]
+                                                       .total)));
+    }
+    out += fmt::format("\nPareto front, memory against step time: {}\n", fmt::join(front, ", "));
+    out += "\nrejected:\n";
+  }
+  std::vector<std::vector<std::string>> reasons;
+  for (const auto& [reason, count] : r.rejected) reasons.push_back({WithThousands(count), reason});
+  std::stable_sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a[0].size() > b[0].size() || (a[0].size() == b[0].size() && a[0] > b[0]); });
+  out += reasons.empty() ? "  none\n" : Columns(reasons, {0}, "  ");
+  if (!r.ranked.empty()) {
+    out += "\nreproduce:\n";
+    const size_t shown = std::min(r.ranked.size(), static_cast<size_t>(o.top));
+    for (size_t i = 0; i < shown; ++i) {
+      const std::vector<std::string> commands = api::ReproduceCommands(o, r.ranked[i]);
+      for (size_t k = 0; k < commands.size(); ++k) {
+        out += fmt::format("  {:<4}{}\n", k == 0 ? fmt::format("#{}", i + 1) : "", commands[k]);
+      }
+    }
+  }
+  return out;
+}
+
+StatusOr<int> RunSuggest(const SuggestCommandFlags& flags, Context& ctx) {
+  EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"table", "json"}));
+  EP_RETURN_IF_ERROR(api::CheckSuggestOptions(flags.suggest));
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.suggest.plan.config));
+  EP_ASSIGN_OR_RETURN(api::SuggestResult result, api::Suggest(model, flags.suggest));
+  EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(flags.suggest.memory.hardware));
+  const std::string text = flags.format == "json" ? EmitJson(api::SuggestToJson(flags.suggest, result))
+                                                  : SuggestText(flags.suggest, result, *hardware);
+  EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
+  return result.ranked.empty() ? kExitFindings : kExitOk;
+}
+
+}  // namespace
+
+std::function<int(Context&)> AddSuggestCommand(CLI::App& app) {
+  auto flags = std::make_shared<SuggestCommandFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "suggest", "search every mesh, checkpoint policy and microbatch count; rank what fits by step time");
+  AddConfigFlags(cmd, flags->suggest.plan.config, /*config_optional=*/false);
+  cmd->add_option("--slices", flags->suggest.slices,
+                  "slow-network domains (TPU slices, GPU nodes): factors of dp x fsdp cross them (default 1)");
+  cmd->add_option("--rules", flags->suggest.rules, "a rule file tried besides the built-in rules (repeatable)");
+  cmd->add_option("--uneven", flags->suggest.plan.uneven, "replicate (default), error or chunk, as plan takes it");
+  AddMemoryFlags(cmd, flags->suggest.memory, /*mode_flag=*/true);
+  cmd->add_option("--top", flags->suggest.top, "candidates shown (default 5)");
+  cmd->add_option("--max-microbatches", flags->suggest.max_microbatches,
+                  "train: most gradient accumulation steps tried when a step does not fit (default 64)");
+  cmd->add_flag("--decode", flags->suggest.decode, "serve: rank by one decode step with a KV cache of --seq tokens");
+  cmd->add_option("--format", flags->format, "table (default) or json");
+  cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
+  return [flags](Context& ctx) {
+    StatusOr<int> code = RunSuggest(*flags, ctx);
+    return code.ok() ? *code : ReportError(ctx, code.status());
+  };
+}
+
+}  // namespace easyplan::cli
