@@ -80,7 +80,7 @@ StatusOr<StepModel> StepModelOf(const PlanInputs& inputs, const planner::Plan& p
   const kernels::ModelDesc& d = model.desc;
   int64_t active = 0;
   for (const TensorEntry& t : inputs.tree->tensors) {
-    if (t.role != TensorRole::kParameter) continue;
+    if (t.role != TensorRole::kParameter || t.shape.rank() < 2) continue;  // norms and biases are no matmul
     const int64_t elements = t.shape.NumElements().value_or(0);
     if (IsEmbeddingLookup(t.name)) {
       if (d.tied_embeddings && t.name.find("embed_tokens") != std::string::npos) active += elements;  // lm_head

@@ -50,7 +50,7 @@ struct StepSettings {
 /// parameters of the matmuls a token passes through (the input embedding lookup is not one; a MoE
 /// layer's routed experts count top_k / experts of theirs). No attention term.
 inline constexpr const char* kMfuConvention =
-    "6*N*tokens (train) or 2*N*tokens (serve), N = active matmul parameters (embedding lookup excluded, routed "
+    "6*N*tokens (train) or 2*N*tokens (serve), N = active matmul parameters (no embedding lookup, norm or bias; routed "
     "experts x top_k/experts), no attention term";
 
 struct StepEstimate {

@@ -109,8 +109,9 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
                                             options.plan.max_devices));
   }
   if (options.slices < 1 || SuggestDevices(options) % options.slices != 0) {
-    return Status::BadInput({}, fmt::format("--slices {} does not divide --devices {}", options.slices, SuggestDevices(options)),
-                            {"each slice (or node) holds devices / slices chips"});
+    return Status::BadInput(
+        {}, fmt::format("--slices {} does not divide --devices {}", options.slices, SuggestDevices(options)),
+        {"each slice (or node) holds devices / slices chips"});
   }
   if (options.top < 1) return Status::BadInput({}, "--top must be at least 1");
   if (options.max_microbatches < 1) return Status::BadInput({}, "--max-microbatches must be at least 1");
@@ -190,129 +191,130 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
     auto reject = [&](const std::string& reason, int64_t count) { part.rejected[reason] += count; };
     for (size_t i = worker; i < meshes.size(); i += workers) {
       const std::vector<int64_t>& sizes = meshes[i];
-    // What EasyDeL rejects before it builds anything.
-    const int64_t head_tiles = Tiles(names, sizes, dims.axes.head);
-    const int64_t batch_tiles = Tiles(names, sizes, dims.axes.batch);
-    const int64_t seq_tiles = Tiles(names, sizes, dims.axes.sequence);
-    const int64_t count = per_mesh * static_cast<int64_t>(dcn_splits.size());
-    part.considered += count;
-    if (dims.heads > 0 && dims.heads % head_tiles != 0) {
-      reject("heads not divisible by the head axes", count);
-      continue;
-    }
-    if (dims.kv_heads > 0 && dims.kv_heads % head_tiles != 0) {
-      reject("kv heads not divisible by the head axes", count);
-      continue;
-    }
-    if (batch % batch_tiles != 0) {
-      reject("batch not divisible by the batch axes", count);
-      continue;
-    }
-    if (!options.decode && seq % seq_tiles != 0) {
-      reject("sequence not divisible by the sequence axes", count);
-      continue;
-    }
-    if (moe) {
-      Mesh probe{names, sizes, {}};
-      const planner::ExpertMesh folded = planner::FoldExpertMesh(probe, parallel, binding);
-      const int64_t shards = folded.shape[planner::ExpertMesh::kEp];
-      if (shards > 1 && dims.experts % shards != 0) {
-        reject("experts not divisible by the folded expert axis", count);
+      // What EasyDeL rejects before it builds anything.
+      const int64_t head_tiles = Tiles(names, sizes, dims.axes.head);
+      const int64_t batch_tiles = Tiles(names, sizes, dims.axes.batch);
+      const int64_t seq_tiles = Tiles(names, sizes, dims.axes.sequence);
+      const int64_t count = per_mesh * static_cast<int64_t>(dcn_splits.size());
+      part.considered += count;
+      if (dims.heads > 0 && dims.heads % head_tiles != 0) {
+        reject("heads not divisible by the head axes", count);
         continue;
       }
-    }
-    for (int64_t dcn_index = 0; dcn_index < static_cast<int64_t>(dcn_splits.size()); ++dcn_index) {
-      const std::vector<int64_t>& dcn = dcn_splits[static_cast<size_t>(dcn_index)];
-      bool placed = true;
-      for (size_t k = 0; k < names.size(); ++k) placed = placed && sizes[k] % dcn[k] == 0;
-      if (!placed) {
-        reject("slices not placeable on dp x fsdp", per_mesh);
+      if (dims.kv_heads > 0 && dims.kv_heads % head_tiles != 0) {
+        reject("kv heads not divisible by the head axes", count);
         continue;
       }
-      Candidate shape;
-      shape.axis_names = names;
-      shape.mesh = sizes;
-      shape.dcn = dcn;
-      for (size_t r = 0; r < rule_sets.size(); ++r) {
-        const int64_t policies = train ? static_cast<int64_t>(std::size(kPolicies)) : 1;
-        PlanOptions plan_options = options.plan;
-        plan_options.rules = rule_sets[r];
-        plan_options.mesh = shape.MeshFlag();
-        plan_options.dcn = shape.DcnFlag();
-        EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, plan_options));
-        EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
-        if (plan.HasErrors()) {
-          const planner::Finding* first = nullptr;
-          for (const planner::Finding& f : plan.findings) {
-            if (f.severity == Severity::kError) {
-              first = &f;
-              break;
-            }
-          }
-          reject(fmt::format("plan error [{}]", planner::FindingCodeName(first->code)), policies);
+      if (batch % batch_tiles != 0) {
+        reject("batch not divisible by the batch axes", count);
+        continue;
+      }
+      if (!options.decode && seq % seq_tiles != 0) {
+        reject("sequence not divisible by the sequence axes", count);
+        continue;
+      }
+      if (moe) {
+        Mesh probe{names, sizes, {}};
+        const planner::ExpertMesh folded = planner::FoldExpertMesh(probe, parallel, binding);
+        const int64_t shards = folded.shape[planner::ExpertMesh::kEp];
+        if (shards > 1 && dims.experts % shards != 0) {
+          reject("experts not divisible by the folded expert axis", count);
           continue;
         }
-        if (!part.step_models[r]) {
-          EP_ASSIGN_OR_RETURN(part.step_models[r], StepModelOf(inputs, plan));
+      }
+      for (int64_t dcn_index = 0; dcn_index < static_cast<int64_t>(dcn_splits.size()); ++dcn_index) {
+        const std::vector<int64_t>& dcn = dcn_splits[static_cast<size_t>(dcn_index)];
+        bool placed = true;
+        for (size_t k = 0; k < names.size(); ++k) placed = placed && sizes[k] % dcn[k] == 0;
+        if (!placed) {
+          reject("slices not placeable on dp x fsdp", per_mesh);
+          continue;
         }
-        // One activation plan and one dry run per microbatch size, shared by every policy.
-        std::map<int64_t, kernels::DryRunReport> runs;
-        std::map<int64_t, StepActivations> activations;
-        for (int64_t p = 0; p < policies; ++p) {
-          StepSettings settings;
-          settings.mode = train ? planner::MemoryMode::kTrain : planner::MemoryMode::kServe;
-          settings.decode = options.decode;
-          settings.batch = batch;
-          settings.seq = seq;
-          settings.policy = train ? kPolicies[p] : planner::CheckpointPolicy::kNone;
-          // The fewest microbatches whose step fits.
-          std::optional<planner::MemoryReport> fitting;
-          const int64_t max_micro = train ? options.max_microbatches : 1;
-          for (int64_t m = 1; m <= max_micro && m <= batch; ++m) {
-            if (batch % m != 0 || (batch / m) % batch_tiles != 0) continue;
-            settings.microbatches = m;
-            const MemoryOptions step_memory = StepMemoryOptions(options.memory, settings);
-            auto step = activations.find(m);
-            if (step == activations.end()) {
-              EP_ASSIGN_OR_RETURN(StepActivations built, BuildStepActivations(inputs, step_memory));
-              step = activations.emplace(m, std::move(built)).first;
+        Candidate shape;
+        shape.axis_names = names;
+        shape.mesh = sizes;
+        shape.dcn = dcn;
+        for (size_t r = 0; r < rule_sets.size(); ++r) {
+          const int64_t policies = train ? static_cast<int64_t>(std::size(kPolicies)) : 1;
+          PlanOptions plan_options = options.plan;
+          plan_options.rules = rule_sets[r];
+          plan_options.mesh = shape.MeshFlag();
+          plan_options.dcn = shape.DcnFlag();
+          EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, plan_options));
+          EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
+          if (plan.HasErrors()) {
+            const planner::Finding* first = nullptr;
+            for (const planner::Finding& f : plan.findings) {
+              if (f.severity == Severity::kError) {
+                first = &f;
+                break;
+              }
             }
-            EP_ASSIGN_OR_RETURN(planner::MemoryReport report, BuildMemoryReport(inputs, plan, step_memory, budget,
-                                                                                settings.policy, &step->second));
-            if (report.fits) {
-              fitting = std::move(report);
-              break;
-            }
-          }
-          if (!fitting) {
-            reject("does not fit at any microbatch count", 1);
+            reject(fmt::format("plan error [{}]", planner::FindingCodeName(first->code)), policies);
             continue;
           }
-          auto run = runs.find(settings.microbatches);
-          if (run == runs.end()) {
-            StatusOr<kernels::DryRunReport> made = DryRunStep(inputs, plan, *part.step_models[r], settings);
-            if (!made.ok()) {
-              reject("uneven layout the step-time model cannot price", policies - p);
-              break;
-            }
-            run = runs.emplace(settings.microbatches, std::move(*made)).first;
+          if (!part.step_models[r]) {
+            EP_ASSIGN_OR_RETURN(part.step_models[r], StepModelOf(inputs, plan));
           }
-          Candidate candidate = shape;
-          candidate.order = ((static_cast<int64_t>(i) * static_cast<int64_t>(dcn_splits.size()) + dcn_index) *
-                                 static_cast<int64_t>(rule_sets.size()) +
-                             static_cast<int64_t>(r)) *
-                                static_cast<int64_t>(std::size(kPolicies)) +
-                            p;
-          candidate.rules = rule_sets[r];
-          candidate.policy = settings.policy;
-          candidate.microbatches = settings.microbatches;
-          EP_ASSIGN_OR_RETURN(candidate.estimate, EstimateStep(inputs, plan, *part.step_models[r], *hardware, options.memory,
-                                                               budget, settings, &*fitting, &run->second));
-          part.ranked.push_back(std::move(candidate));
+          // One activation plan and one dry run per microbatch size, shared by every policy.
+          std::map<int64_t, kernels::DryRunReport> runs;
+          std::map<int64_t, StepActivations> activations;
+          for (int64_t p = 0; p < policies; ++p) {
+            StepSettings settings;
+            settings.mode = train ? planner::MemoryMode::kTrain : planner::MemoryMode::kServe;
+            settings.decode = options.decode;
+            settings.batch = batch;
+            settings.seq = seq;
+            settings.policy = train ? kPolicies[p] : planner::CheckpointPolicy::kNone;
+            // The fewest microbatches whose step fits.
+            std::optional<planner::MemoryReport> fitting;
+            const int64_t max_micro = train ? options.max_microbatches : 1;
+            for (int64_t m = 1; m <= max_micro && m <= batch; ++m) {
+              if (batch % m != 0 || (batch / m) % batch_tiles != 0) continue;
+              settings.microbatches = m;
+              const MemoryOptions step_memory = StepMemoryOptions(options.memory, settings);
+              auto step = activations.find(m);
+              if (step == activations.end()) {
+                EP_ASSIGN_OR_RETURN(StepActivations built, BuildStepActivations(inputs, step_memory));
+                step = activations.emplace(m, std::move(built)).first;
+              }
+              EP_ASSIGN_OR_RETURN(planner::MemoryReport report,
+                                  BuildMemoryReport(inputs, plan, step_memory, budget, settings.policy, &step->second));
+              if (report.fits) {
+                fitting = std::move(report);
+                break;
+              }
+            }
+            if (!fitting) {
+              reject("does not fit at any microbatch count", 1);
+              continue;
+            }
+            auto run = runs.find(settings.microbatches);
+            if (run == runs.end()) {
+              StatusOr<kernels::DryRunReport> made = DryRunStep(inputs, plan, *part.step_models[r], settings);
+              if (!made.ok()) {
+                reject("uneven layout the step-time model cannot price", policies - p);
+                break;
+              }
+              run = runs.emplace(settings.microbatches, std::move(*made)).first;
+            }
+            Candidate candidate = shape;
+            candidate.order = ((static_cast<int64_t>(i) * static_cast<int64_t>(dcn_splits.size()) + dcn_index) *
+                                   static_cast<int64_t>(rule_sets.size()) +
+                               static_cast<int64_t>(r)) *
+                                  static_cast<int64_t>(std::size(kPolicies)) +
+                              p;
+            candidate.rules = rule_sets[r];
+            candidate.policy = settings.policy;
+            candidate.microbatches = settings.microbatches;
+            EP_ASSIGN_OR_RETURN(candidate.estimate,
+                                EstimateStep(inputs, plan, *part.step_models[r], *hardware, options.memory, budget,
+                                             settings, &*fitting, &run->second));
+            part.ranked.push_back(std::move(candidate));
+          }
         }
       }
     }
-      }
     return Status();
   };
   const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);

@@ -29,9 +29,9 @@ struct SuggestOptions {
   /// CONFIG, --set, --uneven, and --devices (plan.config.devices: the chips in all, required); --mesh
   /// and --dcn are what suggest chooses.
   PlanOptions plan;
-  MemoryOptions memory;    ///< mode, batch (global), seq, hardware (required), step state
-  int64_t slices = 1;      ///< slow-network domains (TPU slices, GPU nodes): factors of dp x fsdp cross DCN
-  int64_t top = 5;         ///< candidates shown
+  MemoryOptions memory;  ///< mode, batch (global), seq, hardware (required), step state
+  int64_t slices = 1;    ///< slow-network domains (TPU slices, GPU nodes): factors of dp x fsdp cross DCN
+  int64_t top = 5;       ///< candidates shown
   int64_t max_microbatches = 64;
   bool decode = false;
   std::vector<std::string> rules;  ///< --rules files tried besides the built-in rules
@@ -50,7 +50,7 @@ struct Candidate {
   planner::CheckpointPolicy policy = planner::CheckpointPolicy::kNone;
   int64_t microbatches = 1;
   StepEstimate estimate;
-  int64_t order = 0;  ///< position in the search's enumeration: the last tie-break of the ranking
+  int64_t order = 0;             ///< position in the search's enumeration: the last tie-break of the ranking
   std::string MeshFlag() const;  ///< --mesh of the ICI part: "dp=1,fsdp=64,ep=1,tp=4,sp=1"
   std::string DcnFlag() const;   ///< --dcn, "" when single-slice
 };
@@ -67,7 +67,7 @@ struct SuggestResult {
   std::vector<Candidate> ranked;  ///< every feasible candidate, best first
   int64_t considered = 0;         ///< (mesh, slices placement, rules, policy) combinations examined
   std::map<std::string, int64_t> rejected;
-  std::vector<size_t> pareto;                     ///< indices into ranked: memory against step time
+  std::vector<size_t> pareto;                       ///< indices into ranked: memory against step time
   std::vector<TermDifference> winner_vs_runner_up;  ///< largest difference first
 };
 

@@ -30,11 +30,10 @@ std::string Term(const api::TermDifference& t, double value) {
 std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& r,
                         const planner::HardwareProfile& hardware) {
   const bool train = o.memory.mode == "train";
-  std::string out = fmt::format("{} of {} on {} x {} ({}{}), {} batch {} x seq {}\n",
-                                train ? "training" : (o.decode ? "decode" : "prefill"), r.model_type, SuggestDevices(o),
-                                hardware.name, hardware.description,
-                                o.slices > 1 ? fmt::format(", {} slices", o.slices) : "",
-                                train ? "global" : "", *o.memory.batch, *o.memory.seq);
+  std::string out = fmt::format(
+      "{} of {} on {} x {} ({}{}), {} batch {} x seq {}\n", train ? "training" : (o.decode ? "decode" : "prefill"),
+      r.model_type, SuggestDevices(o), hardware.name, hardware.description,
+      o.slices > 1 ? fmt::format(", {} slices", o.slices) : "", train ? "global" : "", *o.memory.batch, *o.memory.seq);
   int64_t rejected = 0;
   for (const auto& [reason, count] : r.rejected) rejected += count;
   out += fmt::format("considered {} configurations: {} feasible, {} rejected\n\n", WithThousands(r.considered),
@@ -69,17 +68,18 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
     std::vector<std::string> front;
     for (size_t i : r.pareto) {
       const api::Candidate& c = r.ranked[i];
-      front.push_back(fmt::format("#{} ({}, {})", i + 1, HumanSeconds(c.estimate.step.step_time_s),
-                                  HumanBytesBinary(c.estimate.memory.devices[static_cast<size_t>(
-                                                                                 c.estimate.memory.worst)]
-                                                       .total)));
+      front.push_back(
+          fmt::format("#{} ({}, {})", i + 1, HumanSeconds(c.estimate.step.step_time_s),
+                      HumanBytesBinary(c.estimate.memory.devices[static_cast<size_t>(c.estimate.memory.worst)].total)));
     }
     out += fmt::format("\nPareto front, memory against step time: {}\n", fmt::join(front, ", "));
     out += "\nrejected:\n";
   }
   std::vector<std::vector<std::string>> reasons;
   for (const auto& [reason, count] : r.rejected) reasons.push_back({WithThousands(count), reason});
-  std::stable_sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a[0].size() > b[0].size() || (a[0].size() == b[0].size() && a[0] > b[0]); });
+  std::stable_sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) {
+    return a[0].size() > b[0].size() || (a[0].size() == b[0].size() && a[0] > b[0]);
+  });
   out += reasons.empty() ? "  none\n" : Columns(reasons, {0}, "  ");
   if (!r.ranked.empty()) {
     out += "\nreproduce:\n";

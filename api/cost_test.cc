@@ -1,0 +1,170 @@
+#include "api/cost.h"
+
+#include <gtest/gtest.h>
+
+#include "api/check.h"
+#include "api/memory_pipeline.h"
+#include "tests/test_util.h"
+
+namespace easyplan::api {
+namespace {
+
+std::string Example(const std::string& name) { return testing::SourceDir() + "/examples/" + name; }
+
+std::shared_ptr<const Model> Load(const std::string& example, ConfigOptions options = {}) {
+  auto model = Model::Load(Environment::Real(), ConfigSource::Path(Example(example)), std::move(options));
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  return model.ok() ? *model : nullptr;
+}
+
+CostOptions Train(const std::string& mesh, int64_t batch, int64_t seq, const std::string& hardware = "h100-sxm") {
+  CostOptions options;
+  options.plan.mesh = mesh;
+  options.memory.mode = "train";
+  options.memory.batch = batch;
+  options.memory.seq = seq;
+  options.memory.hardware = hardware;
+  return options;
+}
+
+TEST(CostTest, MemoryIsTheMemoryCommandsForTheSameSettings) {
+  auto model = Load("llama-3.1-8b", {.sets = {"gradient_checkpointing=nothing_saveable"}});
+  for (const char* mesh : {"dp=1,fsdp=8,ep=1,tp=1,sp=1", "dp=2,fsdp=2,ep=1,tp=2,sp=1"}) {
+    CostOptions options = Train(mesh, 16, 2048);
+    options.microbatches = 2;
+    auto cost = Cost(model, options);
+    ASSERT_TRUE(cost.ok()) << cost.status().ToString();
+    ASSERT_TRUE(cost->estimate);
+    MemoryOptions memory = options.memory;
+    memory.batch = 8;  // one microbatch
+    auto expected = Memory(model, options.plan, memory);
+    ASSERT_TRUE(expected.ok() && expected->report);
+    ASSERT_EQ(cost->estimate->memory.devices.size(), expected->report->devices.size());
+    for (size_t d = 0; d < expected->report->devices.size(); ++d) {
+      EXPECT_EQ(cost->estimate->memory.devices[d].total, expected->report->devices[d].total) << mesh << " device " << d;
+    }
+    EXPECT_EQ(cost->estimate->fits, expected->report->fits);
+  }
+}
+
+TEST(CostTest, DenseTrainingFlopsOnOneDeviceAreSixNTokensPlusAttention) {
+  auto model = Load("llama-3.1-8b");
+  auto cost = Cost(model, Train("dp=1,fsdp=1,ep=1,tp=1,sp=1", 2, 1024));
+  ASSERT_TRUE(cost.ok()) << cost.status().ToString();
+  const StepEstimate& e = *cost->estimate;
+  const int64_t tokens = 2 * 1024;
+  // q.k and p.v: 2 x batch x heads x seq^2 x head_dim FLOPs each, per layer, no causal skipping.
+  const int64_t attention = 32 * 2 * (2 * 2 * 32 * int64_t{1024} * 1024 * 128);
+  EXPECT_EQ(e.step.step_flops, 6 * e.active_params * tokens + 3 * attention);
+  // N: every matmul's parameters: Llama 3.1 8B's 8,030,261,248 less the input embedding lookup and the
+  // 65 RMSNorm weights of 4096.
+  EXPECT_EQ(e.active_params, 8'030'261'248 - 128'256 * 4096 - 65 * 4096);
+  EXPECT_DOUBLE_EQ(e.model_flops, 6.0 * static_cast<double>(e.active_params) * tokens);
+}
+
+TEST(CostTest, MicrobatchesRepeatTheStepAndRecomputationAddsAForward) {
+  auto model = Load("llama-3.1-8b");
+  auto one = Cost(model, Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 16, 1024));
+  CostOptions split = Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 16, 1024);
+  split.microbatches = 2;
+  auto two = Cost(model, split);
+  ASSERT_TRUE(one.ok() && two.ok());
+  EXPECT_EQ(two->estimate->step.step_flops, one->estimate->step.step_flops);
+  EXPECT_GT(two->estimate->step.communication_s, one->estimate->step.communication_s);  // gathers repeat
+  auto remat = Load("llama-3.1-8b", {.sets = {"gradient_checkpointing=nothing_saveable"}});
+  auto full = Cost(remat, Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 16, 1024));
+  ASSERT_TRUE(full.ok());
+  EXPECT_EQ(full->estimate->step.step_flops, one->estimate->step.step_flops / 3 * 4);
+  EXPECT_GT(full->estimate->step.recompute_s, 0);
+  EXPECT_EQ(one->estimate->step.recompute_s, 0);
+}
+
+TEST(CostTest, DecodeReadsTheKvCache) {
+  auto model = Load("llama-3.1-8b");
+  CostOptions options = Train("dp=1,fsdp=1,ep=1,tp=8,sp=1", 8, 8192);
+  options.memory.mode = "serve";
+  options.decode = true;
+  auto decode = Cost(model, options);
+  ASSERT_TRUE(decode.ok()) << decode.status().ToString();
+  options.memory.seq = 1024;
+  auto shorter = Cost(model, options);
+  ASSERT_TRUE(shorter.ok());
+  EXPECT_EQ(decode->estimate->tokens, 8);  // one token per sequence
+  EXPECT_GT(decode->estimate->step.compute_s, shorter->estimate->step.compute_s);
+}
+
+TEST(CostTest, OptionErrorsNameTheFlag) {
+  auto model = Load("llama-3.1-8b");
+  CostOptions options = Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 6, 1024);
+  options.memory.hardware.clear();
+  EXPECT_NE(Cost(model, options).status().ToString().find("--hardware is required"), std::string::npos);
+  options = Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 6, 1024);
+  options.microbatches = 4;
+  EXPECT_NE(Cost(model, options).status().ToString().find("not divisible by --microbatches 4"), std::string::npos);
+  options = Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 8, 1024);
+  options.decode = true;
+  EXPECT_NE(Cost(model, options).status().ToString().find("--decode"), std::string::npos);
+  options = Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 8, 1024, "h100-sxn");
+  EXPECT_NE(Cost(model, options).status().ToString().find("h100-sxm"), std::string::npos);
+  auto gemma = Load("gemma-2-9b");
+  EXPECT_NE(Cost(gemma, Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 8, 1024)).status().ToString().find("no reference forward"),
+            std::string::npos);
+}
+
+// cost's forward communication equals, kind by kind, what check measures executing the same tiny
+// config on the same mesh, batch and sequence.
+struct FamilyMesh {
+  std::string example;
+  std::string mesh;
+};
+
+class CostMatchesCheckTest : public ::testing::TestWithParam<FamilyMesh> {};
+
+TEST_P(CostMatchesCheckTest, ForwardCommunicationEqualsChecksKindByKind) {
+  auto model = Load(GetParam().example);
+  CheckOptions check;
+  check.plan.mesh = GetParam().mesh;
+  check.level = "numeric";
+  auto run = Check(model, check);
+  ASSERT_TRUE(run.ok()) << run.status().ToString();
+  ASSERT_TRUE(run->numeric && run->numeric_setup) << "the plan has errors";
+  ASSERT_TRUE(run->numeric->ok());
+  const kernels::ModelDesc& tiny = run->numeric_setup->model;
+  auto tiny_model = model->WithSets(run->numeric_setup->sets);
+  ASSERT_TRUE(tiny_model.ok()) << tiny_model.status().ToString();
+  CostOptions options = Train(GetParam().mesh, tiny.batch, tiny.seq);
+  options.memory.mode = "serve";
+  auto cost = Cost(*tiny_model, options);
+  ASSERT_TRUE(cost.ok()) << cost.status().ToString();
+  ASSERT_TRUE(cost->estimate);
+  const kernels::KindBytes& f = cost->estimate->step.forward;
+  const kernels::CommLog& measured = run->numeric->comm;
+  EXPECT_EQ(f.all_gather, measured.Bytes(kernels::CollectiveKind::kAllGather));
+  EXPECT_EQ(f.reduce_scatter, measured.Bytes(kernels::CollectiveKind::kReduceScatter));
+  EXPECT_EQ(f.all_reduce, measured.Bytes(kernels::CollectiveKind::kAllReduce));
+  EXPECT_EQ(f.all_to_all, measured.Bytes(kernels::CollectiveKind::kAllToAll));
+  EXPECT_GT(f.Total(), 0);
+}
+
+std::vector<FamilyMesh> FamilyMeshes() {
+  std::vector<FamilyMesh> cases;
+  for (const char* example : {"llama-3.1-8b", "qwen2.5-7b", "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3", "gpt2"}) {
+    for (const char* mesh : {"dp=2,fsdp=2,ep=1,tp=2,sp=1", "dp=1,fsdp=4,ep=1,tp=2,sp=1", "dp=1,fsdp=2,ep=2,tp=2,sp=1",
+                             "dp=1,fsdp=2,ep=1,tp=2,sp=2"}) {
+      cases.push_back({example, mesh});
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, CostMatchesCheckTest, ::testing::ValuesIn(FamilyMeshes()),
+                         [](const ::testing::TestParamInfo<FamilyMesh>& info) {
+                           std::string name = info.param.example + "_" + info.param.mesh;
+                           for (char& c : name) {
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace easyplan::api

@@ -1,0 +1,160 @@
+#include "api/suggest.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "tests/test_util.h"
+
+namespace easyplan::api {
+namespace {
+
+std::shared_ptr<const Model> LoadExample(const std::string& name) {
+  auto model = Model::Load(Environment::Real(), ConfigSource::Path(testing::SourceDir() + "/examples/" + name), {});
+  EXPECT_TRUE(model.ok()) << model.status().ToString();
+  return model.ok() ? *model : nullptr;
+}
+
+SuggestOptions Options(int64_t devices, const std::string& hardware, int64_t batch, int64_t seq) {
+  SuggestOptions options;
+  options.plan.config.devices = devices;
+  options.memory.mode = "train";
+  options.memory.batch = batch;
+  options.memory.seq = seq;
+  options.memory.hardware = hardware;
+  return options;
+}
+
+int64_t Total(const StepEstimate& e) { return e.memory.devices[static_cast<size_t>(e.memory.worst)].total; }
+
+// A brute force over every mesh of 8 devices, every policy and microbatch count, each priced by
+// `cost` on its own: suggest returns their minimum and the same feasible set.
+TEST(SuggestTest, ConsidersEveryFactorizationAndReturnsTheMinimumOfCost) {
+  auto model = LoadExample("llama-3.1-8b");
+  const int64_t devices = 8, batch = 16, seq = 2048;
+  // A 16 GiB chip, so some configurations need microbatches or recomputation and some fit not at all.
+  SuggestOptions options = Options(devices, "tpu-v5e", batch, seq);
+  options.max_microbatches = 8;
+  auto suggested = Suggest(model, options);
+  ASSERT_TRUE(suggested.ok()) << suggested.status().ToString();
+
+  const char* policies[] = {"", "checkpoint_dots", "checkpoint_dots_with_no_batch_dims", "nothing_saveable"};
+  double best = std::numeric_limits<double>::infinity();
+  int64_t feasible = 0, meshes = 0;
+  for (int64_t dp = 1; dp <= devices; dp *= 2) {
+    for (int64_t fsdp = 1; dp * fsdp <= devices; fsdp *= 2) {
+      for (int64_t tp = 1; dp * fsdp * tp <= devices; tp *= 2) {
+        const int64_t sp = devices / (dp * fsdp * tp);
+        ++meshes;
+        // What EasyDeL rejects: 32 heads and 8 kv heads on tp, the batch on dp x fsdp, the sequence on sp.
+        if (8 % tp != 0 || batch % (dp * fsdp) != 0 || seq % sp != 0) continue;
+        const std::string mesh = fmt::format("dp={},fsdp={},ep=1,tp={},sp={}", dp, fsdp, tp, sp);
+        for (const char* policy : policies) {
+          auto with_policy = model->WithSets({std::string("gradient_checkpointing=") + policy});
+          ASSERT_TRUE(with_policy.ok());
+          for (int64_t m = 1; m <= options.max_microbatches; ++m) {
+            if (batch % m != 0 || (batch / m) % (dp * fsdp) != 0) continue;
+            CostOptions cost;
+            cost.plan.mesh = mesh;
+            cost.memory = options.memory;
+            cost.microbatches = m;
+            auto priced = Cost(*with_policy, cost);
+            ASSERT_TRUE(priced.ok()) << mesh << ": " << priced.status().ToString();
+            if (!priced->estimate || !priced->estimate->fits) continue;
+            ++feasible;
+            best = std::min(best, priced->estimate->step.step_time_s);
+            break;  // the fewest microbatches that fit
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(meshes, 20);  // ordered factorizations of 8 = 2^3 over dp, fsdp, tp, sp: C(6, 3)
+  EXPECT_EQ(suggested->considered, meshes * 4);
+  int64_t rejected = 0;
+  for (const auto& [reason, count] : suggested->rejected) rejected += count;
+  EXPECT_EQ(rejected + static_cast<int64_t>(suggested->ranked.size()), suggested->considered);
+  ASSERT_GT(feasible, 0);
+  EXPECT_EQ(static_cast<int64_t>(suggested->ranked.size()), feasible);
+  EXPECT_DOUBLE_EQ(suggested->ranked.front().estimate.step.step_time_s, best);
+  for (size_t i = 1; i < suggested->ranked.size(); ++i) {
+    EXPECT_LE(suggested->ranked[i - 1].estimate.step.step_time_s, suggested->ranked[i].estimate.step.step_time_s);
+  }
+}
+
+TEST(SuggestTest, TheParetoFrontHasNoDominatedCandidate) {
+  auto model = LoadExample("llama-3.1-8b");
+  SuggestOptions options = Options(8, "tpu-v5e", 16, 2048);
+  auto result = Suggest(model, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_FALSE(result->pareto.empty());
+  EXPECT_EQ(result->pareto.front(), 0u);  // the fastest is on it
+  for (size_t i : result->pareto) {
+    const Candidate& c = result->ranked[i];
+    for (const Candidate& other : result->ranked) {
+      const bool dominates =
+          other.estimate.step.step_time_s <= c.estimate.step.step_time_s &&
+          Total(other.estimate) <= Total(c.estimate) &&
+          (other.estimate.step.step_time_s < c.estimate.step.step_time_s || Total(other.estimate) < Total(c.estimate));
+      EXPECT_FALSE(dominates) << "#" << i + 1 << " is dominated";
+    }
+  }
+}
+
+TEST(SuggestTest, ExpertParallelismOnlyForMixtureOfExperts) {
+  auto dense = LoadExample("gpt2");
+  auto result = Suggest(dense, Options(4, "h100-sxm", 8, 1024));
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  for (const Candidate& c : result->ranked) EXPECT_EQ(c.mesh[2], 1) << c.MeshFlag();
+  auto moe = LoadExample("qwen3-30b-a3b");
+  auto moe_result = Suggest(moe, Options(8, "b200", 16, 1024));
+  ASSERT_TRUE(moe_result.ok()) << moe_result.status().ToString();
+  bool any_ep = false;
+  for (const Candidate& c : moe_result->ranked) any_ep = any_ep || c.mesh[2] > 1;
+  EXPECT_TRUE(any_ep);
+}
+
+TEST(SuggestTest, SlicesCrossTheNetworkOnTheOuterDataAxes) {
+  auto model = LoadExample("gpt2");
+  SuggestOptions options = Options(16, "h100-sxm", 32, 1024);
+  options.slices = 2;
+  auto result = Suggest(model, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_FALSE(result->ranked.empty());
+  for (const Candidate& c : result->ranked) {
+    EXPECT_EQ(c.dcn[0] * c.dcn[1], 2) << c.MeshFlag();
+    EXPECT_EQ(c.dcn[2] * c.dcn[3] * c.dcn[4], 1);
+    EXPECT_FALSE(c.DcnFlag().empty());
+  }
+}
+
+TEST(SuggestTest, CommandsReproduceTheCandidate) {
+  auto model = LoadExample("llama-3.1-8b");
+  SuggestOptions options = Options(8, "tpu-v5e", 16, 2048);
+  options.plan.config.config = "examples/llama-3.1-8b";
+  auto result = Suggest(model, options);
+  ASSERT_TRUE(result.ok() && !result->ranked.empty());
+  const Candidate& best = result->ranked.front();
+  const std::vector<std::string> commands = ReproduceCommands(options, best);
+  ASSERT_EQ(commands.size(), 3u);
+  EXPECT_EQ(commands[0], "easyplan plan examples/llama-3.1-8b --mesh " + best.MeshFlag());
+  EXPECT_NE(commands[2].find("easyplan cost examples/llama-3.1-8b --mesh " + best.MeshFlag()), std::string::npos);
+  EXPECT_NE(commands[2].find("--batch 16 --seq 2048"), std::string::npos);
+}
+
+TEST(SuggestTest, OptionErrorsNameTheFlag) {
+  auto model = LoadExample("gpt2");
+  SuggestOptions options = Options(8, "h100-sxm", 8, 1024);
+  options.plan.config.devices.reset();
+  EXPECT_NE(Suggest(model, options).status().ToString().find("--devices is required"), std::string::npos);
+  options = Options(8, "h100-sxm", 8, 1024);
+  options.slices = 3;
+  EXPECT_NE(Suggest(model, options).status().ToString().find("--slices 3 does not divide"), std::string::npos);
+  options = Options(8, "h100-sxm", 8, 1024);
+  options.plan.mesh = "dp=8";
+  EXPECT_NE(Suggest(model, options).status().ToString().find("--mesh"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace easyplan::api
