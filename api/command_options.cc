@@ -240,6 +240,39 @@ StatusOr<std::vector<Entry>> EntriesOf(const std::string& command) {
       e.push_back({"max_numeric_devices",
                    Int([](CommandOptions& o) -> int64_t& { return o.max_numeric_devices; }, "max_numeric_devices")});
     }
+  } else if (command == "cost" || command == "suggest") {
+    if (command == "cost") {
+      AddPlan(e);
+      e.push_back({"microbatches", Int([](CommandOptions& o) -> int64_t& { return o.microbatches; }, "microbatches")});
+    } else {
+      e.push_back({"uneven", String([](CommandOptions& o) -> std::string& { return o.plan.uneven; }, "uneven")});
+      e.push_back({"rules", [](CommandOptions& o, const Json& v) -> Status {
+                     if (v.is_string()) {
+                       o.rule_files.push_back(v.get<std::string>());
+                       return Status();
+                     }
+                     if (!v.is_array()) return Expected("rules", "a rule file or a list of rule files", v);
+                     for (const Json& item : v) {
+                       if (!item.is_string()) return Expected("rules", "rule file paths", item);
+                       o.rule_files.push_back(item.get<std::string>());
+                     }
+                     return Status();
+                   }});
+      e.push_back({"slices", Int([](CommandOptions& o) -> int64_t& { return o.slices; }, "slices")});
+      e.push_back({"top", Int([](CommandOptions& o) -> int64_t& { return o.top; }, "top")});
+      e.push_back({"max_microbatches",
+                   Int([](CommandOptions& o) -> int64_t& { return o.max_microbatches; }, "max_microbatches")});
+    }
+    e.push_back({"mode", String([](CommandOptions& o) -> std::string& { return o.memory.mode; }, "mode")});
+    e.push_back(
+        {"batch", OptionalInt([](CommandOptions& o) -> std::optional<int64_t>& { return o.memory.batch; }, "batch")});
+    e.push_back({"seq", OptionalInt([](CommandOptions& o) -> std::optional<int64_t>& { return o.memory.seq; }, "seq")});
+    AddStepState(e);
+    e.push_back(
+        {"memory_per_device",
+         String([](CommandOptions& o) -> std::string& { return o.memory.memory_per_device; }, "memory_per_device")});
+    e.push_back({"hardware", String([](CommandOptions& o) -> std::string& { return o.memory.hardware; }, "hardware")});
+    e.push_back({"decode", Bool([](CommandOptions& o) -> bool& { return o.decode; }, "decode")});
   } else {
     std::string message = "'" + command + "' is not an easyplan command";
     if (auto suggestion = SuggestClosest(command, CommandNames())) message += " (did you mean '" + *suggestion + "'?)";
@@ -261,8 +294,8 @@ ValidateOptions CommandOptions::Validate() const {
 }
 
 const std::vector<std::string>& CommandNames() {
-  static const std::vector<std::string> names = {"resolve",     "tree",   "plan",   "explain", "validate",
-                                                 "activations", "memory", "export", "check"};
+  static const std::vector<std::string> names = {"resolve", "tree",   "plan",  "explain", "validate", "activations",
+                                                 "memory",  "export", "check", "cost",    "suggest"};
   return names;
 }
 

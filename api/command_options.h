@@ -26,19 +26,25 @@ struct CommandOptions {
   MeshOptions mesh;
   ActivationOptions activations;
   MemoryOptions memory;
-  std::string max_memory;            ///< validate
-  std::string hardware;              ///< validate (memory's is memory.hardware)
-  bool provenance = false;           ///< resolve
-  bool diff = false;                 ///< tree
-  std::optional<int64_t> device;     ///< plan: a device index
-  bool summary = false;              ///< plan
-  std::string pattern;               ///< explain
-  std::string to;                    ///< export
-  std::string format = "text";       ///< export: text | json
-  std::string level = "all";         ///< check
-  uint64_t seed = 0;                 ///< check
-  bool check_memory = false;         ///< check --memory
-  int64_t max_numeric_devices = 64;  ///< check
+  std::string max_memory;               ///< validate
+  std::string hardware;                 ///< validate (memory's is memory.hardware)
+  bool provenance = false;              ///< resolve
+  bool diff = false;                    ///< tree
+  std::optional<int64_t> device;        ///< plan: a device index
+  bool summary = false;                 ///< plan
+  std::string pattern;                  ///< explain
+  std::string to;                       ///< export
+  std::string format = "text";          ///< export: text | json
+  std::string level = "all";            ///< check
+  uint64_t seed = 0;                    ///< check
+  bool check_memory = false;            ///< check --memory
+  int64_t max_numeric_devices = 64;     ///< check
+  int64_t microbatches = 1;             ///< cost
+  bool decode = false;                  ///< cost, suggest
+  int64_t slices = 1;                   ///< suggest
+  int64_t top = 5;                      ///< suggest
+  int64_t max_microbatches = 64;        ///< suggest
+  std::vector<std::string> rule_files;  ///< suggest: --rules, repeatable
 
   ValidateOptions Validate() const;
 };

@@ -4,6 +4,7 @@
 #include "api/activations_json.h"
 #include "api/check.h"
 #include "api/choices.h"
+#include "api/cost.h"
 #include "api/explain.h"
 #include "api/export.h"
 #include "api/memory_json.h"
@@ -11,6 +12,7 @@
 #include "api/plan_inputs.h"
 #include "api/plan_json.h"
 #include "api/plan_pipeline.h"
+#include "api/suggest.h"
 #include "api/tree_document.h"
 #include "api/tree_source.h"
 #include "api/validate.h"
@@ -148,6 +150,30 @@ StatusOr<CommandOutput> RunCommand(const std::shared_ptr<const Model>& model, co
       return CommandOutput{FindingsToJsonText(run.plan.findings, "  \"ok\": false,\n"), true, true, Json()};
     }
     return CommandOutput{EmitJson(CheckToJson(run)), true, !run.ok(), Json()};
+  }
+  if (command == "cost") {
+    CostOptions cost;
+    cost.plan = options.plan;
+    cost.memory = options.memory;
+    cost.microbatches = options.microbatches;
+    cost.decode = options.decode;
+    EP_ASSIGN_OR_RETURN(CostResult result, Cost(model, cost));
+    if (!result.estimate) {
+      return CommandOutput{FindingsToJsonText(result.plan.findings, "  \"ok\": false,\n"), true, true, Json()};
+    }
+    return CommandOutput{EmitJson(CostToJson(result)), true, !result.estimate->fits, Json()};
+  }
+  if (command == "suggest") {
+    SuggestOptions suggest;
+    suggest.plan = options.plan;
+    suggest.memory = options.memory;
+    suggest.slices = options.slices;
+    suggest.top = options.top;
+    suggest.max_microbatches = options.max_microbatches;
+    suggest.decode = options.decode;
+    suggest.rules = options.rule_files;
+    EP_ASSIGN_OR_RETURN(SuggestResult result, Suggest(model, suggest));
+    return CommandOutput{EmitJson(SuggestToJson(suggest, result)), true, result.ranked.empty(), Json()};
   }
   if (command == "export") {
     EP_ASSIGN_OR_RETURN(ExportResult result,

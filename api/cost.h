@@ -100,7 +100,7 @@ struct CostResult {
 /// `cost`: the plan, and when it has no errors, its step estimate.
 StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostOptions& options);
 
-/// `cost --format json` (docs/COST.md#the-json).
+/// `cost --format json` (docs/COST.md).
 Json CostToJson(const CostResult& result);
 
 /// The settings' names as the CLI spells them ("nothing_saveable", "" for none).

@@ -129,7 +129,10 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
   return CheckCostOptions(cost);
 }
 
-StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const SuggestOptions& options) {
+StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const SuggestOptions& given) {
+  // --devices is a config option: the Model's own when the caller's options do not repeat it (Python).
+  SuggestOptions options = given;
+  if (!options.plan.config.devices) options.plan.config.devices = model->options().devices;
   EP_RETURN_IF_ERROR(CheckSuggestOptions(options));
   if (!model->has_config()) return Status::BadInput({}, "suggest needs CONFIG");
   std::string budget_label;
@@ -334,9 +337,10 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
     for (Candidate& c : part.ranked) result.ranked.push_back(std::move(c));
   }
   std::stable_sort(result.ranked.begin(), result.ranked.end(), [](const Candidate& a, const Candidate& b) {
-    if (a.estimate.step.step_time_s != b.estimate.step.step_time_s) {
-      return a.estimate.step.step_time_s < b.estimate.step.step_time_s;
-    }
+    // Whole nanoseconds: sums in another order differ in the last bits, which is no difference.
+    const int64_t at = std::llround(a.estimate.step.step_time_s * 1e9);
+    const int64_t bt = std::llround(b.estimate.step.step_time_s * 1e9);
+    if (at != bt) return at < bt;
     if (WorstTotal(a) != WorstTotal(b)) return WorstTotal(a) < WorstTotal(b);
     return a.order < b.order;
   });

@@ -2,7 +2,7 @@
 #define EASYPLAN_API_SUGGEST_H_
 
 // `suggest`: which mesh, rules, checkpoint policy and gradient accumulation to run a model with on N
-// chips (docs/COST.md#suggest). It enumerates every ordered factorization of N over the mesh axes
+// chips (docs/COST.md). It enumerates every ordered factorization of N over the mesh axes
 // (ep > 1 only for MoE models; with --slices K every placement of K's factors on the outer data axes
 // dp and fsdp), rejects what EasyDeL would reject (heads, kv heads, experts, the expert mesh, batch or
 // sequence not divisible by their axes, plan errors) and what does not fit at any microbatch count,

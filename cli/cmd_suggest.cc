@@ -57,8 +57,9 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
     }
     out += Columns(rows, {4, 5, 6, 7, 8, 9, 10});
     if (r.ranked.size() >= 2) {
-      out += fmt::format("\n#1 beats #2 by {} per step:\n",
-                         HumanSeconds(r.ranked[1].estimate.step.step_time_s - r.ranked[0].estimate.step.step_time_s));
+      const double gap = r.ranked[1].estimate.step.step_time_s - r.ranked[0].estimate.step.step_time_s;
+      out += gap < 1e-9 ? std::string("\n#1 ties #2 on step time and needs less memory:\n")
+                        : fmt::format("\n#1 beats #2 by {} per step:\n", HumanSeconds(gap));
       std::vector<std::vector<std::string>> terms = {{"", "#1", "#2"}};
       for (const api::TermDifference& t : r.winner_vs_runner_up) {
         terms.push_back({t.term, Term(t, t.winner), Term(t, t.runner_up)});

@@ -37,11 +37,13 @@ __all__ = [
     "PlanError",
     "activations",
     "check",
+    "cost",
     "explain",
     "export",
     "memory",
     "plan",
     "resolve",
+    "suggest",
     "tree",
     "validate",
 ]
@@ -254,6 +256,17 @@ class Model:
         and a tiny model's sharded forward pass against the unsharded one; ``result["ok"]`` is the verdict."""
         return _json.loads(self._run("check", options)["text"])
 
+    def cost(self, **options):
+        """One configuration's estimated step on ``hardware`` (``easyplan cost --format json``): step time,
+        compute, communication, exposed communication, tokens/s, MFU and memory. A plan with errors gives
+        {"ok": False, "findings": [...]}."""
+        return _json.loads(self._run("cost", options)["text"])
+
+    def suggest(self, **options):
+        """Every mesh, checkpoint policy and microbatch count for ``devices`` chips of ``hardware``,
+        ranked by step time (``easyplan suggest --format json``): candidates, rejections, Pareto front."""
+        return _json.loads(self._run("suggest", options)["text"])
+
 
     def export(self, to, **options):
         """The plan as another runtime reads it (``easyplan export --to TO``), as text: ``jax`` (a Python
@@ -327,6 +340,20 @@ def check(config, **options):
     """``easyplan check``: prove the plan by executing it on simulated devices (layout, numeric, memory)."""
     model, rest = _split(config, options)
     return model.check(**rest)
+
+
+def cost(config, **options):
+    """``easyplan cost``: one configuration's step time, communication, tokens/s, MFU and memory on
+    ``hardware``."""
+    model, rest = _split(config, options)
+    return model.cost(**rest)
+
+
+def suggest(config, **options):
+    """``easyplan suggest``: which mesh, checkpoint policy and microbatch count for ``devices`` chips of
+    ``hardware``, ranked by step time, with why #1 wins and the commands that reproduce each."""
+    model, rest = _split(config, options)
+    return model.suggest(**rest)
 
 
 def export(config, to, **options):
