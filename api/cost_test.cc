@@ -4,18 +4,11 @@
 
 #include "api/check.h"
 #include "api/memory_pipeline.h"
+#include "api/test_models.h"
 #include "tests/test_util.h"
 
 namespace easyplan::api {
 namespace {
-
-std::string Example(const std::string& name) { return testing::SourceDir() + "/examples/" + name; }
-
-std::shared_ptr<const Model> Load(const std::string& example, ConfigOptions options = {}) {
-  auto model = Model::Load(Environment::Real(), ConfigSource::Path(Example(example)), std::move(options));
-  EXPECT_TRUE(model.ok()) << model.status().ToString();
-  return model.ok() ? *model : nullptr;
-}
 
 CostOptions Train(const std::string& mesh, int64_t batch, int64_t seq, const std::string& hardware = "h100-sxm") {
   CostOptions options;
@@ -28,7 +21,7 @@ CostOptions Train(const std::string& mesh, int64_t batch, int64_t seq, const std
 }
 
 TEST(CostTest, MemoryIsTheMemoryCommandsForTheSameSettings) {
-  auto model = Load("llama-3.1-8b", {.sets = {"gradient_checkpointing=nothing_saveable"}});
+  auto model = LoadExample("llama-3.1-8b", {.sets = {"gradient_checkpointing=nothing_saveable"}});
   for (const char* mesh : {"dp=1,fsdp=8,ep=1,tp=1,sp=1", "dp=2,fsdp=2,ep=1,tp=2,sp=1"}) {
     CostOptions options = Train(mesh, 16, 2048);
     options.microbatches = 2;
@@ -48,7 +41,7 @@ TEST(CostTest, MemoryIsTheMemoryCommandsForTheSameSettings) {
 }
 
 TEST(CostTest, DenseTrainingFlopsOnOneDeviceAreSixNTokensPlusAttention) {
-  auto model = Load("llama-3.1-8b");
+  auto model = LoadExample("llama-3.1-8b");
   auto cost = Cost(model, Train("dp=1,fsdp=1,ep=1,tp=1,sp=1", 2, 1024));
   ASSERT_TRUE(cost.ok()) << cost.status().ToString();
   const StepEstimate& e = *cost->estimate;
@@ -63,7 +56,7 @@ TEST(CostTest, DenseTrainingFlopsOnOneDeviceAreSixNTokensPlusAttention) {
 }
 
 TEST(CostTest, MicrobatchesRepeatTheStepAndRecomputationAddsAForward) {
-  auto model = Load("llama-3.1-8b");
+  auto model = LoadExample("llama-3.1-8b");
   auto one = Cost(model, Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 16, 1024));
   CostOptions split = Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 16, 1024);
   split.microbatches = 2;
@@ -71,7 +64,7 @@ TEST(CostTest, MicrobatchesRepeatTheStepAndRecomputationAddsAForward) {
   ASSERT_TRUE(one.ok() && two.ok());
   EXPECT_EQ(two->estimate->step.step_flops, one->estimate->step.step_flops);
   EXPECT_GT(two->estimate->step.communication_s, one->estimate->step.communication_s);  // gathers repeat
-  auto remat = Load("llama-3.1-8b", {.sets = {"gradient_checkpointing=nothing_saveable"}});
+  auto remat = LoadExample("llama-3.1-8b", {.sets = {"gradient_checkpointing=nothing_saveable"}});
   auto full = Cost(remat, Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 16, 1024));
   ASSERT_TRUE(full.ok());
   EXPECT_EQ(full->estimate->step.step_flops, one->estimate->step.step_flops / 3 * 4);
@@ -80,7 +73,7 @@ TEST(CostTest, MicrobatchesRepeatTheStepAndRecomputationAddsAForward) {
 }
 
 TEST(CostTest, DecodeReadsTheKvCache) {
-  auto model = Load("llama-3.1-8b");
+  auto model = LoadExample("llama-3.1-8b");
   CostOptions options = Train("dp=1,fsdp=1,ep=1,tp=8,sp=1", 8, 8192);
   options.memory.mode = "serve";
   options.decode = true;
@@ -94,7 +87,7 @@ TEST(CostTest, DecodeReadsTheKvCache) {
 }
 
 TEST(CostTest, OptionErrorsNameTheFlag) {
-  auto model = Load("llama-3.1-8b");
+  auto model = LoadExample("llama-3.1-8b");
   CostOptions options = Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 6, 1024);
   options.memory.hardware.clear();
   EXPECT_NE(Cost(model, options).status().ToString().find("--hardware is required"), std::string::npos);
@@ -106,7 +99,7 @@ TEST(CostTest, OptionErrorsNameTheFlag) {
   EXPECT_NE(Cost(model, options).status().ToString().find("--decode"), std::string::npos);
   options = Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 8, 1024, "h100-sxn");
   EXPECT_NE(Cost(model, options).status().ToString().find("h100-sxm"), std::string::npos);
-  auto gemma = Load("gemma-2-9b");
+  auto gemma = LoadExample("gemma-2-9b");
   EXPECT_NE(Cost(gemma, Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 8, 1024)).status().ToString().find("no reference forward"),
             std::string::npos);
 }
@@ -121,7 +114,7 @@ struct FamilyMesh {
 class CostMatchesCheckTest : public ::testing::TestWithParam<FamilyMesh> {};
 
 TEST_P(CostMatchesCheckTest, ForwardCommunicationEqualsChecksKindByKind) {
-  auto model = Load(GetParam().example);
+  auto model = LoadExample(GetParam().example);
   CheckOptions check;
   check.plan.mesh = GetParam().mesh;
   check.level = "numeric";
@@ -158,8 +151,8 @@ std::vector<FamilyMesh> FamilyMeshes() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, CostMatchesCheckTest, ::testing::ValuesIn(FamilyMeshes()),
-                         [](const ::testing::TestParamInfo<FamilyMesh>& info) {
-                           std::string name = info.param.example + "_" + info.param.mesh;
+                         [](const ::testing::TestParamInfo<FamilyMesh>& param_info) {
+                           std::string name = param_info.param.example + "_" + param_info.param.mesh;
                            for (char& c : name) {
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            }
