@@ -293,6 +293,27 @@ ValidateOptions CommandOptions::Validate() const {
   return options;
 }
 
+CostOptions CommandOptions::Cost() const {
+  CostOptions options;
+  options.plan = plan;
+  options.memory = memory;
+  options.microbatches = microbatches;
+  options.decode = decode;
+  return options;
+}
+
+SuggestOptions CommandOptions::Suggest() const {
+  SuggestOptions options;
+  options.plan = plan;
+  options.memory = memory;
+  options.slices = slices;
+  options.top = top;
+  options.max_microbatches = max_microbatches;
+  options.decode = decode;
+  options.rules = rule_files;
+  return options;
+}
+
 const std::vector<std::string>& CommandNames() {
   static const std::vector<std::string> names = {"resolve", "tree",   "plan",  "explain", "validate", "activations",
                                                  "memory",  "export", "check", "cost",    "suggest"};

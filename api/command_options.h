@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "api/cost.h"
 #include "api/options.h"
+#include "api/suggest.h"
 #include "api/validate.h"
 #include "core/json.h"
 
@@ -47,6 +49,8 @@ struct CommandOptions {
   std::vector<std::string> rule_files;  ///< suggest: --rules, repeatable
 
   ValidateOptions Validate() const;
+  CostOptions Cost() const;
+  SuggestOptions Suggest() const;
 };
 
 /// The commands the table knows, in the CLI's order.

@@ -152,26 +152,14 @@ StatusOr<CommandOutput> RunCommand(const std::shared_ptr<const Model>& model, co
     return CommandOutput{EmitJson(CheckToJson(run)), true, !run.ok(), Json()};
   }
   if (command == "cost") {
-    CostOptions cost;
-    cost.plan = options.plan;
-    cost.memory = options.memory;
-    cost.microbatches = options.microbatches;
-    cost.decode = options.decode;
-    EP_ASSIGN_OR_RETURN(CostResult result, Cost(model, cost));
+    EP_ASSIGN_OR_RETURN(CostResult result, Cost(model, options.Cost()));
     if (!result.estimate) {
       return CommandOutput{FindingsToJsonText(result.plan.findings, "  \"ok\": false,\n"), true, true, Json()};
     }
     return CommandOutput{EmitJson(CostToJson(result)), true, !result.estimate->fits, Json()};
   }
   if (command == "suggest") {
-    SuggestOptions suggest;
-    suggest.plan = options.plan;
-    suggest.memory = options.memory;
-    suggest.slices = options.slices;
-    suggest.top = options.top;
-    suggest.max_microbatches = options.max_microbatches;
-    suggest.decode = options.decode;
-    suggest.rules = options.rule_files;
+    const SuggestOptions suggest = options.Suggest();
     EP_ASSIGN_OR_RETURN(SuggestResult result, Suggest(model, suggest));
     return CommandOutput{EmitJson(SuggestToJson(suggest, result)), true, result.ranked.empty(), Json()};
   }

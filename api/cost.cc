@@ -20,6 +20,26 @@ bool IsEmbeddingLookup(const std::string& name) {
          name.ends_with("wpe/embedding");
 }
 
+// The model one microbatch of `s` runs: its share of the batch, and in decode one token per sequence
+// (nothing left to split on the sequence axes).
+kernels::ModelDesc MicrobatchModel(const StepModel& model, const StepSettings& s) {
+  kernels::ModelDesc desc = model.desc;
+  desc.batch = s.batch / std::max<int64_t>(1, s.microbatches);
+  desc.seq = s.decode ? 1 : s.seq;
+  if (s.decode) desc.sequence_axes.clear();
+  return desc;
+}
+
+}  // namespace
+
+Json AxisSizesJson(const std::vector<std::string>& names, const std::vector<int64_t>& sizes, bool skip_ones) {
+  Json out = Json::object();
+  for (size_t k = 0; k < names.size() && k < sizes.size(); ++k) {
+    if (!skip_ones || sizes[k] > 1) out[names[k]] = sizes[k];
+  }
+  return out;
+}
+
 Json KindBytesJson(const kernels::KindBytes& bytes) {
   Json out = Json::object();
   out["all_gather"] = bytes.all_gather;
@@ -28,14 +48,6 @@ Json KindBytesJson(const kernels::KindBytes& bytes) {
   out["all_to_all"] = bytes.all_to_all;
   return out;
 }
-
-Json AxisSizes(const Mesh& mesh, const std::vector<int64_t>& sizes) {
-  Json out = Json::object();
-  for (size_t k = 0; k < mesh.axis_names.size() && k < sizes.size(); ++k) out[mesh.axis_names[k]] = sizes[k];
-  return out;
-}
-
-}  // namespace
 
 std::string PolicyFlagValue(planner::CheckpointPolicy policy) {
   return policy == planner::CheckpointPolicy::kNone ? std::string() : std::string(CheckpointPolicyName(policy));
@@ -107,11 +119,7 @@ MemoryOptions StepMemoryOptions(const MemoryOptions& memory, const StepSettings&
 
 StatusOr<kernels::DryRunReport> DryRunStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
                                            const StepSettings& s) {
-  kernels::ModelDesc desc = model.desc;
-  desc.batch = s.batch / std::max<int64_t>(1, s.microbatches);
-  desc.seq = s.decode ? 1 : s.seq;
-  if (s.decode) desc.sequence_axes.clear();  // one new token per sequence: nothing to split on sp
-  return kernels::DryRunForward(desc, plan, *inputs.tree);
+  return kernels::DryRunForward(MicrobatchModel(model, s), plan, *inputs.tree);
 }
 
 StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
@@ -132,9 +140,7 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
     given_run = &*own_run;
   }
   const kernels::DryRunReport& run = *given_run;
-  kernels::ModelDesc desc = model.desc;
-  desc.batch = s.batch / std::max<int64_t>(1, s.microbatches);
-  desc.seq = s.decode ? 1 : s.seq;
+  const kernels::ModelDesc desc = MicrobatchModel(model, s);
   kernels::StepOptions step;
   step.mode = train ? kernels::StepMode::kTrain : kernels::StepMode::kServe;
   step.remat = s.policy;
@@ -146,7 +152,7 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
   }
   if (s.decode) {
     step.decode_cache_tokens = s.seq;
-    step.kv_cache_bytes = estimate.memory.devices[static_cast<size_t>(estimate.memory.worst)].kv_cache;
+    step.kv_cache_bytes = estimate.memory.Worst().kv_cache;
   }
   EP_ASSIGN_OR_RETURN(estimate.step, kernels::PriceStep(run, plan, *inputs.tree, desc, hardware, step));
 
@@ -182,7 +188,7 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
     EP_ASSIGN_OR_RETURN(settings.policy, ConfigCheckpointPolicy(inputs.config()));
   }
   EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
-  CostResult result{std::move(inputs), std::move(plan), settings, hardware, std::nullopt};
+  CostResult result{std::move(inputs), std::move(plan), settings, hardware, std::move(budget_label), std::nullopt};
   if (result.plan.HasErrors()) return result;
   EP_ASSIGN_OR_RETURN(const StepModel step_model, StepModelOf(result.inputs, result.plan));
   EP_ASSIGN_OR_RETURN(result.estimate, EstimateStep(result.inputs, result.plan, step_model, *hardware, options.memory,
@@ -194,8 +200,8 @@ Json CostToJson(const CostResult& r) {
   Json out = Json::object();
   const Mesh& mesh = r.plan.mesh;
   out["model_type"] = r.inputs.model->model_type();
-  out["mesh"] = AxisSizes(mesh, mesh.shape);
-  out["dcn"] = mesh.dcn_shape.empty() ? Json::object() : AxisSizes(mesh, mesh.dcn_shape);
+  out["mesh"] = AxisSizesJson(mesh.axis_names, mesh.shape);
+  out["dcn"] = AxisSizesJson(mesh.axis_names, mesh.dcn_shape, /*skip_ones=*/true);
   out["devices"] = mesh.NumDevices();
   out["hardware"] = r.hardware != nullptr ? r.hardware->name : std::string();
   out["mode"] = std::string(planner::MemoryModeName(r.settings.mode));
@@ -219,7 +225,7 @@ Json CostToJson(const CostResult& r) {
     out["communication_s"] = c.communication_s;
     out["exposed_communication_s"] = c.exposed_communication_s;
     out["fits"] = e.fits;
-    out["memory"] = DeviceMemoryToJson(e.memory.devices[static_cast<size_t>(e.memory.worst)]);
+    out["memory"] = DeviceMemoryToJson(e.memory.Worst());
     out["memory_per_device"] = e.memory.memory_per_device;
     Json forward = Json::object();
     forward["flops"] = c.forward_flops;

@@ -94,6 +94,7 @@ struct CostResult {
   planner::Plan plan;
   StepSettings settings;
   const planner::HardwareProfile* hardware = nullptr;
+  std::string budget_label;              ///< "tpu-v5p (95.0 GiB HBM)", or --memory-per-device as given
   std::optional<StepEstimate> estimate;  ///< nullopt when the plan has error findings
 };
 
@@ -102,6 +103,12 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
 
 /// `cost --format json` (docs/COST.md).
 Json CostToJson(const CostResult& result);
+
+/// {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"}: bytes per device of each kind.
+Json KindBytesJson(const kernels::KindBytes& bytes);
+
+/// {axis: size} in mesh order; `skip_ones` leaves out axes of size 1 (a --dcn's factors).
+Json AxisSizesJson(const std::vector<std::string>& names, const std::vector<int64_t>& sizes, bool skip_ones = false);
 
 /// The settings' names as the CLI spells them ("nothing_saveable", "" for none).
 std::string PolicyFlagValue(planner::CheckpointPolicy policy);

@@ -32,8 +32,8 @@ std::string MemoryToJsonText(const planner::MemoryReport& report, const std::str
   for (size_t i = 0; i < report.devices.size(); ++i) {
     out += "    " + DeviceJson(report.devices[i]) + (i + 1 < report.devices.size() ? ",\n" : "\n");
   }
-  out += fmt::format("  ],\n  \"worst\": {},\n  \"memory_per_device\": {},\n",
-                     DeviceJson(report.devices[static_cast<size_t>(report.worst)]), report.memory_per_device);
+  out += fmt::format("  ],\n  \"worst\": {},\n  \"memory_per_device\": {},\n", DeviceJson(report.Worst()),
+                     report.memory_per_device);
   if (!hardware.empty())
     out += "  \"hardware\": " + Json(hardware).dump(-1, ' ', false, Json::error_handler_t::replace) + ",\n";
   out += fmt::format("  \"fits\": {}\n}}\n", report.fits ? "true" : "false");

@@ -7,19 +7,12 @@
 #include "api/command_options.h"
 #include "api/command_runner.h"
 #include "api/plan_inputs.h"
+#include "api/test_models.h"
 #include "core/emit.h"
 #include "tests/test_util.h"
 
 namespace easyplan::api {
 namespace {
-
-std::string Example(const std::string& name) { return testing::SourceDir() + "/examples/" + name; }
-
-std::shared_ptr<const Model> Load(const std::string& example, ConfigOptions options = {}) {
-  auto model = Model::Load(Environment::Real(), ConfigSource::Path(Example(example)), std::move(options));
-  EXPECT_TRUE(model.ok()) << model.status().ToString();
-  return model.ok() ? *model : nullptr;
-}
 
 PlanOptions Mesh(const std::string& mesh) {
   PlanOptions options;
@@ -28,7 +21,7 @@ PlanOptions Mesh(const std::string& mesh) {
 }
 
 TEST(ModelTest, KeepsEachTreeAndRuleSetAfterFirstUse) {
-  auto model = Load("llama-3.1-8b");
+  auto model = LoadExample("llama-3.1-8b");
   TreeSpec spec;
   auto first = model->Tree(spec);
   auto again = model->Tree(spec);
@@ -43,7 +36,7 @@ TEST(ModelTest, KeepsEachTreeAndRuleSetAfterFirstUse) {
 }
 
 TEST(ModelTest, PlanningAnotherMeshReusesTheMeshFreeStages) {
-  auto model = Load("mixtral-8x7b");
+  auto model = LoadExample("mixtral-8x7b");
   PlanOptions hf = Mesh("dp=1,fsdp=2,ep=2,tp=2,sp=1");
   hf.layout = "hf";
   auto a = PreparePlan(model, hf);
@@ -57,7 +50,7 @@ TEST(ModelTest, PlanningAnotherMeshReusesTheMeshFreeStages) {
 }
 
 TEST(ModelTest, RuleMatchesAreKeptPerTreeAndPlansEqualBuildPlan) {
-  auto model = Load("mixtral-8x7b");
+  auto model = LoadExample("mixtral-8x7b");
   PlanOptions hf = Mesh("dp=1,fsdp=2,ep=2,tp=2,sp=1");
   hf.layout = "hf";
   auto a = PreparePlan(model, hf);
@@ -82,7 +75,7 @@ TEST(ModelTest, RuleMatchesAreKeptPerTreeAndPlansEqualBuildPlan) {
 }
 
 TEST(ModelTest, ConstUseFromManyThreadsGivesOneAnswer) {
-  auto model = Load("qwen3-30b-a3b");
+  auto model = LoadExample("qwen3-30b-a3b");
   const std::vector<std::string> meshes = {"dp=1,fsdp=8,ep=1,tp=1,sp=1", "dp=1,fsdp=2,ep=2,tp=2,sp=1",
                                            "dp=2,fsdp=2,ep=1,tp=2,sp=1", "dp=1,fsdp=4,ep=2,tp=1,sp=1"};
   std::vector<std::vector<int64_t>> expected;
@@ -91,7 +84,7 @@ TEST(ModelTest, ConstUseFromManyThreadsGivesOneAnswer) {
     ASSERT_TRUE(inputs.ok());
     expected.push_back(planner::BuildPlan(inputs->Request())->device_bytes);
   }
-  auto fresh = Load("qwen3-30b-a3b");  // every stage is first computed by racing threads
+  auto fresh = LoadExample("qwen3-30b-a3b");  // every stage is first computed by racing threads
   std::vector<std::vector<int64_t>> got(32);
   std::vector<const ParamTree*> trees(32);
   std::vector<std::thread> threads;
@@ -124,7 +117,7 @@ TEST(ModelTest, StrictWarningsFailTheLoadButStillReachTheCaller) {
 }
 
 TEST(ModelTest, ConfigTextAndPathResolveAlike) {
-  auto from_path = Load("gpt2");
+  auto from_path = LoadExample("gpt2");
   auto text = testing::ReadTestFile("examples/gpt2/config.json");
   auto from_text = Model::Load(Environment::Real(), ConfigSource::Text(text, "<dict>"), {});
   ASSERT_TRUE(from_text.ok());
@@ -173,7 +166,7 @@ TEST(CommandOptionsTest, TheSameNameMeansWhatTheCommandsFlagMeans) {
 }
 
 TEST(CommandRunnerTest, ResolveIsWhatTheCliPrints) {
-  auto model = Load("llama-3.1-8b");
+  auto model = LoadExample("llama-3.1-8b");
   auto out = RunCommand(model, "resolve", CommandOptions{});
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->text, EmitJson(model->config()));

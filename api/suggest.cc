@@ -70,9 +70,7 @@ std::string ShellWord(const std::string& word) {
   return out + "'";
 }
 
-int64_t WorstTotal(const Candidate& c) {
-  return c.estimate.memory.devices[static_cast<size_t>(c.estimate.memory.worst)].total;
-}
+int64_t WorstTotal(const Candidate& c) { return c.estimate.memory.Worst().total; }
 
 }  // namespace
 
@@ -96,7 +94,6 @@ std::string Candidate::DcnFlag() const {
 }
 
 Status CheckSuggestOptions(const SuggestOptions& options) {
-  EP_RETURN_IF_ERROR(CheckMemoryOptions(options.memory));
   if (options.memory.hardware.empty()) {
     return Status::BadInput({}, "--hardware is required: candidates are ranked by their step time on it",
                             {"e.g. --hardware tpu-v5p, --hardware h100-sxm, or a profile file (docs/COST.md)"});
@@ -119,15 +116,211 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
     return Status::BadInput({}, "suggest chooses the mesh: --mesh and --dcn do not apply",
                             {"use --slices K for K slices or nodes; `cost --mesh ...` prices one mesh"});
   }
-  if (options.decode && options.memory.mode != "serve") {
-    return Status::BadInput({}, "--decode prices one decode step: it needs --mode serve");
-  }
+  // The step's own checks (the memory options, --decode) are cost's.
   CostOptions cost;
   cost.plan = options.plan;
   cost.memory = options.memory;
   cost.decode = options.decode;
   return CheckCostOptions(cost);
 }
+
+namespace {
+
+// One worker's share of the search: the meshes are independent, so each worker takes every
+// `workers`-th one into its own Partial, and Suggest merges them into one ranking.
+struct Partial {
+  std::vector<Candidate> ranked;
+  std::map<std::string, int64_t> rejected;
+  int64_t considered = 0;
+  std::vector<std::optional<StepModel>> step_models;  ///< per rule set, from its first plan
+  Status status;
+  void Reject(const std::string& reason, int64_t count) { rejected[reason] += count; }
+};
+
+// What one search reads, fixed before it starts. Const, so workers share it (a Model is safe to share
+// between threads).
+class Search {
+ public:
+  Search(std::shared_ptr<const Model> model, const SuggestOptions& options, schemas::ModelDims dims,
+         const planner::HardwareProfile& hardware, int64_t budget)
+      : model_(std::move(model)),
+        options_(options),
+        dims_(std::move(dims)),
+        hardware_(hardware),
+        budget_(budget),
+        parallel_(planner::ParallelAxisNamesOf(model_->config())),
+        binding_(planner::ExpertBindingOf(model_->config())),
+        train_(options.memory.mode == "train"),
+        batch_(*options.memory.batch),
+        seq_(*options.memory.seq) {
+    // The mesh axes, in the config's order (EasyDeL's sharding_axis_names).
+    for (const Json& name : model_->config().value("sharding_axis_names", Json::array())) {
+      if (name.is_string()) names_.push_back(name.get<std::string>());
+    }
+    if (names_.empty()) names_ = {"dp", "fsdp", "ep", "tp", "sp"};
+    std::vector<bool> fixed_one(names_.size(), false);
+    for (size_t k = 0; k < names_.size(); ++k) fixed_one[k] = names_[k] == parallel_.ep && dims_.experts == 0;
+    std::vector<int64_t> scratch;
+    Factorizations(SuggestDevices(options), names_.size(), fixed_one, scratch, meshes_);
+    // --slices: K's factors placed on the outer data axes (dp, then fsdp), as --dcn places them.
+    std::vector<size_t> outer;
+    for (size_t k = 0; k < names_.size(); ++k) {
+      if (names_[k] == parallel_.dp || names_[k] == parallel_.fsdp) outer.push_back(k);
+    }
+    if (options.slices == 1 || outer.empty()) {
+      dcn_splits_.push_back(std::vector<int64_t>(names_.size(), 1));
+    } else {
+      std::vector<std::vector<int64_t>> splits;
+      Factorizations(options.slices, outer.size(), std::vector<bool>(outer.size(), false), scratch, splits);
+      for (const std::vector<int64_t>& split : splits) {
+        std::vector<int64_t> dcn(names_.size(), 1);
+        for (size_t i = 0; i < outer.size(); ++i) dcn[outer[i]] = split[i];
+        dcn_splits_.push_back(dcn);
+      }
+    }
+    rule_sets_ = {"builtin"};
+    for (const std::string& file : options.rules) rule_sets_.push_back(file);
+    policies_ = train_ ? static_cast<int64_t>(std::size(kPolicies)) : 1;
+  }
+
+  size_t meshes() const { return meshes_.size(); }
+
+  Status Run(size_t worker, size_t workers, Partial& part) const {
+    part.step_models.resize(rule_sets_.size());
+    const int64_t per_placement = static_cast<int64_t>(rule_sets_.size()) * policies_;
+    for (size_t i = worker; i < meshes_.size(); i += workers) {
+      const std::vector<int64_t>& sizes = meshes_[i];
+      const int64_t count = per_placement * static_cast<int64_t>(dcn_splits_.size());
+      part.considered += count;
+      if (std::string reason = RejectedBeforePlanning(sizes); !reason.empty()) {
+        part.Reject(reason, count);
+        continue;
+      }
+      for (size_t d = 0; d < dcn_splits_.size(); ++d) {
+        Candidate shape;
+        shape.axis_names = names_;
+        shape.mesh = sizes;
+        shape.dcn = dcn_splits_[d];
+        bool placed = true;
+        for (size_t k = 0; k < names_.size(); ++k) placed = placed && sizes[k] % shape.dcn[k] == 0;
+        if (!placed) {
+          part.Reject("slices not placeable on dp x fsdp", per_placement);
+          continue;
+        }
+        for (size_t r = 0; r < rule_sets_.size(); ++r) {
+          const int64_t order = static_cast<int64_t>((i * dcn_splits_.size() + d) * rule_sets_.size() + r) * policies_;
+          EP_RETURN_IF_ERROR(PricePlacement(shape, r, order, part));
+        }
+      }
+    }
+    return Status();
+  }
+
+ private:
+  // Why EasyDeL rejects the mesh `sizes` before it builds anything; "" when it does not.
+  std::string RejectedBeforePlanning(const std::vector<int64_t>& sizes) const {
+    const int64_t head_tiles = Tiles(names_, sizes, dims_.axes.head);
+    if (dims_.heads > 0 && dims_.heads % head_tiles != 0) return "heads not divisible by the head axes";
+    if (dims_.kv_heads > 0 && dims_.kv_heads % head_tiles != 0) return "kv heads not divisible by the head axes";
+    if (batch_ % Tiles(names_, sizes, dims_.axes.batch) != 0) return "batch not divisible by the batch axes";
+    if (!options_.decode && seq_ % Tiles(names_, sizes, dims_.axes.sequence) != 0) {
+      return "sequence not divisible by the sequence axes";
+    }
+    if (dims_.experts > 0) {
+      const planner::ExpertMesh folded = planner::FoldExpertMesh(Mesh{names_, sizes, {}}, parallel_, binding_);
+      const int64_t shards = folded.shape[planner::ExpertMesh::kEp];
+      if (shards > 1 && dims_.experts % shards != 0) return "experts not divisible by the folded expert axis";
+    }
+    return "";
+  }
+
+  // Plans one mesh placement with rule set `r` and prices every policy on it.
+  Status PricePlacement(const Candidate& shape, size_t r, int64_t order, Partial& part) const {
+    PlanOptions plan_options = options_.plan;
+    plan_options.rules = rule_sets_[r];
+    plan_options.mesh = shape.MeshFlag();
+    plan_options.dcn = shape.DcnFlag();
+    EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model_, plan_options));
+    EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
+    if (plan.HasErrors()) {
+      const auto error = std::find_if(plan.findings.begin(), plan.findings.end(),
+                                      [](const planner::Finding& f) { return f.severity == Severity::kError; });
+      part.Reject(fmt::format("plan error [{}]", planner::FindingCodeName(error->code)), policies_);
+      return Status();
+    }
+    if (!part.step_models[r]) {
+      EP_ASSIGN_OR_RETURN(part.step_models[r], StepModelOf(inputs, plan));
+    }
+    const StepModel& step_model = *part.step_models[r];
+    const int64_t batch_tiles = Tiles(names_, shape.mesh, dims_.axes.batch);
+    // One activation plan and one dry run per microbatch size, shared by every policy.
+    std::map<int64_t, StepActivations> activations;
+    std::map<int64_t, kernels::DryRunReport> runs;
+    for (int64_t p = 0; p < policies_; ++p) {
+      StepSettings settings;
+      settings.mode = train_ ? planner::MemoryMode::kTrain : planner::MemoryMode::kServe;
+      settings.decode = options_.decode;
+      settings.batch = batch_;
+      settings.seq = seq_;
+      settings.policy = train_ ? kPolicies[p] : planner::CheckpointPolicy::kNone;
+      // The fewest microbatches whose step fits.
+      std::optional<planner::MemoryReport> fitting;
+      const int64_t max_micro = std::min(train_ ? options_.max_microbatches : 1, batch_);
+      for (int64_t m = 1; m <= max_micro && !fitting; ++m) {
+        if (batch_ % m != 0 || (batch_ / m) % batch_tiles != 0) continue;
+        settings.microbatches = m;
+        const MemoryOptions step_memory = StepMemoryOptions(options_.memory, settings);
+        auto step = activations.find(m);
+        if (step == activations.end()) {
+          EP_ASSIGN_OR_RETURN(StepActivations built, BuildStepActivations(inputs, step_memory));
+          step = activations.emplace(m, std::move(built)).first;
+        }
+        EP_ASSIGN_OR_RETURN(planner::MemoryReport report,
+                            BuildMemoryReport(inputs, plan, step_memory, budget_, settings.policy, &step->second));
+        if (report.fits) fitting = std::move(report);
+      }
+      if (!fitting) {
+        part.Reject("does not fit at any microbatch count", 1);
+        continue;
+      }
+      auto run = runs.find(settings.microbatches);
+      if (run == runs.end()) {
+        StatusOr<kernels::DryRunReport> made = DryRunStep(inputs, plan, step_model, settings);
+        if (!made.ok()) {
+          part.Reject("uneven layout the step-time model cannot price", policies_ - p);
+          return Status();
+        }
+        run = runs.emplace(settings.microbatches, std::move(*made)).first;
+      }
+      Candidate candidate = shape;
+      candidate.order = order + p;
+      candidate.rules = rule_sets_[r];
+      candidate.policy = settings.policy;
+      candidate.microbatches = settings.microbatches;
+      EP_ASSIGN_OR_RETURN(candidate.estimate, EstimateStep(inputs, plan, step_model, hardware_, options_.memory,
+                                                           budget_, settings, &*fitting, &run->second));
+      part.ranked.push_back(std::move(candidate));
+    }
+    return Status();
+  }
+
+  std::shared_ptr<const Model> model_;
+  const SuggestOptions& options_;
+  schemas::ModelDims dims_;
+  const planner::HardwareProfile& hardware_;
+  int64_t budget_;
+  planner::ParallelAxisNames parallel_;
+  planner::ExpertBinding binding_;
+  bool train_;
+  int64_t batch_, seq_;
+  std::vector<std::string> names_;
+  std::vector<std::vector<int64_t>> meshes_;
+  std::vector<std::vector<int64_t>> dcn_splits_;
+  std::vector<std::string> rule_sets_;
+  int64_t policies_ = 1;
+};
+
+}  // namespace
 
 StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const SuggestOptions& given) {
   // --devices is a config option: the Model's own when the caller's options do not repeat it (Python).
@@ -138,198 +331,20 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   std::string budget_label;
   EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, options.memory, &budget_label));
   EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(options.memory.hardware));
-  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(model->resolved()));
-  const Json& config = model->config();
-  const planner::ParallelAxisNames parallel = planner::ParallelAxisNamesOf(config);
-  const planner::ExpertBinding binding = planner::ExpertBindingOf(config);
+  EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(model->resolved()));
+  const Search search(model, options, std::move(dims), *hardware, budget);
 
-  // The mesh axes, in the config's order (EasyDeL's sharding_axis_names).
-  std::vector<std::string> names;
-  for (const Json& name : config.value("sharding_axis_names", Json::array())) {
-    if (name.is_string()) names.push_back(name.get<std::string>());
-  }
-  if (names.empty()) names = {"dp", "fsdp", "ep", "tp", "sp"};
-  const bool moe = dims.experts > 0;
-  std::vector<bool> fixed_one(names.size(), false);
-  for (size_t k = 0; k < names.size(); ++k) fixed_one[k] = names[k] == parallel.ep && !moe;
-  std::vector<std::vector<int64_t>> meshes;
-  std::vector<int64_t> scratch;
-  Factorizations(SuggestDevices(options), names.size(), fixed_one, scratch, meshes);
-  // --slices: K's factors placed on the outer data axes (dp, then fsdp), as --dcn places them.
-  std::vector<size_t> outer;
-  for (size_t k = 0; k < names.size(); ++k) {
-    if (names[k] == parallel.dp || names[k] == parallel.fsdp) outer.push_back(k);
-  }
-  std::vector<std::vector<int64_t>> dcn_splits;
-  if (options.slices == 1 || outer.empty()) {
-    dcn_splits.push_back(std::vector<int64_t>(names.size(), 1));
-  } else {
-    std::vector<std::vector<int64_t>> splits;
-    std::vector<int64_t> current;
-    Factorizations(options.slices, outer.size(), std::vector<bool>(outer.size(), false), current, splits);
-    for (const std::vector<int64_t>& split : splits) {
-      std::vector<int64_t> dcn(names.size(), 1);
-      for (size_t i = 0; i < outer.size(); ++i) dcn[outer[i]] = split[i];
-      dcn_splits.push_back(dcn);
-    }
-  }
-  std::vector<std::string> rule_sets = {"builtin"};
-  for (const std::string& file : options.rules) rule_sets.push_back(file);
-  const bool train = options.memory.mode == "train";
-  const int64_t batch = *options.memory.batch, seq = *options.memory.seq;
-
-  const int64_t per_mesh = static_cast<int64_t>(rule_sets.size()) * (train ? std::size(kPolicies) : 1);
-
-  // The meshes are independent: each worker takes every `workers`-th one into its own partial result
-  // (a Model is safe to share between threads), and the merge below sorts them into one ranking.
-  struct Partial {
-    std::vector<Candidate> ranked;
-    std::map<std::string, int64_t> rejected;
-    int64_t considered = 0;
-    std::vector<std::optional<StepModel>> step_models;
-    Status status;
-  };
-  auto search = [&](size_t worker, size_t workers, Partial& part) -> Status {
-    part.step_models.resize(rule_sets.size());
-    auto reject = [&](const std::string& reason, int64_t count) { part.rejected[reason] += count; };
-    for (size_t i = worker; i < meshes.size(); i += workers) {
-      const std::vector<int64_t>& sizes = meshes[i];
-      // What EasyDeL rejects before it builds anything.
-      const int64_t head_tiles = Tiles(names, sizes, dims.axes.head);
-      const int64_t batch_tiles = Tiles(names, sizes, dims.axes.batch);
-      const int64_t seq_tiles = Tiles(names, sizes, dims.axes.sequence);
-      const int64_t count = per_mesh * static_cast<int64_t>(dcn_splits.size());
-      part.considered += count;
-      if (dims.heads > 0 && dims.heads % head_tiles != 0) {
-        reject("heads not divisible by the head axes", count);
-        continue;
-      }
-      if (dims.kv_heads > 0 && dims.kv_heads % head_tiles != 0) {
-        reject("kv heads not divisible by the head axes", count);
-        continue;
-      }
-      if (batch % batch_tiles != 0) {
-        reject("batch not divisible by the batch axes", count);
-        continue;
-      }
-      if (!options.decode && seq % seq_tiles != 0) {
-        reject("sequence not divisible by the sequence axes", count);
-        continue;
-      }
-      if (moe) {
-        Mesh probe{names, sizes, {}};
-        const planner::ExpertMesh folded = planner::FoldExpertMesh(probe, parallel, binding);
-        const int64_t shards = folded.shape[planner::ExpertMesh::kEp];
-        if (shards > 1 && dims.experts % shards != 0) {
-          reject("experts not divisible by the folded expert axis", count);
-          continue;
-        }
-      }
-      for (int64_t dcn_index = 0; dcn_index < static_cast<int64_t>(dcn_splits.size()); ++dcn_index) {
-        const std::vector<int64_t>& dcn = dcn_splits[static_cast<size_t>(dcn_index)];
-        bool placed = true;
-        for (size_t k = 0; k < names.size(); ++k) placed = placed && sizes[k] % dcn[k] == 0;
-        if (!placed) {
-          reject("slices not placeable on dp x fsdp", per_mesh);
-          continue;
-        }
-        Candidate shape;
-        shape.axis_names = names;
-        shape.mesh = sizes;
-        shape.dcn = dcn;
-        for (size_t r = 0; r < rule_sets.size(); ++r) {
-          const int64_t policies = train ? static_cast<int64_t>(std::size(kPolicies)) : 1;
-          PlanOptions plan_options = options.plan;
-          plan_options.rules = rule_sets[r];
-          plan_options.mesh = shape.MeshFlag();
-          plan_options.dcn = shape.DcnFlag();
-          EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, plan_options));
-          EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
-          if (plan.HasErrors()) {
-            const planner::Finding* first = nullptr;
-            for (const planner::Finding& f : plan.findings) {
-              if (f.severity == Severity::kError) {
-                first = &f;
-                break;
-              }
-            }
-            reject(fmt::format("plan error [{}]", planner::FindingCodeName(first->code)), policies);
-            continue;
-          }
-          if (!part.step_models[r]) {
-            EP_ASSIGN_OR_RETURN(part.step_models[r], StepModelOf(inputs, plan));
-          }
-          // One activation plan and one dry run per microbatch size, shared by every policy.
-          std::map<int64_t, kernels::DryRunReport> runs;
-          std::map<int64_t, StepActivations> activations;
-          for (int64_t p = 0; p < policies; ++p) {
-            StepSettings settings;
-            settings.mode = train ? planner::MemoryMode::kTrain : planner::MemoryMode::kServe;
-            settings.decode = options.decode;
-            settings.batch = batch;
-            settings.seq = seq;
-            settings.policy = train ? kPolicies[p] : planner::CheckpointPolicy::kNone;
-            // The fewest microbatches whose step fits.
-            std::optional<planner::MemoryReport> fitting;
-            const int64_t max_micro = train ? options.max_microbatches : 1;
-            for (int64_t m = 1; m <= max_micro && m <= batch; ++m) {
-              if (batch % m != 0 || (batch / m) % batch_tiles != 0) continue;
-              settings.microbatches = m;
-              const MemoryOptions step_memory = StepMemoryOptions(options.memory, settings);
-              auto step = activations.find(m);
-              if (step == activations.end()) {
-                EP_ASSIGN_OR_RETURN(StepActivations built, BuildStepActivations(inputs, step_memory));
-                step = activations.emplace(m, std::move(built)).first;
-              }
-              EP_ASSIGN_OR_RETURN(planner::MemoryReport report,
-                                  BuildMemoryReport(inputs, plan, step_memory, budget, settings.policy, &step->second));
-              if (report.fits) {
-                fitting = std::move(report);
-                break;
-              }
-            }
-            if (!fitting) {
-              reject("does not fit at any microbatch count", 1);
-              continue;
-            }
-            auto run = runs.find(settings.microbatches);
-            if (run == runs.end()) {
-              StatusOr<kernels::DryRunReport> made = DryRunStep(inputs, plan, *part.step_models[r], settings);
-              if (!made.ok()) {
-                reject("uneven layout the step-time model cannot price", policies - p);
-                break;
-              }
-              run = runs.emplace(settings.microbatches, std::move(*made)).first;
-            }
-            Candidate candidate = shape;
-            candidate.order = ((static_cast<int64_t>(i) * static_cast<int64_t>(dcn_splits.size()) + dcn_index) *
-                                   static_cast<int64_t>(rule_sets.size()) +
-                               static_cast<int64_t>(r)) *
-                                  static_cast<int64_t>(std::size(kPolicies)) +
-                              p;
-            candidate.rules = rule_sets[r];
-            candidate.policy = settings.policy;
-            candidate.microbatches = settings.microbatches;
-            EP_ASSIGN_OR_RETURN(candidate.estimate,
-                                EstimateStep(inputs, plan, *part.step_models[r], *hardware, options.memory, budget,
-                                             settings, &*fitting, &run->second));
-            part.ranked.push_back(std::move(candidate));
-          }
-        }
-      }
-    }
-    return Status();
-  };
   const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
-  std::vector<Partial> parts(std::min(workers, std::max<size_t>(meshes.size(), 1)));
+  std::vector<Partial> parts(std::min(workers, std::max<size_t>(search.meshes(), 1)));
   std::vector<std::thread> threads;
   for (size_t w = 1; w < parts.size(); ++w) {
-    threads.emplace_back([&, w] { parts[w].status = search(w, parts.size(), parts[w]); });
+    threads.emplace_back([&, w] { parts[w].status = search.Run(w, parts.size(), parts[w]); });
   }
-  parts[0].status = search(0, parts.size(), parts[0]);
+  parts[0].status = search.Run(0, parts.size(), parts[0]);
   for (std::thread& t : threads) t.join();
   SuggestResult result;
   result.model_type = model->model_type();
+  result.hardware = hardware;
   for (Partial& part : parts) {
     EP_RETURN_IF_ERROR(part.status);
     result.considered += part.considered;
@@ -418,13 +433,8 @@ Json SuggestToJson(const SuggestOptions& options, const SuggestResult& result) {
     const StepEstimate& e = c.estimate;
     Json item = Json::object();
     item["rank"] = shown[n] + 1;
-    Json mesh = Json::object(), dcn = Json::object();
-    for (size_t k = 0; k < c.axis_names.size(); ++k) {
-      mesh[c.axis_names[k]] = c.mesh[k];
-      if (c.dcn[k] > 1) dcn[c.axis_names[k]] = c.dcn[k];
-    }
-    item["mesh"] = std::move(mesh);
-    item["dcn"] = std::move(dcn);
+    item["mesh"] = AxisSizesJson(c.axis_names, c.mesh);
+    item["dcn"] = AxisSizesJson(c.axis_names, c.dcn, /*skip_ones=*/true);
     item["gradient_checkpointing"] = PolicyFlagValue(c.policy);
     item["microbatches"] = c.microbatches;
     item["rules"] = c.rules;
@@ -437,15 +447,10 @@ Json SuggestToJson(const SuggestOptions& options, const SuggestResult& result) {
     item["communication_s"] = e.step.communication_s;
     item["exposed_communication_s"] = e.step.exposed_communication_s;
     item["fits"] = e.fits;
-    const planner::DeviceMemory& worst = e.memory.devices[static_cast<size_t>(e.memory.worst)];
+    const planner::DeviceMemory& worst = e.memory.Worst();
     item["memory_total"] = worst.total;
     item["headroom"] = e.memory.memory_per_device - worst.total;
-    Json forward = Json::object();
-    forward["all_gather"] = e.step.forward.all_gather;
-    forward["reduce_scatter"] = e.step.forward.reduce_scatter;
-    forward["all_reduce"] = e.step.forward.all_reduce;
-    forward["all_to_all"] = e.step.forward.all_to_all;
-    item["forward_communication"] = std::move(forward);
+    item["forward_communication"] = KindBytesJson(e.step.forward);
     Json commands = Json::array();
     for (const std::string& command : ReproduceCommands(options, c)) commands.push_back(command);
     item["commands"] = std::move(commands);

@@ -64,8 +64,9 @@ struct TermDifference {
 
 struct SuggestResult {
   std::string model_type;
-  std::vector<Candidate> ranked;  ///< every feasible candidate, best first
-  int64_t considered = 0;         ///< (mesh, slices placement, rules, policy) combinations examined
+  const planner::HardwareProfile* hardware = nullptr;  ///< --hardware, as loaded
+  std::vector<Candidate> ranked;                       ///< every feasible candidate, best first
+  int64_t considered = 0;  ///< (mesh, slices placement, rules, policy) combinations examined
   std::map<std::string, int64_t> rejected;
   std::vector<size_t> pareto;                       ///< indices into ranked: memory against step time
   std::vector<TermDifference> winner_vs_runner_up;  ///< largest difference first

@@ -5,16 +5,11 @@
 
 #include <limits>
 
+#include "api/test_models.h"
 #include "tests/test_util.h"
 
 namespace easyplan::api {
 namespace {
-
-std::shared_ptr<const Model> LoadExample(const std::string& name) {
-  auto model = Model::Load(Environment::Real(), ConfigSource::Path(testing::SourceDir() + "/examples/" + name), {});
-  EXPECT_TRUE(model.ok()) << model.status().ToString();
-  return model.ok() ? *model : nullptr;
-}
 
 SuggestOptions Options(int64_t devices, const std::string& hardware, int64_t batch, int64_t seq) {
   SuggestOptions options;
@@ -26,7 +21,7 @@ SuggestOptions Options(int64_t devices, const std::string& hardware, int64_t bat
   return options;
 }
 
-int64_t Total(const StepEstimate& e) { return e.memory.devices[static_cast<size_t>(e.memory.worst)].total; }
+int64_t Total(const StepEstimate& e) { return e.memory.Worst().total; }
 
 // A brute force over every mesh of 8 devices, every policy and microbatch count, each priced by
 // `cost` on its own: suggest returns their minimum and the same feasible set.

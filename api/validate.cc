@@ -46,7 +46,7 @@ void AddMemoryBudgetFinding(const planner::MemoryReport& report, const std::stri
   if (report.fits) return;
   int64_t over = 0;
   for (const planner::DeviceMemory& d : report.devices) over += d.total > report.memory_per_device;
-  const planner::DeviceMemory& w = report.devices[static_cast<size_t>(report.worst)];
+  const planner::DeviceMemory& w = report.Worst();
   planner::Finding finding{
       .code = planner::FindingCode::kOverBudget,
       .severity = Severity::kError,
@@ -133,7 +133,7 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
     EP_RETURN_IF_ERROR(CheckMemoryOptions(memory));
     EP_ASSIGN_OR_RETURN(planner::MemoryReport report, BuildMemoryReport(inputs, plan, memory, *result.budget));
     AddMemoryBudgetFinding(report, budget_flag, result.budget_text, findings);
-    result.worst_memory = report.devices[static_cast<size_t>(report.worst)];
+    result.worst_memory = report.Worst();
     result.memory_mode = memory.mode;
   }
   if (!options.activations.mode.empty()) {

@@ -5,7 +5,6 @@
 #include <memory>
 
 #include "api/cost.h"
-#include "api/memory_pipeline.h"
 #include "cli/commands.h"
 #include "cli/cost_format.h"
 #include "cli/pipeline_flags.h"
@@ -35,9 +34,7 @@ StatusOr<int> RunCost(const CostCommandFlags& flags, Context& ctx) {
   if (flags.format == "json") {
     text = EmitJson(api::CostToJson(result));
   } else {
-    std::string label;
-    EP_ASSIGN_OR_RETURN(std::ignore, api::MemoryBudget(*model, flags.cost.memory, &label));
-    text = CostText(result, label);
+    text = CostText(result);
   }
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return result.estimate->fits ? kExitOk : kExitFindings;

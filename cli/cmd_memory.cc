@@ -94,7 +94,7 @@ std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInpu
                        train ? " (x2 with its unreduced gradient)" : "");
   }
   out += fmt::format("float32 logits {}\n", HumanBytesBinary(b.logits));
-  const planner::DeviceMemory& worst = report.devices[static_cast<size_t>(report.worst)];
+  const planner::DeviceMemory& worst = report.Worst();
   const int64_t headroom = report.memory_per_device - worst.total;
   out += fmt::format("worst device {}: {} of {}: {}\n", worst.id, HumanBytesBinary(worst.total), budget_label,
                      report.fits ? fmt::format("fits ({} headroom)", HumanBytesBinary(headroom))

@@ -27,8 +27,8 @@ std::string Term(const api::TermDifference& t, double value) {
   return t.unit == "bytes" ? HumanBytesBinary(static_cast<int64_t>(value)) : HumanSeconds(value);
 }
 
-std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& r,
-                        const planner::HardwareProfile& hardware) {
+std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& r) {
+  const planner::HardwareProfile& hardware = *r.hardware;
   const bool train = o.memory.mode == "train";
   std::string out = fmt::format(
       "{} of {} on {} x {} ({}{}), {} batch {} x seq {}\n", train ? "training" : (o.decode ? "decode" : "prefill"),
@@ -47,7 +47,7 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
     for (size_t i = 0; i < shown; ++i) {
       const api::Candidate& c = r.ranked[i];
       const api::StepEstimate& e = c.estimate;
-      const planner::DeviceMemory& worst = e.memory.devices[static_cast<size_t>(e.memory.worst)];
+      const planner::DeviceMemory& worst = e.memory.Worst();
       const std::string policy = api::PolicyFlagValue(c.policy);
       rows.push_back({std::to_string(i + 1), c.MeshFlag(), c.DcnFlag().empty() ? "-" : c.DcnFlag(),
                       train ? (policy.empty() ? "none" : policy) : "-", std::to_string(c.microbatches),
@@ -69,18 +69,17 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
     std::vector<std::string> front;
     for (size_t i : r.pareto) {
       const api::Candidate& c = r.ranked[i];
-      front.push_back(
-          fmt::format("#{} ({}, {})", i + 1, HumanSeconds(c.estimate.step.step_time_s),
-                      HumanBytesBinary(c.estimate.memory.devices[static_cast<size_t>(c.estimate.memory.worst)].total)));
+      front.push_back(fmt::format("#{} ({}, {})", i + 1, HumanSeconds(c.estimate.step.step_time_s),
+                                  HumanBytesBinary(c.estimate.memory.Worst().total)));
     }
     out += fmt::format("\nPareto front, memory against step time: {}\n", fmt::join(front, ", "));
     out += "\nrejected:\n";
   }
+  // Most rejections first (a map keeps the names in order, so equal counts stay alphabetical).
+  std::vector<std::pair<std::string, int64_t>> by_count(r.rejected.begin(), r.rejected.end());
+  std::stable_sort(by_count.begin(), by_count.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
   std::vector<std::vector<std::string>> reasons;
-  for (const auto& [reason, count] : r.rejected) reasons.push_back({WithThousands(count), reason});
-  std::stable_sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) {
-    return a[0].size() > b[0].size() || (a[0].size() == b[0].size() && a[0] > b[0]);
-  });
+  for (const auto& [reason, count] : by_count) reasons.push_back({WithThousands(count), reason});
   out += reasons.empty() ? "  none\n" : Columns(reasons, {0}, "  ");
   if (!r.ranked.empty()) {
     out += "\nreproduce:\n";
@@ -100,9 +99,8 @@ StatusOr<int> RunSuggest(const SuggestCommandFlags& flags, Context& ctx) {
   EP_RETURN_IF_ERROR(api::CheckSuggestOptions(flags.suggest));
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.suggest.plan.config));
   EP_ASSIGN_OR_RETURN(api::SuggestResult result, api::Suggest(model, flags.suggest));
-  EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(flags.suggest.memory.hardware));
-  const std::string text = flags.format == "json" ? EmitJson(api::SuggestToJson(flags.suggest, result))
-                                                  : SuggestText(flags.suggest, result, *hardware);
+  const std::string text =
+      flags.format == "json" ? EmitJson(api::SuggestToJson(flags.suggest, result)) : SuggestText(flags.suggest, result);
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return result.ranked.empty() ? kExitFindings : kExitOk;
 }

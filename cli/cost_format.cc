@@ -20,7 +20,7 @@ std::string HumanSeconds(double seconds) {
 
 std::string HumanRate(double per_second) { return WithThousands(static_cast<int64_t>(std::llround(per_second))); }
 
-std::string CostText(const api::CostResult& r, const std::string& budget_label) {
+std::string CostText(const api::CostResult& r) {
   const api::StepEstimate& e = *r.estimate;
   const kernels::StepCost& c = e.step;
   const api::StepSettings& s = r.settings;
@@ -36,7 +36,7 @@ std::string CostText(const api::CostResult& r, const std::string& budget_label) 
                        planner::CheckpointPolicyName(s.policy));
   }
   out += "\n\n";
-  const planner::DeviceMemory& worst = e.memory.devices[static_cast<size_t>(e.memory.worst)];
+  const planner::DeviceMemory& worst = e.memory.Worst();
   const int64_t headroom = e.memory.memory_per_device - worst.total;
   std::vector<std::vector<std::string>> totals = {
       {"step time", HumanSeconds(c.step_time_s),
@@ -50,7 +50,7 @@ std::string CostText(const api::CostResult& r, const std::string& budget_label) 
       {"MFU", fmt::format("{:.1f}%", e.mfu * 100),
        fmt::format("{}·N·tokens, N = {} active parameters", train ? 6 : 2, WithThousands(e.active_params))},
       {"memory", HumanBytesBinary(worst.total),
-       fmt::format("worst device {} of {}: {}", worst.id, budget_label,
+       fmt::format("worst device {} of {}: {}", worst.id, r.budget_label,
                    e.fits ? fmt::format("fits ({} headroom)", HumanBytesBinary(headroom))
                           : fmt::format("does not fit (over by {})", HumanBytesBinary(-headroom)))},
   };

@@ -17,7 +17,7 @@ std::string HumanRate(double per_second);
 
 /// `cost`'s table: the header, the totals, communication per kind, the costliest collectives and the
 /// per-layer split.
-std::string CostText(const api::CostResult& result, const std::string& budget_label);
+std::string CostText(const api::CostResult& result);
 
 }  // namespace easyplan::cli
 

@@ -115,13 +115,9 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     layer_of(m.scope).compute_s += seconds;
   }
   // Decode: every attention layer reads its KV cache for the one new token (heads and batch as the
-  // dry run's q.k shards them: its FLOPs at one cached token, times the cache length).
+  // dry run's q.k and p.v shard them: their FLOPs at one cached token, times the cache length).
   if (options.decode_cache_tokens > 0 && model.layers > 0) {
-    int64_t scores_flops = 0;
-    for (const MatmulRecord& m : run.matmuls.records) {
-      if (IsAttentionScores(m.op)) scores_flops += m.flops * run.Weight(m.scope);
-    }
-    const double flops = static_cast<double>(scores_flops) * static_cast<double>(options.decode_cache_tokens);
+    const double flops = static_cast<double>(batched_flops) * static_cast<double>(options.decode_cache_tokens);
     const double bytes = static_cast<double>(options.kv_cache_bytes);
     const double seconds = std::max(flops / flop_rate, bytes / hbm_rate);
     forward_s += seconds;

@@ -331,42 +331,43 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
       const bool factored = shape.rank() >= 2 && shape.dims()[static_cast<size_t>(shape.rank() - 1)] >= 128 &&
                             shape.dims()[static_cast<size_t>(shape.rank() - 2)] >= 128;
       const bool uniform = group.Uniform() && !group.expert_layout;
-      Checked grad_once, opt_once;
-      for (int64_t d = 0; d < (uniform ? 1 : devices); ++d) {
-        if (!uniform || d == 0) {
-          const Checked el = group.HeldBy(d) ? group.layout.ElementsOn(d) : 0;
-          grad_once = ElementBytes(el, grad_bits > 0 ? grad_bits : group.bits);
-          Checked states;
-          switch (options.optimizer) {
-            case Optimizer::kAdamW:
-              states = ElementBytes(el, opt_bits) * 2;
-              break;
-            case Optimizer::kLion:
+      // The gradient and optimizer-state bytes device d holds of one tensor of the group.
+      auto held = [&](int64_t d) -> std::pair<Checked, Checked> {
+        const Checked el = group.HeldBy(d) ? group.layout.ElementsOn(d) : 0;
+        Checked states;
+        switch (options.optimizer) {
+          case Optimizer::kAdamW:
+            states = ElementBytes(el, opt_bits) * 2;
+            break;
+          case Optimizer::kLion:
+            states = ElementBytes(el, opt_bits);
+            break;
+          case Optimizer::kSgd:
+            states = Checked(0);
+            break;
+          case Optimizer::kAdafactor:
+            if (factored) {
+              const int64_t rows = std::max<int64_t>(1, shard.dims()[static_cast<size_t>(shard.rank() - 2)]);
+              const int64_t cols = std::max<int64_t>(1, shard.dims()[static_cast<size_t>(shard.rank() - 1)]);
+              states = ElementBytes(CeilDiv(el, cols) + CeilDiv(el, rows), opt_bits);
+            } else {
               states = ElementBytes(el, opt_bits);
-              break;
-            case Optimizer::kSgd:
-              states = Checked(0);
-              break;
-            case Optimizer::kAdafactor:
-              if (factored) {
-                const int64_t rows = std::max<int64_t>(1, shard.dims()[static_cast<size_t>(shard.rank() - 2)]);
-                const int64_t cols = std::max<int64_t>(1, shard.dims()[static_cast<size_t>(shard.rank() - 1)]);
-                states = ElementBytes(CeilDiv(el, cols) + CeilDiv(el, rows), opt_bits);
-              } else {
-                states = ElementBytes(el, opt_bits);
-              }
-              break;
-          }
-          if (options.master_weights) states = states + ElementBytes(el, 32);
-          opt_once = states;
+            }
+            break;
         }
-        if (uniform) {
-          uniform_grads = uniform_grads + grad_once * group.tensors;
-          uniform_optimizer = uniform_optimizer + opt_once * group.tensors;
-        } else {
-          grads[static_cast<size_t>(d)] = grads[static_cast<size_t>(d)] + grad_once * group.tensors;
-          optimizer[static_cast<size_t>(d)] = optimizer[static_cast<size_t>(d)] + opt_once * group.tensors;
-        }
+        if (options.master_weights) states = states + ElementBytes(el, 32);
+        return {ElementBytes(el, grad_bits > 0 ? grad_bits : group.bits), states};
+      };
+      if (uniform) {
+        const auto [grad, states] = held(0);
+        uniform_grads = uniform_grads + grad * group.tensors;
+        uniform_optimizer = uniform_optimizer + states * group.tensors;
+        continue;
+      }
+      for (int64_t d = 0; d < devices; ++d) {
+        const auto [grad, states] = held(d);
+        grads[static_cast<size_t>(d)] = grads[static_cast<size_t>(d)] + grad * group.tensors;
+        optimizer[static_cast<size_t>(d)] = optimizer[static_cast<size_t>(d)] + states * group.tensors;
       }
     }
   }
@@ -381,9 +382,9 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
     m.transient = transient;
     EP_ASSIGN_OR_RETURN(
         m.total, Value(Checked(m.params) + m.grads + m.optimizer + m.activations + m.kv_cache + m.transient, "total"));
-    if (m.total > report.devices[static_cast<size_t>(report.worst)].total) report.worst = d;
+    if (m.total > report.Worst().total) report.worst = d;
   }
-  report.fits = report.devices[static_cast<size_t>(report.worst)].total <= options.memory_per_device;
+  report.fits = report.Worst().total <= options.memory_per_device;
   return report;
 }
 

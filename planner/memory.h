@@ -102,6 +102,8 @@ struct MemoryReport {
   int64_t memory_per_device = 0;
   bool fits = true;
   ActivationBreakdown breakdown;
+  /// The device with the largest total.
+  const DeviceMemory& Worst() const { return devices[static_cast<size_t>(worst)]; }
 };
 
 /// Inputs of the model. `step` is the activation plan with --batch/--seq (train mode for training,

@@ -104,7 +104,7 @@ TEST_P(CorpusMemoryTest, BreakdownHoldsItsInvariants) {
   if (c.mode == "serve") {
     EXPECT_GE(cache_per_device * plan->mesh.NumDevices(), cache_global);
   }
-  EXPECT_EQ(report->devices[static_cast<size_t>(report->worst)].total, worst_total);
+  EXPECT_EQ(report->Worst().total, worst_total);
   EXPECT_EQ(report->fits, worst_total <= budget);
 
   if (c.mode == "train") {
