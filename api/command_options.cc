@@ -273,6 +273,7 @@ StatusOr<std::vector<Entry>> EntriesOf(const std::string& command) {
          String([](CommandOptions& o) -> std::string& { return o.memory.memory_per_device; }, "memory_per_device")});
     e.push_back({"hardware", String([](CommandOptions& o) -> std::string& { return o.memory.hardware; }, "hardware")});
     e.push_back({"decode", Bool([](CommandOptions& o) -> bool& { return o.decode; }, "decode")});
+    e.push_back({"precision", String([](CommandOptions& o) -> std::string& { return o.precision; }, "precision")});
   } else {
     std::string message = "'" + command + "' is not an easyplan command";
     if (auto suggestion = SuggestClosest(command, CommandNames())) message += " (did you mean '" + *suggestion + "'?)";
@@ -299,6 +300,7 @@ CostOptions CommandOptions::Cost() const {
   options.memory = memory;
   options.microbatches = microbatches;
   options.decode = decode;
+  options.precision = precision;
   return options;
 }
 
@@ -310,6 +312,7 @@ SuggestOptions CommandOptions::Suggest() const {
   options.top = top;
   options.max_microbatches = max_microbatches;
   options.decode = decode;
+  options.precision = precision;
   options.rules = rule_files;
   return options;
 }

@@ -43,6 +43,7 @@ struct CommandOptions {
   int64_t max_numeric_devices = 64;     ///< check
   int64_t microbatches = 1;             ///< cost
   bool decode = false;                  ///< cost, suggest
+  std::string precision = "bf16";       ///< cost, suggest
   int64_t slices = 1;                   ///< suggest
   int64_t top = 5;                      ///< suggest
   int64_t max_microbatches = 64;        ///< suggest

@@ -77,6 +77,7 @@ Status CheckCostOptions(const CostOptions& options) {
   if (options.decode && options.memory.mode != "serve") {
     return Status::BadInput({}, "--decode prices one decode step: it needs --mode serve");
   }
+  EP_RETURN_IF_ERROR(CheckPrecision(options.precision));
   if (!options.plan.tree.empty() || !options.plan.from.empty() || options.plan.layout != "easydel") {
     return Status::BadInput({},
                             "cost runs the family's forward pass on its EasyDeL tree: --tree, --from and "
@@ -84,6 +85,21 @@ Status CheckCostOptions(const CostOptions& options) {
                             {"plan, validate and memory take them"});
   }
   return Status();
+}
+
+Status CheckPrecision(const std::string& precision) {
+  if (precision == "bf16" || precision == "fp8") return Status();
+  std::string message = "--precision must be bf16 or fp8, found '" + precision + "'";
+  if (auto suggestion = SuggestClosest(precision, {"bf16", "fp8"})) message += " (did you mean '" + *suggestion + "'?)";
+  return Status::BadInput({}, message);
+}
+
+Status CheckPrecisionOn(const std::string& precision, const planner::HardwareProfile& hardware) {
+  if (precision != "fp8" || hardware.peak_flops_fp8.value_or(0) > 0) return Status();
+  return Status::BadInput(
+      {hardware.source},
+      "--precision fp8: hardware profile '" + hardware.name + "' has no fp8 matmuls (no peak_flops_fp8)",
+      {"price it in bf16 (--precision bf16), or use a profile with peak_flops_fp8"});
 }
 
 StatusOr<StepModel> StepModelOf(const PlanInputs& inputs, const planner::Plan& plan) {
@@ -146,6 +162,7 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
   step.remat = s.policy;
   step.microbatches = s.microbatches;
   step.flash_attention = model.flash_attention;
+  step.fp8_matmuls = s.fp8;
   step.grad_bytes_per_element = desc.bytes_per_element;
   if (!memory.grad_dtype.empty()) {
     if (std::optional<DType> dtype = ParseDType(memory.grad_dtype)) step.grad_bytes_per_element = DTypeBits(*dtype) / 8;
@@ -184,6 +201,8 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
   settings.batch = *options.memory.batch;
   settings.seq = *options.memory.seq;
   settings.microbatches = options.microbatches;
+  settings.fp8 = options.precision == "fp8";
+  EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
   if (settings.mode == planner::MemoryMode::kTrain) {
     EP_ASSIGN_OR_RETURN(settings.policy, ConfigCheckpointPolicy(inputs.config()));
   }
@@ -206,6 +225,7 @@ Json CostToJson(const CostResult& r) {
   out["hardware"] = r.hardware != nullptr ? r.hardware->name : std::string();
   out["mode"] = std::string(planner::MemoryModeName(r.settings.mode));
   out["decode"] = r.settings.decode;
+  out["precision"] = r.settings.fp8 ? "fp8" : "bf16";
   out["batch"] = r.settings.batch;
   out["seq"] = r.settings.seq;
   out["microbatches"] = r.settings.microbatches;

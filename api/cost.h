@@ -29,8 +29,9 @@ struct CostOptions {
   /// mode (train | serve), batch (sequences per optimizer step, all microbatches together), seq,
   /// hardware (required: its figures price the step and its HBM is the budget) and the step state.
   MemoryOptions memory;
-  int64_t microbatches = 1;  ///< gradient accumulation steps (train); divides batch
-  bool decode = false;       ///< serve: one decode step with a KV cache of --seq tokens instead of the prefill
+  int64_t microbatches = 1;        ///< gradient accumulation steps (train); divides batch
+  bool decode = false;             ///< serve: one decode step with a KV cache of --seq tokens instead of the prefill
+  std::string precision = "bf16";  ///< the projections' matmul precision: bf16 or fp8 (attention stays bf16)
 };
 
 /// The option checks that need no config.
@@ -44,7 +45,12 @@ struct StepSettings {
   int64_t seq = 1;
   int64_t microbatches = 1;
   planner::CheckpointPolicy policy = planner::CheckpointPolicy::kNone;
+  bool fp8 = false;  ///< the projections run in fp8 (--precision fp8)
 };
+
+/// --precision: "bf16" or "fp8"; fp8 needs a profile with peak_flops_fp8.
+Status CheckPrecision(const std::string& precision);
+Status CheckPrecisionOn(const std::string& precision, const planner::HardwareProfile& hardware);
 
 /// The model FLOPs convention of MFU: 6 x N x tokens in training (2 x N x tokens serving), N the
 /// parameters of the matmuls a token passes through (the input embedding lookup is not one; a MoE

@@ -86,6 +86,33 @@ TEST(CostTest, DecodeReadsTheKvCache) {
   EXPECT_GT(decode->estimate->step.compute_s, shorter->estimate->step.compute_s);
 }
 
+// fp8 projections run at the profile's fp8 peak (twice bf16 on an H100) while attention's q.k and p.v
+// stay bf16: the compute falls, by less than half, and the FLOPs and the MFU's bf16 peak do not change.
+TEST(CostTest, Fp8HalvesTheProjectionsButNotAttention) {
+  auto model = LoadExample("llama-3.1-8b");
+  const CostOptions bf16 = Train("dp=1,fsdp=1,ep=1,tp=1,sp=1", 2, 4096);
+  CostOptions fp8 = bf16;
+  fp8.precision = "fp8";
+  auto slow = Cost(model, bf16);
+  auto fast = Cost(model, fp8);
+  ASSERT_TRUE(slow.ok() && fast.ok()) << fast.status().ToString();
+  const kernels::StepCost& a = slow->estimate->step;
+  const kernels::StepCost& b = fast->estimate->step;
+  EXPECT_EQ(a.step_flops, b.step_flops);
+  EXPECT_LT(b.compute_s, a.compute_s);
+  EXPECT_GT(b.compute_s, a.compute_s / 2);
+  EXPECT_GT(fast->estimate->mfu, slow->estimate->mfu);
+  EXPECT_EQ(CostToJson(*fast)["precision"], "fp8");
+  // A chip without fp8 matmuls, and a precision that is not one.
+  CostOptions v5e = fp8;
+  v5e.memory.hardware = "tpu-v5e";
+  const std::string no_fp8 = Cost(model, v5e).status().ToString();
+  EXPECT_NE(no_fp8.find("'tpu-v5e' has no fp8 matmuls"), std::string::npos) << no_fp8;
+  fp8.precision = "fp9";
+  const std::string typo = Cost(model, fp8).status().ToString();
+  EXPECT_NE(typo.find("did you mean 'fp8'"), std::string::npos) << typo;
+}
+
 TEST(CostTest, OptionErrorsNameTheFlag) {
   auto model = LoadExample("llama-3.1-8b");
   CostOptions options = Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 6, 1024);

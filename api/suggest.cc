@@ -72,6 +72,37 @@ std::string ShellWord(const std::string& word) {
 
 int64_t WorstTotal(const Candidate& c) { return c.estimate.memory.Worst().total; }
 
+// The attention kernels that walk the sequence in blocks of blocksize_q queries and blocksize_k keys,
+// each block min(blocksize, sequence length) (easydel/layers/attention_operator/modules/*: flash,
+// ring, blockwise, blocksparse). Inside shard_map each device holds seq / sp tokens, and the blocked
+// reshape (or the Pallas kernel's `seq_len % block` check, jax/experimental/pallas/ops/tpu/
+// flash_attention.py) fails unless the device's tokens are whole blocks.
+struct AttentionBlocks {
+  bool blocked = false;
+  int64_t q = 0, k = 0;
+
+  static AttentionBlocks Of(const Json& config) {
+    static constexpr const char* kBlocked[] = {"flash_attn2", "ring", "blockwise", "blocksparse"};
+    AttentionBlocks blocks;
+    const std::string mechanism = config.value("attn_mechanism", std::string());
+    blocks.blocked = std::find(std::begin(kBlocked), std::end(kBlocked), mechanism) != std::end(kBlocked);
+    blocks.q = config.value("blocksize_q", int64_t{0});
+    blocks.k = config.value("blocksize_k", int64_t{0});
+    return blocks;
+  }
+
+  // Why `seq` split `tiles` ways is not whole blocks; "" when it is.
+  std::string Rejection(int64_t seq, int64_t tiles) const {
+    if (!blocked || tiles < 1) return "";
+    const int64_t local = seq / tiles;
+    for (int64_t size : {q, k}) {
+      const int64_t block = std::min(size, seq);
+      if (block > 0 && local % block != 0) return "sequence per device not a whole number of attention blocks";
+    }
+    return "";
+  }
+};
+
 }  // namespace
 
 std::string Candidate::MeshFlag() const {
@@ -121,6 +152,7 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
   cost.plan = options.plan;
   cost.memory = options.memory;
   cost.decode = options.decode;
+  cost.precision = options.precision;
   return CheckCostOptions(cost);
 }
 
@@ -152,7 +184,8 @@ class Search {
         binding_(planner::ExpertBindingOf(model_->config())),
         train_(options.memory.mode == "train"),
         batch_(*options.memory.batch),
-        seq_(*options.memory.seq) {
+        seq_(*options.memory.seq),
+        attention_(AttentionBlocks::Of(model_->config())) {
     // The mesh axes, in the config's order (EasyDeL's sharding_axis_names).
     for (const Json& name : model_->config().value("sharding_axis_names", Json::array())) {
       if (name.is_string()) names_.push_back(name.get<std::string>());
@@ -223,8 +256,10 @@ class Search {
     if (dims_.heads > 0 && dims_.heads % head_tiles != 0) return "heads not divisible by the head axes";
     if (dims_.kv_heads > 0 && dims_.kv_heads % head_tiles != 0) return "kv heads not divisible by the head axes";
     if (batch_ % Tiles(names_, sizes, dims_.axes.batch) != 0) return "batch not divisible by the batch axes";
-    if (!options_.decode && seq_ % Tiles(names_, sizes, dims_.axes.sequence) != 0) {
-      return "sequence not divisible by the sequence axes";
+    if (!options_.decode) {
+      const int64_t seq_tiles = Tiles(names_, sizes, dims_.axes.sequence);
+      if (seq_ % seq_tiles != 0) return "sequence not divisible by the sequence axes";
+      if (std::string reason = attention_.Rejection(seq_, seq_tiles); !reason.empty()) return reason;
     }
     if (dims_.experts > 0) {
       const planner::ExpertMesh folded = planner::FoldExpertMesh(Mesh{names_, sizes, {}}, parallel_, binding_);
@@ -260,6 +295,7 @@ class Search {
       StepSettings settings;
       settings.mode = train_ ? planner::MemoryMode::kTrain : planner::MemoryMode::kServe;
       settings.decode = options_.decode;
+      settings.fp8 = options_.precision == "fp8";
       settings.batch = batch_;
       settings.seq = seq_;
       settings.policy = train_ ? kPolicies[p] : planner::CheckpointPolicy::kNone;
@@ -313,6 +349,7 @@ class Search {
   planner::ExpertBinding binding_;
   bool train_;
   int64_t batch_, seq_;
+  AttentionBlocks attention_;
   std::vector<std::string> names_;
   std::vector<std::vector<int64_t>> meshes_;
   std::vector<std::vector<int64_t>> dcn_splits_;
@@ -331,6 +368,7 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   std::string budget_label;
   EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, options.memory, &budget_label));
   EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(options.memory.hardware));
+  EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
   EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(model->resolved()));
   const Search search(model, options, std::move(dims), *hardware, budget);
 
@@ -407,6 +445,7 @@ std::vector<std::string> ReproduceCommands(const SuggestOptions& o, const Candid
   std::string cost = "easyplan cost " + common + step + " --batch " + std::to_string(*o.memory.batch) + seq;
   if (c.microbatches > 1) cost += " --microbatches " + std::to_string(c.microbatches);
   if (o.decode) cost += " --decode";
+  if (o.precision != "bf16") cost += " --precision " + ShellWord(o.precision);
   commands.push_back(cost);
   return commands;
 }
@@ -423,6 +462,7 @@ Json SuggestToJson(const SuggestOptions& options, const SuggestResult& result) {
   out["hardware"] = options.memory.hardware;
   out["devices"] = SuggestDevices(options);
   out["slices"] = options.slices;
+  out["precision"] = options.precision;
   out["mode"] = options.memory.mode;
   out["batch"] = *options.memory.batch;
   out["seq"] = *options.memory.seq;

@@ -34,6 +34,7 @@ struct SuggestOptions {
   int64_t top = 5;       ///< candidates shown
   int64_t max_microbatches = 64;
   bool decode = false;
+  std::string precision = "bf16";  ///< the projections' matmul precision (CostOptions::precision)
   std::vector<std::string> rules;  ///< --rules files tried besides the built-in rules
 };
 

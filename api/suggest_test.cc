@@ -110,6 +110,31 @@ TEST(SuggestTest, ExpertParallelismOnlyForMixtureOfExperts) {
   EXPECT_TRUE(any_ep);
 }
 
+// Blocked attention kernels need whole blocks of the sequence on each device: with blocksize 512 and
+// a 1,024-token sequence, sp = 4 leaves 256 tokens per device, which EasyDeL's blockwise kernel cannot
+// cut; vanilla attention has no blocks and takes every sp.
+TEST(SuggestTest, BlockedAttentionRejectsSequenceShardsSmallerThanABlock) {
+  auto base = LoadExample("gpt2");
+  auto blockwise = base->WithSets({"attn_mechanism=blockwise", "blocksize_q=512", "blocksize_k=512"});
+  ASSERT_TRUE(blockwise.ok()) << blockwise.status().ToString();
+  auto vanilla = base->WithSets({"attn_mechanism=vanilla"});
+  ASSERT_TRUE(vanilla.ok());
+  const SuggestOptions options = Options(4, "h100-sxm", 8, 1024);
+  auto blocked = Suggest(*blockwise, options);
+  auto plain = Suggest(*vanilla, options);
+  ASSERT_TRUE(blocked.ok()) << blocked.status().ToString();
+  ASSERT_TRUE(plain.ok());
+  const char* reason = "sequence per device not a whole number of attention blocks";
+  ASSERT_TRUE(blocked->rejected.count(reason));
+  // The meshes with sp = 4 (dp x fsdp x tp = 1): one, times the four policies.
+  EXPECT_EQ(blocked->rejected.at(reason), 4);
+  EXPECT_FALSE(plain->rejected.count(reason));
+  bool plain_has_sp4 = false;
+  for (const Candidate& c : plain->ranked) plain_has_sp4 = plain_has_sp4 || c.mesh[4] == 4;
+  EXPECT_TRUE(plain_has_sp4);
+  for (const Candidate& c : blocked->ranked) EXPECT_LE(c.mesh[4], 2) << c.MeshFlag();
+}
+
 TEST(SuggestTest, SlicesCrossTheNetworkOnTheOuterDataAxes) {
   auto model = LoadExample("gpt2");
   SuggestOptions options = Options(16, "h100-sxm", 32, 1024);

@@ -34,6 +34,7 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
       "{} of {} on {} x {} ({}{}), {} batch {} x seq {}\n", train ? "training" : (o.decode ? "decode" : "prefill"),
       r.model_type, SuggestDevices(o), hardware.name, hardware.description,
       o.slices > 1 ? fmt::format(", {} slices", o.slices) : "", train ? "global" : "", *o.memory.batch, *o.memory.seq);
+  if (o.precision == "fp8") out.insert(out.size() - 1, ", fp8 projections");
   int64_t rejected = 0;
   for (const auto& [reason, count] : r.rejected) rejected += count;
   out += fmt::format("considered {} configurations: {} feasible, {} rejected\n\n", WithThousands(r.considered),
@@ -121,6 +122,9 @@ std::function<int(Context&)> AddSuggestCommand(CLI::App& app) {
   cmd->add_option("--max-microbatches", flags->suggest.max_microbatches,
                   "train: most gradient accumulation steps tried when a step does not fit (default 64)");
   cmd->add_flag("--decode", flags->suggest.decode, "serve: rank by one decode step with a KV cache of --seq tokens");
+  cmd->add_option("--precision", flags->suggest.precision,
+                  "matmul precision of the projections: bf16 (default) or fp8 (at the profile's fp8 peak; attention "
+                  "stays bf16)");
   cmd->add_option("--format", flags->format, "table (default) or json");
   cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
   return [flags](Context& ctx) {

@@ -31,6 +31,7 @@ std::string CostText(const api::CostResult& r) {
                   train ? "training" : (s.decode ? "decode" : "prefill"), r.inputs.model->model_type(), mesh.ToString(),
                   mesh.NumDevices(), mesh.dcn_shape.empty() ? "" : ", multi-slice", r.hardware->description);
   out += fmt::format("batch {} x seq {}", s.batch, s.seq);
+  if (s.fp8) out += ", fp8 projections";
   if (train) {
     out += fmt::format(", {} microbatch{}, gradient_checkpointing {}", s.microbatches, s.microbatches == 1 ? "" : "es",
                        planner::CheckpointPolicyName(s.policy));

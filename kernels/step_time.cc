@@ -92,7 +92,11 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   // Compute: the forward's matmuls, busiest device, roofline per op.
   double forward_s = 0, batched_s = 0;
   int64_t batched_flops = 0;
+  if (options.fp8_matmuls && hw.peak_flops_fp8.value_or(0) <= 0) {
+    return Status::BadInput({hw.source}, "hardware profile '" + hw.name + "' has no fp8 matmuls (no peak_flops_fp8)");
+  }
   const double flop_rate = hw.peak_flops_bf16 * hw.matmul_efficiency;
+  const double projection_rate = options.fp8_matmuls ? *hw.peak_flops_fp8 * hw.matmul_efficiency : flop_rate;
   const double hbm_rate = hw.hbm_bandwidth * hw.hbm_efficiency;
   for (const MatmulRecord& m : run.matmuls.records) {
     double flops = static_cast<double>(m.flops);
@@ -104,7 +108,7 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     }
     const bool scores = IsAttentionScores(m.op);
     if (options.flash_attention && scores) bytes = 0;
-    const double seconds = std::max(flops / flop_rate, bytes / hbm_rate);
+    const double seconds = std::max(flops / (scores ? flop_rate : projection_rate), bytes / hbm_rate);
     const int64_t weight = run.Weight(m.scope);
     forward_s += seconds * static_cast<double>(weight);
     cost.forward_flops += static_cast<int64_t>(flops) * weight;

@@ -44,6 +44,9 @@ struct StepOptions {
   int64_t microbatches = 1;            ///< gradient accumulation steps per optimizer step (train)
   int64_t grad_bytes_per_element = 4;  ///< the gradient dtype of the all-reduce (float32 by default)
   bool flash_attention = true;         ///< attention scores stay on chip: their matmuls are compute-bound
+  /// The projections (every matmul but attention's q.k and p.v) run in fp8 at peak_flops_fp8, as
+  /// torchao's float8 linears and Transformer Engine's fp8 recipes do; attention stays bf16.
+  bool fp8_matmuls = false;
   /// Serving, one decode step: each attention layer also reads its whole KV cache (`decode_cache_tokens`
   /// positions, `kv_cache_bytes` per device over all layers) for one new token per sequence, which the
   /// dry run of a one-token forward does not contain. 0 = not a decode step.

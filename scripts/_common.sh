@@ -14,6 +14,8 @@ EASYPLAN_PACKAGES=(
   # tests/cli/export_python_test compiles the exported JAX module; the Python module (api/python) is
   # built with pybind11 for Debian's python3 and tested with its pytest.
   python3 python3-dev pybind11-dev python3-pytest python3-numpy
+  # scripts/cost_validation.py reads docs/cost_validation.yaml (ctest cost_validation, scripts/bench).
+  python3-yaml
   # The .deb (cmake/package.cmake, tests/install/deb-package): dpkg-shlibdeps fills its Depends, and
   # CPack's DEB generator runs `file` on what it packs.
   dpkg-dev file
