@@ -113,7 +113,7 @@ StatusOr<planner::CheckpointPolicy> ConfigCheckpointPolicy(const Json& config) {
 StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, const planner::Plan& plan,
                                                   const MemoryOptions& options, int64_t budget,
                                                   std::optional<planner::CheckpointPolicy> policy,
-                                                  const StepActivations* activations) {
+                                                  const StepActivations* activations, bool worst_only) {
   const bool train = options.mode == "train";
   planner::MemoryOptions memory;
   memory.mode = train ? planner::MemoryMode::kTrain : planner::MemoryMode::kServe;
@@ -122,6 +122,7 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, cons
   memory.opt_state_dtype = *ParseDType(options.opt_state_dtype);
   memory.master_weights = options.master_weights;
   memory.memory_per_device = budget;
+  memory.worst_only = worst_only;
   const Json& config = inputs.config();
   if (train) {
     if (policy) {

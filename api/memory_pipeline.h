@@ -37,11 +37,13 @@ StatusOr<StepActivations> BuildStepActivations(const PlanInputs& inputs, const M
 
 /// The memory report of `plan` (built from `inputs`). REQUIRES: CheckMemoryOptions passed. `policy`
 /// replaces the config's gradient_checkpointing (suggest tries every policy on one resolved config);
-/// `activations`, when given, are BuildStepActivations(inputs, options), which the policies share.
+/// `activations`, when given, are BuildStepActivations(inputs, options), which the policies share;
+/// `worst_only` keeps only the worst device (planner::MemoryOptions::worst_only).
 StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, const planner::Plan& plan,
                                                   const MemoryOptions& options, int64_t budget,
                                                   std::optional<planner::CheckpointPolicy> policy = std::nullopt,
-                                                  const StepActivations* activations = nullptr);
+                                                  const StepActivations* activations = nullptr,
+                                                  bool worst_only = false);
 
 /// The config's gradient_checkpointing as a policy the memory model covers; bad input naming the
 /// policies otherwise.

@@ -312,7 +312,8 @@ class Search {
           step = activations.emplace(m, std::move(built)).first;
         }
         EP_ASSIGN_OR_RETURN(planner::MemoryReport report,
-                            BuildMemoryReport(inputs, plan, step_memory, budget_, settings.policy, &step->second));
+                            BuildMemoryReport(inputs, plan, step_memory, budget_, settings.policy, &step->second,
+                                              /*worst_only=*/true));
         if (report.fits) fitting = std::move(report);
       }
       if (!fitting) {

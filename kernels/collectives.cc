@@ -55,6 +55,12 @@ std::vector<std::string> CommLog::Scopes() const {
 Collectives::Collectives(const MeshGeometry& geo, int64_t bytes_per_element, CommLog* log, Injection injection)
     : geo_(geo), bytes_per_element_(bytes_per_element), log_(log), injection_(injection) {}
 
+bool Collectives::Uniform(const DistTensor& t) const {
+  if (t.local.size() != 1 || geo_.devices() == 1) return false;
+  EP_CHECK(t.local[0].meta, "a single block stands for every device only in a dry run (shape-only tensors)");
+  return true;
+}
+
 int64_t Collectives::LocalBytes(const DistTensor& t) const {
   return t.local.empty() ? 0 : t.local[0].size() * bytes_per_element_;
 }
@@ -69,6 +75,10 @@ DistTensor Collectives::AllGather(DistTensor t, int dim, const std::string& why)
   const int64_t g = geo_.Tiles(axes);
   if (g > 1) {
     Record(CollectiveKind::kAllGather, why, t, axes, g, (g - 1) * LocalBytes(t));
+  }
+  if (g > 1 && Uniform(t)) {
+    t.local[0].shape[static_cast<size_t>(dim)] *= g;
+  } else if (g > 1) {
     std::vector<HostTensor> out(t.local.size());
     for (const std::vector<int64_t>& group : geo_.Groups(axes)) {
       std::vector<const HostTensor*> parts;
@@ -90,7 +100,7 @@ DistTensor Collectives::AllReduce(DistTensor t, const std::vector<int>& axes, Re
     drop = injection_ == Injection::kDropAllReduce && op == ReduceOp::kSum && log_->dropped_all_reduces == 0;
     if (drop) ++log_->dropped_all_reduces;
   }
-  if (g > 1 && !drop) {
+  if (g > 1 && !drop && !Uniform(t)) {  // a uniform block is shape-only: the sum keeps its shape
     for (const std::vector<int64_t>& group : geo_.Groups(axes)) {
       HostTensor acc = t.local[static_cast<size_t>(group[0])];
       for (size_t i = 1; i < group.size(); ++i) {
@@ -112,6 +122,10 @@ DistTensor Collectives::ReduceScatter(DistTensor t, const std::vector<int>& axes
   const size_t d = static_cast<size_t>(dim);
   if (g > 1) {
     Record(CollectiveKind::kReduceScatter, why, t, axes, g, (g - 1) * LocalBytes(t) / g);
+  }
+  if (g > 1 && Uniform(t)) {
+    t.local[0].shape[d] /= g;
+  } else if (g > 1) {
     for (const std::vector<int64_t>& group : geo_.Groups(axes)) {
       HostTensor acc = t.local[static_cast<size_t>(group[0])];
       for (size_t i = 1; i < group.size(); ++i) {
@@ -140,6 +154,11 @@ DistTensor Collectives::AllToAll(DistTensor t, int from, int to, const std::stri
   const int64_t g = geo_.Tiles(axes);
   if (g > 1) {
     Record(CollectiveKind::kAllToAll, why, t, axes, g, (g - 1) * LocalBytes(t) / g);
+  }
+  if (g > 1 && Uniform(t)) {
+    t.local[0].shape[static_cast<size_t>(from)] *= g;
+    t.local[0].shape[static_cast<size_t>(to)] /= g;
+  } else if (g > 1) {
     std::vector<HostTensor> out(t.local.size());
     for (const std::vector<int64_t>& group : geo_.Groups(axes)) {
       std::vector<const HostTensor*> parts;

@@ -71,6 +71,9 @@ class Collectives {
   void Record(CollectiveKind kind, const std::string& why, const DistTensor& t, const std::vector<int>& axes,
               int64_t group, int64_t bytes);
   int64_t LocalBytes(const DistTensor& t) const;
+  /// `t` is a dry run's single block standing for every device (kernels/dry_run.h): its collectives
+  /// change the block's shape and move nothing.
+  bool Uniform(const DistTensor& t) const;
 
   const MeshGeometry& geo_;
   int64_t bytes_per_element_;

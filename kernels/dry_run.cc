@@ -45,6 +45,7 @@ StatusOr<DryRunReport> DryRunForward(const ModelDesc& model, const planner::Plan
     by_name.emplace(tensor.name, &p);
   }
   std::unordered_map<std::string, DistTensor> params;
+  const size_t blocks = options.per_device ? static_cast<size_t>(geo.devices()) : 1;
   auto place = [&](const planner::ParamPlan& p) {
     const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
     const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
@@ -53,8 +54,7 @@ StatusOr<DryRunReport> DryRunForward(const ModelDesc& model, const planner::Plan
                       {}};
     placed.parameter = true;
     const Shape& shard = group.layout.shard_shape();
-    placed.local.assign(static_cast<size_t>(geo.devices()),
-                        HostTensor::Meta(Dims(shard.dims().begin(), shard.dims().end())));
+    placed.local.assign(blocks, HostTensor::Meta(Dims(shard.dims().begin(), shard.dims().end())));
     return placed;
   };
 
@@ -73,11 +73,16 @@ StatusOr<DryRunReport> DryRunForward(const ModelDesc& model, const planner::Plan
   Collectives comm(geo, model.bytes_per_element, &report.comm, Injection::kNone);
   Spmd spmd(comm);
   spmd.set_matmul_log(&report.matmuls);
-  Forward(run, spmd, lookup, spmd.Place(HostTensor::Meta({model.batch, model.seq}), ids_spec));
+  DistTensor ids{{model.batch, model.seq}, ids_spec, {}};
+  ids.local.assign(
+      blocks, HostTensor::Meta({model.batch / geo.Tiles(ids_spec.dims[0]), model.seq / geo.Tiles(ids_spec.dims[1])}));
+  Forward(run, spmd, lookup, std::move(ids));
 
   report.flops.assign(static_cast<size_t>(geo.devices()), 0);
   for (const auto& [scope, per_device] : report.matmuls.scope_flops) {
-    for (size_t d = 0; d < per_device.size(); ++d) report.flops[d] += per_device[d] * report.Weight(scope);
+    for (size_t d = 0; d < report.flops.size(); ++d) {
+      report.flops[d] += per_device[per_device.size() == 1 ? 0 : d] * report.Weight(scope);
+    }
   }
   return report;
 }

@@ -25,6 +25,10 @@ namespace easyplan::kernels {
 struct DryRunOptions {
   /// Run every layer instead of one of each kind (tests compare with the numeric check this way).
   bool all_layers = false;
+  /// Hold every device's block. By default one block stands for all of them: with an even layout and
+  /// no values every device holds the same shapes, so one block gives every device's collectives and
+  /// FLOPs at the cost of one device, not of the mesh (suggest on 16,384 chips).
+  bool per_device = false;
 };
 
 struct DryRunReport {

@@ -92,6 +92,31 @@ TEST_F(NumericCheckTest, DryRunRecordsExactlyTheCollectivesTheNumericCheckMeasur
   }
 }
 
+// The dry run's one block standing for every device gives what holding each device's block gives:
+// the same collectives, the same matmuls on the busiest device, the same FLOPs per device.
+TEST_F(NumericCheckTest, DryRunOfOneBlockEqualsTheDryRunOfEveryDevice) {
+  const ParamTree tree = LlamaTree(model_);
+  for (const std::vector<int64_t>& sizes :
+       std::vector<std::vector<int64_t>>{{1, 8, 1, 1, 1}, {2, 2, 1, 2, 1}, {1, 2, 1, 2, 2}, {1, 1, 1, 8, 1}}) {
+    const planner::Plan plan = Plan(tree, kAxes, sizes);
+    model_.batch = std::max<int64_t>(2, sizes[0] * sizes[1]);
+    auto every = DryRunForward(model_, plan, tree, {.per_device = true});
+    auto one = DryRunForward(model_, plan, tree);
+    ASSERT_TRUE(every.ok() && one.ok()) << one.status().ToString();
+    ASSERT_EQ(one->comm.records.size(), every->comm.records.size()) << plan.mesh.ToString();
+    for (size_t i = 0; i < every->comm.records.size(); ++i) {
+      EXPECT_EQ(one->comm.records[i].op, every->comm.records[i].op);
+      EXPECT_EQ(one->comm.records[i].bytes_per_device, every->comm.records[i].bytes_per_device);
+    }
+    ASSERT_EQ(one->matmuls.records.size(), every->matmuls.records.size());
+    for (size_t i = 0; i < every->matmuls.records.size(); ++i) {
+      EXPECT_EQ(one->matmuls.records[i].flops, every->matmuls.records[i].flops) << every->matmuls.records[i].op;
+      EXPECT_EQ(one->matmuls.records[i].elements, every->matmuls.records[i].elements);
+    }
+    EXPECT_EQ(one->flops, every->flops) << plan.mesh.ToString();
+  }
+}
+
 TEST_F(NumericCheckTest, DryRunOfOneLayerStandsForEveryRepeatedLayer) {
   model_.layers = 2;
   const ParamTree tree = LlamaTree(model_);

@@ -81,7 +81,7 @@ DistTensor Spmd::LocalSlice(DistTensor t, int dim, const std::vector<int>& axes)
   const size_t d = static_cast<size_t>(dim);
   const int64_t g = geo_.Tiles(axes);
   if (g > 1) {
-    for (int64_t dev = 0; dev < geo_.devices(); ++dev) {
+    for (int64_t dev = 0; dev < static_cast<int64_t>(t.local.size()); ++dev) {
       HostTensor& x = t.local[static_cast<size_t>(dev)];
       std::vector<Range> box;
       for (int64_t s : x.shape) box.emplace_back(0, s);
@@ -303,7 +303,7 @@ DistTensor Spmd::Map(DistTensor t, const std::function<double(double)>& f) {
 DistTensor Spmd::MapIndexed(DistTensor t, const std::function<double(double, const Dims&)>& f) {
   const Nest nest(this);
   t = Resolve(std::move(t), "elementwise op needs full values");
-  for (int64_t dev = 0; dev < geo_.devices(); ++dev) {
+  for (int64_t dev = 0; dev < static_cast<int64_t>(t.local.size()); ++dev) {
     HostTensor& x = t.local[static_cast<size_t>(dev)];
     if (x.meta) continue;
     const std::vector<Range> box = t.BoxOf(geo_, dev);
@@ -483,7 +483,7 @@ DistTensor Spmd::Local(DistTensor t, const std::vector<int>& whole,
     if (!t.spec.dims[static_cast<size_t>(d)].empty())
       t = comm_.AllGather(std::move(t), d, why + " (needs the whole dim)");
   }
-  for (int64_t dev = 0; dev < geo_.devices(); ++dev) {
+  for (int64_t dev = 0; dev < static_cast<int64_t>(t.local.size()); ++dev) {
     HostTensor& x = t.local[static_cast<size_t>(dev)];
     if (!x.meta) f(x, t.BoxOf(geo_, dev));
   }
@@ -592,7 +592,8 @@ DistTensor Spmd::Embed(DistTensor table, DistTensor ids, const std::string& why)
   out.spec.dims.push_back(table.spec.dims[1]);
   out.spec.partial = table.spec.dims[0];
   std::sort(out.spec.partial.begin(), out.spec.partial.end());
-  for (int64_t dev = 0; dev < geo_.devices(); ++dev) {
+  EP_CHECK(table.local.size() == ids.local.size(), "embedding lookup: the table and the ids on different devices");
+  for (int64_t dev = 0; dev < static_cast<int64_t>(ids.local.size()); ++dev) {
     const HostTensor& tab = table.local[static_cast<size_t>(dev)];
     const HostTensor& id = ids.local[static_cast<size_t>(dev)];
     const Range rows = geo_.DimRange(dev, table.shape[0], table.spec.dims[0]);

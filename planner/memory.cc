@@ -318,10 +318,11 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
   const int64_t devices = mesh.NumDevices();
   const int grad_bits = options.grad_dtype ? DTypeBits(*options.grad_dtype) : 0;
   const int opt_bits = DTypeBits(options.opt_state_dtype);
-  report.devices.resize(static_cast<size_t>(devices));
-  std::vector<Checked> grads(static_cast<size_t>(devices)), optimizer(static_cast<size_t>(devices));
+  // Per-device sums, for the groups whose bytes differ between devices (sized on first use).
+  std::vector<Checked> grads, optimizer;
   // A uniform group adds the same bytes to every device: summed once, added to each device at the end.
   Checked uniform_grads, uniform_optimizer;
+  bool per_device_groups = false;
   if (train) {
     for (const LayoutGroup& group : plan.groups) {
       const Shape& shape = group.layout.shape();
@@ -364,6 +365,11 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
         uniform_optimizer = uniform_optimizer + states * group.tensors;
         continue;
       }
+      if (!per_device_groups) {
+        grads.resize(static_cast<size_t>(devices));
+        optimizer.resize(static_cast<size_t>(devices));
+      }
+      per_device_groups = true;
       for (int64_t d = 0; d < devices; ++d) {
         const auto [grad, states] = held(d);
         grads[static_cast<size_t>(d)] = grads[static_cast<size_t>(d)] + grad * group.tensors;
@@ -371,18 +377,47 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
       }
     }
   }
-  for (int64_t d = 0; d < devices; ++d) {
-    DeviceMemory& m = report.devices[static_cast<size_t>(d)];
+  // One device's figures. Without per-device groups only the parameters differ between devices,
+  // so the rest is summed once.
+  auto device = [&](int64_t d) -> StatusOr<DeviceMemory> {
+    DeviceMemory m;
     m.id = d;
     m.params = plan.device_bytes[static_cast<size_t>(d)];
-    EP_ASSIGN_OR_RETURN(m.grads, Value(grads[static_cast<size_t>(d)] + uniform_grads, "gradient"));
-    EP_ASSIGN_OR_RETURN(m.optimizer, Value(optimizer[static_cast<size_t>(d)] + uniform_optimizer, "optimizer state"));
+    const Checked own_grads = per_device_groups ? grads[static_cast<size_t>(d)] : Checked(0);
+    const Checked own_optimizer = per_device_groups ? optimizer[static_cast<size_t>(d)] : Checked(0);
+    EP_ASSIGN_OR_RETURN(m.grads, Value(own_grads + uniform_grads, "gradient"));
+    EP_ASSIGN_OR_RETURN(m.optimizer, Value(own_optimizer + uniform_optimizer, "optimizer state"));
     m.activations = activation_bytes;
     m.kv_cache = kv_cache;
     m.transient = transient;
     EP_ASSIGN_OR_RETURN(
         m.total, Value(Checked(m.params) + m.grads + m.optimizer + m.activations + m.kv_cache + m.transient, "total"));
-    if (m.total > report.Worst().total) report.worst = d;
+    return m;
+  };
+  int64_t worst_device = 0;
+  if (!per_device_groups) {
+    // The device with the most parameter bytes (the lowest id on ties) is the worst.
+    for (int64_t d = 1; d < devices; ++d) {
+      if (plan.device_bytes[static_cast<size_t>(d)] > plan.device_bytes[static_cast<size_t>(worst_device)]) {
+        worst_device = d;
+      }
+    }
+  }
+  if (options.worst_only && !per_device_groups) {
+    EP_ASSIGN_OR_RETURN(DeviceMemory worst, device(worst_device));
+    report.devices.push_back(worst);
+  } else {
+    report.devices.reserve(static_cast<size_t>(devices));
+    for (int64_t d = 0; d < devices; ++d) {
+      EP_ASSIGN_OR_RETURN(DeviceMemory m, device(d));
+      if (m.total > (report.devices.empty() ? -1 : report.Worst().total)) report.worst = d;
+      report.devices.push_back(m);
+    }
+    if (options.worst_only) {
+      const DeviceMemory worst = report.Worst();
+      report.devices = {worst};
+      report.worst = 0;
+    }
   }
   report.fits = report.Worst().total <= options.memory_per_device;
   return report;

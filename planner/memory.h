@@ -74,6 +74,9 @@ struct MemoryOptions {
   bool master_weights = false;  ///< a float32 copy of every parameter, counted with the optimizer
   CheckpointPolicy policy = CheckpointPolicy::kNone;
   int64_t memory_per_device = 0;
+  /// Keep only the worst device in MemoryReport::devices (suggest ranks candidates by it; a report of
+  /// 16,384 devices per candidate would cost more than the candidate's whole estimate).
+  bool worst_only = false;
 };
 
 /// Bytes one device holds, per category (0 where a category does not apply to the mode).
@@ -97,8 +100,8 @@ struct ActivationBreakdown {
 struct MemoryReport {
   MemoryMode mode = MemoryMode::kTrain;
   MemoryOptions options;
-  std::vector<DeviceMemory> devices;  ///< in device order
-  int64_t worst = 0;                  ///< index of the device with the largest total (lowest id on ties)
+  std::vector<DeviceMemory> devices;  ///< in device order; only the worst with options.worst_only
+  int64_t worst = 0;                  ///< index into devices of the largest total (lowest id on ties)
   int64_t memory_per_device = 0;
   bool fits = true;
   ActivationBreakdown breakdown;

@@ -226,6 +226,23 @@ TEST_F(MemoryTest, ServingHoldsTheCacheAndOneLayerAndNoTrainingState) {
   EXPECT_EQ(d.transient, 32768 + 1600);  // no gradient of the gathered weight
 }
 
+// suggest's compact report: only the worst device, the same one with the same figures and verdict.
+TEST_F(MemoryTest, WorstOnlyKeepsTheWorstDeviceAndItsVerdict) {
+  for (Optimizer optimizer : {Optimizer::kAdamW, Optimizer::kAdafactor}) {
+    MemoryOptions options = Train(optimizer);
+    options.memory_per_device = 181952;
+    const MemoryReport every = Compute(options);
+    options.worst_only = true;
+    const MemoryReport worst = Compute(options);
+    ASSERT_EQ(worst.devices.size(), 1u);
+    EXPECT_EQ(every.devices.size(), 8u);
+    EXPECT_EQ(worst.Worst().id, every.Worst().id);
+    EXPECT_EQ(worst.Worst().total, every.Worst().total);
+    EXPECT_EQ(worst.Worst().optimizer, every.Worst().optimizer);
+    EXPECT_EQ(worst.fits, every.fits);
+  }
+}
+
 TEST_F(MemoryTest, VerdictAgainstTheBudget) {
   MemoryOptions options = Train();
   options.memory_per_device = 181952;
