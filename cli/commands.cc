@@ -23,6 +23,8 @@ const std::vector<Command>& AllCommands() {
        AddCostCommand},
       {"suggest", "search every mesh, checkpoint policy and microbatch count; rank what fits by step time",
        AddSuggestCommand},
+      {"report", "one self-contained HTML page of the plan: mesh, memory per device, tensors, findings",
+       AddReportCommand},
   };
   return kCommands;
 }

@@ -50,6 +50,9 @@ std::function<int(Context&)> AddCostCommand(CLI::App& app);
 /// Registers `suggest`; defined in cmd_suggest.cc.
 std::function<int(Context&)> AddSuggestCommand(CLI::App& app);
 
+/// Registers `report`; defined in cmd_report.cc.
+std::function<int(Context&)> AddReportCommand(CLI::App& app);
+
 }  // namespace easyplan::cli
 
 #endif  // EASYPLAN_CLI_COMMANDS_H_
