@@ -16,6 +16,8 @@ EASYPLAN_PACKAGES=(
   python3 python3-dev pybind11-dev python3-pytest python3-numpy
   # scripts/cost_validation.py reads docs/cost_validation.yaml (ctest cost_validation, scripts/bench).
   python3-yaml
+  # tests/report drives Debian's headless Chromium over the DevTools protocol (docs/REPORT.md).
+  chromium python3-websocket
   # The .deb (cmake/package.cmake, tests/install/deb-package): dpkg-shlibdeps fills its Depends, and
   # CPack's DEB generator runs `file` on what it packs.
   dpkg-dev file

@@ -108,9 +108,10 @@ class Browser:
 
     def new_page(self):
         """A fresh tab, attached on the shared connection."""
-        target_id = self._connection.call("Target.createTarget", {"url": "about:blank"})["targetId"]
-        session_id = self._connection.call(
-            "Target.attachToTarget", {"targetId": target_id, "flatten": True})["sessionId"]
+        call = self._connection.call
+        target_id = call("Target.createTarget", {"url": "about:blank"}, timeout=self.timeout)["targetId"]
+        session_id = call("Target.attachToTarget", {"targetId": target_id, "flatten": True},
+                          timeout=self.timeout)["sessionId"]
         page = Page(self._connection, target_id, session_id, self.timeout)
         # --window-size sizes the window, and headless=new still takes its frame off the height
         # (1280x800 gives an 1280x713 viewport): the override makes the viewport exactly that.
@@ -120,13 +121,15 @@ class Browser:
         return page
 
     def close(self):
+        asked = False
         if self._connection is not None:
             # Asked first, so that Chromium reaps its own helpers and finishes writing the profile
-            # before it is removed; the kill below is for a browser that does not comply.
-            self._connection.close_browser()
+            # before it is removed; the kill below is for a browser that did not comply, or that
+            # could not be asked (it never listened).
+            asked = self._connection.close_browser()
             self._connection = None
         if self._process is not None:
-            _end_process_group(self._process)
+            _end_process_group(self._process, grace=5 if asked else 0)
             self._process = None
         if self._root is not None:
             shutil.rmtree(self._root, ignore_errors=True)
@@ -209,7 +212,8 @@ class Page:
         return value.get("value")  # absent for undefined, and for what JSON cannot hold (NaN)
 
     def wait_for(self, expression, timeout=None, interval=0.05):
-        """Polls `expression` until it is truthy; its value."""
+        """Polls `expression` until it is truthy; its value. An expression that throws ends the
+        wait (JavaScriptError): guard lookups that may not exist yet (`el && el.ready`)."""
         timeout = timeout or self.timeout
         deadline = time.monotonic() + timeout
         while True:
@@ -236,7 +240,7 @@ class Page:
             const el = document.querySelector({json.dumps(selector)});
             if (!el) return false;
             el.focus();
-            // Text inputs start with the caret at 0; types without a selection (number) throw.
+            // Typing appends, whatever focus() did with the caret; types without one (number) throw.
             try {{ el.setSelectionRange(el.value.length, el.value.length); }} catch (e) {{}}
             return document.activeElement === el;
         }})()""")
@@ -363,14 +367,17 @@ class _Connection:
             pass
 
     def close_browser(self):
+        """Asks the browser to exit and closes the socket; whether the browser agreed."""
         try:
             self.call("Browser.close", timeout=2)
+            agreed = True
         except BrowserError:  # already gone, or hung: it is killed next anyway
-            pass
+            agreed = False
         try:
             self._ws.close(timeout=1)
         except Exception:  # the socket may be dead already, which is what closing wanted
             pass
+        return agreed
 
     def _send(self, message):
         try:
@@ -508,12 +515,13 @@ def _url_from_log(log_path):
     return None
 
 
-def _end_process_group(process, grace=5):
-    """Waits `grace` seconds for the browser to exit, then kills whatever is left of its group."""
-    try:
-        process.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        pass
+def _end_process_group(process, grace):
+    """Waits up to `grace` seconds for the browser to exit, then kills what is left of its group."""
+    if grace:
+        try:
+            process.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except ProcessLookupError:  # the whole group is gone already

@@ -1,0 +1,128 @@
+#include "api/report.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "api/memory_pipeline.h"
+#include "api/plan_pipeline.h"
+#include "api/test_models.h"
+#include "tests/test_util.h"
+
+namespace easyplan::api {
+namespace {
+
+// The page's script expands a tensor row as this does: the template's '#'s take the row's numbers in turn.
+std::map<std::string, int64_t> ExpandTensors(const Json& tensors) {
+  std::map<std::string, int64_t> out;
+  for (const Json& row : tensors["rows"]) {
+    const std::string& text = tensors["templates"][row[0].get<size_t>()].get_ref<const std::string&>();
+    const int64_t group = row[1].get<int64_t>(), count = row[3].get<int64_t>();
+    const size_t holes = static_cast<size_t>(std::count(text.begin(), text.end(), '#'));
+    for (int64_t i = 0; i < count; ++i) {
+      std::string name;
+      size_t k = 0;
+      for (char c : text) {
+        if (c != '#') {
+          name += c;
+          continue;
+        }
+        name += std::to_string(row[4 + static_cast<size_t>(i) * holes + k++].get<int64_t>());
+      }
+      out[name] = group;
+    }
+  }
+  return out;
+}
+
+TEST(ReportTest, TensorRowsExpandToEveryTensorOfThePlanInItsGroup) {
+  auto model = LoadExample("qwen3-30b-a3b");
+  ReportOptions options;
+  options.plan.mesh = "dp=1,fsdp=4,ep=2,tp=1,sp=1";
+  auto data = ReportData(model, options);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  auto plan = PlanModel(model, options.plan);
+  ASSERT_TRUE(plan.ok());
+  const std::map<std::string, int64_t> names = ExpandTensors((*data)["tensors"]);
+  ASSERT_EQ(names.size(), plan->plan.params.size());
+  for (const planner::ParamPlan& p : plan->plan.params) {
+    const std::string& name = plan->inputs.tree->tensors[static_cast<size_t>(p.tensor)].name;
+    ASSERT_TRUE(names.count(name)) << name;
+    EXPECT_EQ(names.at(name), p.group) << name;
+  }
+  // Groups and devices carry the plan's own figures.
+  const Json& groups = (*data)["groups"];
+  ASSERT_EQ(groups.size(), plan->plan.groups.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    EXPECT_EQ(groups[g]["bytes_per_device"].get<int64_t>(), plan->plan.groups[g].MaxShardBytes());
+    EXPECT_EQ(groups[g]["tensors"].get<int64_t>(), plan->plan.groups[g].tensors);
+  }
+  EXPECT_EQ((*data)["devices"]["params"].get<std::vector<int64_t>>(), plan->plan.device_bytes);
+  EXPECT_TRUE((*data)["memory"].is_null());
+}
+
+TEST(ReportTest, MemoryIsTheMemoryCommandsForTheSameStep) {
+  auto model = LoadExample("llama-3.1-8b");
+  ReportOptions options;
+  options.plan.mesh = "dp=1,fsdp=4,ep=1,tp=2,sp=1";
+  MemoryOptions memory;
+  memory.mode = "train";
+  memory.batch = 8;
+  memory.seq = 2048;
+  memory.hardware = "h100-sxm";
+  options.memory = memory;
+  auto data = ReportData(model, options);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  auto expected = Memory(model, options.plan, memory);
+  ASSERT_TRUE(expected.ok() && expected->report);
+  const Json& m = (*data)["memory"];
+  EXPECT_EQ(m["worst_device"]["total"].get<int64_t>(), expected->report->Worst().total);
+  EXPECT_EQ(m["fits"].get<bool>(), expected->report->fits);
+  EXPECT_EQ((*data)["verdict"]["fits"].get<bool>(), expected->report->fits);
+  for (size_t d = 0; d < expected->report->devices.size(); ++d) {
+    EXPECT_EQ(m["devices"]["activations"][d].get<int64_t>(), expected->report->devices[d].activations);
+    EXPECT_EQ(m["devices"]["optimizer"][d].get<int64_t>(), expected->report->devices[d].optimizer);
+  }
+}
+
+// DeepSeek-V3's HF tree (91,991 tensors) on 8,192 devices: the page stays under 2 MB, and past a few
+// thousand devices the per-device arrays give way to the summary.
+TEST(ReportTest, DeepSeekV3HfTreeFitsInTwoMegabytes) {
+  auto model = LoadExample("deepseek-v3");
+  ReportOptions options;
+  options.plan.layout = "hf";
+  options.plan.rules = testing::SourceDir() + "/rules/deepseek_v3_hf.yaml";
+  options.plan.mesh = "dp=1,fsdp=1024,ep=1,tp=8,sp=1";
+  auto data = ReportData(model, options);
+  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  EXPECT_EQ(ExpandTensors((*data)["tensors"]).size(), 91'991u);
+  EXPECT_FALSE((*data)["devices"]["drawn"].get<bool>());
+  EXPECT_TRUE((*data)["devices"]["params"].empty());
+  const std::string page = ReportPage(*data);
+  EXPECT_LT(page.size(), 2u << 20);
+}
+
+TEST(ReportTest, DataCannotCloseThePageScript) {
+  Json data = Json::object();
+  data["model_type"] = "</script><script>alert(1)</script>";
+  const std::string page = ReportPage(data);
+  const size_t start = page.find("id=\"easyplan-data\">");
+  ASSERT_NE(start, std::string::npos);
+  const size_t end = page.find("</script>", start);
+  ASSERT_NE(end, std::string::npos);
+  EXPECT_NE(page.substr(start, end - start).find("<\\/script>"), std::string::npos);
+  EXPECT_EQ(page.substr(start, end - start).find("alert(1)</"), std::string::npos);
+}
+
+TEST(ReportTest, TemplateHasTheDataMarkerAndNoNetworkReference) {
+  const std::string_view page = ReportTemplate();
+  EXPECT_NE(page.find("__EASYPLAN_DATA__"), std::string::npos);
+  // The one URL is the SVG namespace, which names elements and is never fetched.
+  const std::string_view svg = "http://www.w3.org/2000/svg";
+  for (size_t at = page.find("http"); at != std::string_view::npos; at = page.find("http", at + 1)) {
+    EXPECT_EQ(page.substr(at, svg.size()), svg) << page.substr(at, 60);
+  }
+}
+
+}  // namespace
+}  // namespace easyplan::api
