@@ -9,7 +9,6 @@
 #include "api/memory_json.h"
 #include "api/memory_pipeline.h"
 #include "api/plan_json.h"
-#include "core/json_parse.h"
 #include "kernels/dry_run.h"
 
 namespace easyplan::api {
@@ -283,9 +282,7 @@ Json CostToJson(const CostResult& r) {
     }
     out["layers"] = std::move(layers);
   }
-  Json findings = Json::array();
-  for (const planner::Finding& f : r.plan.findings) findings.push_back(ParseJsonValue(FindingJson(f)).value_or(Json()));
-  out["findings"] = std::move(findings);
+  out["findings"] = FindingsJsonArray(r.plan.findings);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include "api/activations_json.h"
 #include "api/json_text.h"
 #include "core/human.h"
+#include "core/json_parse.h"
 
 namespace easyplan::api {
 namespace {
@@ -60,6 +61,16 @@ DeviceSummary SummarizeDevices(const std::vector<int64_t>& device_bytes) {
     if (__builtin_add_overflow(summary.total, bytes, &summary.total)) summary.total = INT64_MAX;
   }
   return summary;
+}
+
+Json FindingsJsonArray(const std::vector<Finding>& findings) {
+  Json out = Json::array();
+  for (const Finding& f : findings) {
+    std::optional<Json> value = ParseJsonValue(FindingJson(f));
+    EP_CHECK(value.has_value(), "FindingJson wrote invalid JSON");
+    out.push_back(std::move(*value));
+  }
+  return out;
 }
 
 std::string FindingJson(const Finding& finding) {

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/json.h"
 #include "core/param_tree.h"
 #include "planner/activations.h"
 #include "planner/expert_mesh.h"
@@ -52,6 +53,9 @@ std::string FindingsToJsonText(const std::vector<planner::Finding>& findings, co
 
 /// The JSON value of a finding (shared by `plan --format json` and `validate --format json`).
 std::string FindingJson(const planner::Finding& finding);
+
+/// The findings as a JSON array of FindingJson values, for documents built as Json (cost, report).
+Json FindingsJsonArray(const std::vector<planner::Finding>& findings);
 
 }  // namespace easyplan::api
 

@@ -4,10 +4,10 @@
 #include <map>
 #include <tuple>
 
+#include "api/memory_json.h"
 #include "api/memory_pipeline.h"
 #include "api/plan_json.h"
 #include "api/plan_pipeline.h"
-#include "core/json_parse.h"
 #include "planner/findings.h"
 #include "planner/layout.h"
 
@@ -156,10 +156,7 @@ Json MemoryJson(const planner::MemoryReport& report, const std::string& label, b
     const int64_t values[] = {d.params, d.grads, d.optimizer, d.activations, d.kv_cache, d.transient};
     return values[k];
   };
-  Json worst = Json::object();
-  for (size_t k = 0; k < std::size(categories); ++k) worst[categories[k]] = value(report.Worst(), k);
-  worst["total"] = report.Worst().total;
-  out["worst_device"] = worst;
+  out["worst_device"] = DeviceMemoryToJson(report.Worst());
   if (per_device) {
     Json devices = Json::object();
     for (size_t k = 0; k < std::size(categories); ++k) {
@@ -203,14 +200,10 @@ StatusOr<Json> ReportData(const std::shared_ptr<const Model>& model, const Repor
   data["uneven"] = std::string(planner::UnevenModeName(plan->uneven));
 
   int64_t errors = 0, warnings = 0, notes = 0;
-  Json findings = Json::array();
   for (const planner::Finding& f : plan->findings) {
     errors += f.severity == Severity::kError;
     warnings += f.severity == Severity::kWarning;
     notes += f.severity == Severity::kNote;
-    std::optional<Json> parsed = ParseJsonValue(FindingJson(f));
-    EP_CHECK(parsed.has_value(), "FindingJson wrote invalid JSON");
-    findings.push_back(std::move(*parsed));
   }
   Json verdict = Json::object();
   verdict["errors"] = errors;
@@ -231,7 +224,7 @@ StatusOr<Json> ReportData(const std::shared_ptr<const Model>& model, const Repor
   devices["params"] = per_device ? Json(plan->device_bytes) : Json::array();
   data["devices"] = devices;
   data["memory"] = memory ? MemoryJson(*memory, budget_label, per_device) : Json(nullptr);
-  data["findings"] = std::move(findings);
+  data["findings"] = FindingsJsonArray(plan->findings);
   return data;
 }
 

@@ -51,9 +51,7 @@ std::function<int(Context&)> AddCostCommand(CLI::App& app) {
   cmd->add_option("--microbatches", flags->cost.microbatches,
                   "train: gradient accumulation steps; each runs --batch / M sequences (default 1)");
   cmd->add_flag("--decode", flags->cost.decode, "serve: one decode step with a KV cache of --seq tokens");
-  cmd->add_option("--precision", flags->cost.precision,
-                  "matmul precision of the projections: bf16 (default) or fp8 (at the profile's fp8 peak; attention "
-                  "stays bf16)");
+  AddPrecisionFlag(cmd, flags->cost.precision);
   cmd->add_option("--format", flags->format, "table (default) or json");
   cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
   return [flags](Context& ctx) {

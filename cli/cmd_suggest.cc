@@ -122,9 +122,7 @@ std::function<int(Context&)> AddSuggestCommand(CLI::App& app) {
   cmd->add_option("--max-microbatches", flags->suggest.max_microbatches,
                   "train: most gradient accumulation steps tried when a step does not fit (default 64)");
   cmd->add_flag("--decode", flags->suggest.decode, "serve: rank by one decode step with a KV cache of --seq tokens");
-  cmd->add_option("--precision", flags->suggest.precision,
-                  "matmul precision of the projections: bf16 (default) or fp8 (at the profile's fp8 peak; attention "
-                  "stays bf16)");
+  AddPrecisionFlag(cmd, flags->suggest.precision);
   cmd->add_option("--format", flags->format, "table (default) or json");
   cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
   return [flags](Context& ctx) {

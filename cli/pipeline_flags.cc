@@ -67,4 +67,10 @@ void AddStepStateFlags(CLI::App* cmd, api::MemoryOptions& flags) {
                 "train: a float32 master copy of the parameters, counted with the optimizer state");
 }
 
+void AddPrecisionFlag(CLI::App* cmd, std::string& precision) {
+  cmd->add_option("--precision", precision,
+                  "matmul precision of the projections: bf16 (default) or fp8 (at the profile's fp8 peak; attention "
+                  "stays bf16)");
+}
+
 }  // namespace easyplan::cli

@@ -30,6 +30,9 @@ void AddMemoryFlags(CLI::App* cmd, api::MemoryOptions& flags, bool mode_flag);
 /// --opt-state-dtype and --master-weights (validate's whole-memory budget takes them too).
 void AddStepStateFlags(CLI::App* cmd, api::MemoryOptions& flags);
 
+/// --precision (cost, suggest): the projections' matmul precision.
+void AddPrecisionFlag(CLI::App* cmd, std::string& precision);
+
 }  // namespace easyplan::cli
 
 #endif  // EASYPLAN_CLI_PIPELINE_FLAGS_H_
