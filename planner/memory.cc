@@ -394,17 +394,10 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
         m.total, Value(Checked(m.params) + m.grads + m.optimizer + m.activations + m.kv_cache + m.transient, "total"));
     return m;
   };
-  int64_t worst_device = 0;
-  if (!per_device_groups) {
-    // The device with the most parameter bytes (the lowest id on ties) is the worst.
-    for (int64_t d = 1; d < devices; ++d) {
-      if (plan.device_bytes[static_cast<size_t>(d)] > plan.device_bytes[static_cast<size_t>(worst_device)]) {
-        worst_device = d;
-      }
-    }
-  }
   if (options.worst_only && !per_device_groups) {
-    EP_ASSIGN_OR_RETURN(DeviceMemory worst, device(worst_device));
+    // Only the parameters differ: the device with the most of them (the lowest id on ties) is the worst.
+    const auto most = std::max_element(plan.device_bytes.begin(), plan.device_bytes.end());
+    EP_ASSIGN_OR_RETURN(DeviceMemory worst, device(most - plan.device_bytes.begin()));
     report.devices.push_back(worst);
   } else {
     report.devices.reserve(static_cast<size_t>(devices));
