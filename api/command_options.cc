@@ -240,8 +240,8 @@ StatusOr<std::vector<Entry>> EntriesOf(const std::string& command) {
       e.push_back({"max_numeric_devices",
                    Int([](CommandOptions& o) -> int64_t& { return o.max_numeric_devices; }, "max_numeric_devices")});
     }
-  } else if (command == "cost" || command == "suggest") {
-    if (command == "cost") {
+  } else if (command == "cost" || command == "suggest" || command == "report") {
+    if (command == "cost" || command == "report") {
       AddPlan(e);
       e.push_back({"microbatches", Int([](CommandOptions& o) -> int64_t& { return o.microbatches; }, "microbatches")});
     } else {
@@ -262,6 +262,7 @@ StatusOr<std::vector<Entry>> EntriesOf(const std::string& command) {
       e.push_back({"top", Int([](CommandOptions& o) -> int64_t& { return o.top; }, "top")});
       e.push_back({"max_microbatches",
                    Int([](CommandOptions& o) -> int64_t& { return o.max_microbatches; }, "max_microbatches")});
+      e.push_back({"report", Bool([](CommandOptions& o) -> bool& { return o.suggest_report; }, "report")});
     }
     e.push_back({"mode", String([](CommandOptions& o) -> std::string& { return o.memory.mode; }, "mode")});
     e.push_back(
@@ -304,6 +305,16 @@ CostOptions CommandOptions::Cost() const {
   return options;
 }
 
+ReportOptions CommandOptions::Report() const {
+  ReportOptions options;
+  options.plan = plan;
+  if (!memory.mode.empty()) options.memory = memory;
+  options.microbatches = microbatches;
+  options.decode = decode;
+  options.precision = precision;
+  return options;
+}
+
 SuggestOptions CommandOptions::Suggest() const {
   SuggestOptions options;
   options.plan = plan;
@@ -319,7 +330,7 @@ SuggestOptions CommandOptions::Suggest() const {
 
 const std::vector<std::string>& CommandNames() {
   static const std::vector<std::string> names = {"resolve", "tree",   "plan",  "explain", "validate", "activations",
-                                                 "memory",  "export", "check", "cost",    "suggest"};
+                                                 "memory",  "export", "check", "cost",    "suggest",  "report"};
   return names;
 }
 

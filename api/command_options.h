@@ -14,6 +14,7 @@
 
 #include "api/cost.h"
 #include "api/options.h"
+#include "api/report.h"
 #include "api/suggest.h"
 #include "api/validate.h"
 #include "core/json.h"
@@ -48,9 +49,11 @@ struct CommandOptions {
   int64_t top = 5;                      ///< suggest
   int64_t max_microbatches = 64;        ///< suggest
   std::vector<std::string> rule_files;  ///< suggest: --rules, repeatable
+  bool suggest_report = false;          ///< suggest: also the page of SuggestReport
 
   ValidateOptions Validate() const;
   CostOptions Cost() const;
+  ReportOptions Report() const;
   SuggestOptions Suggest() const;
 };
 

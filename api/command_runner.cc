@@ -12,6 +12,7 @@
 #include "api/plan_inputs.h"
 #include "api/plan_json.h"
 #include "api/plan_pipeline.h"
+#include "api/report.h"
 #include "api/suggest.h"
 #include "api/tree_document.h"
 #include "api/tree_source.h"
@@ -161,7 +162,17 @@ StatusOr<CommandOutput> RunCommand(const std::shared_ptr<const Model>& model, co
   if (command == "suggest") {
     const SuggestOptions suggest = options.Suggest();
     EP_ASSIGN_OR_RETURN(SuggestResult result, Suggest(model, suggest));
-    return CommandOutput{EmitJson(SuggestToJson(suggest, result)), true, result.ranked.empty(), Json()};
+    Json extra;
+    if (options.suggest_report && !result.ranked.empty()) {
+      EP_ASSIGN_OR_RETURN(ReportResult page, SuggestReport(model, suggest, result));
+      extra = Json::object();
+      extra["report"] = ReportPage(page.data);
+    }
+    return CommandOutput{EmitJson(SuggestToJson(suggest, result)), true, result.ranked.empty(), std::move(extra)};
+  }
+  if (command == "report") {
+    EP_ASSIGN_OR_RETURN(ReportResult result, Report(model, options.Report()));
+    return CommandOutput{ReportPage(result.data), false, result.Failed(), Json()};
   }
   if (command == "export") {
     EP_ASSIGN_OR_RETURN(ExportResult result,

@@ -214,6 +214,19 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
   return result;
 }
 
+Json LayerCostsJson(const kernels::StepCost& step) {
+  Json out = Json::array();
+  for (const kernels::LayerCost& layer : step.layers) {
+    Json item = Json::object();
+    item["scope"] = layer.scope;
+    item["count"] = layer.count;
+    item["compute_s"] = layer.compute_s;
+    item["communication_s"] = layer.communication_s;
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
 Json CostToJson(const CostResult& r) {
   Json out = Json::object();
   const Mesh& mesh = r.plan.mesh;
@@ -271,16 +284,7 @@ Json CostToJson(const CostResult& r) {
       collectives.push_back(std::move(item));
     }
     out["collectives"] = std::move(collectives);
-    Json layers = Json::array();
-    for (const kernels::LayerCost& l : c.layers) {
-      Json item = Json::object();
-      item["scope"] = l.scope;
-      item["count"] = l.count;
-      item["compute_s"] = l.compute_s;
-      item["communication_s"] = l.communication_s;
-      layers.push_back(std::move(item));
-    }
-    out["layers"] = std::move(layers);
+    out["layers"] = LayerCostsJson(c);
   }
   out["findings"] = FindingsJsonArray(r.plan.findings);
   return out;

@@ -110,6 +110,9 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
 /// `cost --format json` (docs/COST.md).
 Json CostToJson(const CostResult& result);
 
+/// [{"scope", "count", "compute_s", "communication_s"}, ...]: one forward of each layer kind.
+Json LayerCostsJson(const kernels::StepCost& step);
+
 /// {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"}: bytes per device of each kind.
 Json KindBytesJson(const kernels::KindBytes& bytes);
 

@@ -1,9 +1,11 @@
 #include "api/report.h"
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <tuple>
 
+#include "api/cost.h"
 #include "api/memory_json.h"
 #include "api/memory_pipeline.h"
 #include "api/plan_json.h"
@@ -169,63 +171,205 @@ Json MemoryJson(const planner::MemoryReport& report, const std::string& label, b
   return out;
 }
 
+// Past kMaxDrawnDevices, the mesh is drawn as blocks of `size` consecutive devices (row-major, so a
+// block is a run of the trailing axes' coordinates): the smallest divisor of the device count that
+// leaves at most kMaxDrawnDevices blocks, each with the least and the most bytes of its devices.
+Json DeviceBlocksJson(const std::vector<int64_t>& totals) {
+  const int64_t n = static_cast<int64_t>(totals.size());
+  int64_t size = 1;
+  while (n / size > kMaxDrawnDevices || n % size != 0) ++size;
+  Json min = Json::array(), max = Json::array();
+  for (int64_t start = 0; start < n; start += size) {
+    const auto [lo, hi] = std::minmax_element(totals.begin() + start, totals.begin() + start + size);
+    min.push_back(*lo);
+    max.push_back(*hi);
+  }
+  Json out = Json::object();
+  out["size"] = size;
+  out["min"] = std::move(min);
+  out["max"] = std::move(max);
+  return out;
+}
+
+// Why a step with a hardware profile has no cost section, or "" when it can have one.
+std::string CostUnavailable(const ReportOptions& options) {
+  if (!options.memory || options.memory->hardware.empty()) return "give --hardware to price the step";
+  if (!options.plan.tree.empty() || !options.plan.from.empty() || options.plan.layout != "easydel") {
+    return "cost runs the family's forward pass on its EasyDeL tree: --tree, --from and --layout hf do not apply";
+  }
+  return "";
+}
+
+StepSettings SettingsOf(const ReportOptions& options, planner::CheckpointPolicy policy) {
+  StepSettings s;
+  s.mode = options.memory->mode == "train" ? planner::MemoryMode::kTrain : planner::MemoryMode::kServe;
+  s.decode = options.decode;
+  s.batch = *options.memory->batch;
+  s.seq = *options.memory->seq;
+  s.microbatches = options.microbatches;
+  s.policy = policy;
+  s.fp8 = options.precision == "fp8";
+  return s;
+}
+
+Json CostJson(const StepEstimate& e, const StepSettings& s, const planner::HardwareProfile& hardware) {
+  Json out = Json::object();
+  out["hardware"] = hardware.name;
+  out["decode"] = s.decode;
+  out["microbatches"] = s.microbatches;
+  out["gradient_checkpointing"] = PolicyFlagValue(s.policy);
+  out["precision"] = s.fp8 ? "fp8" : "bf16";
+  out["step_time_s"] = e.step.step_time_s;
+  out["compute_s"] = e.step.compute_s;
+  out["recompute_s"] = e.step.recompute_s;
+  out["communication_s"] = e.step.communication_s;
+  out["exposed_communication_s"] = e.step.exposed_communication_s;
+  out["tokens_per_s"] = e.tokens_per_s;
+  out["mfu"] = e.mfu;
+  out["layers"] = LayerCostsJson(e.step);
+  return out;
+}
+
 }  // namespace
 
-StatusOr<Json> ReportData(const std::shared_ptr<const Model>& model, const ReportOptions& options) {
-  std::optional<PlanInputs> inputs;
-  std::optional<planner::Plan> plan;
+Status CheckReportOptions(const ReportOptions& options) {
+  if (!options.memory) {
+    if (options.microbatches != 1 || options.decode || options.precision != "bf16") {
+      return Status::BadInput({}, "--microbatches, --decode and --precision price a step: they need --mode",
+                              {"e.g. --mode train --batch 8 --seq 4096 --hardware h100-sxm"});
+    }
+    return Status();
+  }
+  EP_RETURN_IF_ERROR(CheckMemoryOptions(*options.memory));
+  CostOptions cost;
+  cost.memory = *options.memory;
+  // CheckCostOptions requires --hardware; the report prices the step only when there is one.
+  cost.memory.hardware = "given";
+  cost.memory.device.clear();
+  cost.microbatches = options.microbatches;
+  cost.decode = options.decode;
+  cost.precision = options.precision;
+  return CheckCostOptions(cost);
+}
+
+StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const ReportOptions& options) {
+  EP_RETURN_IF_ERROR(CheckReportOptions(options));
+  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
+  if (options.memory && !inputs.has_config()) {
+    return Status::BadInput({}, "report --mode needs CONFIG: the activations and the KV cache come from the config");
+  }
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
+
   std::optional<planner::MemoryReport> memory;
   std::string budget_label;
-  if (options.memory) {
-    EP_ASSIGN_OR_RETURN(MemoryResult result, Memory(model, options.plan, *options.memory));
-    inputs = std::move(result.inputs);
-    plan = std::move(result.plan);
-    memory = std::move(result.report);
-    budget_label = result.budget_label;
-  } else {
-    EP_ASSIGN_OR_RETURN(PlanResult result, PlanModel(model, options.plan));
-    inputs = std::move(result.inputs);
-    plan = std::move(result.plan);
+  Json cost = nullptr;
+  std::string cost_note;
+  if (options.memory && !plan.HasErrors()) {
+    EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, *options.memory, &budget_label));
+    planner::CheckpointPolicy policy = planner::CheckpointPolicy::kNone;
+    if (options.policy) {
+      policy = *options.policy;
+    } else if (options.memory->mode == "train") {
+      EP_ASSIGN_OR_RETURN(policy, ConfigCheckpointPolicy(inputs.config()));
+    }
+    const StepSettings settings = SettingsOf(options, policy);
+    EP_ASSIGN_OR_RETURN(memory,
+                        BuildMemoryReport(inputs, plan, StepMemoryOptions(*options.memory, settings), budget, policy));
+    cost_note = CostUnavailable(options);
+    if (cost_note.empty()) {
+      EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(options.memory->hardware));
+      EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
+      EP_ASSIGN_OR_RETURN(const StepModel step_model, StepModelOf(inputs, plan));
+      EP_ASSIGN_OR_RETURN(const StepEstimate estimate, EstimateStep(inputs, plan, step_model, *hardware,
+                                                                    *options.memory, budget, settings, &*memory));
+      cost = CostJson(estimate, settings, *hardware);
+    }
   }
-  const Mesh& mesh = plan->mesh;
+  const Mesh& mesh = plan.mesh;
   const bool per_device = mesh.NumDevices() <= kMaxDrawnDevices;
 
-  Json data = Json::object();
+  ReportResult result;
+  Json& data = result.data;
+  data = Json::object();
   data["model_type"] = model->model_type();
-  data["mesh"] = MeshJson(mesh, inputs->mesh_source);
+  data["mesh"] = MeshJson(mesh, inputs.mesh_source);
   Json rules = Json::object();
-  rules["source"] = inputs->rules != nullptr ? inputs->rules->source : "";
-  rules["count"] = inputs->rules != nullptr ? inputs->rules->rules.size() : 0;
+  rules["source"] = inputs.rules != nullptr ? inputs.rules->source : "";
+  rules["count"] = inputs.rules != nullptr ? inputs.rules->rules.size() : 0;
   data["rules"] = rules;
-  data["uneven"] = std::string(planner::UnevenModeName(plan->uneven));
+  data["uneven"] = std::string(planner::UnevenModeName(plan.uneven));
 
-  int64_t errors = 0, warnings = 0, notes = 0;
-  for (const planner::Finding& f : plan->findings) {
-    errors += f.severity == Severity::kError;
+  int64_t warnings = 0, notes = 0;
+  for (const planner::Finding& f : plan.findings) {
+    result.errors += f.severity == Severity::kError;
     warnings += f.severity == Severity::kWarning;
     notes += f.severity == Severity::kNote;
   }
+  if (memory) result.fits = memory->fits;
   Json verdict = Json::object();
-  verdict["errors"] = errors;
+  verdict["errors"] = result.errors;
   verdict["warnings"] = warnings;
   verdict["notes"] = notes;
   verdict["fits"] = memory ? Json(memory->fits) : Json(nullptr);
   data["verdict"] = verdict;
 
-  data["groups"] = GroupsJson(*plan);
-  data["tensors"] = TensorsJson(*inputs, *plan);
-  const DeviceSummary summary = SummarizeDevices(plan->device_bytes);
+  data["groups"] = GroupsJson(plan);
+  data["tensors"] = TensorsJson(inputs, plan);
+  const DeviceSummary summary = SummarizeDevices(plan.device_bytes);
   Json devices = Json::object();
   devices["drawn"] = per_device;
   devices["min"] = summary.min;
   devices["median"] = summary.median;
   devices["max"] = summary.max;
   devices["worst"] = summary.worst_device;
-  devices["params"] = per_device ? Json(plan->device_bytes) : Json::array();
+  devices["params"] = per_device ? Json(plan.device_bytes) : Json::array();
+  if (!per_device) {
+    std::vector<int64_t> totals = plan.device_bytes;
+    if (memory && memory->devices.size() == totals.size()) {
+      for (size_t d = 0; d < totals.size(); ++d) totals[d] = memory->devices[d].total;
+    }
+    devices["blocks"] = DeviceBlocksJson(totals);
+  }
   data["devices"] = devices;
   data["memory"] = memory ? MemoryJson(*memory, budget_label, per_device) : Json(nullptr);
-  data["findings"] = FindingsJsonArray(plan->findings);
-  return data;
+  data["cost"] = cost;
+  data["cost_note"] = options.memory && !plan.HasErrors() ? Json(cost_note) : Json(nullptr);
+  data["suggest"] = nullptr;
+  data["findings"] = FindingsJsonArray(plan.findings);
+  return result;
+}
+
+ReportOptions CandidateReportOptions(const SuggestOptions& options, const Candidate& candidate) {
+  ReportOptions out;
+  out.plan = options.plan;
+  out.plan.mesh = candidate.MeshFlag();
+  out.plan.dcn = candidate.DcnFlag();
+  out.plan.rules = candidate.rules;
+  out.memory = options.memory;
+  if (options.memory.mode == "train") out.policy = candidate.policy;
+  out.microbatches = candidate.microbatches;
+  out.decode = options.decode;
+  out.precision = options.precision;
+  return out;
+}
+
+StatusOr<ReportResult> SuggestReport(const std::shared_ptr<const Model>& model, const SuggestOptions& options,
+                                     const SuggestResult& result) {
+  if (result.ranked.empty()) return Status::Internal("SuggestReport: no candidate to draw");
+  EP_ASSIGN_OR_RETURN(ReportResult report, Report(model, CandidateReportOptions(options, result.ranked.front())));
+  Json suggest = SuggestToJson(options, result);
+  // Every feasible candidate as one point of the chart: [rank, step time (s), worst device (bytes)].
+  Json points = Json::array();
+  for (size_t i = 0; i < result.ranked.size(); ++i) {
+    const StepEstimate& e = result.ranked[i].estimate;
+    points.push_back(Json::array({i + 1, e.step.step_time_s, e.memory.Worst().total}));
+  }
+  suggest["points"] = std::move(points);
+  Json front = Json::array();
+  for (size_t i : result.pareto) front.push_back(i + 1);
+  suggest["pareto_ranks"] = std::move(front);
+  report.data["suggest"] = std::move(suggest);
+  return report;
 }
 
 std::string ReportPage(const Json& data) {

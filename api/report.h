@@ -3,16 +3,19 @@
 
 // `report`: one self-contained HTML page of a plan (docs/REPORT.md). The page's template
 // (api/report/report.html: markup, style and script, no network) is embedded at build time; the plan,
-// and with a step its memory, are written into it as one JSON document the script draws. Tensors
-// travel compressed: a name's digit runs become '#', and tensors of one name template, layout group and
-// rule share a row of their numbers, so DeepSeek-V3's 91,991 HF tensors fit in well under 2 MB.
+// with a step its memory, with a hardware profile the step's cost per layer, and from `suggest` the
+// ranked candidates, are written into it as one JSON document the script draws. Tensors travel
+// compressed: a name's digit runs become '#', and tensors of one name template, layout group and rule
+// share a row of their numbers, so DeepSeek-V3's 91,991 HF tensors fit in well under 2 MB.
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include "api/model.h"
 #include "api/options.h"
+#include "api/suggest.h"
 #include "core/json.h"
 #include "core/status.h"
 
@@ -20,13 +23,40 @@ namespace easyplan::api {
 
 struct ReportOptions {
   PlanOptions plan;
-  /// With a step (--mode, --batch, --seq, and --hardware or a budget): the memory per device.
+  /// With a step (--mode, --batch, --seq, and --hardware or a budget): the memory per device. `batch`
+  /// is the global batch of one optimizer step; memory is that of one microbatch.
   std::optional<MemoryOptions> memory;
+  /// With a step and --hardware: how `cost` prices it (CostOptions' fields of the same names).
+  int64_t microbatches = 1;
+  bool decode = false;
+  std::string precision = "bf16";
+  /// Training: replaces the config's gradient_checkpointing (a `suggest` candidate's policy).
+  std::optional<planner::CheckpointPolicy> policy;
 };
 
-/// The page's data: {"model_type", "mesh", "rules", "uneven", "verdict", "groups", "tensors",
-/// "devices", "memory", "findings"} (docs/REPORT.md#the-data).
-StatusOr<Json> ReportData(const std::shared_ptr<const Model>& model, const ReportOptions& options);
+/// The checks of the step and pricing options that need no config (CheckPlanOptions checks the plan's).
+Status CheckReportOptions(const ReportOptions& options);
+
+struct ReportResult {
+  /// The page's data: {"model_type", "mesh", "rules", "uneven", "verdict", "groups", "tensors",
+  /// "devices", "memory", "cost", "suggest", "findings"} (docs/REPORT.md#the-data).
+  Json data;
+  int64_t errors = 0;        ///< error findings of the plan
+  std::optional<bool> fits;  ///< with a step: whether it fits the budget
+  /// What the CLI's exit code says: the plan has errors, or the step does not fit.
+  bool Failed() const { return errors > 0 || (fits && !*fits); }
+};
+
+/// The report of `model` planned under `options`.
+StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const ReportOptions& options);
+
+/// The report of `suggest`'s winner (as `report` with the winner's reproduce options draws it), with
+/// every ranked candidate and the Pareto front under "suggest". `result.ranked` must not be empty.
+StatusOr<ReportResult> SuggestReport(const std::shared_ptr<const Model>& model, const SuggestOptions& options,
+                                     const SuggestResult& result);
+
+/// The `report` options that reproduce `candidate` of a search run with `options`.
+ReportOptions CandidateReportOptions(const SuggestOptions& options, const Candidate& candidate);
 
 /// The HTML page of `data`.
 std::string ReportPage(const Json& data);

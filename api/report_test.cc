@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "api/cost.h"
 #include "api/memory_pipeline.h"
 #include "api/plan_pipeline.h"
 #include "api/test_models.h"
@@ -39,8 +40,9 @@ TEST(ReportTest, TensorRowsExpandToEveryTensorOfThePlanInItsGroup) {
   auto model = LoadExample("qwen3-30b-a3b");
   ReportOptions options;
   options.plan.mesh = "dp=1,fsdp=4,ep=2,tp=1,sp=1";
-  auto data = ReportData(model, options);
-  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  auto report = Report(model, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  const Json* data = &report->data;
   auto plan = PlanModel(model, options.plan);
   ASSERT_TRUE(plan.ok());
   const std::map<std::string, int64_t> names = ExpandTensors((*data)["tensors"]);
@@ -71,8 +73,9 @@ TEST(ReportTest, MemoryIsTheMemoryCommandsForTheSameStep) {
   memory.seq = 2048;
   memory.hardware = "h100-sxm";
   options.memory = memory;
-  auto data = ReportData(model, options);
-  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  auto report = Report(model, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  const Json* data = &report->data;
   auto expected = Memory(model, options.plan, memory);
   ASSERT_TRUE(expected.ok() && expected->report);
   const Json& m = (*data)["memory"];
@@ -93,13 +96,139 @@ TEST(ReportTest, DeepSeekV3HfTreeFitsInTwoMegabytes) {
   options.plan.layout = "hf";
   options.plan.rules = testing::SourceDir() + "/rules/deepseek_v3_hf.yaml";
   options.plan.mesh = "dp=1,fsdp=1024,ep=1,tp=8,sp=1";
-  auto data = ReportData(model, options);
-  ASSERT_TRUE(data.ok()) << data.status().ToString();
+  auto report = Report(model, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  const Json* data = &report->data;
   EXPECT_EQ(ExpandTensors((*data)["tensors"]).size(), 91'991u);
   EXPECT_FALSE((*data)["devices"]["drawn"].get<bool>());
   EXPECT_TRUE((*data)["devices"]["params"].empty());
   const std::string page = ReportPage(*data);
+  EXPECT_TRUE(report->data["devices"]["blocks"].is_object());
   EXPECT_LT(page.size(), 2u << 20);
+}
+
+// With --hardware, the cost section is `cost`'s estimate of the same step, layer by layer.
+TEST(ReportTest, CostIsTheCostCommandsForTheSameStep) {
+  auto model = LoadExample("llama-3.1-8b");
+  ReportOptions options;
+  options.plan.mesh = "dp=1,fsdp=4,ep=1,tp=2,sp=1";
+  MemoryOptions memory;
+  memory.mode = "train";
+  memory.batch = 16;
+  memory.seq = 2048;
+  memory.hardware = "h100-sxm";
+  options.memory = memory;
+  options.microbatches = 2;
+  auto report = Report(model, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  CostOptions cost_options;
+  cost_options.plan = options.plan;
+  cost_options.memory = memory;
+  cost_options.microbatches = 2;
+  auto cost = Cost(model, cost_options);
+  ASSERT_TRUE(cost.ok() && cost->estimate) << cost.status().ToString();
+  const Json& c = report->data["cost"];
+  ASSERT_TRUE(c.is_object()) << report->data["cost_note"];
+  EXPECT_DOUBLE_EQ(c["step_time_s"].get<double>(), cost->estimate->step.step_time_s);
+  EXPECT_DOUBLE_EQ(c["mfu"].get<double>(), cost->estimate->mfu);
+  ASSERT_EQ(c["layers"].size(), cost->estimate->step.layers.size());
+  ASSERT_FALSE(c["layers"].empty());
+  for (size_t i = 0; i < c["layers"].size(); ++i) {
+    EXPECT_EQ(c["layers"][i]["scope"], cost->estimate->step.layers[i].scope);
+    EXPECT_DOUBLE_EQ(c["layers"][i]["compute_s"].get<double>(), cost->estimate->step.layers[i].compute_s);
+    EXPECT_DOUBLE_EQ(c["layers"][i]["communication_s"].get<double>(), cost->estimate->step.layers[i].communication_s);
+  }
+  // The memory is one microbatch's, as cost and `memory --batch 8` give it.
+  EXPECT_EQ(report->data["memory"]["worst_device"]["total"].get<int64_t>(), cost->estimate->memory.Worst().total);
+  EXPECT_EQ(report->fits, cost->estimate->fits);
+}
+
+TEST(ReportTest, StepWithoutHardwareOrOnTheHfTreeSaysWhyItHasNoCost) {
+  auto model = LoadExample("llama-3.1-8b");
+  ReportOptions options;
+  options.plan.mesh = "dp=1,fsdp=8,ep=1,tp=1,sp=1";
+  MemoryOptions memory;
+  memory.mode = "serve";
+  memory.batch = 4;
+  memory.seq = 1024;
+  memory.memory_per_device = "80GiB";
+  options.memory = memory;
+  auto report = Report(model, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->data["cost"].is_null());
+  EXPECT_NE(report->data["cost_note"].get<std::string>().find("--hardware"), std::string::npos);
+
+  options.memory->memory_per_device.clear();
+  options.memory->hardware = "h100-sxm";
+  options.plan.layout = "hf";
+  report = Report(model, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->data["cost"].is_null());
+  EXPECT_NE(report->data["cost_note"].get<std::string>().find("--layout hf"), std::string::npos);
+  EXPECT_TRUE(report->data["memory"].is_object());
+}
+
+TEST(ReportTest, PricingOptionsWithoutAStepAreBadInput) {
+  auto model = LoadExample("llama-3.1-8b");
+  ReportOptions options;
+  options.microbatches = 4;
+  auto report = Report(model, options);
+  ASSERT_FALSE(report.ok());
+  EXPECT_NE(report.status().ToString().find("need --mode"), std::string::npos) << report.status().ToString();
+}
+
+// suggest --report draws the winner: the page's plan, memory and cost are the winning candidate's, and
+// every feasible candidate is a point of the chart.
+TEST(ReportTest, SuggestReportDrawsTheWinnersPlanAndEveryCandidate) {
+  auto model = LoadExample("llama-3.1-8b");
+  SuggestOptions options;
+  options.plan.config.devices = 8;
+  options.memory.mode = "train";
+  options.memory.batch = 32;
+  options.memory.seq = 4096;
+  options.memory.hardware = "h100-sxm";
+  auto result = Suggest(model, options);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_FALSE(result->ranked.empty());
+  auto report = SuggestReport(model, options, *result);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  const Candidate& winner = result->ranked.front();
+  const Json& data = report->data;
+  EXPECT_EQ(data["mesh"]["shape"].get<std::vector<int64_t>>(), winner.mesh);
+  EXPECT_DOUBLE_EQ(data["cost"]["step_time_s"].get<double>(), winner.estimate.step.step_time_s);
+  EXPECT_EQ(data["cost"]["microbatches"].get<int64_t>(), winner.microbatches);
+  EXPECT_EQ(data["cost"]["gradient_checkpointing"].get<std::string>(), PolicyFlagValue(winner.policy));
+  EXPECT_EQ(data["memory"]["worst_device"]["total"].get<int64_t>(), winner.estimate.memory.Worst().total);
+  const Json& points = data["suggest"]["points"];
+  ASSERT_EQ(points.size(), result->ranked.size());
+  for (size_t i = 0; i < points.size(); ++i) {
+    EXPECT_EQ(points[i][0].get<size_t>(), i + 1);
+    EXPECT_DOUBLE_EQ(points[i][1].get<double>(), result->ranked[i].estimate.step.step_time_s);
+  }
+  EXPECT_EQ(data["suggest"]["pareto_ranks"].size(), result->pareto.size());
+}
+
+// Past 4,096 devices the mesh is drawn in blocks of consecutive devices, each with its devices' least and
+// most bytes.
+TEST(ReportTest, LargeMeshesAggregateIntoBlocksOfConsecutiveDevices) {
+  auto model = LoadExample("llama-3.1-8b");
+  ReportOptions options;
+  options.plan.mesh = "dp=3,fsdp=1024,ep=1,tp=4,sp=1";
+  auto report = Report(model, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  auto plan = PlanModel(model, options.plan);
+  ASSERT_TRUE(plan.ok());
+  const std::vector<int64_t>& bytes = plan->plan.device_bytes;
+  ASSERT_EQ(bytes.size(), 12'288u);
+  const Json& blocks = report->data["devices"]["blocks"];
+  const int64_t size = blocks["size"].get<int64_t>();
+  EXPECT_EQ(size, 3);  // the smallest divisor of 12,288 that leaves at most 4,096 blocks
+  ASSERT_EQ(blocks["max"].size(), 4'096u);
+  for (size_t b = 0; b < 4'096; ++b) {
+    const auto first = bytes.begin() + static_cast<std::ptrdiff_t>(b) * size;
+    EXPECT_EQ(blocks["max"][b].get<int64_t>(), *std::max_element(first, first + size));
+    EXPECT_EQ(blocks["min"][b].get<int64_t>(), *std::min_element(first, first + size));
+  }
 }
 
 TEST(ReportTest, DataCannotCloseThePageScript) {

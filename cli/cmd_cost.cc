@@ -48,10 +48,7 @@ std::function<int(Context&)> AddCostCommand(CLI::App& app) {
       "cost", "estimated step time on an accelerator: compute, communication, overlap, tokens/s, MFU, memory");
   AddPlanFlags(cmd, flags->cost.plan);
   AddMemoryFlags(cmd, flags->cost.memory, /*mode_flag=*/true);
-  cmd->add_option("--microbatches", flags->cost.microbatches,
-                  "train: gradient accumulation steps; each runs --batch / M sequences (default 1)");
-  cmd->add_flag("--decode", flags->cost.decode, "serve: one decode step with a KV cache of --seq tokens");
-  AddPrecisionFlag(cmd, flags->cost.precision);
+  AddStepPricingFlags(cmd, flags->cost.microbatches, flags->cost.decode, flags->cost.precision);
   cmd->add_option("--format", flags->format, "table (default) or json");
   cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
   return [flags](Context& ctx) {

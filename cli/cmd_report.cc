@@ -1,9 +1,9 @@
 // `easyplan report CONFIG [plan options] [--mode M --batch B --seq S --hardware H] -o plan.html`: one
-// self-contained HTML page of the plan (docs/REPORT.md). Exit 1 when the plan has errors or the step
-// does not fit; the page is written either way.
+// self-contained HTML page of the plan, with a step its memory and with --hardware its cost per layer
+// (docs/REPORT.md). Exit 1 when the plan has errors or the step does not fit; the page is written
+// either way.
 #include <memory>
 
-#include "api/memory_pipeline.h"
 #include "api/report.h"
 #include "cli/commands.h"
 #include "cli/pipeline_flags.h"
@@ -12,25 +12,20 @@ namespace easyplan::cli {
 namespace {
 
 struct ReportCommandFlags {
-  api::PlanOptions plan;
+  api::ReportOptions report;
   api::MemoryOptions memory;
   std::string output;
 };
 
 StatusOr<int> RunReport(const ReportCommandFlags& flags, Context& ctx) {
-  EP_RETURN_IF_ERROR(api::CheckPlanOptions(flags.plan));
-  api::ReportOptions options;
-  options.plan = flags.plan;
-  if (!flags.memory.mode.empty()) {
-    EP_RETURN_IF_ERROR(api::CheckMemoryOptions(flags.memory));
-    options.memory = flags.memory;
-  }
-  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.plan.config));
-  EP_ASSIGN_OR_RETURN(Json data, api::ReportData(model, options));
-  EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, api::ReportPage(data)));
-  const bool errors = data["verdict"]["errors"].get<int64_t>() > 0;
-  const bool over = data["verdict"]["fits"].is_boolean() && !data["verdict"]["fits"].get<bool>();
-  return errors || over ? kExitFindings : kExitOk;
+  api::ReportOptions options = flags.report;
+  if (!flags.memory.mode.empty()) options.memory = flags.memory;
+  EP_RETURN_IF_ERROR(api::CheckPlanOptions(options.plan));
+  EP_RETURN_IF_ERROR(api::CheckReportOptions(options));
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, options.plan.config));
+  EP_ASSIGN_OR_RETURN(api::ReportResult result, api::Report(model, options));
+  EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, api::ReportPage(result.data)));
+  return result.Failed() ? kExitFindings : kExitOk;
 }
 
 }  // namespace
@@ -38,9 +33,10 @@ StatusOr<int> RunReport(const ReportCommandFlags& flags, Context& ctx) {
 std::function<int(Context&)> AddReportCommand(CLI::App& app) {
   auto flags = std::make_shared<ReportCommandFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "report", "one self-contained HTML page of the plan: mesh, memory per device, tensors, findings");
-  AddPlanFlags(cmd, flags->plan);
+      "report", "one self-contained HTML page of the plan: mesh, memory, step time per layer, tensors, findings");
+  AddPlanFlags(cmd, flags->report.plan);
   AddMemoryFlags(cmd, flags->memory, /*mode_flag=*/true);
+  AddStepPricingFlags(cmd, flags->report.microbatches, flags->report.decode, flags->report.precision);
   cmd->add_option("-o,--output", flags->output, "write the page to FILE (atomically) instead of stdout");
   return [flags](Context& ctx) {
     StatusOr<int> code = RunReport(*flags, ctx);

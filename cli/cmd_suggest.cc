@@ -6,6 +6,7 @@
 
 #include <memory>
 
+#include "api/report.h"
 #include "api/suggest.h"
 #include "cli/commands.h"
 #include "cli/cost_format.h"
@@ -21,6 +22,7 @@ struct SuggestCommandFlags {
   api::SuggestOptions suggest;
   std::string format = "table";
   std::string output;
+  std::string report;  ///< --report FILE: the winner's page with every candidate (api::SuggestReport)
 };
 
 std::string Term(const api::TermDifference& t, double value) {
@@ -102,6 +104,14 @@ StatusOr<int> RunSuggest(const SuggestCommandFlags& flags, Context& ctx) {
   EP_ASSIGN_OR_RETURN(api::SuggestResult result, api::Suggest(model, flags.suggest));
   const std::string text =
       flags.format == "json" ? EmitJson(api::SuggestToJson(flags.suggest, result)) : SuggestText(flags.suggest, result);
+  if (!flags.report.empty()) {
+    if (result.ranked.empty()) {
+      PrintDiag(ctx, Diag{Severity::kNote, {}, "nothing fits: no report written to " + flags.report, {}});
+    } else {
+      EP_ASSIGN_OR_RETURN(api::ReportResult page, api::SuggestReport(model, flags.suggest, result));
+      EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.report, api::ReportPage(page.data)));
+    }
+  }
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return result.ranked.empty() ? kExitFindings : kExitOk;
 }
@@ -125,6 +135,9 @@ std::function<int(Context&)> AddSuggestCommand(CLI::App& app) {
   AddPrecisionFlag(cmd, flags->suggest.precision);
   cmd->add_option("--format", flags->format, "table (default) or json");
   cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
+  cmd->add_option("--report", flags->report,
+                  "also write an HTML page (as `report` draws it) of the winner, with every candidate and the Pareto "
+                  "chart, to FILE");
   return [flags](Context& ctx) {
     StatusOr<int> code = RunSuggest(*flags, ctx);
     return code.ok() ? *code : ReportError(ctx, code.status());

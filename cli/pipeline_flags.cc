@@ -73,4 +73,11 @@ void AddPrecisionFlag(CLI::App* cmd, std::string& precision) {
                   "stays bf16)");
 }
 
+void AddStepPricingFlags(CLI::App* cmd, int64_t& microbatches, bool& decode, std::string& precision) {
+  cmd->add_option("--microbatches", microbatches,
+                  "train: gradient accumulation steps; each runs --batch / M sequences (default 1)");
+  cmd->add_flag("--decode", decode, "serve: one decode step with a KV cache of --seq tokens");
+  AddPrecisionFlag(cmd, precision);
+}
+
 }  // namespace easyplan::cli

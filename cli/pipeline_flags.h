@@ -33,6 +33,9 @@ void AddStepStateFlags(CLI::App* cmd, api::MemoryOptions& flags);
 /// --precision (cost, suggest): the projections' matmul precision.
 void AddPrecisionFlag(CLI::App* cmd, std::string& precision);
 
+/// --microbatches, --decode and --precision (cost, report): how a step is priced.
+void AddStepPricingFlags(CLI::App* cmd, int64_t& microbatches, bool& decode, std::string& precision);
+
 }  // namespace easyplan::cli
 
 #endif  // EASYPLAN_CLI_PIPELINE_FLAGS_H_

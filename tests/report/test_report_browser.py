@@ -4,20 +4,16 @@ memory JSON, search, sort and select work, the page makes no network request and
 its screenshot is not blank. EASYPLAN_BINARY names the easyplan to test."""
 import json
 import os
-import pathlib
 import re
-import subprocess
 
 import pytest
+from conftest import CHROMIUM, easyplan
 
-CHROMIUM = "/usr/bin/chromium"
 if not os.path.exists(CHROMIUM):
     pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)", allow_module_level=True)
 
-from browser import Browser, non_local_requests, png_is_blank  # noqa: E402
+from browser import non_local_requests, png_is_blank  # noqa: E402
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-BINARY = os.environ.get("EASYPLAN_BINARY", str(ROOT / "build" / "cli" / "easyplan"))
 
 CASES = {
     "dense": ["examples/llama-3.1-8b", "--mesh", "dp=1,fsdp=4,ep=1,tp=2,sp=1", "--mode", "train", "--batch", "8",
@@ -26,18 +22,6 @@ CASES = {
     "deepseek_hf": ["examples/deepseek-v3", "--layout", "hf", "--rules", "rules/deepseek_v3_hf.yaml", "--mesh",
                     "dp=1,fsdp=32,ep=1,tp=8,sp=1"],
 }
-
-
-def easyplan(*args):
-    done = subprocess.run([BINARY, *args], cwd=ROOT, capture_output=True, text=True)
-    assert done.returncode in (0, 1), done.stderr
-    return done.stdout
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with Browser(binary=CHROMIUM) as b:
-        yield b
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))

@@ -23,6 +23,8 @@ releases the GIL, so threads can plan at once; a :class:`Model` is safe to share
 """
 
 import json as _json
+import os as _os
+import tempfile as _tempfile
 import warnings as _warnings
 
 from . import _easyplan
@@ -42,6 +44,7 @@ __all__ = [
     "export",
     "memory",
     "plan",
+    "report",
     "resolve",
     "suggest",
     "tree",
@@ -262,10 +265,27 @@ class Model:
         {"ok": False, "findings": [...]}."""
         return _json.loads(self._run("cost", options)["text"])
 
-    def suggest(self, **options):
+    def suggest(self, report=None, **options):
         """Every mesh, checkpoint policy and microbatch count for ``devices`` chips of ``hardware``,
-        ranked by step time (``easyplan suggest --format json``): candidates, rejections, Pareto front."""
-        return _json.loads(self._run("suggest", options)["text"])
+        ranked by step time (``easyplan suggest --format json``): candidates, rejections, Pareto front.
+        ``report="page.html"`` also writes the winner's page with every candidate (``suggest --report``)
+        when something fits."""
+        if report is None:
+            return _json.loads(self._run("suggest", options)["text"])
+        result = self._run("suggest", dict(options, report=True))
+        extra = _json.loads(result["extra"]) if result["extra"] else None
+        if extra and "report" in extra:
+            _write_atomically(report, extra["report"])
+        return _json.loads(result["text"])
+
+    def report(self, output=None, **options):
+        """The plan as one self-contained HTML page (``easyplan report``): mesh, memory per device (with
+        ``mode``, ``batch`` and ``seq``), step time per layer (with ``hardware`` too), tensors, findings.
+        Returns the page; ``output="plan.html"`` also writes it (atomically)."""
+        page = self._run("report", options)["text"]
+        if output is not None:
+            _write_atomically(output, page)
+        return page
 
 
     def export(self, to, **options):
@@ -277,6 +297,21 @@ class Model:
         if result["failed"]:
             raise PlanError(_json.loads(result["text"])["findings"])
         return result["text"]
+
+
+def _write_atomically(path, text):
+    """Writes ``text`` to ``path`` through a temporary file beside it, so a reader never sees half a page."""
+    path = _os.fspath(path)
+    directory = _os.path.dirname(_os.path.abspath(path))
+    fd, temp = _tempfile.mkstemp(prefix=".easyplan-", dir=directory)
+    try:
+        with _os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        _os.replace(temp, path)
+    except BaseException:
+        if _os.path.exists(temp):
+            _os.unlink(temp)
+        raise
 
 
 def _split(config, options):
@@ -354,6 +389,12 @@ def suggest(config, **options):
     ``hardware``, ranked by step time, with why #1 wins and the commands that reproduce each."""
     model, rest = _split(config, options)
     return model.suggest(**rest)
+
+
+def report(config=None, output=None, **options):
+    """``easyplan report``: the plan as one self-contained HTML page; ``output`` also writes it."""
+    model, rest = _split(config, options)
+    return model.report(output, **rest)
 
 
 def export(config, to, **options):
