@@ -126,7 +126,8 @@ class MeshPlanner {
         options_(options),
         plan_(plan),
         corrections_(matches.corrections().size()),
-        group_of_slot_(static_cast<size_t>(matches.group_slots()), -1) {}
+        group_of_slot_(static_cast<size_t>(matches.group_slots()), -1),
+        compute_axes_(ComputeAxes(matches.config())) {}
 
   /// Plans tensor `t` from scratch into `outcome` (whose `param` the caller has zeroed).
   Status PlanTensor(size_t t, TensorOutcome& outcome) {
@@ -147,8 +148,8 @@ class MeshPlanner {
     param.effective = link && link->has_counterpart ? MapSpecThroughLink(laid_out, link->dim_of) : laid_out;
     param.issues = correction.corrected.issues;
     if (param.origin == SpecOrigin::kRule) {
-      AddIssueFindings(tensor, param, outcome);
-      AddLogicalFinding(tensor, link, param, laid_out, outcome);
+      const int logical_dim = AddLogicalFinding(tensor, link, param, laid_out, outcome);
+      AddIssueFindings(tensor, param, outcome, logical_dim);
     }
     EP_ASSIGN_OR_RETURN(param.group, GroupOf(kind, tensor, link, param.effective, laid_out));
     AddLargeReplicatedFinding(tensor, param, outcome);
@@ -197,9 +198,14 @@ class MeshPlanner {
   }
 
   /// Truncated specs, unknown / duplicate axes, uneven dims: one finding per issue, at the rule's line.
-  void AddIssueFindings(const TensorEntry& tensor, const ParamPlan& param, TensorOutcome& outcome) {
+  /// An uneven `logical_dim` (a rule-layout dim whose count the axes do not divide) has its
+  /// logical-indivisible error instead: the count, not the size, is what fails.
+  void AddIssueFindings(const TensorEntry& tensor, const ParamPlan& param, TensorOutcome& outcome, int logical_dim) {
     const rules::Rule& rule = rule_set_.rules[static_cast<size_t>(param.rule)];
     for (const SpecIssue& issue : param.issues) {
+      const bool uneven = issue.kind == SpecIssue::Kind::kUnevenReplaced ||
+                          issue.kind == SpecIssue::Kind::kIndivisible || issue.kind == SpecIssue::Kind::kUnevenChunked;
+      if (uneven && logical_dim >= 0 && issue.dim == logical_dim) continue;
       Add(outcome,
           Finding{.code = CodeOf(issue.kind),
                   .message = tensor.name + ": " + issue.message,
@@ -211,21 +217,23 @@ class MeshPlanner {
     }
   }
 
-  /// Heads, kv heads, experts or vocabulary that the axes of their dim do not divide.
-  void AddLogicalFinding(const TensorEntry& tensor, const LayoutLink* link, const ParamPlan& param,
-                         const PartitionSpec& laid_out, TensorOutcome& outcome) {
-    if (!matches_.logical_dims()) return;
+  /// Heads, kv heads, experts or vocabulary that the axes of their dim do not divide; returns the
+  /// rule-layout dim it flagged, or -1.
+  int AddLogicalFinding(const TensorEntry& tensor, const LayoutLink* link, const ParamPlan& param,
+                        const PartitionSpec& laid_out, TensorOutcome& outcome) {
+    if (!matches_.logical_dims()) return -1;
     int dim = -1;
     const std::string& match_name = link ? link->rule_name : tensor.name;
     const Shape& rule_shape = link ? link->rule_shape : tensor.shape;
-    // On the corrected spec: a dim the correction left whole is not split at all (its uneven
-    // finding says so), so its heads are not either.
-    if (auto finding = CheckLogicalDim(*matches_.logical_dims(), match_name, tensor.name, rule_shape, laid_out, mesh_,
+    const PartitionSpec checked = CountedSpec(param.spec, laid_out, compute_axes_);
+    if (auto finding = CheckLogicalDim(*matches_.logical_dims(), match_name, tensor.name, rule_shape, checked, mesh_,
                                        matches_.config(), &dim)) {
       finding->rule = param.rule;
       finding->loc = rule_set_.rules[static_cast<size_t>(param.rule)].loc;
       Add(outcome, std::move(*finding), dim);
+      return dim;
     }
+    return -1;
   }
 
   /// The layout group of a tensor: looked up once per group slot, then by the full key, so slots
@@ -318,6 +326,7 @@ class MeshPlanner {
   FindingList findings_;
   std::vector<std::optional<SlotCorrection>> corrections_;  // by correction slot
   std::vector<int> group_of_slot_;                          // by group slot; -1 = not seen yet
+  const std::vector<std::string> compute_axes_;             ///< ComputeAxes of the config
   std::map<GroupKey, int> group_index_;
 };
 

@@ -17,6 +17,33 @@ std::vector<int64_t> Divisors(int64_t n) {
   return small;
 }
 
+std::vector<std::string> ComputeAxes(const Json& config) {
+  std::vector<std::string> out = {"tp", "ep"};
+  const auto axes = config.find("partition_axis");
+  if (axes == config.end() || !axes->is_object()) return out;
+  const char* keys[] = {"tensor_parallel_axis", "expert_parallel_axis"};
+  for (size_t i = 0; i < 2; ++i) {
+    if (auto it = axes->find(keys[i]); it != axes->end() && it->is_string()) out[i] = it->get<std::string>();
+  }
+  return out;
+}
+
+PartitionSpec CountedSpec(const PartitionSpec& written, const PartitionSpec& laid_out,
+                          const std::vector<std::string>& compute_axes) {
+  std::vector<PartitionSpec::Entry> entries;
+  for (int d = 0; d < written.size(); ++d) {
+    const bool kept = d < laid_out.size() && !laid_out[d].empty();
+    PartitionSpec::Entry entry;
+    for (const std::string& axis : written[d]) {
+      if (kept || std::find(compute_axes.begin(), compute_axes.end(), axis) != compute_axes.end()) {
+        entry.push_back(axis);
+      }
+    }
+    entries.push_back(std::move(entry));
+  }
+  return PartitionSpec(std::move(entries));
+}
+
 std::optional<Finding> CheckLogicalDim(const rules::LogicalDims& dims, std::string_view rule_name,
                                        const std::string& tensor_name, const Shape& shape, const PartitionSpec& spec,
                                        const Mesh& mesh, const Json& config, int* dim_out) {
@@ -72,6 +99,12 @@ std::optional<Finding> CheckLogicalDim(const rules::LogicalDims& dims, std::stri
     }
     std::vector<int64_t> valid = Divisors(*count / others);
     finding.notes.push_back(fmt::format("valid sizes for '{}' here: {}", axis, fmt::join(valid, ", ")));
+  }
+  if (key == "vocab_size") {
+    // A vocabulary can grow: checkpoints pad it to a round multiple (GPT-2's 50,257 to 50,304 in nanoGPT).
+    const int64_t padded = (*count / product + 1) * product;
+    finding.notes.push_back(
+        fmt::format("or pad the vocabulary to a multiple of {}: --set vocab_size={}", product, padded));
   }
   if (dim_out) *dim_out = dim;
   return finding;

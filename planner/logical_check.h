@@ -17,6 +17,20 @@
 
 namespace easyplan::planner {
 
+/// The axes that split a model's work by what a counting dim counts: the tensor-parallel and the
+/// expert-parallel axes of the config's partition_axis (tensor_parallel_axis, expert_parallel_axis;
+/// "tp" and "ep" by default). The data axes (dp, fsdp, sp) only store a weight in pieces, gathered
+/// before use, so for them only the dim's size matters.
+std::vector<std::string> ComputeAxes(const Json& config);
+
+/// The spec whose counting dims CheckLogicalDim checks: per dim, the rule's `written` entry where the
+/// uneven-dim correction kept it (`laid_out`), and where it dropped it, the entry's `compute_axes`. 32
+/// heads on tp=6 cannot be dealt out whether or not the dim's size (heads x head_dim) divides, and
+/// replicating the dim would leave tp doing nothing for attention; a vocabulary fsdp does not divide is
+/// stored whole instead, which the uneven-dim warning reports.
+PartitionSpec CountedSpec(const PartitionSpec& written, const PartitionSpec& laid_out,
+                          const std::vector<std::string>& compute_axes);
+
 /// `spec` is the resolved spec before correction, on `shape`, the tensor the rules see (`rule_name`).
 /// Returns a kLogicalIndivisible finding naming `tensor_name` when the entry of a counting dim
 /// has an axis product > 1 that does not divide the count; nullopt otherwise. `dim_out` receives the

@@ -41,6 +41,8 @@ def command(binary, run):
            "--memory-per-device", "1PiB"]
     if dcn:
         cmd += ["--dcn", axis_flag(dcn)]
+    if run.get("rules"):
+        cmd += ["--rules", os.path.join(ROOT, run["rules"])]
     if run.get("microbatches"):
         cmd += ["--microbatches", str(run["microbatches"])]
     if run.get("gradient_checkpointing"):
