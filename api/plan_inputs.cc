@@ -1,6 +1,9 @@
 #include "api/plan_inputs.h"
 
+#include <algorithm>
+
 #include "api/choices.h"
+#include "core/did_you_mean.h"
 #include "core/json_pointer.h"
 #include "planner/lay_out_plan.h"
 #include "planner/mesh_builder.h"
@@ -28,13 +31,102 @@ StatusOr<planner::UnevenMode> ParseUneven(const std::string& text) {
   return planner::UnevenMode::kReplicate;
 }
 
+// The config's mesh axes (sharding_axis_names, in order), or EasyDeL's when it has none.
+std::vector<std::string> ConfigAxisNames(const Json& config) {
+  std::vector<std::string> names;
+  auto it = config.find("sharding_axis_names");
+  if (it != config.end() && it->is_array()) {
+    for (const Json& name : *it) {
+      if (name.is_string()) names.push_back(name.get<std::string>());
+    }
+  }
+  if (names.empty()) names = {"dp", "fsdp", "ep", "tp", "sp"};
+  return names;
+}
+
+// Every axis name partition_axis assigns (strings, and the strings of its lists).
+void AddPartitionAxes(const Json& value, std::vector<std::string>* out) {
+  if (value.is_string()) {
+    const std::string name = value.get<std::string>();
+    if (std::find(out->begin(), out->end(), name) == out->end()) out->push_back(name);
+  } else if (value.is_array() || value.is_object()) {
+    for (const Json& item : value) AddPartitionAxes(item, out);
+  }
+}
+
+// Other frameworks' names for EasyDeL's axes: "mp" (Megatron's model parallel), "model" and "data"
+// (Flax and JAX examples), "tensor", "expert", "sequence", "context" (MaxText, torchtitan).
+std::optional<std::string> ConventionalAxis(const std::string& axis, const std::vector<std::string>& known) {
+  static const std::pair<const char*, const char*> kAliases[] = {
+      {"mp", "tp"},       {"model", "tp"},   {"tensor", "tp"}, {"data", "dp"},   {"expert", "ep"},
+      {"sequence", "sp"}, {"context", "sp"}, {"cp", "sp"},     {"zero", "fsdp"}, {"fully_sharded", "fsdp"}};
+  for (const auto& [alias, axis_name] : kAliases) {
+    if (axis == alias && std::find(known.begin(), known.end(), axis_name) != known.end()) return axis_name;
+  }
+  return std::nullopt;
+}
+
+// --mesh names the axes it sizes; the others are 1: "--mesh fsdp=8" is dp=1,fsdp=8,ep=1,tp=1,sp=1. An
+// axis that neither the config's sharding_axis_names, partition_axis nor the rules use is a typo.
+StatusOr<planner::AxisSizes> CompleteMeshAxes(const planner::AxisSizes& given, const Json& config,
+                                              const std::vector<std::string>& rule_axes) {
+  const std::vector<std::string> names = ConfigAxisNames(config);
+  std::vector<std::string> known = names;
+  if (auto it = config.find("partition_axis"); it != config.end()) AddPartitionAxes(*it, &known);
+  for (const std::string& axis : rule_axes) {
+    if (std::find(known.begin(), known.end(), axis) == known.end()) known.push_back(axis);
+  }
+  for (const std::string& axis : given.names) {
+    if (std::find(known.begin(), known.end(), axis) != known.end()) continue;
+    std::string message = "--mesh names axis '" + axis + "', which this model's mesh does not have";
+    std::optional<std::string> close = ConventionalAxis(axis, known);
+    if (!close) close = SuggestClosest(axis, known);
+    if (close) message += " (did you mean '" + *close + "'?)";
+    std::string axes;
+    for (const std::string& name : names) axes += (axes.empty() ? "" : ", ") + name;
+    return Status::BadInput(
+        {}, message,
+        {"the mesh axes are " + axes + " (the config's sharding_axis_names); axes left out of --mesh are 1"});
+  }
+  planner::AxisSizes out;
+  for (const std::string& axis : names) {
+    const auto at = std::find(given.names.begin(), given.names.end(), axis);
+    out.names.push_back(axis);
+    out.sizes.push_back(at == given.names.end() ? 1 : given.sizes[static_cast<size_t>(at - given.names.begin())]);
+  }
+  // Axes only the rules or partition_axis use (a rule file's own 'model' axis) follow, as given.
+  for (size_t k = 0; k < given.names.size(); ++k) {
+    if (std::find(names.begin(), names.end(), given.names[k]) != names.end()) continue;
+    out.names.push_back(given.names[k]);
+    out.sizes.push_back(given.sizes[k]);
+  }
+  return out;
+}
+
 }  // namespace
 
-StatusOr<Mesh> MeshFromOptions(const MeshOptions& options, const Json& config, bool has_config, std::string* source) {
+std::vector<std::string> RuleAxes(const rules::RuleSet& rules, const rules::Presets& presets, const Json& config) {
+  std::vector<std::string> out;
+  for (const rules::Rule& rule : rules.rules) {
+    int chosen = -1;
+    StatusOr<PartitionSpec> spec = planner::ResolveRuleSpec(rule, presets, config, &chosen, nullptr);
+    if (!spec.ok()) continue;  // the plan reports it at the rule's line
+    for (const PartitionSpec::Entry& entry : spec->entries()) {
+      for (const std::string& axis : entry) {
+        if (std::find(out.begin(), out.end(), axis) == out.end()) out.push_back(axis);
+      }
+    }
+  }
+  return out;
+}
+
+StatusOr<Mesh> MeshFromOptions(const MeshOptions& options, const Json& config, bool has_config, std::string* source,
+                               const std::vector<std::string>& rule_axes) {
   planner::MeshRequest request;
   request.devices = options.devices;
   if (!options.mesh.empty()) {
-    EP_ASSIGN_OR_RETURN(request.ici, planner::ParseAxisSizes(options.mesh, "--mesh"));
+    EP_ASSIGN_OR_RETURN(planner::AxisSizes given, planner::ParseAxisSizes(options.mesh, "--mesh"));
+    EP_ASSIGN_OR_RETURN(request.ici, CompleteMeshAxes(given, config, rule_axes));
     *source = "--mesh";
   } else {
     EP_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntList(config, "sharding_axis_dims"));
@@ -158,7 +250,8 @@ StatusOr<PlanInputs> PreparePlan(const std::shared_ptr<const Model>& model, cons
   EP_ASSIGN_OR_RETURN(inputs.tree, model->Tree(inputs.tree_spec));
   EP_ASSIGN_OR_RETURN(inputs.links, model->Links(inputs.tree_spec, inputs.tree, *inputs.rules));
   MeshOptions mesh{options.mesh, options.dcn, model->options().devices, options.max_devices};
-  EP_ASSIGN_OR_RETURN(inputs.mesh, MeshFromOptions(mesh, model->config(), model->has_config(), &inputs.mesh_source));
+  EP_ASSIGN_OR_RETURN(inputs.mesh, MeshFromOptions(mesh, model->config(), model->has_config(), &inputs.mesh_source,
+                                                   RuleAxes(*inputs.rules, *inputs.presets, model->config())));
   return inputs;
 }
 

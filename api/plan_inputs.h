@@ -64,7 +64,12 @@ StatusOr<TreeSpec> TreeSpecOf(const PlanOptions& options);
 
 /// The mesh of --mesh (with --dcn, --devices), else of the config's sharding_axis_dims / names;
 /// `source` receives which ("--mesh", "config sharding_axis_dims").
-StatusOr<Mesh> MeshFromOptions(const MeshOptions& options, const Json& config, bool has_config, std::string* source);
+StatusOr<Mesh> MeshFromOptions(const MeshOptions& options, const Json& config, bool has_config, std::string* source,
+                               const std::vector<std::string>& rule_axes = {});
+
+/// The mesh axes `rules` name once resolved against `config` (presets and tokens expanded), in order of
+/// first use: with the config's axes, what --mesh may size.
+std::vector<std::string> RuleAxes(const rules::RuleSet& rules, const rules::Presets& presets, const Json& config);
 
 }  // namespace easyplan::api
 

@@ -1,5 +1,7 @@
 #include "planner/findings.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -64,14 +66,23 @@ bool FindingList::KeyedByTensor(const Finding& finding) {
 }
 
 size_t FindingList::Add(Finding finding, int dim, std::string_view axis) {
-  std::string key = std::string(FindingCodeName(finding.code)) + "\x1f" + std::to_string(finding.rule) + "\x1f" +
-                    std::to_string(dim) + "\x1f" + std::string(axis);
+  // An axis the mesh lacks is one finding, whichever rules and dims use it: the fix is one (size the
+  // axis in --mesh, or change the rules), so the other rules that use it are listed in its notes.
+  const bool by_axis = finding.code == FindingCode::kUnknownAxis && !axis.empty();
+  std::string key = by_axis ? std::string(FindingCodeName(finding.code)) + "\x1f" + std::string(axis)
+                            : std::string(FindingCodeName(finding.code)) + "\x1f" + std::to_string(finding.rule) +
+                                  "\x1f" + std::to_string(dim) + "\x1f" + std::string(axis);
   if (KeyedByTensor(finding)) {
     key += "\x1f" + finding.tensor;  // without a rule, only identical tensors aggregate
   }
   const auto [it, inserted] = index_.try_emplace(std::move(key), findings_.size());
   if (!inserted) {
-    findings_[it->second].count += finding.count;
+    Finding& first = findings_[it->second];
+    first.count += finding.count;
+    if (by_axis && finding.rule != first.rule) {
+      const std::string note = fmt::format("rule {} ({}) also uses '{}'", finding.rule, finding.loc.ToString(), axis);
+      if (std::find(first.notes.begin(), first.notes.end(), note) == first.notes.end()) first.notes.push_back(note);
+    }
     return it->second;
   }
   finding.severity = FindingSeverity(finding.code);

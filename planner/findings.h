@@ -50,7 +50,8 @@ struct Finding {
 };
 
 /// Keeps findings aggregated: Add() with the same key (code, rule, dim, axis) counts the tensor into
-/// the existing finding instead of adding a line.
+/// the existing finding instead of adding a line. An unknown axis is keyed by the axis alone: one
+/// finding per missing axis, its notes naming the other rules that use it.
 class FindingList {
  public:
   /// Returns the finding's position, which Recount takes (valid until Take).

@@ -24,10 +24,13 @@ std::string CountWord(size_t n) {
   return n < std::size(kWords) ? kWords[n] : std::to_string(n);
 }
 
-// "dp=2 x fsdp=8": the numbers behind a device count, for messages.
+// "dp=2 x fsdp=8": the numbers behind a device count, for messages; axes of size 1 add nothing.
 std::string Product(const std::vector<std::string>& names, const std::vector<int64_t>& sizes) {
   std::vector<std::string> parts;
-  for (size_t k = 0; k < names.size(); ++k) parts.push_back(fmt::format("{}={}", names[k], sizes[k]));
+  for (size_t k = 0; k < names.size(); ++k) {
+    if (sizes[k] != 1) parts.push_back(fmt::format("{}={}", names[k], sizes[k]));
+  }
+  if (parts.empty()) return "every axis 1";
   return fmt::format("{}", fmt::join(parts, " x "));
 }
 
