@@ -60,11 +60,7 @@ StatusOr<CommandOutput> RunTree(const std::shared_ptr<const Model>& model, const
     spec.source = TreeSpec::Source::kFile;
     spec.path = t.tree;
   } else if (!t.from.empty()) {
-    if (spec.layout != Layout::kHf) {
-      return Status::BadInput(
-          {}, "a checkpoint's names are HF names: use --layout hf with --from",
-          {"to see the EasyDeL names, run `easyplan tree CONFIG` (and --diff against the checkpoint)"});
-    }
+    EP_RETURN_IF_ERROR(CheckCheckpointSource(model->env(), t.from, spec.layout));
     spec.source = TreeSpec::Source::kCheckpoint;
     spec.path = t.from;
   } else if (!model->has_config()) {

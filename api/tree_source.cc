@@ -65,7 +65,43 @@ StatusOr<ParamTree> LoadUserTree(const Environment& env, const std::string& path
   return ParseTreeJson(text->text(), path, limits, max_tensors);
 }
 
+namespace {
+
+// A model config given where a checkpoint belongs.
+Status CheckNotAModelConfig(const Environment& env, const std::string& from) {
+  if (from.ends_with(".json") && !env.fs->IsDirectory(from)) {
+    StatusOr<PaddedText> text = env.fs->ReadFilePadded(from, env.limits.max_input_bytes, /*padding=*/0);
+    if (text.ok()) {
+      const Json doc = Json::parse(text->text(), nullptr, /*allow_exceptions=*/false);
+      if (doc.is_object() && !doc.contains("weight_map") &&
+          (doc.contains("model_type") || doc.contains("architectures"))) {
+        return Status::BadInput(
+            SourceLoc{from, "", 0, 0},
+            "this is a model config, not a checkpoint: --from reads checkpoint metadata (a .safetensors file, "
+            "model.safetensors.index.json, or a directory holding them)",
+            {"the config's own tree: `easyplan tree " + from + "` (EasyDeL names) or `easyplan tree " + from +
+                 " --layout hf` (HF names)",
+             "against a checkpoint: `easyplan tree " + from + " --from CHECKPOINT --diff`"});
+      }
+    }
+  }
+  return Status();
+}
+
+}  // namespace
+
+Status CheckCheckpointSource(const Environment& env, const std::string& from, Layout layout) {
+  EP_RETURN_IF_ERROR(CheckNotAModelConfig(env, from));  // before anything about layouts
+  if (layout != Layout::kHf) {
+    return Status::BadInput(
+        {}, "a checkpoint's names are HF names: use --layout hf with --from",
+        {"to see the EasyDeL names, run `easyplan tree CONFIG` (and --diff against the checkpoint)"});
+  }
+  return Status();
+}
+
 StatusOr<ParamTree> LoadCheckpointTree(const Environment& env, const std::string& path, const TreeRequest& request) {
+  EP_RETURN_IF_ERROR(CheckNotAModelConfig(env, path));
   EP_ASSIGN_OR_RETURN(Checkpoint checkpoint, ReadCheckpoint(*env.fs, path, CheckpointLimits(env)));
   if (static_cast<int64_t>(checkpoint.tensors.size()) > request.max_tensors) {
     return Status::BadInput({checkpoint.source}, fmt::format("{} tensors exceed the limit of {} (raise it with "

@@ -30,6 +30,11 @@ StatusOr<ParamTree> LoadUserTree(const Environment& env, const std::string& path
 
 /// A checkpoint's tensors as an HF-layout tree. Every tensor must have metadata (a names-only index
 /// cannot be printed as a tree: its shards are not beside it, and the message says which).
+/// `tree --from FROM`: BadInput when FROM is a model config (a .json with model_type or architectures
+/// and no weight_map), naming the command meant, or when the layout is not hf (a checkpoint's names are
+/// HF names).
+Status CheckCheckpointSource(const Environment& env, const std::string& from, Layout layout);
+
 StatusOr<ParamTree> LoadCheckpointTree(const Environment& env, const std::string& path, const TreeRequest& request);
 
 /// The checkpoint at `path` (headers only) against `expected`, the template's HF tree with buffers.

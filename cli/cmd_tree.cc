@@ -70,11 +70,7 @@ StatusOr<int> RunTree(const TreeFlags& flags, Context& ctx) {
     spec.source = api::TreeSpec::Source::kFile;
     spec.path = flags.tree;
   } else if (!flags.from.empty()) {
-    if (spec.layout != Layout::kHf) {
-      return Status::BadInput(
-          {}, "a checkpoint's names are HF names: use --layout hf with --from",
-          {"to see the EasyDeL names, run `easyplan tree CONFIG` (and --diff against the checkpoint)"});
-    }
+    EP_RETURN_IF_ERROR(api::CheckCheckpointSource(EnvironmentOf(ctx), flags.from, spec.layout));
     spec.source = api::TreeSpec::Source::kCheckpoint;
     spec.path = flags.from;
   }

@@ -177,6 +177,10 @@ StatusOr<Checkpoint> ReadDirectory(const FileSystem& fs, const std::string& dir,
       notes.push_back("found '" + file + "': pass its path to read it as an index");
     }
   }
+  if (has("config.json")) {
+    notes.push_back("it holds config.json, a model config: its tree is `easyplan tree " + dir +
+                    "` (EasyDeL names) or `easyplan tree " + dir + " --layout hf` (HF names)");
+  }
   return Status::BadInput(SourceLoc{dir, "", 0, 0}, "no checkpoint found in '" + dir + "'", std::move(notes));
 }
 
