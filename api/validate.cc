@@ -118,6 +118,12 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
   const bool memory_budget = result.budget && (serve || options.activations.mode == "train") &&
                              options.activations.batch && options.activations.seq;
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
+  if (options.plan.rules == "builtin" && inputs.rules != nullptr) result.builtin_rules = inputs.rules->source;
+  const std::string& config = options.plan.config.config;
+  if (!config.empty() && config != "-") {
+    const std::string slash = config.ends_with('/') ? "" : "/";
+    result.config_file = model->env().fs->IsDirectory(config) ? config + slash + "config.json" : config;
+  }
   // Only the whole-memory budget reads the plan entries.
   EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build(/*keep_params=*/memory_budget));
   std::vector<planner::Finding>& findings = result.findings;

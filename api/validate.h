@@ -43,6 +43,12 @@ struct ValidateResult {
   std::string budget_text;                            ///< --max-memory as given, or "tpu-v5p (95.0 GiB HBM)"
   std::optional<planner::DeviceMemory> worst_memory;  ///< with a whole-memory budget: the worst device
   std::string memory_mode;                            ///< "train" or "serve" with a whole-memory budget
+  /// Where a finding can point in the user's repository: the built-in rule file's name as findings
+  /// carry it ("rules/llama.yaml"; "" with --rules FILE) and the config file (CONFIG, or its
+  /// config.json when a directory; "" for stdin or none). A built-in rule's file is easyplan's, not the
+  /// user's, so CI annotations of its findings point at the config instead.
+  std::string builtin_rules;
+  std::string config_file;
 };
 
 StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, const ValidateOptions& options);

@@ -32,7 +32,7 @@ StatusOr<int> RunValidate(const ValidateFlags& flags, Context& ctx) {
   } else if (flags.format == "junit") {
     text = FindingsToJunit(result.findings, result.strict);
   } else if (flags.format == "github") {
-    text = FindingsToGithub(result.findings);
+    text = FindingsToGithub(result.findings, result.builtin_rules, result.config_file);
   } else {
     std::string whole_memory;  // with a whole-memory budget: the worst device's total
     if (result.worst_memory) {

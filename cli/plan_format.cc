@@ -200,17 +200,26 @@ std::string FindingsToJunit(const std::vector<Finding>& findings, bool strict) {
   return out;
 }
 
-std::string FindingsToGithub(const std::vector<Finding>& findings) {
+std::string FindingsToGithub(const std::vector<Finding>& findings, const std::string& builtin_rules,
+                             const std::string& config_file) {
   std::string out;
   for (const Finding& finding : findings) {
     const char* command = finding.severity == Severity::kError     ? "error"
                           : finding.severity == Severity::kWarning ? "warning"
                                                                    : "notice";
+    // GitHub drops an annotation whose file the repository lacks: a built-in rule's file is
+    // easyplan's, so its findings point at the user's config (line 1) and name the rule instead.
+    SourceLoc loc = finding.loc;
+    std::string prefix;
+    if (!builtin_rules.empty() && loc.file == builtin_rules) {
+      prefix = "built-in rule " + loc.ToString() + ": ";
+      loc = config_file.empty() ? SourceLoc{} : SourceLoc{config_file, "", 1, 0};
+    }
     std::string properties;
-    if (!finding.loc.file.empty()) properties += "file=" + EscapeGithubProperty(finding.loc.file) + ",";
-    if (finding.loc.line > 0) properties += "line=" + std::to_string(finding.loc.line) + ",";
+    if (!loc.file.empty()) properties += "file=" + EscapeGithubProperty(loc.file) + ",";
+    if (loc.line > 0) properties += "line=" + std::to_string(loc.line) + ",";
     properties += "title=" + EscapeGithubProperty(std::string(planner::FindingCodeName(finding.code)));
-    std::string message = finding.message;
+    std::string message = prefix + finding.message;
     message += MoreTensors(finding.count);
     for (const std::string& note : finding.notes) message += "\n" + note;
     out += fmt::format("::{} {}::{}\n", command, properties, EscapeGithubData(message));

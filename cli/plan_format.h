@@ -28,8 +28,10 @@ std::string PlanToTable(const PlanView& view);
 
 /// A JUnit report: one test case per finding code; errors (and warnings under `strict`) fail.
 std::string FindingsToJunit(const std::vector<planner::Finding>& findings, bool strict);
-/// GitHub Actions workflow commands: `::error file=F,line=L,title=code::message`.
-std::string FindingsToGithub(const std::vector<planner::Finding>& findings);
+/// GitHub Actions workflow commands: `::error file=F,line=L,title=code::message`. Findings of the
+/// `builtin_rules` file point at `config_file` line 1 (the repository has no easyplan rule file).
+std::string FindingsToGithub(const std::vector<planner::Finding>& findings, const std::string& builtin_rules = "",
+                             const std::string& config_file = "");
 
 }  // namespace easyplan::cli
 
