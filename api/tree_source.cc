@@ -8,6 +8,7 @@
 #include "api/config_input.h"
 #include "core/checkpoint.h"
 #include "core/did_you_mean.h"
+#include "core/json_parse.h"
 #include "core/tree_json.h"
 #include "schemas/tree_builder.h"
 
@@ -72,7 +73,8 @@ Status CheckNotAModelConfig(const Environment& env, const std::string& from) {
   if (from.ends_with(".json") && !env.fs->IsDirectory(from)) {
     StatusOr<PaddedText> text = env.fs->ReadFilePadded(from, env.limits.max_input_bytes, /*padding=*/0);
     if (text.ok()) {
-      const Json doc = Json::parse(text->text(), nullptr, /*allow_exceptions=*/false);
+      StatusOr<Document> parsed = ParseJsonDocument(text->text(), from, env.limits);
+      const Json doc = parsed.ok() ? parsed->root() : Json();
       if (doc.is_object() && !doc.contains("weight_map") &&
           (doc.contains("model_type") || doc.contains("architectures"))) {
         return Status::BadInput(

@@ -398,7 +398,9 @@ TEST(CheckpointTest, DirectoryWithoutACheckpointListsWhatWasLookedFor) {
             (std::vector<std::string>{"looked for model.safetensors.index.json, model.safetensors, *.safetensors and "
                                       "pytorch_model.bin.index.json",
                                       "found 'pytorch_model.bin.index.resaved-fp32.json': pass its path to read it as "
-                                      "an index"}));
+                                      "an index",
+                                      "it holds config.json, a model config: its tree is `easyplan tree ckpt` (EasyDeL "
+                                      "names) or `easyplan tree ckpt --layout hf` (HF names)"}));
 }
 
 TEST(CheckpointTest, OtherPathsAreErrors) {
@@ -476,7 +478,7 @@ TEST(CheckpointTest, CorpusDirectoriesAreFoundByDiscovery) {
   if (!real.IsDirectory(llama)) return;
   StatusOr<Checkpoint> none = ReadCheckpoint(real, llama);
   ASSERT_FALSE(none.ok());
-  ASSERT_EQ(none.status().diag().notes.size(), 2u);
+  ASSERT_EQ(none.status().diag().notes.size(), 3u);  // looked for, found, and its config.json
   EXPECT_EQ(none.status().diag().notes[1],
             "found 'pytorch_model.bin.index.resaved-fp32.json': pass its path to read it as an index");
 }

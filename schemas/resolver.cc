@@ -195,10 +195,12 @@ class Resolver {
     std::string default_origin =
         "default:" + (family && family->model_type != "_hf_base" ? family->model_type : std::string("transformers"));
     // 1. Aliases: a value given under an alias moves to its stored name.
+    std::set<std::string> given_aliases;
     if (family != nullptr) {
       for (const auto& [alias, stored] : family->attribute_map) {
         auto it = config.find(alias);
         if (it == config.end()) continue;
+        given_aliases.insert(alias);
         if (config.contains(stored) && config[stored] != *it) {
           return Bad(PointerToMember(prefix, alias), "conflicting values: '" + alias + "' is " + Show(*it) + " but '" +
                                                          stored + "' (which '" + alias + "' aliases) is " +
@@ -240,12 +242,14 @@ class Resolver {
         EP_RETURN_IF_ERROR(ResolveSubConfig(config, prefix, key, sub_family_name));
       }
     }
-    // 7. Canonical names: every alias is present next to its stored name.
+    // 7. Canonical names: every alias is present next to its stored name. An alias the input did not
+    //    give says where its value is from: "file (num_local_experts)".
     if (family != nullptr) {
       for (const auto& [alias, stored] : family->attribute_map) {
         if (config.contains(stored)) {
           config[alias] = config[stored];
-          if (top_level) origin_[alias] = origin_[stored];
+          if (top_level)
+            origin_[alias] = given_aliases.count(alias) ? origin_[stored] : origin_[stored] + " (" + stored + ")";
         }
       }
     }
@@ -479,6 +483,17 @@ class Resolver {
         }
         auto value = derived.value.Evaluate(config);
         if (!value.ok()) return ExprFailure(pointer, value.status(), derived.loc);
+        // "object.key" derives a key inside an object the config holds (rope_scaling.rope_type).
+        if (const size_t dot = derived.name.find('.'); dot != std::string::npos) {
+          const std::string parent = derived.name.substr(0, dot), key = derived.name.substr(dot + 1);
+          auto object = config.find(parent);
+          if (object == config.end() || !object->is_object()) continue;
+          auto current = object->find(key);
+          if (current != object->end() && *current == *value && current->type() == value->type()) continue;
+          (*object)[key] = std::move(*value);
+          if (top_level) origin_[parent] = kDerived;  // the file's object, completed
+          continue;
+        }
         auto it = config.find(derived.name);
         if (it != config.end() && *it == *value && (*it).type() == value->type()) continue;
         config[derived.name] = std::move(*value);
