@@ -83,14 +83,8 @@ StatusOr<CommandOutput> RunPlan(const std::shared_ptr<const Model>& model, const
 StatusOr<CommandOutput> RunMemory(const std::shared_ptr<const Model>& model, const CommandOptions& options) {
   EP_ASSIGN_OR_RETURN(MemoryResult result, Memory(model, options.plan, options.memory));
   CommandOutput out;
-  if (!result.report) {
-    // No report for a plan with errors: its findings, in validate's shape.
-    out.text = FindingsToJsonText(result.plan.findings, "  \"ok\": false,\n");
-    out.findings_failed = true;
-    return out;
-  }
-  out.text = MemoryToJsonText(*result.report, result.hardware);
-  out.findings_failed = !result.report->fits;
+  out.text = MemoryToJsonText(*result.report, result.hardware, &result.plan.findings);
+  out.findings_failed = !result.report->fits || result.plan.HasErrors();
   return out;
 }
 
@@ -153,7 +147,7 @@ StatusOr<CommandOutput> RunCommand(const std::shared_ptr<const Model>& model, co
     if (!result.estimate) {
       return CommandOutput{FindingsToJsonText(result.plan.findings, "  \"ok\": false,\n"), true, true, Json()};
     }
-    return CommandOutput{EmitJson(CostToJson(result)), true, !result.estimate->fits, Json()};
+    return CommandOutput{EmitJson(CostToJson(result)), true, !result.estimate->fits || result.plan.HasErrors(), Json()};
   }
   if (command == "suggest") {
     const SuggestOptions suggest = options.Suggest();

@@ -207,10 +207,17 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
   }
   EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
   CostResult result{std::move(inputs), std::move(plan), settings, hardware, std::move(budget_label), std::nullopt};
-  if (result.plan.HasErrors()) return result;
-  EP_ASSIGN_OR_RETURN(const StepModel step_model, StepModelOf(result.inputs, result.plan));
-  EP_ASSIGN_OR_RETURN(result.estimate, EstimateStep(result.inputs, result.plan, step_model, *hardware, options.memory,
-                                                    budget, settings));
+  // A plan with errors is priced as it can be laid out, its findings alongside; if its layout cannot
+  // be priced at all, the findings alone answer.
+  auto estimate = [&]() -> StatusOr<StepEstimate> {
+    EP_ASSIGN_OR_RETURN(const StepModel step_model, StepModelOf(result.inputs, result.plan));
+    return EstimateStep(result.inputs, result.plan, step_model, *hardware, options.memory, budget, settings);
+  }();
+  if (estimate.ok()) {
+    result.estimate = std::move(*estimate);
+  } else if (!result.plan.HasErrors()) {
+    return estimate.status();
+  }
   return result;
 }
 

@@ -100,11 +100,12 @@ struct CostResult {
   planner::Plan plan;
   StepSettings settings;
   const planner::HardwareProfile* hardware = nullptr;
-  std::string budget_label;              ///< "tpu-v5p (95.0 GiB HBM)", or --memory-per-device as given
-  std::optional<StepEstimate> estimate;  ///< nullopt when the plan has error findings
+  std::string budget_label;  ///< "tpu-v5p (95.0 GiB HBM)", or --memory-per-device as given
+  /// Also for a plan with errors (priced as laid out); nullopt only when such a plan cannot be priced.
+  std::optional<StepEstimate> estimate;
 };
 
-/// `cost`: the plan, and when it has no errors, its step estimate.
+/// `cost`: the plan and its step estimate (a plan with errors too, its findings alongside).
 StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostOptions& options);
 
 /// `cost --format json` (docs/COST.md).

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "api/plan_json.h"
+
 namespace easyplan::api {
 namespace {
 
@@ -27,7 +31,8 @@ Json DeviceMemoryToJson(const planner::DeviceMemory& d) {
   return out;
 }
 
-std::string MemoryToJsonText(const planner::MemoryReport& report, const std::string& hardware) {
+std::string MemoryToJsonText(const planner::MemoryReport& report, const std::string& hardware,
+                             const std::vector<planner::Finding>* findings) {
   std::string out = fmt::format("{{\n  \"mode\": \"{}\",\n  \"devices\": [\n", planner::MemoryModeName(report.mode));
   for (size_t i = 0; i < report.devices.size(); ++i) {
     out += "    " + DeviceJson(report.devices[i]) + (i + 1 < report.devices.size() ? ",\n" : "\n");
@@ -36,7 +41,19 @@ std::string MemoryToJsonText(const planner::MemoryReport& report, const std::str
                      report.memory_per_device);
   if (!hardware.empty())
     out += "  \"hardware\": " + Json(hardware).dump(-1, ' ', false, Json::error_handler_t::replace) + ",\n";
-  out += fmt::format("  \"fits\": {}\n}}\n", report.fits ? "true" : "false");
+  out += fmt::format("  \"fits\": {}", report.fits ? "true" : "false");
+  const bool errors = findings != nullptr && std::any_of(findings->begin(), findings->end(),
+                                                         [](const auto& f) { return f.severity == Severity::kError; });
+  if (errors) {
+    out += ",\n  \"ok\": false,\n  \"findings\": [\n";
+    const Json array = FindingsJsonArray(*findings);
+    for (size_t i = 0; i < array.size(); ++i) {
+      out += "    " + array[i].dump(-1, ' ', false, Json::error_handler_t::replace) +
+             (i + 1 < array.size() ? ",\n" : "\n");
+    }
+    out += "  ]";
+  }
+  out += "\n}\n";
   return out;
 }
 

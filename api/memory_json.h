@@ -5,18 +5,22 @@
 // budget and the verdict. Shared with the Python module.
 
 #include <string>
+#include <vector>
 
 #include "core/json.h"
+#include "planner/findings.h"
 #include "planner/memory.h"
 
 namespace easyplan::api {
 
-/// `hardware`: the --hardware whose HBM is the budget ("tpu-v5p" or a file), written as "hardware"
-/// after "memory_per_device"; "" writes no such key (the output of --memory-per-device or --device).
 /// One device's bytes by category, as memory's "worst" writes it: {"id", "params", ..., "total"}.
 Json DeviceMemoryToJson(const planner::DeviceMemory& device);
 
-std::string MemoryToJsonText(const planner::MemoryReport& report, const std::string& hardware = "");
+/// `hardware`: the --hardware whose HBM is the budget ("tpu-v5p" or a file), written as "hardware"
+/// after "memory_per_device"; "" writes no such key (the output of --memory-per-device or --device).
+/// `findings`: the plan's; when one is an error, "ok": false and the findings follow the figures.
+std::string MemoryToJsonText(const planner::MemoryReport& report, const std::string& hardware = "",
+                             const std::vector<planner::Finding>* findings = nullptr);
 
 }  // namespace easyplan::api
 

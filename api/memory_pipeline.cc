@@ -175,7 +175,7 @@ StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const P
   EP_ASSIGN_OR_RETURN(planner::Plan built, inputs.Build());
   MemoryResult result{std::move(inputs), std::move(built), std::nullopt, std::move(budget_label),
                       options.memory_per_device.empty() ? options.hardware : std::string()};
-  if (result.plan.HasErrors()) return result;
+  // A plan with errors is still laid out (what it can lay out): its figures come with its findings.
   EP_ASSIGN_OR_RETURN(result.report, BuildMemoryReport(result.inputs, result.plan, options, budget));
   return result;
 }

@@ -49,11 +49,11 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, cons
 /// policies otherwise.
 StatusOr<planner::CheckpointPolicy> ConfigCheckpointPolicy(const Json& config);
 
-/// `memory`: the plan and, when the plan has no errors, its memory report.
+/// `memory`: the plan and its memory report, figures even when the plan has errors.
 struct MemoryResult {
   PlanInputs inputs;
   planner::Plan plan;
-  std::optional<planner::MemoryReport> report;  ///< nullopt when the plan has error findings
+  std::optional<planner::MemoryReport> report;  ///< also for a plan with errors (their findings come with it)
   std::string budget_label;                     ///< "80GiB", "h100-80g (80.0 GiB)"
   std::string hardware;                         ///< --hardware as given when its HBM is the budget, else ""
 };

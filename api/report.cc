@@ -264,7 +264,7 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
   std::string budget_label;
   Json cost = nullptr;
   std::string cost_note;
-  if (options.memory && !plan.HasErrors()) {
+  if (options.memory) {  // a plan with errors too: its figures beside its findings
     EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, *options.memory, &budget_label));
     planner::CheckpointPolicy policy = planner::CheckpointPolicy::kNone;
     if (options.policy) {
@@ -279,10 +279,17 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
     if (cost_note.empty()) {
       EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(options.memory->hardware));
       EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
-      EP_ASSIGN_OR_RETURN(const StepModel step_model, StepModelOf(inputs, plan));
-      EP_ASSIGN_OR_RETURN(const StepEstimate estimate, EstimateStep(inputs, plan, step_model, *hardware,
-                                                                    *options.memory, budget, settings, &*memory));
-      cost = CostJson(estimate, settings, *hardware);
+      auto estimate = [&]() -> StatusOr<StepEstimate> {
+        EP_ASSIGN_OR_RETURN(const StepModel step_model, StepModelOf(inputs, plan));
+        return EstimateStep(inputs, plan, step_model, *hardware, *options.memory, budget, settings, &*memory);
+      }();
+      if (estimate.ok()) {
+        cost = CostJson(*estimate, settings, *hardware);
+      } else if (plan.HasErrors()) {
+        cost_note = "the plan's errors leave a layout the step model cannot price";
+      } else {
+        return estimate.status();
+      }
     }
   }
   const Mesh& mesh = plan.mesh;
@@ -333,7 +340,7 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
   data["devices"] = devices;
   data["memory"] = memory ? MemoryJson(*memory, budget_label, per_device) : Json(nullptr);
   data["cost"] = cost;
-  data["cost_note"] = options.memory && !plan.HasErrors() ? Json(cost_note) : Json(nullptr);
+  data["cost_note"] = options.memory ? Json(cost_note) : Json(nullptr);
   data["suggest"] = nullptr;
   data["findings"] = FindingsJsonArray(plan.findings);
   return result;

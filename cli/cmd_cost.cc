@@ -26,10 +26,10 @@ StatusOr<int> RunCost(const CostCommandFlags& flags, Context& ctx) {
   EP_RETURN_IF_ERROR(api::CheckPlanOptions(flags.cost.plan));
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.cost.plan.config));
   EP_ASSIGN_OR_RETURN(api::CostResult result, api::Cost(model, flags.cost));
-  if (!result.estimate) {
-    ctx.err << FindingsToText(result.plan.findings);
-    return kExitFindings;
-  }
+  // The figures whenever the plan can be priced; a plan with errors adds its findings and exit 1.
+  const bool errors = result.plan.HasErrors();
+  if (errors) ctx.err << FindingsToText(result.plan.findings);
+  if (!result.estimate) return kExitFindings;
   std::string text;
   if (flags.format == "json") {
     text = EmitJson(api::CostToJson(result));
@@ -37,7 +37,7 @@ StatusOr<int> RunCost(const CostCommandFlags& flags, Context& ctx) {
     text = CostText(result);
   }
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
-  return result.estimate->fits ? kExitOk : kExitFindings;
+  return result.estimate->fits && !errors ? kExitOk : kExitFindings;
 }
 
 }  // namespace

@@ -108,16 +108,15 @@ StatusOr<int> RunMemory(const MemoryCommandFlags& flags, Context& ctx) {
   EP_RETURN_IF_ERROR(api::CheckPlanOptions(flags.plan));
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.plan.config));
   EP_ASSIGN_OR_RETURN(api::MemoryResult result, api::Memory(model, flags.plan, flags.memory));
-  if (!result.report) {
-    ctx.err << FindingsToText(result.plan.findings);
-    return kExitFindings;
-  }
+  // The figures whenever the plan can be laid out; a plan with errors adds its findings and exit 1.
   const planner::MemoryReport& report = *result.report;
+  const bool errors = result.plan.HasErrors();
+  if (errors) ctx.err << FindingsToText(result.plan.findings);
   const std::string text = flags.format == "json"
-                               ? api::MemoryToJsonText(report, result.hardware)
+                               ? api::MemoryToJsonText(report, result.hardware, &result.plan.findings)
                                : MemoryTable(report, result.inputs, flags.memory, result.budget_label);
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
-  return report.fits ? kExitOk : kExitFindings;
+  return report.fits && !errors ? kExitOk : kExitFindings;
 }
 
 }  // namespace

@@ -251,7 +251,7 @@ class Model:
 
     def memory(self, **options):
         """The bytes every device holds for a training or serving step (``easyplan memory --format json``).
-        A plan with errors has no memory report: the result is then {"ok": False, "findings": [...]}."""
+        A plan with errors still has its figures, with "ok": False and its "findings" added."""
         return _json.loads(self._run("memory", options)["text"])
 
     def check(self, **options):
@@ -261,8 +261,9 @@ class Model:
 
     def cost(self, **options):
         """One configuration's estimated step on ``hardware`` (``easyplan cost --format json``): step time,
-        compute, communication, exposed communication, tokens/s, MFU and memory. A plan with errors gives
-        {"ok": False, "findings": [...]}."""
+        compute, communication, exposed communication, tokens/s, MFU, memory and the plan's "findings"
+        (a plan with errors is priced as it is laid out; only one that cannot be priced gives
+        {"ok": False, "findings": [...]})."""
         return _json.loads(self._run("cost", options)["text"])
 
     def suggest(self, report=None, **options):
