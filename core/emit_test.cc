@@ -249,6 +249,12 @@ struct ScalarCase {
   std::string yaml;  // without the trailing newline
 };
 
+// gtest prints a parameter with this in test names: the YAML it emits, as a JSON string (escaped, one
+// line; NaN and infinities, which are all null in JSON, differ there).
+void PrintTo(const ScalarCase& c, std::ostream* os) {
+  *os << Json(c.yaml).dump(-1, ' ', true, Json::error_handler_t::replace);
+}
+
 class EmitYamlScalarTest : public ::testing::TestWithParam<ScalarCase> {};
 
 TEST_P(EmitYamlScalarTest, WritesScalarAndReadsItBack) {

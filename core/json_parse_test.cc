@@ -148,6 +148,11 @@ struct ErrorCase {
   std::string error;
 };
 
+// gtest prints a parameter with this in test names: the input as a JSON string (escaped, one line).
+void PrintTo(const ErrorCase& c, std::ostream* os) {
+  *os << Json(c.text).dump(-1, ' ', true, Json::error_handler_t::replace);
+}
+
 class JsonSyntaxErrorTest : public ::testing::TestWithParam<ErrorCase> {};
 
 TEST_P(JsonSyntaxErrorTest, PinsMessageAndPosition) {

@@ -33,6 +33,11 @@ struct ScalarCase {
   Json expected;
 };
 
+// gtest prints a parameter with this in test names: the YAML text as a JSON string (escaped, one line).
+void PrintTo(const ScalarCase& c, std::ostream* os) {
+  *os << Json(c.text).dump(-1, ' ', true, Json::error_handler_t::replace);
+}
+
 class YamlScalarTest : public ::testing::TestWithParam<ScalarCase> {};
 
 TEST_P(YamlScalarTest, ResolvesWithCoreSchema) {

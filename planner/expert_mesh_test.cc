@@ -19,6 +19,12 @@ struct FoldCase {
   std::array<int64_t, 3> folded;  // dp, ep, tp
 };
 
+// gtest prints a parameter with this in test names, instead of its raw bytes.
+void PrintTo(const FoldCase& c, std::ostream* os) {
+  *os << "mesh " << c.mesh[0] << "," << c.mesh[1] << "," << c.mesh[2] << "," << c.mesh[3] << "," << c.mesh[4]
+      << (c.fsdp_bound ? " fsdp-bound" : "") << (c.sp_bound ? " sp-bound" : "");
+}
+
 // EasyDeL's _mesh_shape_ep (easydel/infra/base_config.py) on every row x every (fsdp_is_ep_bound,
 // sp_is_ep_bound) column.
 const FoldCase kFoldTable[] = {

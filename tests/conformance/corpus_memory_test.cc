@@ -29,6 +29,9 @@ struct Case {
   std::string model, mesh, mode;
 };
 
+// gtest prints a parameter with this in test names, instead of its raw bytes.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.model << " " << c.mode << " on " << c.mesh; }
+
 std::vector<Case> Cases() {
   std::vector<Case> cases;
   for (const std::string& model : testing::CorpusModels()) {
