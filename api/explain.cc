@@ -105,7 +105,7 @@ std::string ExplainTensor(const PlanInputs& inputs, const planner::Plan& plan, c
   out += fmt::format("  effective: {} on mesh {}\n", param.effective.ToString(), plan.mesh.ToString());
   out += fmt::format("    tiles per dim [{}], shard {}, {} replica{} per block, {} per device\n",
                      fmt::join(tiles, ", "), group.layout.shard_shape().ToString(), group.Replicas(),
-                     group.Replicas() == 1 ? "" : "s", HumanBytes(group.MaxShardBytes()));
+                     group.Replicas() == 1 ? "" : "s", HumanBytesBinary(group.MaxShardBytes()));
   if (group.expert_layout) {
     out +=
         fmt::format("    expert {} lives only on the devices whose slice of the expert dim holds it\n", group.expert);

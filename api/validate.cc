@@ -30,8 +30,8 @@ void AddBudgetFindings(const planner::Plan& plan, int64_t budget, const std::str
       .code = planner::FindingCode::kOverBudget,
       .severity = Severity::kError,
       .message =
-          fmt::format("device {} holds {} of parameters, over the {} budget of {} by {}{}", worst, HumanBytes(bytes),
-                      budget_flag, budget_text, HumanBytes(bytes - budget),
+          fmt::format("device {} holds {} of parameters, over the {} budget of {} by {}{}", worst,
+                      HumanBytesBinary(bytes), budget_flag, budget_text, HumanBytesBinary(bytes - budget),
                       over > 1 ? fmt::format(" ({} of {} devices are over)", over, plan.device_bytes.size()) : ""),
       .count = 0,
       .notes = {"shard the largest replicated tensors (see `easyplan plan --format table`), or add devices to an "

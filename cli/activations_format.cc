@@ -77,8 +77,8 @@ std::string RaggedTable(const planner::RaggedCacheReport& ragged) {
   rows.push_back({"kernel", fmt::format("query {}, new K/V {}, sinks {}", ragged.query.ToString(), ragged.kv.ToString(),
                                         ragged.sinks.ToString())});
   out += Columns(rows, {}, "  ");
-  out +=
-      fmt::format("  all layers: {} ({} per device)\n", HumanBytes(ragged.bytes), HumanBytes(ragged.bytes_per_device));
+  out += fmt::format("  all layers: {} ({} per device)\n", HumanBytesBinary(ragged.bytes),
+                     HumanBytesBinary(ragged.bytes_per_device));
   return out;
 }
 
@@ -157,8 +157,8 @@ std::string ActivationsToTable(const ActivationsView& view) {
                       WithThousands(tensor.bytes), WithThousands(tensor.bytes_per_device)});
     }
     out += Columns(rows, {5, 6, 7});
-    out += fmt::format("kv cache, all layers: {} ({} per device)\n", HumanBytes(plan.cache_bytes),
-                       HumanBytes(plan.cache_bytes_per_device));
+    out += fmt::format("kv cache, all layers: {} ({} per device)\n", HumanBytesBinary(plan.cache_bytes),
+                       HumanBytesBinary(plan.cache_bytes_per_device));
   }
   return out;
 }

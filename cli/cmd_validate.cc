@@ -42,7 +42,7 @@ StatusOr<int> RunValidate(const ValidateFlags& flags, Context& ctx) {
     text = FindingsToText(result.findings);
     text += fmt::format("{}: {} tensors on mesh {} ({} devices); max {} {}per device (device {}){}{}\n",
                         result.failed ? "FAILED" : "ok", WithThousands(result.tensors), result.mesh.ToString(),
-                        WithThousands(result.mesh.NumDevices()), HumanBytes(result.summary.max),
+                        WithThousands(result.mesh.NumDevices()), HumanBytesBinary(result.summary.max),
                         whole_memory.empty() ? "" : "of parameters ", result.summary.worst_device, whole_memory,
                         result.budget ? " of " + result.budget_text + " budget" : "");
   }

@@ -148,10 +148,10 @@ std::string PlanToTable(const PlanView& view) {
   out += fmt::format("mesh {} ({} devices), rules {} ({} rules), uneven dims: {}\n", plan.mesh.ToString(),
                      WithThousands(plan.mesh.NumDevices()), view.rules->source, view.rules->rules.size(),
                      planner::UnevenModeName(plan.uneven));
-  out +=
-      fmt::format("{} tensors in {} layout groups; per device: min {}, median {}, max {} (device {})\n",
-                  WithThousands(static_cast<int64_t>(tree.tensors.size())), plan.groups.size(), HumanBytes(summary.min),
-                  HumanBytes(summary.median), HumanBytes(summary.max), summary.worst_device);
+  out += fmt::format("{} tensors in {} layout groups; per device: min {}, median {}, max {} (device {})\n",
+                     WithThousands(static_cast<int64_t>(tree.tensors.size())), plan.groups.size(),
+                     HumanBytesBinary(summary.min), HumanBytesBinary(summary.median), HumanBytesBinary(summary.max),
+                     summary.worst_device);
   if (view.expert_mesh && view.expert_specs) out += ExpertTableLines(*view.expert_mesh, *view.expert_specs);
   return out;
 }

@@ -28,7 +28,7 @@ std::string CsvField(const std::string& text) {
 
 std::string Summary(const TreeTotals& totals) {
   return fmt::format("{} tensors, {} parameters, {}", WithThousands(totals.tensors), WithThousands(totals.params),
-                     HumanBytes(totals.bytes));
+                     HumanBytesBinary(totals.bytes));
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ TEST(TreeFormatTest, TableEndsWithHumanSummary) {
   ParamTree tree = SampleTree();
   std::string table = TreeToTable(tree, *tree.Totals());
   EXPECT_NE(table.find("float32 (buffer)"), std::string::npos);
-  EXPECT_TRUE(table.ends_with("llama (hf layout): 3 tensors, 8,193 parameters, 16.5 kB\n")) << table;
+  EXPECT_TRUE(table.ends_with("llama (hf layout): 3 tensors, 8,193 parameters, 16.1 KiB\n")) << table;
 }
 
 TEST(TreeFormatTest, CsvQuotesShapesAndEndsWithATotalRow) {

@@ -42,8 +42,6 @@ std::string WithThousands(int64_t value) {
   return std::string(out.rbegin(), out.rend());
 }
 
-std::string HumanBytes(int64_t bytes) { return Scaled(bytes, 1000.0, {"B", "kB", "MB", "GB", "TB", "PB", "EB"}); }
-
 std::string HumanBytesBinary(int64_t bytes) {
   return Scaled(bytes, 1024.0, {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"});
 }

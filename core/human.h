@@ -11,11 +11,8 @@ namespace easyplan {
 /// 8030261248 -> "8,030,261,248"; negative numbers keep their sign.
 std::string WithThousands(int64_t value);
 
-/// Decimal (SI) units with three significant figures, as storage and model cards quote them:
-/// 999 -> "999 B", 16060522496 -> "16.1 GB", 1.5e12 -> "1.50 TB".
-std::string HumanBytes(int64_t bytes);
-
-/// Binary units, as accelerator memory is quoted: 85899345920 -> "80.0 GiB".
+/// Binary units with three significant figures, as accelerator memory is quoted and every text output
+/// prints bytes: 85899345920 -> "80.0 GiB", 1023 -> "1023 B".
 std::string HumanBytesBinary(int64_t bytes);
 
 }  // namespace easyplan

@@ -18,19 +18,17 @@ TEST(WithThousandsTest, GroupsDigitsByThree) {
   EXPECT_EQ(WithThousands(std::numeric_limits<int64_t>::min()), "-9,223,372,036,854,775,808");
 }
 
-TEST(HumanBytesTest, UsesDecimalUnitsWithThreeSignificantFigures) {
-  EXPECT_EQ(HumanBytes(0), "0 B");
-  EXPECT_EQ(HumanBytes(999), "999 B");
-  EXPECT_EQ(HumanBytes(1000), "1.00 kB");
-  EXPECT_EQ(HumanBytes(16060522496), "16.1 GB");
-  EXPECT_EQ(HumanBytes(123456789012), "123 GB");
-}
-
-TEST(HumanBytesTest, RoundingUpCarriesIntoTheNextUnit) { EXPECT_EQ(HumanBytes(999'960'000'000), "1.00 TB"); }
-
-TEST(HumanBytesBinaryTest, UsesBinaryUnits) {
+TEST(HumanBytesBinaryTest, UsesBinaryUnitsWithThreeSignificantFigures) {
+  EXPECT_EQ(HumanBytesBinary(0), "0 B");
+  EXPECT_EQ(HumanBytesBinary(1023), "1023 B");
   EXPECT_EQ(HumanBytesBinary(1024), "1.00 KiB");
   EXPECT_EQ(HumanBytesBinary(int64_t{80} << 30), "80.0 GiB");
+  EXPECT_EQ(HumanBytesBinary(16060522496), "15.0 GiB");
+  EXPECT_EQ(HumanBytesBinary(int64_t{123} << 30), "123 GiB");
+}
+
+TEST(HumanBytesBinaryTest, RoundingUpCarriesIntoTheNextUnit) {
+  EXPECT_EQ(HumanBytesBinary((int64_t{1} << 40) - (int64_t{1} << 28)), "1.00 TiB");
 }
 
 TEST(HumanBytesTest, IgnoresTheProcessLocale) {
@@ -44,7 +42,7 @@ TEST(HumanBytesTest, IgnoresTheProcessLocale) {
     }
     GTEST_SKIP() << "de_DE.UTF-8 locale not installed";
   }
-  EXPECT_EQ(HumanBytes(16060522496), "16.1 GB");
+  EXPECT_EQ(HumanBytesBinary(16060522496), "15.0 GiB");
   EXPECT_EQ(WithThousands(1234567), "1,234,567");
   std::setlocale(LC_ALL, saved.c_str());
 }

@@ -308,7 +308,7 @@ class MeshPlanner {
     if (could.empty()) return;
     Finding finding{.code = FindingCode::kLargeReplicated,
                     .message = fmt::format("{} {} ({}) is fully replicated on all {} devices", tensor.name,
-                                           tensor.shape.ToString(), HumanBytes(bytes), devices),
+                                           tensor.shape.ToString(), HumanBytesBinary(bytes), devices),
                     .tensor = tensor.name,
                     .count = 1,
                     .rule = param.rule,
