@@ -7,7 +7,7 @@ namespace easyplan::api {
 
 Status CheckActivationOptions(const ActivationOptions& options) {
   if (!options.mode.empty()) {
-    EP_RETURN_IF_ERROR(CheckChoice("--mode", options.mode, {"train", "prefill", "decode", "insert"}));
+    EP_RETURN_IF_ERROR(CheckMode("activations", options.mode, {"train", "prefill", "decode", "insert"}));
   }
   EP_RETURN_IF_ERROR(planner::ParseAttnLayout(options.attention_layout).status());
   if (options.softmax_aux_ndim && *options.softmax_aux_ndim < 1) {
@@ -52,7 +52,7 @@ StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& opti
   planner::ActivationRequest request;
   const std::string mode = options.mode.empty() ? "train" : options.mode;
   std::optional<planner::RuntimeMode> parsed = planner::ParseRuntimeMode(mode);
-  if (!parsed) EP_RETURN_IF_ERROR(CheckChoice("--mode", mode, {"train", "prefill", "decode", "insert"}));
+  if (!parsed) EP_RETURN_IF_ERROR(CheckMode("activations", mode, {"train", "prefill", "decode", "insert"}));
   request.attention.mode = *parsed;
   EP_ASSIGN_OR_RETURN(request.attention.layout, planner::ParseAttnLayout(options.attention_layout));
   request.attention.qkv_mni = options.qkv_mni;

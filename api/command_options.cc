@@ -200,8 +200,7 @@ StatusOr<std::vector<Entry>> EntriesOf(const std::string& command) {
              command == "export" || command == "check") {
     AddPlan(e);
     if (command == "plan") {
-      e.push_back(
-          {"device", OptionalInt([](CommandOptions& o) -> std::optional<int64_t>& { return o.device; }, "device")});
+      e.push_back({"rank", OptionalInt([](CommandOptions& o) -> std::optional<int64_t>& { return o.rank; }, "rank")});
       e.push_back({"summary", Bool([](CommandOptions& o) -> bool& { return o.summary; }, "summary")});
     } else if (command == "explain") {
       e.push_back({"pattern", String([](CommandOptions& o) -> std::string& { return o.pattern; }, "pattern")});
@@ -218,9 +217,7 @@ StatusOr<std::vector<Entry>> EntriesOf(const std::string& command) {
           {"seq", OptionalInt([](CommandOptions& o) -> std::optional<int64_t>& { return o.memory.seq; }, "seq")});
       AddStepState(e);
       e.push_back(
-          {"memory_per_device",
-           String([](CommandOptions& o) -> std::string& { return o.memory.memory_per_device; }, "memory_per_device")});
-      e.push_back({"device", String([](CommandOptions& o) -> std::string& { return o.memory.device; }, "device")});
+          {"max_memory", String([](CommandOptions& o) -> std::string& { return o.memory.max_memory; }, "max_memory")});
       e.push_back(
           {"hardware", String([](CommandOptions& o) -> std::string& { return o.memory.hardware; }, "hardware")});
     } else if (command == "export") {
@@ -270,8 +267,7 @@ StatusOr<std::vector<Entry>> EntriesOf(const std::string& command) {
     e.push_back({"seq", OptionalInt([](CommandOptions& o) -> std::optional<int64_t>& { return o.memory.seq; }, "seq")});
     AddStepState(e);
     e.push_back(
-        {"memory_per_device",
-         String([](CommandOptions& o) -> std::string& { return o.memory.memory_per_device; }, "memory_per_device")});
+        {"max_memory", String([](CommandOptions& o) -> std::string& { return o.memory.max_memory; }, "max_memory")});
     e.push_back({"hardware", String([](CommandOptions& o) -> std::string& { return o.memory.hardware; }, "hardware")});
     e.push_back({"decode", Bool([](CommandOptions& o) -> bool& { return o.decode; }, "decode")});
     e.push_back({"precision", String([](CommandOptions& o) -> std::string& { return o.precision; }, "precision")});
@@ -281,6 +277,13 @@ StatusOr<std::vector<Entry>> EntriesOf(const std::string& command) {
     return Status::BadInput({}, message, {"commands: " + JoinQuoted(CommandNames())});
   }
   return e;
+}
+
+// Names an earlier easyplan used, and what they are now.
+std::optional<std::string> RenamedOption(const std::string& name) {
+  if (name == "memory_per_device") return std::string("max_memory");
+  if (name == "device") return std::string("rank (the device whose view is shown) or hardware (the accelerator)");
+  return std::nullopt;
 }
 
 }  // namespace
@@ -350,6 +353,10 @@ Status ApplyOptions(const std::string& command, const Json& options, CommandOpti
     for (const Entry& entry : entries) {
       if (entry.name == name) found = &entry;
     }
+    if (found == nullptr && RenamedOption(name)) {
+      return Status::BadInput({}, command + "() got '" + name + "', which is now '" + *RenamedOption(name) + "'",
+                              {"one name per concept in every command, the CLI and the Python module"});
+    }
     if (found == nullptr) {
       std::vector<std::string> names;
       for (const Entry& entry : entries) names.push_back(entry.name);
@@ -361,6 +368,10 @@ Status ApplyOptions(const std::string& command, const Json& options, CommandOpti
   }
   // The tree and activations commands read their own copies of what the plan options also hold.
   out->mesh.devices = out->plan.config.devices;
+  // As the CLI: memory, cost and suggest step a training step unless mode says otherwise.
+  if (out->memory.mode.empty() && (command == "memory" || command == "cost" || command == "suggest")) {
+    out->memory.mode = "train";
+  }
   return Status();
 }
 

@@ -33,7 +33,7 @@ struct CommandOptions {
   std::string hardware;                 ///< validate (memory's is memory.hardware)
   bool provenance = false;              ///< resolve
   bool diff = false;                    ///< tree
-  std::optional<int64_t> device;        ///< plan: a device index
+  std::optional<int64_t> rank;          ///< plan: the device whose view is shown
   bool summary = false;                 ///< plan
   std::string pattern;                  ///< explain
   std::string to;                       ///< export

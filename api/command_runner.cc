@@ -75,7 +75,7 @@ StatusOr<CommandOutput> RunTree(const std::shared_ptr<const Model>& model, const
 StatusOr<CommandOutput> RunPlan(const std::shared_ptr<const Model>& model, const CommandOptions& options) {
   CommandOutput out;
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const PlanResult> result, PlanCommand(model, options, &out.extra));
-  out.text = PlanResultToJsonText(*result, {options.device, options.summary});
+  out.text = PlanResultToJsonText(*result, {options.rank, options.summary});
   out.findings_failed = result->plan.HasErrors();
   return out;
 }
@@ -92,7 +92,7 @@ StatusOr<CommandOutput> RunMemory(const std::shared_ptr<const Model>& model, con
 
 StatusOr<std::shared_ptr<const PlanResult>> PlanCommand(const std::shared_ptr<const Model>& model,
                                                         const CommandOptions& options, Json* extra) {
-  EP_ASSIGN_OR_RETURN(PlanResult result, PlanModel(model, options.plan, {options.device, options.summary}));
+  EP_ASSIGN_OR_RETURN(PlanResult result, PlanModel(model, options.plan, {options.rank, options.summary}));
   EP_ASSIGN_OR_RETURN(auto rules, ResolvedRules(result.inputs));
   Json list = Json::array();
   for (const auto& [pattern, spec] : rules) list.push_back(Json::array({pattern, spec.ToJson()}));

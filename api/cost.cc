@@ -58,9 +58,6 @@ Status CheckCostOptions(const CostOptions& options) {
     return Status::BadInput({}, "--hardware is required: the step is priced on an accelerator's figures",
                             {"e.g. --hardware h100-sxm, --hardware tpu-v5p, or a profile file (docs/COST.md)"});
   }
-  if (!options.memory.device.empty()) {
-    return Status::BadInput({}, "--device does not apply to cost: --hardware gives the device memory");
-  }
   if (options.microbatches < 1) {
     return Status::BadInput({}, "--microbatches must be at least 1, found " + std::to_string(options.microbatches));
   }

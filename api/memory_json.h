@@ -17,7 +17,8 @@ namespace easyplan::api {
 Json DeviceMemoryToJson(const planner::DeviceMemory& device);
 
 /// `hardware`: the --hardware whose HBM is the budget ("tpu-v5p" or a file), written as "hardware"
-/// after "memory_per_device"; "" writes no such key (the output of --memory-per-device or --device).
+/// after "memory_per_device"; "" writes no such key (the budget came from --max-memory or an
+/// accelerator of schemas/devices.yaml).
 /// `findings`: the plan's; when one is an error, "ok": false and the findings follow the figures.
 std::string MemoryToJsonText(const planner::MemoryReport& report, const std::string& hardware = "",
                              const std::vector<planner::Finding>* findings = nullptr);

@@ -4,6 +4,7 @@
 
 #include "api/activation_pipeline.h"
 #include "api/choices.h"
+#include "api/hardware.h"
 #include "core/byte_size.h"
 #include "core/did_you_mean.h"
 #include "core/dtype.h"
@@ -32,7 +33,7 @@ Status CheckDType(const std::string& flag, const std::string& value) {
 }  // namespace
 
 Status CheckMemoryOptions(const MemoryOptions& options) {
-  EP_RETURN_IF_ERROR(CheckChoice("--mode", options.mode, {"train", "serve"}));
+  EP_RETURN_IF_ERROR(CheckMode("memory", options.mode, {"train", "serve"}));
   if (!options.batch || !options.seq) {
     return Status::BadInput({},
                             std::string(options.batch ? "--seq" : "--batch") +
@@ -55,47 +56,52 @@ Status CheckMemoryOptions(const MemoryOptions& options) {
   EP_RETURN_IF_ERROR(CheckDType("--grad-dtype", options.grad_dtype));
   EP_RETURN_IF_ERROR(CheckDType("--opt-state-dtype", options.opt_state_dtype));
   if (options.opt_state_dtype.empty()) return Status::BadInput({}, "--opt-state-dtype is empty: expected a dtype name");
-  if (!options.memory_per_device.empty() && !options.device.empty()) {
-    return Status::BadInput({}, "--memory-per-device and --device both give the device memory: pass one");
-  }
-  if (!options.hardware.empty() && !options.device.empty()) {
-    return Status::BadInput({}, "--hardware and --device both give the device memory: pass one",
-                            {"--hardware names a profile of schemas/hardware/ (its HBM is the budget); --device "
-                             "a device of schemas/devices.yaml"});
-  }
   return Status();
 }
 
 StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options, std::string* label) {
-  if (!options.memory_per_device.empty()) {
-    EP_ASSIGN_OR_RETURN(int64_t bytes, ParseByteSize(options.memory_per_device, "--memory-per-device"));
-    if (bytes < 1) return Status::BadInput({}, "--memory-per-device must be more than 0 bytes");
-    *label = options.memory_per_device;
+  if (!options.max_memory.empty()) {
+    EP_ASSIGN_OR_RETURN(int64_t bytes, ParseByteSize(options.max_memory, "--max-memory"));
+    if (bytes < 1) return Status::BadInput({}, "--max-memory must be more than 0 bytes");
+    *label = options.max_memory;
     return bytes;
   }
-  if (!options.hardware.empty()) {
-    EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* profile, model.Hardware(options.hardware));
-    *label = profile->name + " (" + HumanBytesBinary(profile->hbm_bytes) + " HBM)";
-    return profile->hbm_bytes;
-  }
-  if (options.device.empty()) {
+  if (options.hardware.empty()) {
     *label = "80GiB";
     return int64_t{80} << 30;
   }
+  // An accelerator of schemas/devices.yaml gives a budget as well as a full profile does.
   EP_ASSIGN_OR_RETURN(const std::vector<planner::DeviceKind>* kinds, model.DeviceKinds());
-  std::vector<std::string> names;
   for (const planner::DeviceKind& kind : *kinds) {
-    if (kind.name == options.device) {
+    if (kind.name == options.hardware) {
       *label = kind.name + " (" + HumanBytesBinary(kind.bytes) + ")";
       return kind.bytes;
     }
-    names.push_back(kind.name);
   }
-  std::string known;
-  for (const std::string& name : names) known += (known.empty() ? "" : ", ") + name;
-  std::string message = "--device '" + options.device + "' is not a known device";
-  if (auto suggestion = SuggestClosest(options.device, names)) message += " (did you mean '" + *suggestion + "'?)";
-  return Status::BadInput({}, message, {"expected one of " + known + "; or give --memory-per-device"});
+  StatusOr<const planner::HardwareProfile*> profile = model.Hardware(options.hardware);
+  const bool file = options.hardware.find('/') != std::string::npos || options.hardware.ends_with(".yaml");
+  if (!profile.ok() && !file) {
+    // Neither list has it: one message over both, the closest name of either suggested.
+    std::vector<std::string> profiles = HardwareNames(model.env()), devices;
+    for (const planner::DeviceKind& kind : *kinds) devices.push_back(kind.name);
+    std::vector<std::string> all = profiles;
+    all.insert(all.end(), devices.begin(), devices.end());
+    std::string message = "--hardware '" + options.hardware + "' is neither a hardware profile nor an accelerator";
+    // A prefix names the family ("h100" -> "h100-sxm") better than the nearest spelling ("h200").
+    std::optional<std::string> close;
+    for (const std::string& name : all) {
+      if (!close && name.starts_with(options.hardware)) close = name;
+    }
+    if (!close) close = SuggestClosest(options.hardware, all);
+    if (close) message += " (did you mean '" + *close + "'?)";
+    return Status::BadInput({}, message,
+                            {"profiles (schemas/hardware/; they also price a step): " + JoinQuoted(profiles),
+                             "accelerators (schemas/devices.yaml; their memory only): " + JoinQuoted(devices),
+                             "or give a profile file (a path with '/' or ending in .yaml; docs/COST.md)"});
+  }
+  if (!profile.ok()) return profile.status();
+  *label = (*profile)->name + " (" + HumanBytesBinary((*profile)->hbm_bytes) + " HBM)";
+  return (*profile)->hbm_bytes;
 }
 
 StatusOr<planner::CheckpointPolicy> ConfigCheckpointPolicy(const Json& config) {
@@ -174,7 +180,7 @@ StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const P
   }
   EP_ASSIGN_OR_RETURN(planner::Plan built, inputs.Build());
   MemoryResult result{std::move(inputs), std::move(built), std::nullopt, std::move(budget_label),
-                      options.memory_per_device.empty() ? options.hardware : std::string()};
+                      options.max_memory.empty() ? options.hardware : std::string()};
   // A plan with errors is still laid out (what it can lay out): its figures come with its findings.
   EP_ASSIGN_OR_RETURN(result.report, BuildMemoryReport(result.inputs, result.plan, options, budget));
   return result;

@@ -24,8 +24,9 @@ bool HasStepStateOptions(const MemoryOptions& options);
 /// The option checks that need no config.
 Status CheckMemoryOptions(const MemoryOptions& options);
 
-/// The budget of --memory-per-device, else the HBM of --hardware, else the memory of --device, else
-/// 80GiB; `label` receives how to show it ("80GiB", "h100-80g (80.0 GiB)", "tpu-v5p (95.0 GiB HBM)").
+/// The budget of --max-memory, else the memory of --hardware (a profile's HBM, or an accelerator of
+/// schemas/devices.yaml), else 80GiB; `label` receives how to show it ("80GiB", "h100-80g (80.0 GiB)",
+/// "tpu-v5p (95.0 GiB HBM)").
 StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options, std::string* label);
 
 /// A step's activation plans: the step's own and, serving with --max-length, the KV cache's.

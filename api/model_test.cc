@@ -147,22 +147,34 @@ TEST(CommandOptionsTest, UnknownNamesSuggestAndTypesAreChecked) {
 TEST(CommandOptionsTest, MeshAndSetTakeTheirPythonShapes) {
   CommandOptions options;
   ASSERT_TRUE(ApplyOptions("plan", Json::parse(R"({"mesh": {"dp": 1, "fsdp": -1}, "set": {"rope_scaling.factor": 8},
-                                           "device": 3, "from": "ckpt", "strict": true})"),
+                                           "rank": 3, "from": "ckpt", "strict": true})"),
                            &options)
                   .ok());
   EXPECT_EQ(options.plan.mesh, "dp=1,fsdp=-1");
   EXPECT_EQ(options.plan.config.sets, std::vector<std::string>{"rope_scaling.factor=8"});
-  EXPECT_EQ(options.device, 3);
+  EXPECT_EQ(options.rank, 3);
   EXPECT_EQ(options.plan.from, "ckpt");
   EXPECT_TRUE(options.plan.config.strict);
 }
 
-TEST(CommandOptionsTest, TheSameNameMeansWhatTheCommandsFlagMeans) {
-  CommandOptions memory, plan;
-  ASSERT_TRUE(ApplyOptions("memory", Json{{"device", "h100-80g"}, {"mode", "train"}}, &memory).ok());
-  EXPECT_EQ(memory.memory.device, "h100-80g");
-  EXPECT_EQ(memory.memory.mode, "train");
-  EXPECT_FALSE(ApplyOptions("plan", Json{{"device", "h100-80g"}}, &plan).ok());  // plan's --device is an index
+TEST(CommandOptionsTest, OneNamePerConceptInEveryCommand) {
+  // The accelerator is `hardware`, the budget `max_memory`, in memory as in validate and cost.
+  for (const char* command : {"memory", "validate", "cost", "report"}) {
+    CommandOptions options;
+    ASSERT_TRUE(ApplyOptions(command, Json{{"hardware", "h100-80g"}, {"max_memory", "80GiB"}}, &options).ok())
+        << command;
+  }
+  CommandOptions plan;
+  ASSERT_TRUE(ApplyOptions("plan", Json{{"rank", 5}}, &plan).ok());
+  EXPECT_EQ(plan.rank, 5);
+  // An old name is an error that names the new one.
+  for (const auto& [command, old_name] : std::vector<std::pair<std::string, std::string>>{
+           {"memory", "memory_per_device"}, {"memory", "device"}, {"plan", "device"}}) {
+    CommandOptions options;
+    Status status = ApplyOptions(command, Json{{old_name, "x"}}, &options);
+    ASSERT_FALSE(status.ok()) << command << " " << old_name;
+    EXPECT_NE(status.ToString().find("which is now"), std::string::npos) << status.ToString();
+  }
 }
 
 TEST(CommandRunnerTest, ResolveIsWhatTheCliPrints) {

@@ -91,10 +91,11 @@ struct MemoryOptions {
   std::string grad_dtype;  ///< "" = each parameter's dtype
   std::string opt_state_dtype = "float32";
   bool master_weights = false;
-  std::string memory_per_device;  ///< "" = the hardware's or the device's, else 80GiB
-  std::string device;             ///< a name of schemas/devices.yaml
-  std::string hardware;           ///< a profile of schemas/hardware/ or a profile file (api/hardware.h)
-  std::string activation_dtype;   ///< "" = the config's torch_dtype, else bfloat16
+  std::string max_memory;  ///< --max-memory, the budget of one device: "" = the hardware's HBM, else 80GiB
+  /// --hardware: a profile of schemas/hardware/, a profile file (api/hardware.h), or an accelerator of
+  /// schemas/devices.yaml (its memory only: enough for a budget, not to price a step).
+  std::string hardware;
+  std::string activation_dtype;  ///< "" = the config's torch_dtype, else bfloat16
 };
 
 }  // namespace easyplan::api

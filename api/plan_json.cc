@@ -127,17 +127,17 @@ std::string PlanToJsonText(const PlanView& view) {
           SpecJson(param.spec), SpecJson(param.effective), DimsJson(group.layout.shard_shape().dims()),
           group.Replicas(), group.MaxShardBytes());
       if (group.expert_layout) out += fmt::format(", \"expert\": {}", group.expert);
-      if (view.device) {
+      if (view.rank) {
         std::vector<std::string> ranges;
-        const bool held = group.HeldBy(*view.device);
-        for (const planner::Range& range : group.layout.SliceOf(*view.device)) {
+        const bool held = group.HeldBy(*view.rank);
+        for (const planner::Range& range : group.layout.SliceOf(*view.rank)) {
           ranges.push_back(fmt::format("[{}, {}]", range.first, range.second));
         }
         if (!held) {
           out += ", \"slice\": null, \"replica_id\": null";
         } else {
           out += fmt::format(", \"slice\": [{}], \"replica_id\": {}", fmt::join(ranges, ", "),
-                             group.ReplicaIdOn(*view.device, plan.mesh));
+                             group.ReplicaIdOn(*view.rank, plan.mesh));
         }
       }
       out += "}";

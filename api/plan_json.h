@@ -25,8 +25,8 @@ struct PlanView {
   const planner::Plan* plan = nullptr;
   const ParamTree* tree = nullptr;
   const rules::RuleSet* rules = nullptr;
-  std::optional<int64_t> device;  ///< --device K: add each tensor's slice and replica id on K
-  bool summary_only = false;      ///< --summary: the per-device summary without the tensor rows
+  std::optional<int64_t> rank;  ///< --rank K: add each tensor's slice and replica id on device K
+  bool summary_only = false;    ///< --summary: the per-device summary without the tensor rows
   /// MoE configs: the folded expert mesh and expert specs (both set, or neither).
   const planner::ExpertMesh* expert_mesh = nullptr;
   const planner::ExpertSpecs* expert_specs = nullptr;

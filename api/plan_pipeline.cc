@@ -7,9 +7,8 @@ namespace easyplan::api {
 StatusOr<PlanResult> PlanModel(const std::shared_ptr<const Model>& model, const PlanOptions& options,
                                const PlanViewOptions& view) {
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options));
-  if (view.device && (*view.device < 0 || *view.device >= inputs.mesh.NumDevices())) {
-    return Status::BadInput({}, "--device " + std::to_string(*view.device) +
-                                    " is not a device of the mesh: ids are 0.." +
+  if (view.rank && (*view.rank < 0 || *view.rank >= inputs.mesh.NumDevices())) {
+    return Status::BadInput({}, "--rank " + std::to_string(*view.rank) + " is not a device of the mesh: ids are 0.." +
                                     std::to_string(inputs.mesh.NumDevices() - 1) + " (" + inputs.mesh.ToString() + ")");
   }
   // The summary shows no per-tensor rows.
@@ -20,7 +19,7 @@ StatusOr<PlanResult> PlanModel(const std::shared_ptr<const Model>& model, const 
 }
 
 std::string PlanResultToJsonText(const PlanResult& result, const PlanViewOptions& view) {
-  PlanView rendering{&result.plan, result.inputs.tree.get(), result.inputs.rules, view.device, view.summary};
+  PlanView rendering{&result.plan, result.inputs.tree.get(), result.inputs.rules, view.rank, view.summary};
   if (result.experts) {
     rendering.expert_mesh = &result.experts->mesh;
     rendering.expert_specs = &result.experts->specs;

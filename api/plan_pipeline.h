@@ -25,12 +25,12 @@ struct PlanResult {
 
 /// Per-call options of `plan` besides PlanOptions.
 struct PlanViewOptions {
-  std::optional<int64_t> device;  ///< --device K: each tensor's slice and replica id on K
-  bool summary = false;           ///< --summary: no per-tensor entries
+  std::optional<int64_t> rank;  ///< --rank K: each tensor's slice and replica id on device K
+  bool summary = false;         ///< --summary: no per-tensor entries
 };
 
 /// The plan of `model` under `options`. A plan with error findings is returned too (the findings say
-/// what is wrong); bad input (a bad mesh, a --device outside it) is a Status.
+/// what is wrong); bad input (a bad mesh, a --rank outside it) is a Status.
 StatusOr<PlanResult> PlanModel(const std::shared_ptr<const Model>& model, const PlanOptions& options,
                                const PlanViewOptions& view = {});
 

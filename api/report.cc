@@ -245,7 +245,6 @@ Status CheckReportOptions(const ReportOptions& options) {
   cost.memory = *options.memory;
   // CheckCostOptions requires --hardware; the report prices the step only when there is one.
   cost.memory.hardware = "given";
-  cost.memory.device.clear();
   cost.microbatches = options.microbatches;
   cost.decode = options.decode;
   cost.precision = options.precision;

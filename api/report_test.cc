@@ -151,14 +151,14 @@ TEST(ReportTest, StepWithoutHardwareOrOnTheHfTreeSaysWhyItHasNoCost) {
   memory.mode = "serve";
   memory.batch = 4;
   memory.seq = 1024;
-  memory.memory_per_device = "80GiB";
+  memory.max_memory = "80GiB";
   options.memory = memory;
   auto report = Report(model, options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_TRUE(report->data["cost"].is_null());
   EXPECT_NE(report->data["cost_note"].get<std::string>().find("--hardware"), std::string::npos);
 
-  options.memory->memory_per_device.clear();
+  options.memory->max_memory.clear();
   options.memory->hardware = "h100-sxm";
   options.plan.layout = "hf";
   report = Report(model, options);

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "api/activation_pipeline.h"
+#include "api/choices.h"
 #include "api/memory_pipeline.h"
 #include "api/plan_inputs.h"
 #include "core/byte_size.h"
@@ -73,6 +74,10 @@ Status CheckValidateOptions(const ValidateOptions& options) {
   // --hardware without --max-memory budgets the profile's HBM (read with the config, in Validate).
   const bool budget = max_memory.has_value() || !options.hardware.empty();
   const bool with_activations = !options.activations.mode.empty();
+  if (with_activations) {
+    EP_RETURN_IF_ERROR(
+        CheckMode("validate", options.activations.mode, {"train", "prefill", "decode", "insert", "serve"}));
+  }
   // --mode serve is memory's serving mode: its activation findings are the prefill step's.
   const bool serve = options.activations.mode == "serve";
   ActivationOptions activations = options.activations;
@@ -104,13 +109,13 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
   ValidateResult result;
   result.budget_text = options.max_memory;
   std::string budget_flag = "--max-memory";
-  if (!options.max_memory.empty()) {
-    EP_ASSIGN_OR_RETURN(result.budget, ParseByteSize(options.max_memory, "--max-memory"));
-  } else if (!options.hardware.empty()) {
-    EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* profile, model->Hardware(options.hardware));
-    result.budget = profile->hbm_bytes;
-    result.budget_text = profile->name + " (" + HumanBytesBinary(profile->hbm_bytes) + " HBM)";
-    budget_flag = "--hardware";
+  if (!options.max_memory.empty() || !options.hardware.empty()) {
+    // As memory takes them: --max-memory, else the accelerator's memory (a profile or schemas/devices.yaml).
+    MemoryOptions budget;
+    budget.max_memory = options.max_memory;
+    budget.hardware = options.hardware;
+    EP_ASSIGN_OR_RETURN(result.budget, MemoryBudget(*model, budget, &result.budget_text));
+    if (options.max_memory.empty()) budget_flag = "--hardware";
   }
   const bool serve = options.activations.mode == "serve";
   ActivationOptions activations = options.activations;

@@ -146,6 +146,8 @@ int RunApp(int argc, const char* const* argv, Context& ctx) {
     return kExitOk;
   } catch (const CLI::ParseError& e) {
     std::string message = e.what();
+    // An option without a name of its own (a renamed flag's) reports as ": message".
+    if (message.starts_with(": ")) message.erase(0, 2);
     for (CLI::App* sub : app.get_subcommands()) {
       return UsageError(ctx, sub->get_name() + ": " + message, "run 'easyplan " + sub->get_name() + " --help'");
     }

@@ -47,7 +47,7 @@ std::function<int(Context&)> AddCostCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "cost", "estimated step time on an accelerator: compute, communication, overlap, tokens/s, MFU, memory");
   AddPlanFlags(cmd, flags->cost.plan);
-  AddMemoryFlags(cmd, flags->cost.memory, /*mode_flag=*/true);
+  AddMemoryFlags(cmd, flags->cost.memory, /*mode_defaults_to_train=*/true);
   AddStepPricingFlags(cmd, flags->cost.microbatches, flags->cost.decode, flags->cost.precision);
   cmd->add_option("--format", flags->format, "table (default) or json");
   cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");

@@ -24,6 +24,7 @@ struct MemoryCommandFlags {
   api::MemoryOptions memory;
   std::string format = "table";
   std::string output;
+  bool mode_given = false;  ///< else --mode is train, and the output says so
 };
 
 /// "0-3,8,10-11" for sorted ids.
@@ -42,7 +43,7 @@ std::string IdRanges(const std::vector<int64_t>& ids) {
 std::string Signed(int64_t bytes) { return bytes < 0 ? "-" + HumanBytesBinary(-bytes) : HumanBytesBinary(bytes); }
 
 std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInputs& inputs,
-                        const api::MemoryOptions& flags, const std::string& budget_label) {
+                        const api::MemoryOptions& flags, const std::string& budget_label, bool mode_given) {
   const bool train = report.mode == planner::MemoryMode::kTrain;
   const Mesh& mesh = inputs.mesh;
   std::string out =
@@ -56,6 +57,7 @@ std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInpu
   } else {
     out += fmt::format(", KV cache of {} tokens", flags.max_length.value_or(*flags.seq));
   }
+  if (!mode_given) out += " (--mode train, the default; --mode serve for serving)";
   out += "\n\n";
 
   // Devices with identical figures share a row; the worst row comes first.
@@ -112,9 +114,9 @@ StatusOr<int> RunMemory(const MemoryCommandFlags& flags, Context& ctx) {
   const planner::MemoryReport& report = *result.report;
   const bool errors = result.plan.HasErrors();
   if (errors) ctx.err << FindingsToText(result.plan.findings);
-  const std::string text = flags.format == "json"
-                               ? api::MemoryToJsonText(report, result.hardware, &result.plan.findings)
-                               : MemoryTable(report, result.inputs, flags.memory, result.budget_label);
+  const std::string text =
+      flags.format == "json" ? api::MemoryToJsonText(report, result.hardware, &result.plan.findings)
+                             : MemoryTable(report, result.inputs, flags.memory, result.budget_label, flags.mode_given);
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return report.fits && !errors ? kExitOk : kExitFindings;
 }
@@ -126,10 +128,11 @@ std::function<int(Context&)> AddMemoryCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "memory", "will it fit: parameters, gradients, optimizer state, activations, KV cache per device");
   AddPlanFlags(cmd, flags->plan);
-  AddMemoryFlags(cmd, flags->memory, /*mode_flag=*/true);
+  CLI::Option* mode = AddMemoryFlags(cmd, flags->memory, /*mode_defaults_to_train=*/true);
   cmd->add_option("--format", flags->format, "table (default) or json");
   cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
-  return [flags](Context& ctx) {
+  return [flags, mode](Context& ctx) {
+    flags->mode_given = mode->count() > 0;
     StatusOr<int> code = RunMemory(*flags, ctx);
     return code.ok() ? *code : ReportError(ctx, code.status());
   };

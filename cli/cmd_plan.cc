@@ -13,7 +13,7 @@ struct PlanCommandFlags {
   api::PlanOptions plan;
   std::string format = "table";
   std::string output;
-  std::optional<int64_t> device;
+  std::optional<int64_t> rank;
   bool summary = false;
 };
 
@@ -21,7 +21,7 @@ StatusOr<int> RunPlan(const PlanCommandFlags& flags, Context& ctx) {
   EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"table", "json"}));
   EP_RETURN_IF_ERROR(api::CheckPlanOptions(flags.plan));
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.plan.config));
-  const api::PlanViewOptions view{flags.device, flags.summary};
+  const api::PlanViewOptions view{flags.rank, flags.summary};
   EP_ASSIGN_OR_RETURN(api::PlanResult result, api::PlanModel(model, flags.plan, view));
   if (result.plan.HasErrors()) {
     // Like a compiler: no artifact when the plan is wrong; the findings say what to fix.
@@ -33,7 +33,7 @@ StatusOr<int> RunPlan(const PlanCommandFlags& flags, Context& ctx) {
   if (flags.format == "json") {
     text = api::PlanResultToJsonText(result, view);
   } else {
-    PlanView table{&result.plan, result.inputs.tree.get(), result.inputs.rules, flags.device, flags.summary};
+    PlanView table{&result.plan, result.inputs.tree.get(), result.inputs.rules, flags.rank, flags.summary};
     if (result.experts) {
       table.expert_mesh = &result.experts->mesh;
       table.expert_specs = &result.experts->specs;
@@ -53,7 +53,8 @@ std::function<int(Context&)> AddPlanCommand(CLI::App& app) {
   AddPlanFlags(cmd, flags->plan);
   cmd->add_option("--format", flags->format, "table (default) or json");
   cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
-  cmd->add_option("--device", flags->device, "also show the slice and replica id device K holds of every tensor");
+  cmd->add_option("--rank", flags->rank, "also show the slice and replica id device K holds of every tensor");
+  AddRenamedFlag(cmd, "--device", "--rank K (the device whose view is shown; the accelerator is --hardware)");
   cmd->add_flag("--summary", flags->summary, "only the mesh and per-device summary, not one row per tensor");
   return [flags](Context& ctx) {
     StatusOr<int> code = RunPlan(*flags, ctx);

@@ -35,7 +35,7 @@ std::function<int(Context&)> AddReportCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "report", "one self-contained HTML page of the plan: mesh, memory, step time per layer, tensors, findings");
   AddPlanFlags(cmd, flags->report.plan);
-  AddMemoryFlags(cmd, flags->memory, /*mode_flag=*/true);
+  AddMemoryFlags(cmd, flags->memory, /*mode_defaults_to_train=*/false);
   AddStepPricingFlags(cmd, flags->report.microbatches, flags->report.decode, flags->report.precision);
   cmd->add_option("-o,--output", flags->output, "write the page to FILE (atomically) instead of stdout");
   return [flags](Context& ctx) {

@@ -127,7 +127,7 @@ std::function<int(Context&)> AddSuggestCommand(CLI::App& app) {
                   "slow-network domains (TPU slices, GPU nodes): factors of dp x fsdp cross them (default 1)");
   cmd->add_option("--rules", flags->suggest.rules, "a rule file tried besides the built-in rules (repeatable)");
   cmd->add_option("--uneven", flags->suggest.plan.uneven, "replicate (default), error or chunk, as plan takes it");
-  AddMemoryFlags(cmd, flags->suggest.memory, /*mode_flag=*/true);
+  AddMemoryFlags(cmd, flags->suggest.memory, /*mode_defaults_to_train=*/true);
   cmd->add_option("--top", flags->suggest.top, "candidates shown (default 5)");
   cmd->add_option("--max-microbatches", flags->suggest.max_microbatches,
                   "train: most gradient accumulation steps tried when a step does not fit (default 64)");

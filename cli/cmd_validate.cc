@@ -62,9 +62,7 @@ std::function<int(Context&)> AddValidateCommand(CLI::App& app) {
   cmd->add_option("--max-memory", flags->validate.max_memory,
                   "bytes a device may hold, e.g. 80GiB: parameters, or with --mode train|serve --batch --seq "
                   "the whole memory of `easyplan memory` (by default adamw with float32 state)");
-  cmd->add_option("--hardware", flags->validate.hardware,
-                  "without --max-memory, the HBM of this accelerator profile is the budget: a name of "
-                  "schemas/hardware/ (tpu-v5p, h100-sxm, ...) or a profile YAML file");
+  AddHardwareFlag(cmd, flags->validate.hardware);
   AddActivationFlags(cmd, flags->validate.activations, /*full=*/false);
   AddStepStateFlags(cmd, flags->validate.step_state);
   return [flags](Context& ctx) {

@@ -44,18 +44,34 @@ void AddActivationFlags(CLI::App* cmd, api::ActivationOptions& flags, bool full)
   cmd->add_option("--cache-version", flags.cache_version, "--cache ragged: kv_pages layout v3 (default) or v2");
 }
 
-void AddMemoryFlags(CLI::App* cmd, api::MemoryOptions& flags, bool mode_flag) {
-  if (mode_flag) cmd->add_option("--mode", flags.mode, "train or serve (required)");
+CLI::Option* AddMemoryFlags(CLI::App* cmd, api::MemoryOptions& flags, bool mode_defaults_to_train) {
+  if (mode_defaults_to_train) flags.mode = "train";
+  CLI::Option* mode = cmd->add_option(
+      "--mode", flags.mode,
+      mode_defaults_to_train ? "train (default) or serve (prefill of the batch into the KV cache, then decode)"
+                             : "train or serve: the step whose memory and time are shown (none by default)");
   cmd->add_option("--batch", flags.batch, "sequences per step (required)");
   cmd->add_option("--seq", flags.seq, "tokens per sequence (required; serve: the prompt of one prefill step)");
   AddStepStateFlags(cmd, flags);
-  cmd->add_option("--memory-per-device", flags.memory_per_device,
-                  "memory of one device, e.g. 80GiB (default: the --hardware's HBM, else the --device's, else "
-                  "80GiB)");
-  cmd->add_option("--device", flags.device, "a named device, e.g. h100-80g, tpu-v5p-95g (schemas/devices.yaml)");
-  cmd->add_option("--hardware", flags.hardware,
-                  "an accelerator profile whose HBM is the budget: a name of schemas/hardware/ (tpu-v5p, "
-                  "h100-sxm, ...) or a profile YAML file");
+  cmd->add_option("--max-memory", flags.max_memory,
+                  "the memory budget of one device, e.g. 80GiB (default: the --hardware's, else 80GiB)");
+  AddHardwareFlag(cmd, flags.hardware);
+  AddRenamedFlag(cmd, "--memory-per-device", "--max-memory");
+  AddRenamedFlag(cmd, "--device", "--hardware NAME (the accelerator; the device whose view is shown is plan's --rank)");
+  return mode;
+}
+
+void AddHardwareFlag(CLI::App* cmd, std::string& hardware) {
+  cmd->add_option("--hardware", hardware,
+                  "the accelerator: a profile of schemas/hardware/ (tpu-v5p, h100-sxm, ...), a profile YAML file, or "
+                  "for a memory budget an accelerator of schemas/devices.yaml (h100-80g, ...)");
+}
+
+void AddRenamedFlag(CLI::App* cmd, const std::string& old_name, const std::string& new_name) {
+  // Hidden (no group); given at all, it fails the parse (exit 2) with the name to use instead.
+  cmd->add_option(old_name)->group("")->expected(0, 1)->each([old_name, new_name](const std::string&) {
+    throw CLI::ValidationError(old_name + " was renamed: use " + new_name);
+  });
 }
 
 void AddStepStateFlags(CLI::App* cmd, api::MemoryOptions& flags) {

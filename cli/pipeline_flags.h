@@ -22,13 +22,20 @@ void AddPlanFlags(CLI::App* cmd, api::PlanOptions& flags);
 /// (`activations`).
 void AddActivationFlags(CLI::App* cmd, api::ActivationOptions& flags, bool full);
 
-/// Registers --batch, --seq, --memory-per-device, --device and the step flags below (`mode_flag`: also
-/// --mode).
-void AddMemoryFlags(CLI::App* cmd, api::MemoryOptions& flags, bool mode_flag);
+/// --mode, --batch, --seq, the step state, --max-memory and --hardware (memory, cost, suggest, report).
+/// `mode_defaults_to_train`: --mode is train unless given (memory, cost, suggest); else "" means no
+/// step (report). Returns the --mode option, whose count() says whether it was given.
+CLI::Option* AddMemoryFlags(CLI::App* cmd, api::MemoryOptions& flags, bool mode_defaults_to_train);
 
 /// Registers what the step holds besides the model: --max-length, --optimizer, --grad-dtype,
 /// --opt-state-dtype and --master-weights (validate's whole-memory budget takes them too).
 void AddStepStateFlags(CLI::App* cmd, api::MemoryOptions& flags);
+
+/// --hardware NAME|FILE: the accelerator, one flag in every command that has one.
+void AddHardwareFlag(CLI::App* cmd, std::string& hardware);
+
+/// A flag an earlier easyplan had: hidden, and an error naming `new_name` when given.
+void AddRenamedFlag(CLI::App* cmd, const std::string& old_name, const std::string& new_name);
 
 /// --precision (cost, suggest): the projections' matmul precision.
 void AddPrecisionFlag(CLI::App* cmd, std::string& precision);

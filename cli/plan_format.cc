@@ -107,8 +107,8 @@ std::string PlanToTable(const PlanView& view) {
   if (!view.summary_only) {
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> header = {"tensor", "shape", "dtype", "rule", "spec", "shard", "replicas", "bytes/device"};
-    if (view.device) {
-      header.push_back("slice on " + std::to_string(*view.device));
+    if (view.rank) {
+      header.push_back("slice on " + std::to_string(*view.rank));
       header.push_back("replica");
     }
     rows.push_back(header);
@@ -127,17 +127,17 @@ std::string PlanToTable(const PlanView& view) {
                                       group.layout.shard_shape().ToString(),
                                       WithThousands(group.Replicas()),
                                       WithThousands(group.MaxShardBytes())};
-      if (view.device) {
-        if (!group.HeldBy(*view.device)) {
+      if (view.rank) {
+        if (!group.HeldBy(*view.rank)) {
           row.push_back("-");
           row.push_back("-");
         } else {
           std::vector<std::string> ranges;
-          for (const planner::Range& range : group.layout.SliceOf(*view.device)) {
+          for (const planner::Range& range : group.layout.SliceOf(*view.rank)) {
             ranges.push_back(fmt::format("{}:{}", range.first, range.second));
           }
           row.push_back("[" + fmt::format("{}", fmt::join(ranges, ", ")) + "]");
-          row.push_back(std::to_string(group.ReplicaIdOn(*view.device, plan.mesh)));
+          row.push_back(std::to_string(group.ReplicaIdOn(*view.rank, plan.mesh)));
         }
       }
       rows.push_back(std::move(row));

@@ -38,7 +38,7 @@ def command(binary, run):
            "--mode", "train", "--batch", str(run["global_batch"]), "--seq", str(run["seq"]),
            "--mesh", axis_flag(mesh), "--format", "json",
            # The published runs ran, so they fit; the table compares time, not the memory model's verdict.
-           "--memory-per-device", "1PiB"]
+           "--max-memory", "1PiB"]
     if dcn:
         cmd += ["--dcn", axis_flag(dcn)]
     if run.get("rules"):

@@ -155,7 +155,7 @@ py::dict RunPlan(const PyModel& self, const std::string& options_json, const std
   Json extra;
   Outcome outcome = Guarded([&](Outcome&) -> Status {
     EP_ASSIGN_OR_RETURN(api::CommandOptions parsed, ParseCommandOptions(self, "plan", options_json, tree_json));
-    view = {parsed.device, parsed.summary};
+    view = {parsed.rank, parsed.summary};
     EP_ASSIGN_OR_RETURN(result, api::PlanCommand(self.model, parsed, &extra));
     return Status();
   });

@@ -36,7 +36,7 @@ def test_an_unknown_option_suggests_the_closest():
     ({"mesh": 8}, "expected"),
     ({"mesh": "fsdp=-1"}, "needs --devices"),
     ({"uneven": "sometimes"}, "expected one of"),
-    ({"device": 99, "mesh": "fsdp=8"}, "not a device of the mesh"),
+    ({"rank": 99, "mesh": "fsdp=8"}, "not a device of the mesh"),
     ({"rules": "no/such/rules.yaml"}, "no/such/rules.yaml"),
     ({"tree": "no/such/tree.json"}, "no/such/tree.json"),
     ({"tree": [{"name": "w", "shape": [-1], "dtype": "float32"}], "mesh": "fsdp=2"}, "shape"),

@@ -25,9 +25,9 @@ def test_memory_of_h100_sxm_budgets_its_80_gib():
     assert got["fits"]
 
 
-def test_memory_per_device_overrides_the_hardware_budget():
+def test_max_memory_overrides_the_hardware_budget():
     got = easyplan.memory(LLAMA, mesh=MESH, mode="serve", batch=1, seq=1024, hardware="h100-sxm",
-                          memory_per_device="40GiB")
+                          max_memory="40GiB")
     assert got["memory_per_device"] == 40 * 2**30
     assert "hardware" not in got
 
