@@ -8,6 +8,7 @@
 #include <memory>
 #include <tuple>
 
+#include "api/assumptions.h"
 #include "api/memory_json.h"
 #include "api/memory_pipeline.h"
 #include "cli/commands.h"
@@ -96,6 +97,10 @@ std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInpu
                        train ? " (x2 with its unreduced gradient)" : "");
   }
   out += fmt::format("float32 logits {}\n", HumanBytesBinary(b.logits));
+  // What EasyDeL's defaults assumed, before the verdict line that scripts tail.
+  for (const std::string& assumed : api::StepAssumptions(*inputs.model, {.train = train, .priced = false})) {
+    out += "assumed " + assumed + "\n";
+  }
   const planner::DeviceMemory& worst = report.Worst();
   const int64_t headroom = report.memory_per_device - worst.total;
   out += fmt::format("worst device {}: {} of {}: {}\n", worst.id, HumanBytesBinary(worst.total), budget_label,

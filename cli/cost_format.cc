@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "api/assumptions.h"
 #include "cli/text_table.h"
 #include "core/human.h"
 
@@ -91,6 +92,9 @@ std::string CostText(const api::CostResult& r) {
     layers.push_back({l.scope, std::to_string(l.count), HumanSeconds(l.compute_s), HumanSeconds(l.communication_s)});
   }
   out += Columns(layers, {1, 2, 3}, "  ");
+  const std::vector<std::string> assumed = api::StepAssumptions(*r.inputs.model, {.train = train, .priced = true});
+  if (!assumed.empty()) out += "\n";
+  for (const std::string& line : assumed) out += "assumed " + line + "\n";
   return out;
 }
 

@@ -1,0 +1,25 @@
+#ifndef EASYPLAN_API_ASSUMPTIONS_H_
+#define EASYPLAN_API_ASSUMPTIONS_H_
+
+// The EasyDeL defaults that change a step's figures a lot, when the user did not choose them: text
+// outputs say "assumed ..." once, with the --set that changes it (memory, cost).
+
+#include <string>
+#include <vector>
+
+#include "api/model.h"
+
+namespace easyplan::api {
+
+struct StepAssumptionsOf {
+  bool train = true;    ///< a training step, else serving
+  bool priced = false;  ///< cost: the attention kernel's traffic counts too
+};
+
+/// "kvdtype float32 (EasyDeL's default): the KV cache takes twice bfloat16's memory; --set
+/// kvdtype=bfloat16 changes it", ... for every such key the config holds by default.
+std::vector<std::string> StepAssumptions(const Model& model, const StepAssumptionsOf& step);
+
+}  // namespace easyplan::api
+
+#endif  // EASYPLAN_API_ASSUMPTIONS_H_
