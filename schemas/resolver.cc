@@ -395,6 +395,17 @@ class Resolver {
       }
     }
     for (const FieldSpec& field : easydel_->attributes) EP_RETURN_IF_ERROR(CheckField(config, prefix, field));
+    // Keys inside object fields (rope_scaling.factor): checked in their object, when both are there.
+    for (const FamilySchema* schema : chain.schemas) {
+      for (const FieldSpec& field : schema->subfields) {
+        const size_t dot = field.name.find('.');
+        auto object = config.find(field.name.substr(0, dot));
+        if (object == config.end() || !object->is_object()) continue;
+        FieldSpec inner = field;
+        inner.name = field.name.substr(dot + 1);
+        EP_RETURN_IF_ERROR(CheckField(*object, PointerToMember(prefix, field.name.substr(0, dot)), inner));
+      }
+    }
     return Status();
   }
 

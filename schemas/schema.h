@@ -58,6 +58,8 @@ struct FamilySchema {
   std::string inherits;                                            // "" = none
   std::vector<std::pair<std::string, std::string>> attribute_map;  // alias -> stored name
   std::vector<FieldSpec> fields;
+  /// Keys inside an object field ("rope_scaling.factor"): type-checked when present, never defaulted.
+  std::vector<FieldSpec> subfields;
   std::vector<DerivedSpec> derived;
   std::vector<CheckSpec> checks;
   std::vector<std::pair<std::string, std::string>> sub_configs;  // key -> family

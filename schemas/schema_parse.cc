@@ -19,8 +19,8 @@ StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
   SchemaReader reader(doc);
   const Json& root = doc.root();
   EP_RETURN_IF_ERROR(reader.CheckKeys(root, "",
-                                      {"model_type", "config_class", "inherits", "attribute_map", "fields", "derived",
-                                       "checks", "sub_configs", "numeric_check"}));
+                                      {"model_type", "config_class", "inherits", "attribute_map", "fields", "subfields",
+                                       "derived", "checks", "sub_configs", "numeric_check"}));
   FamilySchema family;
   family.source = doc.file();
   EP_ASSIGN_OR_RETURN(family.model_type, reader.String(root, "", "model_type", true));
@@ -29,6 +29,14 @@ StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
   EP_ASSIGN_OR_RETURN(family.attribute_map, reader.StringMap(root, "attribute_map"));
   EP_ASSIGN_OR_RETURN(family.sub_configs, reader.StringMap(root, "sub_configs"));
   EP_ASSIGN_OR_RETURN(family.fields, reader.Fields(root, "fields", false));
+  EP_ASSIGN_OR_RETURN(family.subfields, reader.Fields(root, "subfields", false));
+  for (const FieldSpec& field : family.subfields) {
+    const size_t dot = field.name.find('.');
+    if (dot == std::string::npos || dot == 0 || dot + 1 == field.name.size()) {
+      return Status::BadInput(field.loc,
+                              "a subfield is named OBJECT.KEY (rope_scaling.factor), found '" + field.name + "'");
+    }
+  }
   if (auto it = root.find("derived"); it != root.end() && !it->is_null()) {
     if (!it->is_array()) return reader.Error("/derived", "expected a list");
     for (size_t i = 0; i < it->size(); ++i) {
