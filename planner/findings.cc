@@ -39,6 +39,8 @@ std::string_view FindingCodeName(FindingCode code) {
       return "expert-mesh";
     case FindingCode::kCacheReshard:
       return "cache-reshard";
+    case FindingCode::kRedundantCompute:
+      return "redundant-compute";
   }
   return "unknown";
 }

@@ -32,6 +32,7 @@ enum class FindingCode {
   kExpertMesh,          ///< error: EasyDeL cannot fold the mesh into its (dp, ep, tp) expert mesh, or the
                         ///< experts do not split evenly over it (activations, validate --mode)
   kCacheReshard,        ///< warning: decode steps constrain the KV cache differently from how it is stored
+  kRedundantCompute,    ///< warning: an axis shards neither the batch nor a module's weights (computed whole)
 };
 
 /// "unmatched-tensor", "unknown-axis", ...: stable identifiers for JSON, JUnit and `--strict` lists.

@@ -11,6 +11,7 @@
 #include "core/human.h"
 #include "planner/layout_links.h"
 #include "planner/logical_check.h"
+#include "planner/redundant_compute.h"
 
 namespace easyplan::planner {
 namespace {
@@ -356,9 +357,12 @@ StatusOr<Plan> LayOutPlan(const TreeMatches& matches, const Mesh& mesh, UnevenMo
   // Tensors in tree order, so findings come in the order of their first tensor; a kind is planned
   // at its first tensor and replayed for the rest (unless a finding names that tensor alone).
   std::vector<std::optional<TensorOutcome>> outcomes(matches.kinds().size());
+  RedundantComputeCheck redundant(mesh, matches.config());
   for (size_t t = 0; t < tree.tensors.size(); ++t) {
     std::optional<TensorOutcome>& replay = outcomes[static_cast<size_t>(matches.KindIndexOf(t))];
     if (replay) {
+      redundant.Add(tree.tensors[t].name, tree.tensors[t].shape, replay->param.effective,
+                    plan.groups[static_cast<size_t>(replay->param.group)].expert_layout.has_value());
       for (size_t position : replay->findings) planner.findings().Recount(position, 1);
       ++plan.groups[static_cast<size_t>(replay->param.group)].tensors;
       if (options.keep_params) plan.params.emplace_back(replay->param).tensor = static_cast<int>(t);
@@ -366,6 +370,8 @@ StatusOr<Plan> LayOutPlan(const TreeMatches& matches, const Mesh& mesh, UnevenMo
     }
     TensorOutcome outcome;
     EP_RETURN_IF_ERROR(planner.PlanTensor(t, outcome));
+    redundant.Add(tree.tensors[t].name, tree.tensors[t].shape, outcome.param.effective,
+                  plan.groups[static_cast<size_t>(outcome.param.group)].expert_layout.has_value());
     ++plan.groups[static_cast<size_t>(outcome.param.group)].tensors;
     if (options.keep_params) plan.params.push_back(outcome.param);
     if (outcome.replayable && matches.KindOf(t).tensors > 1) replay = std::move(outcome);
@@ -373,6 +379,7 @@ StatusOr<Plan> LayOutPlan(const TreeMatches& matches, const Mesh& mesh, UnevenMo
 
   EP_RETURN_IF_ERROR(AddDeviceTotals(plan));
   for (const Finding& finding : matches.rule_findings()) planner.findings().Add(finding);
+  for (Finding& finding : redundant.Findings()) planner.findings().Add(std::move(finding));
   plan.findings = planner.findings().Take();
   return plan;
 }

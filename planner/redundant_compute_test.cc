@@ -1,0 +1,42 @@
+#include "planner/redundant_compute.h"
+
+#include <gtest/gtest.h>
+
+namespace easyplan::planner {
+namespace {
+
+const Json kConfig = Json::parse(R"({"partition_axis": {"batch_axis": ["fsdp", "dp"], "sequence_axis": "sp"}})");
+
+PartitionSpec Spec(std::vector<PartitionSpec::Entry> entries) { return PartitionSpec(std::move(entries)); }
+
+TEST(RedundantComputeTest, AnAxisNoWeightOfAModuleUsesComputesItWhole) {
+  const Mesh mesh{{"dp", "fsdp", "ep", "tp", "sp"}, {1, 1, 64, 1, 1}, {}};
+  RedundantComputeCheck check(mesh, kConfig);
+  for (int layer = 0; layer < 3; ++layer) {
+    const std::string prefix = "model/layers/" + std::to_string(layer);
+    check.Add(prefix + "/self_attn/q_proj/kernel", Shape{4096, 8192}, Spec({{"fsdp", "sp"}, {"tp"}}));
+    check.Add(prefix + "/mlp/experts/gate_proj/kernel", Shape{128, 4096, 1536}, Spec({{"ep"}, {}, {"tp"}}));
+    check.Add(prefix + "/input_layernorm/kernel", Shape{4096}, Spec({{}}));  // a vector: not a weight
+  }
+  const std::vector<Finding> findings = check.Findings();
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_EQ(findings[0].code, FindingCode::kRedundantCompute);
+  EXPECT_NE(findings[0].message.find("ep=64"), std::string::npos) << findings[0].message;
+  EXPECT_NE(findings[0].message.find("self_attn (3 layers)"), std::string::npos) << findings[0].message;
+  EXPECT_EQ(findings[0].message.find("mlp"), std::string::npos) << findings[0].message;
+}
+
+TEST(RedundantComputeTest, BatchAndSequenceAxesAndPerExpertTensorsAreNeverIdle) {
+  const Mesh mesh{{"dp", "fsdp", "ep", "tp", "sp"}, {2, 4, 2, 1, 2}, {}};
+  RedundantComputeCheck check(mesh, kConfig);
+  check.Add("model.layers.0.self_attn.q_proj.weight", Shape{8192, 4096}, Spec({{"tp"}, {"fsdp", "sp"}}));
+  check.Add("model.layers.0.mlp.experts.3.gate_proj.weight", Shape{1536, 4096}, Spec({{}, {}}), /*per_expert=*/true);
+  // ep=2 leaves self_attn whole; dp, fsdp and sp shard the batch and the sequence.
+  const std::vector<Finding> findings = check.Findings();
+  ASSERT_EQ(findings.size(), 1u);
+  EXPECT_NE(findings[0].message.find("ep=2"), std::string::npos);
+  EXPECT_NE(findings[0].message.find("self_attn (1 layer)"), std::string::npos) << findings[0].message;
+}
+
+}  // namespace
+}  // namespace easyplan::planner
