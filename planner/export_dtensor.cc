@@ -161,6 +161,36 @@ Json DTensorShardsJson(const Mesh& mesh, const Shape& shape, const std::vector<P
   return out;
 }
 
+std::optional<ExpertSubMesh> ExpertSubMeshOf(const Mesh& mesh, const LayoutGroup& group, const PartitionSpec& spec) {
+  // The expert dim's axes are the ones neither the tensor's spec nor its replica axes name; the others
+  // span the sub-mesh, in mesh order, over the devices that hold the expert (row-major, as a
+  // DeviceMesh of those ranks reshaped to the sub-mesh's shape lays them out).
+  std::vector<bool> kept(mesh.axis_names.size(), false);
+  for (const PartitionSpec::Entry& entry : spec.entries()) {
+    for (const std::string& axis : entry) {
+      if (std::optional<int> a = mesh.AxisIndex(axis)) kept[static_cast<size_t>(*a)] = true;
+    }
+  }
+  for (const auto& [axis, size] : group.replica_axes) kept[static_cast<size_t>(axis)] = true;
+  ExpertSubMesh out;
+  int64_t product = 1;
+  for (size_t a = 0; a < kept.size(); ++a) {
+    if (!kept[a]) continue;
+    out.mesh.axis_names.push_back(mesh.axis_names[a]);
+    out.mesh.shape.push_back(mesh.shape[a]);
+    product *= mesh.shape[a];
+  }
+  for (int64_t d = 0; d < mesh.NumDevices(); ++d) {
+    if (group.HeldBy(d)) out.ranks.push_back(d);
+  }
+  if (out.mesh.axis_names.empty()) {  // the expert sits on one device: a 1-device mesh
+    out.mesh.axis_names.push_back(mesh.axis_names.back());
+    out.mesh.shape.push_back(1);
+  }
+  if (static_cast<int64_t>(out.ranks.size()) != product) return std::nullopt;
+  return out;
+}
+
 std::string TorchExport(const Plan& plan, const ParamTree& tree) {
   Json out = Json::object();
   Json device_mesh = Json::object();
@@ -177,12 +207,33 @@ std::string TorchExport(const Plan& plan, const ParamTree& tree) {
     row["shape"] = Json(std::vector<int64_t>(tensor.shape.dims().begin(), tensor.shape.dims().end()));
     DTensorPlacements placements = PlacementsFor(plan.mesh, param.effective);
     if (placements.reason.empty() && group.expert_layout && group.expert_layout->replicas() != plan.mesh.NumDevices()) {
-      placements.placements.clear();
-      placements.reason =
-          "this per-expert tensor lives only on the devices whose slice of the stacked expert dim holds "
-          "expert " +
-          std::to_string(group.expert) +
-          "; placements over the whole mesh cannot say that (use a sub-mesh, or export --layout easydel)";
+      // A per-expert tensor lives on the devices holding its expert: a DTensor on that sub-mesh.
+      if (std::optional<ExpertSubMesh> sub = ExpertSubMeshOf(plan.mesh, group, param.effective)) {
+        Json mesh = Json::object();
+        mesh["mesh_shape"] = Json(sub->mesh.shape);
+        mesh["mesh_dim_names"] = Json(sub->mesh.axis_names);
+        mesh["ranks"] = Json(sub->ranks);
+        row["device_mesh"] = std::move(mesh);
+        DTensorPlacements on_sub = PlacementsFor(sub->mesh, param.effective);
+        if (on_sub.reason.empty()) {
+          Json list = Json::array();
+          for (const Placement& p : on_sub.placements) list.push_back(p.ToString());
+          row["placements"] = std::move(list);
+          // Shards name global ranks: sub-mesh rank i is sub->ranks[i].
+          Json shards = DTensorShardsJson(sub->mesh, tensor.shape, on_sub.placements);
+          for (Json& shard : shards) {
+            for (Json& rank : shard["ranks"]) rank = sub->ranks[rank.get<size_t>()];
+          }
+          row["shards"] = std::move(shards);
+          params.push_back(std::move(row));
+          continue;
+        }
+        placements = std::move(on_sub);
+      } else {
+        placements.placements.clear();
+        placements.reason = "this per-expert tensor lives only on the devices holding expert " +
+                            std::to_string(group.expert) + ", which form no sub-mesh of whole axes";
+      }
     }
     if (!placements.reason.empty()) {
       row["placements"] = nullptr;

@@ -12,6 +12,7 @@
 // torch would need _StridedShard, a private placement, and the exporter says so instead.
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -67,6 +68,15 @@ LocalShard LocalShapeAndOffset(std::span<const int64_t> global_shape, std::span<
 /// that hold the same local shard (same shape and offset) grouped in one row, rows in the order of
 /// their first rank.
 Json DTensorShardsJson(const Mesh& mesh, const Shape& shape, const std::vector<Placement>& placements);
+
+/// The devices holding one per-expert tensor, as a DTensor DeviceMesh: `ranks` (global device ids,
+/// row-major over `mesh`'s axes: every mesh axis but the stacked expert dim's). nullopt when they do not
+/// form one (never for the layouts the planner builds).
+struct ExpertSubMesh {
+  Mesh mesh;
+  std::vector<int64_t> ranks;
+};
+std::optional<ExpertSubMesh> ExpertSubMeshOf(const Mesh& mesh, const LayoutGroup& group, const PartitionSpec& spec);
 
 /// The `--to torch` artifact (docs/FORMATS.md): {"device_mesh": {"mesh_shape", "mesh_dim_names"},
 /// "params": [{"name", "shape", "placements", "shards"}]}; a tensor plain placements cannot express
