@@ -18,6 +18,7 @@ struct CostCommandFlags {
   api::CostOptions cost;
   std::string format = "table";
   std::string output;
+  bool mode_given = false;  ///< else --mode is train, and the output says so
 };
 
 StatusOr<int> RunCost(const CostCommandFlags& flags, Context& ctx) {
@@ -34,7 +35,7 @@ StatusOr<int> RunCost(const CostCommandFlags& flags, Context& ctx) {
   if (flags.format == "json") {
     text = EmitJson(api::CostToJson(result));
   } else {
-    text = CostText(result);
+    text = CostText(result, flags.mode_given);
   }
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return result.estimate->fits && !errors ? kExitOk : kExitFindings;
@@ -47,11 +48,12 @@ std::function<int(Context&)> AddCostCommand(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "cost", "estimated step time on an accelerator: compute, communication, overlap, tokens/s, MFU, memory");
   AddPlanFlags(cmd, flags->cost.plan);
-  AddMemoryFlags(cmd, flags->cost.memory, /*mode_defaults_to_train=*/true);
+  CLI::Option* mode = AddMemoryFlags(cmd, flags->cost.memory, /*mode_defaults_to_train=*/true);
   AddStepPricingFlags(cmd, flags->cost.microbatches, flags->cost.decode, flags->cost.precision);
   cmd->add_option("--format", flags->format, "table (default) or json");
   cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
-  return [flags](Context& ctx) {
+  return [flags, mode](Context& ctx) {
+    flags->mode_given = mode->count() > 0;
     StatusOr<int> code = RunCost(*flags, ctx);
     return code.ok() ? *code : ReportError(ctx, code.status());
   };

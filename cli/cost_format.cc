@@ -21,7 +21,7 @@ std::string HumanSeconds(double seconds) {
 
 std::string HumanRate(double per_second) { return WithThousands(static_cast<int64_t>(std::llround(per_second))); }
 
-std::string CostText(const api::CostResult& r) {
+std::string CostText(const api::CostResult& r, bool mode_given) {
   const api::StepEstimate& e = *r.estimate;
   const kernels::StepCost& c = e.step;
   const api::StepSettings& s = r.settings;
@@ -37,6 +37,7 @@ std::string CostText(const api::CostResult& r) {
     out += fmt::format(", {} microbatch{}, gradient_checkpointing {}", s.microbatches, s.microbatches == 1 ? "" : "es",
                        planner::CheckpointPolicyName(s.policy));
   }
+  if (!mode_given) out += " (--mode train, the default; --mode serve for serving)";
   out += "\n\n";
   const planner::DeviceMemory& worst = e.memory.Worst();
   const int64_t headroom = e.memory.memory_per_device - worst.total;

@@ -17,7 +17,8 @@ std::string HumanRate(double per_second);
 
 /// `cost`'s table: the header, the totals, communication per kind, the costliest collectives and the
 /// per-layer split.
-std::string CostText(const api::CostResult& result);
+/// `mode_given`: false when --mode took its default (train), which the header then says.
+std::string CostText(const api::CostResult& result, bool mode_given = true);
 
 }  // namespace easyplan::cli
 
