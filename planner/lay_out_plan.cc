@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -381,6 +382,18 @@ StatusOr<Plan> LayOutPlan(const TreeMatches& matches, const Mesh& mesh, UnevenMo
   for (const Finding& finding : matches.rule_findings()) planner.findings().Add(finding);
   for (Finding& finding : redundant.Findings()) planner.findings().Add(std::move(finding));
   plan.findings = planner.findings().Take();
+  if (matches.rules().builtin) {
+    // A built-in table carries generic rules (biases, a classification head's score) that many models
+    // never use: the user did not write them, so they are notes. A user's own rule file keeps the warning.
+    for (Finding& finding : plan.findings) {
+      if (finding.code == FindingCode::kDeadRule || finding.code == FindingCode::kShadowedRule) {
+        finding.severity = Severity::kNote;
+      }
+    }
+    std::stable_sort(plan.findings.begin(), plan.findings.end(), [](const Finding& a, const Finding& b) {
+      return static_cast<int>(a.severity) > static_cast<int>(b.severity);
+    });
+  }
   return plan;
 }
 

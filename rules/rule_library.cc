@@ -31,6 +31,7 @@ StatusOr<const RuleSet*> RuleLibrary::Load(const std::string& path) {
   EP_ASSIGN_OR_RETURN(const Presets* presets, GetPresets());
   EP_ASSIGN_OR_RETURN(Document doc, source_.ReadDocument(path));
   EP_ASSIGN_OR_RETURN(RuleSet set, ParseRuleSet(doc, *presets));
+  set.builtin = true;
   auto& slot = sets_[path];
   slot = std::make_unique<RuleSet>(std::move(set));
   return slot.get();

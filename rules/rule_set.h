@@ -50,7 +50,8 @@ struct RuleSet {
   Layout layout = Layout::kEasyDel;
   std::vector<std::string> model_types;  ///< families that use this file as their built-in rules
   std::vector<Rule> rules;
-  std::string source;  ///< file as messages show it
+  std::string source;    ///< file as messages show it
+  bool builtin = false;  ///< one of easyplan's tables (rules/<family>.yaml), not the user's --rules file
 };
 
 /// Parses a rule file (YAML or JSON). Every pattern is compiled here (RE2); an invalid pattern, or
