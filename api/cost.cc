@@ -58,22 +58,7 @@ Status CheckCostOptions(const CostOptions& options) {
     return Status::BadInput({}, "--hardware is required: the step is priced on an accelerator's figures",
                             {"e.g. --hardware h100-sxm, --hardware tpu-v5p, or a profile file (docs/COST.md)"});
   }
-  if (options.microbatches < 1) {
-    return Status::BadInput({}, "--microbatches must be at least 1, found " + std::to_string(options.microbatches));
-  }
-  if (options.microbatches > 1 && options.memory.mode != "train") {
-    return Status::BadInput({}, "--microbatches accumulates gradients: it needs --mode train");
-  }
-  if (*options.memory.batch % options.microbatches != 0) {
-    return Status::BadInput(
-        {},
-        fmt::format("--batch {} is not divisible by --microbatches {}", *options.memory.batch, options.microbatches),
-        {"each microbatch is an equal share of the global batch"});
-  }
-  if (options.decode && options.memory.mode != "serve") {
-    return Status::BadInput({}, "--decode prices one decode step: it needs --mode serve");
-  }
-  EP_RETURN_IF_ERROR(CheckPrecision(options.precision));
+  EP_RETURN_IF_ERROR(CheckStepPricing(options.memory, options.microbatches, options.decode, options.precision));
   if (!options.plan.tree.empty() || !options.plan.from.empty() || options.plan.layout != "easydel") {
     return Status::BadInput({},
                             "cost runs the family's forward pass on its EasyDeL tree: --tree, --from and "
@@ -81,6 +66,24 @@ Status CheckCostOptions(const CostOptions& options) {
                             {"plan, validate and memory take them"});
   }
   return Status();
+}
+
+Status CheckStepPricing(const MemoryOptions& memory, int64_t microbatches, bool decode, const std::string& precision) {
+  if (microbatches < 1) {
+    return Status::BadInput({}, "--microbatches must be at least 1, found " + std::to_string(microbatches));
+  }
+  if (microbatches > 1 && memory.mode != "train") {
+    return Status::BadInput({}, "--microbatches accumulates gradients: it needs --mode train");
+  }
+  if (*memory.batch % microbatches != 0) {
+    return Status::BadInput(
+        {}, fmt::format("--batch {} is not divisible by --microbatches {}", *memory.batch, microbatches),
+        {"each microbatch is an equal share of the global batch"});
+  }
+  if (decode && memory.mode != "serve") {
+    return Status::BadInput({}, "--decode prices one decode step: it needs --mode serve");
+  }
+  return CheckPrecision(precision);
 }
 
 Status CheckPrecision(const std::string& precision) {
@@ -204,18 +207,25 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
   }
   EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
   CostResult result{std::move(inputs), std::move(plan), settings, hardware, std::move(budget_label), std::nullopt};
+  EP_ASSIGN_OR_RETURN(result.estimate,
+                      EstimateLaidOutPlan(result.inputs, result.plan, *hardware, options.memory, budget, settings));
+  return result;
+}
+
+StatusOr<std::optional<StepEstimate>> EstimateLaidOutPlan(const PlanInputs& inputs, const planner::Plan& plan,
+                                                          const planner::HardwareProfile& hardware,
+                                                          const MemoryOptions& memory, int64_t budget,
+                                                          const StepSettings& settings,
+                                                          const planner::MemoryReport* memory_report) {
   // A plan with errors is priced as it can be laid out, its findings alongside; if its layout cannot
   // be priced at all, the findings alone answer.
   auto estimate = [&]() -> StatusOr<StepEstimate> {
-    EP_ASSIGN_OR_RETURN(const StepModel step_model, StepModelOf(result.inputs, result.plan));
-    return EstimateStep(result.inputs, result.plan, step_model, *hardware, options.memory, budget, settings);
+    EP_ASSIGN_OR_RETURN(const StepModel step_model, StepModelOf(inputs, plan));
+    return EstimateStep(inputs, plan, step_model, hardware, memory, budget, settings, memory_report);
   }();
-  if (estimate.ok()) {
-    result.estimate = std::move(*estimate);
-  } else if (!result.plan.HasErrors()) {
-    return estimate.status();
-  }
-  return result;
+  if (estimate.ok()) return std::optional<StepEstimate>(std::move(*estimate));
+  if (plan.HasErrors()) return std::optional<StepEstimate>();
+  return estimate.status();
 }
 
 Json LayerCostsJson(const kernels::StepCost& step) {

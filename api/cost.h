@@ -37,6 +37,9 @@ struct CostOptions {
 /// The option checks that need no config.
 Status CheckCostOptions(const CostOptions& options);
 
+/// How a step of `memory` (mode, batch) is priced: --microbatches, --decode, --precision (cost, report).
+Status CheckStepPricing(const MemoryOptions& memory, int64_t microbatches, bool decode, const std::string& precision);
+
 /// What one estimate varies on a laid-out plan: suggest changes these without resolving again.
 struct StepSettings {
   planner::MemoryMode mode = planner::MemoryMode::kTrain;
@@ -94,6 +97,14 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
                                     int64_t budget, const StepSettings& settings,
                                     const planner::MemoryReport* memory_report = nullptr,
                                     const kernels::DryRunReport* run = nullptr);
+
+/// EstimateStep of a plan as it is laid out: nullopt when the plan has errors that leave a layout the
+/// step model cannot price (`cost` and `report` then show the findings alone).
+StatusOr<std::optional<StepEstimate>> EstimateLaidOutPlan(const PlanInputs& inputs, const planner::Plan& plan,
+                                                          const planner::HardwareProfile& hardware,
+                                                          const MemoryOptions& memory, int64_t budget,
+                                                          const StepSettings& settings,
+                                                          const planner::MemoryReport* memory_report = nullptr);
 
 struct CostResult {
   PlanInputs inputs;

@@ -79,8 +79,7 @@ StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options,
     }
   }
   StatusOr<const planner::HardwareProfile*> profile = model.Hardware(options.hardware);
-  const bool file = options.hardware.find('/') != std::string::npos || options.hardware.ends_with(".yaml");
-  if (!profile.ok() && !file) {
+  if (!profile.ok() && !IsHardwareFile(options.hardware)) {
     // Neither list has it: one message over both, the closest name of either suggested.
     std::vector<std::string> profiles = HardwareNames(model.env()), devices;
     for (const planner::DeviceKind& kind : *kinds) devices.push_back(kind.name);

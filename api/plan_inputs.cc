@@ -69,15 +69,21 @@ std::optional<std::string> ConventionalAxis(const std::string& axis, const std::
 // --mesh names the axes it sizes; the others are 1: "--mesh fsdp=8" is dp=1,fsdp=8,ep=1,tp=1,sp=1. An
 // axis that neither the config's sharding_axis_names, partition_axis nor the rules use is a typo.
 StatusOr<planner::AxisSizes> CompleteMeshAxes(const planner::AxisSizes& given, const Json& config,
-                                              const std::vector<std::string>& rule_axes) {
+                                              const RuleAxesFn& rule_axes) {
   const std::vector<std::string> names = ConfigAxisNames(config);
   std::vector<std::string> known = names;
   if (auto it = config.find("partition_axis"); it != config.end()) AddPartitionAxes(*it, &known);
-  for (const std::string& axis : rule_axes) {
-    if (std::find(known.begin(), known.end(), axis) == known.end()) known.push_back(axis);
-  }
+  // The rules are resolved only for an axis the config does not name (a rule file's own 'model').
+  bool rules_added = false;
   for (const std::string& axis : given.names) {
     if (std::find(known.begin(), known.end(), axis) != known.end()) continue;
+    if (!rules_added && rule_axes) {
+      rules_added = true;
+      for (const std::string& rule_axis : rule_axes()) {
+        if (std::find(known.begin(), known.end(), rule_axis) == known.end()) known.push_back(rule_axis);
+      }
+      if (std::find(known.begin(), known.end(), axis) != known.end()) continue;
+    }
     std::string message = "--mesh names axis '" + axis + "', which this model's mesh does not have";
     std::optional<std::string> close = ConventionalAxis(axis, known);
     if (!close) close = SuggestClosest(axis, known);
@@ -121,7 +127,7 @@ std::vector<std::string> RuleAxes(const rules::RuleSet& rules, const rules::Pres
 }
 
 StatusOr<Mesh> MeshFromOptions(const MeshOptions& options, const Json& config, bool has_config, std::string* source,
-                               const std::vector<std::string>& rule_axes) {
+                               const RuleAxesFn& rule_axes) {
   planner::MeshRequest request;
   request.devices = options.devices;
   if (!options.mesh.empty()) {
@@ -250,8 +256,9 @@ StatusOr<PlanInputs> PreparePlan(const std::shared_ptr<const Model>& model, cons
   EP_ASSIGN_OR_RETURN(inputs.tree, model->Tree(inputs.tree_spec));
   EP_ASSIGN_OR_RETURN(inputs.links, model->Links(inputs.tree_spec, inputs.tree, *inputs.rules));
   MeshOptions mesh{options.mesh, options.dcn, model->options().devices, options.max_devices};
-  EP_ASSIGN_OR_RETURN(inputs.mesh, MeshFromOptions(mesh, model->config(), model->has_config(), &inputs.mesh_source,
-                                                   RuleAxes(*inputs.rules, *inputs.presets, model->config())));
+  const RuleAxesFn rule_axes = [&] { return RuleAxes(*inputs.rules, *inputs.presets, model->config()); };
+  EP_ASSIGN_OR_RETURN(inputs.mesh,
+                      MeshFromOptions(mesh, model->config(), model->has_config(), &inputs.mesh_source, rule_axes));
   return inputs;
 }
 

@@ -6,6 +6,7 @@
 // the config's sharding_axis_dims) and, when the rules are written for EasyDeL names but the tree has
 // HF names, the links between the two. The mesh-free parts come from the Model's caches.
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -64,8 +65,11 @@ StatusOr<TreeSpec> TreeSpecOf(const PlanOptions& options);
 
 /// The mesh of --mesh (with --dcn, --devices), else of the config's sharding_axis_dims / names;
 /// `source` receives which ("--mesh", "config sharding_axis_dims").
+/// `rule_axes`, when given, lists the axes the rules use; it is called only when --mesh names an axis
+/// the config does not.
+using RuleAxesFn = std::function<std::vector<std::string>()>;
 StatusOr<Mesh> MeshFromOptions(const MeshOptions& options, const Json& config, bool has_config, std::string* source,
-                               const std::vector<std::string>& rule_axes = {});
+                               const RuleAxesFn& rule_axes = {});
 
 /// The mesh axes `rules` name once resolved against `config` (presets and tokens expanded), in order of
 /// first use: with the config's axes, what --mesh may size.

@@ -241,14 +241,7 @@ Status CheckReportOptions(const ReportOptions& options) {
     return Status();
   }
   EP_RETURN_IF_ERROR(CheckMemoryOptions(*options.memory));
-  CostOptions cost;
-  cost.memory = *options.memory;
-  // CheckCostOptions requires --hardware; the report prices the step only when there is one.
-  cost.memory.hardware = "given";
-  cost.microbatches = options.microbatches;
-  cost.decode = options.decode;
-  cost.precision = options.precision;
-  return CheckCostOptions(cost);
+  return CheckStepPricing(*options.memory, options.microbatches, options.decode, options.precision);
 }
 
 StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const ReportOptions& options) {
@@ -278,16 +271,12 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
     if (cost_note.empty()) {
       EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(options.memory->hardware));
       EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
-      auto estimate = [&]() -> StatusOr<StepEstimate> {
-        EP_ASSIGN_OR_RETURN(const StepModel step_model, StepModelOf(inputs, plan));
-        return EstimateStep(inputs, plan, step_model, *hardware, *options.memory, budget, settings, &*memory);
-      }();
-      if (estimate.ok()) {
+      EP_ASSIGN_OR_RETURN(std::optional<StepEstimate> estimate,
+                          EstimateLaidOutPlan(inputs, plan, *hardware, *options.memory, budget, settings, &*memory));
+      if (estimate) {
         cost = CostJson(*estimate, settings, *hardware);
-      } else if (plan.HasErrors()) {
-        cost_note = "the plan's errors leave a layout the step model cannot price";
       } else {
-        return estimate.status();
+        cost_note = "the plan's errors leave a layout the step model cannot price";
       }
     }
   }
