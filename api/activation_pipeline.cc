@@ -48,7 +48,8 @@ Status CheckActivationOptions(const ActivationOptions& options) {
 
 StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& options,
                                                    const planner::ActivationTable& table, const rules::Presets& presets,
-                                                   const Json& config, const Mesh& mesh) {
+                                                   const schemas::ResolvedConfig& resolved, const Mesh& mesh) {
+  const Json& config = resolved.config;
   planner::ActivationRequest request;
   const std::string mode = options.mode.empty() ? "train" : options.mode;
   std::optional<planner::RuntimeMode> parsed = planner::ParseRuntimeMode(mode);
@@ -68,7 +69,7 @@ StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& opti
   }
   request.batch = options.batch;
   request.seq = options.seq;
-  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(config));
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(resolved));
   std::string dtype = options.dtype;
   if (dtype.empty()) dtype = dims.torch_dtype.empty() ? "bfloat16" : dims.torch_dtype;
   std::optional<DType> parsed_dtype = ParseDType(dtype);
@@ -87,10 +88,10 @@ StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& opti
 }
 
 StatusOr<std::optional<ExpertReport>> ExpertReportOf(const planner::ActivationTable& table,
-                                                     const rules::Presets& presets, const Json& config,
-                                                     const Mesh& mesh) {
-  const Json& model = schemas::GeometryConfig(config);
-  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(config));
+                                                     const rules::Presets& presets,
+                                                     const schemas::ResolvedConfig& resolved, const Mesh& mesh) {
+  const Json& model = schemas::GeometryConfig(resolved.config);
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(resolved));
   ExpertReport report;
   report.mesh = planner::FoldExpertMesh(mesh, planner::ParallelAxisNamesOf(model), planner::ExpertBindingOf(model));
   EP_ASSIGN_OR_RETURN(std::optional<planner::ExpertSpecs> specs,
@@ -102,7 +103,7 @@ StatusOr<std::optional<ExpertReport>> ExpertReportOf(const planner::ActivationTa
 
 StatusOr<std::optional<ExpertReport>> ExpertReportForPlan(const PlanInputs& inputs) {
   EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, inputs.model->ActivationTable());
-  return ExpertReportOf(*table, *inputs.presets, inputs.config(), inputs.mesh);
+  return ExpertReportOf(*table, *inputs.presets, inputs.resolved(), inputs.mesh);
 }
 
 bool ActivationsResult::Failed() const {
@@ -124,7 +125,7 @@ StatusOr<ActivationsResult> Activations(const std::shared_ptr<const Model>& mode
   mesh_options.devices = model->options().devices;
   ActivationsResult result;
   EP_ASSIGN_OR_RETURN(Mesh built, MeshFromOptions(mesh_options, model->config(), true, &result.mesh_source));
-  EP_ASSIGN_OR_RETURN(result.plan, BuildActivations(options, *table, *presets, model->config(), built));
+  EP_ASSIGN_OR_RETURN(result.plan, BuildActivations(options, *table, *presets, model->resolved(), built));
   result.model_type = model->model_type();
   result.strict = model->options().strict;
   return result;

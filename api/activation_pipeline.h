@@ -25,7 +25,7 @@ Status CheckActivationOptions(const ActivationOptions& options);
 /// The activation plan of `config` on `mesh` for the options (mode defaults to train).
 StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& options,
                                                    const planner::ActivationTable& table, const rules::Presets& presets,
-                                                   const Json& config, const Mesh& mesh);
+                                                   const schemas::ResolvedConfig& resolved, const Mesh& mesh);
 
 /// The expert mesh and expert specs of a MoE config; nullopt for a dense one.
 struct ExpertReport {
@@ -33,8 +33,8 @@ struct ExpertReport {
   planner::ExpertSpecs specs;
 };
 StatusOr<std::optional<ExpertReport>> ExpertReportOf(const planner::ActivationTable& table,
-                                                     const rules::Presets& presets, const Json& config,
-                                                     const Mesh& mesh);
+                                                     const rules::Presets& presets,
+                                                     const schemas::ResolvedConfig& resolved, const Mesh& mesh);
 
 /// ExpertReportOf for a plan's config and mesh.
 StatusOr<std::optional<ExpertReport>> ExpertReportForPlan(const PlanInputs& inputs);

@@ -108,7 +108,7 @@ Status AddServeCache(NumericSetup& setup) {
   prefill.seq = memory.seq;
   prefill.dtype = memory.activation_dtype;
   EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan, BuildActivations(prefill, *table, *setup.inputs->presets,
-                                                                     setup.inputs->config(), setup.inputs->mesh));
+                                                                     setup.inputs->resolved(), setup.inputs->mesh));
   setup.model.cache_axes = plan.cache_key.entries();
   setup.model.cache_index_axes = plan.cache_index.entries();
   for (const planner::ActivationTensor& t : plan.tensors) {

@@ -51,6 +51,7 @@ StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, ExportO
                                       .rules = planned.inputs.rules,
                                       .presets = planned.inputs.presets,
                                       .config = &model->config(),
+                                      .geometry = &model->resolved().geometry,
                                       .activation_table = table};
   export_inputs.plan_json = [&]() -> StatusOr<std::string> {
     EP_ASSIGN_OR_RETURN(planned.experts, ExpertReportForPlan(planned.inputs));

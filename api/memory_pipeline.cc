@@ -136,7 +136,7 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, cons
       EP_ASSIGN_OR_RETURN(memory.policy, ConfigCheckpointPolicy(config));
     }
   }
-  EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(config));
+  EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(inputs.resolved()));
   EP_ASSIGN_OR_RETURN(planner::MemoryModel model, planner::MemoryModelOf(dims, schemas::GeometryConfig(config)));
 
   std::optional<StepActivations> own;
@@ -151,7 +151,6 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, cons
 
 StatusOr<StepActivations> BuildStepActivations(const PlanInputs& inputs, const MemoryOptions& options) {
   const bool train = options.mode == "train";
-  const Json& config = inputs.config();
   EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, inputs.model->ActivationTable());
   ActivationOptions step_flags;
   step_flags.mode = train ? "train" : "prefill";
@@ -159,11 +158,12 @@ StatusOr<StepActivations> BuildStepActivations(const PlanInputs& inputs, const M
   step_flags.seq = options.seq;
   step_flags.dtype = options.activation_dtype;
   StepActivations out;
-  EP_ASSIGN_OR_RETURN(out.step, BuildActivations(step_flags, *table, *inputs.presets, config, inputs.mesh));
+  EP_ASSIGN_OR_RETURN(out.step, BuildActivations(step_flags, *table, *inputs.presets, inputs.resolved(), inputs.mesh));
   if (!train && options.max_length && *options.max_length != *options.seq) {
     ActivationOptions cache_flags = step_flags;
     cache_flags.seq = options.max_length;
-    EP_ASSIGN_OR_RETURN(out.cache, BuildActivations(cache_flags, *table, *inputs.presets, config, inputs.mesh));
+    EP_ASSIGN_OR_RETURN(out.cache,
+                        BuildActivations(cache_flags, *table, *inputs.presets, inputs.resolved(), inputs.mesh));
   }
   return out;
 }

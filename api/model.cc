@@ -174,7 +174,8 @@ StatusOr<const rules::RuleSet*> Model::Rules(const std::string& rules, int64_t m
                                           : "without CONFIG there is no model_type to pick built-in rules by",
                               {"pass --rules FILE (docs/RULES.md describes the format)"});
     }
-    return library_.ForModelType(model_type_);
+    // An alias (kimi_k2) plans with the rules of the family it names (deepseek_v3).
+    return library_.ForModelType(resolved_.family.empty() ? model_type_ : resolved_.family);
   }
   return library_.FromFile(*env_.fs, rules, env_.limits.max_input_bytes, static_cast<size_t>(max_rules));
 }

@@ -150,7 +150,7 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
   if (!options.activations.mode.empty()) {
     EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, model->ActivationTable());
     EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan_activations,
-                        BuildActivations(activations, *table, *inputs.presets, inputs.config(), inputs.mesh));
+                        BuildActivations(activations, *table, *inputs.presets, inputs.resolved(), inputs.mesh));
     findings.insert(findings.end(), plan_activations.findings.begin(), plan_activations.findings.end());
     // Errors first, as FindingList orders them.
     std::stable_sort(findings.begin(), findings.end(), [](const planner::Finding& a, const planner::Finding& b) {

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
+#include <tuple>
 
 #include "core/checked_math.h"
 #include "planner/layout.h"
@@ -354,14 +356,40 @@ CacheGeometry CacheGeometryOf(const schemas::ModelDims& dims) {
     geometry.key_dim = geometry.value_dim = known ? dims.head_dim : 1;
   }
   geometry.layers = dims.layers;
-  geometry.sliding.assign(static_cast<size_t>(geometry.layers), 0);
+  const size_t layers = static_cast<size_t>(geometry.layers);
+  geometry.sliding.assign(layers, 0);
+  geometry.chunked.assign(layers, false);
+  geometry.linear.assign(layers, false);
   const int64_t window = dims.sliding_window;
-  if (window > 0 && !dims.layer_types.empty() && dims.layer_types.size() == geometry.sliding.size()) {
-    for (size_t i = 0; i < dims.layer_types.size(); ++i) {
-      if (dims.layer_types[i] == "sliding_attention") geometry.sliding[i] = window;
+  const bool typed = !dims.layer_types.empty() && dims.layer_types.size() == layers;
+  if (typed) {
+    for (size_t i = 0; i < layers; ++i) {
+      const std::string& type = dims.layer_types[i];
+      if (type == "sliding_attention" && window > 0) geometry.sliding[i] = window;
+      if (type == "chunked_attention" && dims.attention_chunk_size > 0) {
+        geometry.sliding[i] = dims.attention_chunk_size;
+        geometry.chunked[i] = true;
+      }
+      if (type == "linear_attention") geometry.linear[i] = true;
     }
   } else if (window > 0 && dims.use_sliding_window) {
     std::fill(geometry.sliding.begin(), geometry.sliding.end(), window);
+  }
+  const int64_t linear_layers = std::count(geometry.linear.begin(), geometry.linear.end(), true);
+  geometry.kv_layers = geometry.layers - linear_layers;
+  if (linear_layers > 0) {
+    LinearStateGeometry& state = geometry.linear_state;
+    state.layers = linear_layers;
+    state.value_heads = std::max<int64_t>(dims.linear_value_heads, 1);
+    state.key_dim = std::max<int64_t>(dims.linear_key_dim, 1);
+    state.value_dim = std::max<int64_t>(dims.linear_value_dim, 1);
+    state.conv_kernel = std::max<int64_t>(dims.linear_conv_kernel, 1);
+    // Overflow-safe: each factor is a config integer; the products are checked where they are laid.
+    const std::optional<int64_t> keys = CheckedMul(std::max<int64_t>(dims.linear_key_heads, 1), state.key_dim);
+    const std::optional<int64_t> values = CheckedMul(state.value_heads, state.value_dim);
+    const std::optional<int64_t> twice = keys ? CheckedMul(*keys, 2) : std::nullopt;
+    const std::optional<int64_t> conv = twice && values ? CheckedAdd(*twice, *values) : std::nullopt;
+    state.conv_dim = conv.value_or(std::numeric_limits<int64_t>::max());
   }
   return geometry;
 }
@@ -601,7 +629,7 @@ StatusOr<RaggedCacheReport> BuildRaggedCache(Builder& builder, const ActivationR
   report.options = options;
   report.kv_heads = geometry.key_heads;
   report.head_dim = geometry.key_dim;
-  report.layers = geometry.layers;
+  report.layers = geometry.kv_layers;
   report.requested_dtype = report.dtype = kvdtype;
 
   // Sizes: the page axis's data-parallel size, and the shard count kv_head_axis asks for.
@@ -679,8 +707,8 @@ StatusOr<RaggedCacheReport> BuildRaggedCache(Builder& builder, const ActivationR
   if (shards > 1 && head.size() > 0) entries[2] = head[0];
   EP_ASSIGN_OR_RETURN(report.pages, builder.Lay("ragged_cache.kv_pages", shape, report.dtype,
                                                 PartitionSpec(std::move(entries)), "the ragged cache"));
-  report.pages.layers = geometry.layers;
-  const int64_t layers = std::max<int64_t>(geometry.layers, 1);
+  report.pages.layers = geometry.kv_layers;  // linear-attention layers keep no pages
+  const int64_t layers = std::max<int64_t>(geometry.kv_layers, 1);
   auto bytes = CheckedMul(report.pages.bytes, layers);
   auto per_device = CheckedMul(report.pages.bytes_per_device, layers);
   if (!bytes || !per_device) return Status::BadInput({}, "the ragged cache's size overflows int64");
@@ -893,17 +921,36 @@ StatusOr<CacheLayouts> LayTransformerCache(const CacheGeometry& geometry, const 
   ActivationPlan& plan = builder.plan;
   const int64_t batch = tokens.batch, seq = tokens.seq;
   CacheLayouts layouts{plan.cache_key, plan.cache_decode_key};
-  std::map<int64_t, int64_t> layers_by_length;  // length -> layers (0 = full)
-  for (int64_t window : geometry.sliding) ++layers_by_length[window > 0 ? std::min(window, seq) : seq];
-  if (geometry.layers == 0) layers_by_length[seq] = 0;
-  std::vector<std::pair<int64_t, int64_t>> groups;  // (length, layers), the full length first
-  if (auto full = layers_by_length.find(seq); full != layers_by_length.end()) groups.push_back(*full);
-  for (const auto& group : layers_by_length) {
-    if (group.first != seq) groups.push_back(group);
+  // (length, chunked) -> layers; linear-attention layers keep no keys or values.
+  std::map<std::pair<int64_t, bool>, int64_t> layers_by_length;
+  for (size_t i = 0; i < geometry.sliding.size(); ++i) {
+    if (geometry.linear[i]) continue;
+    const int64_t window = geometry.sliding[i];
+    ++layers_by_length[{window > 0 ? std::min(window, seq) : seq, window > 0 && geometry.chunked[i]}];
+  }
+  if (geometry.kv_layers == 0) layers_by_length[{seq, false}] = 0;
+  // (length, chunked, layers), the full length first
+  std::vector<std::tuple<int64_t, bool, int64_t>> groups;
+  if (auto full = layers_by_length.find({seq, false}); full != layers_by_length.end()) {
+    groups.emplace_back(seq, false, full->second);
+  }
+  for (const auto& [key, layers] : layers_by_length) {
+    if (key != std::pair<int64_t, bool>{seq, false}) groups.emplace_back(key.first, key.second, layers);
   }
   int64_t total = 0, total_per_device = 0;
+  auto add_rows = [&](ActivationTensor& row, int64_t layers) -> Status {
+    EP_RETURN_IF_ERROR(builder.Measure(row));
+    auto layer_bytes = CheckedMul(row.bytes, std::max<int64_t>(layers, 1));
+    auto layer_device = CheckedMul(row.bytes_per_device, std::max<int64_t>(layers, 1));
+    auto sum = layer_bytes ? CheckedAdd(total, *layer_bytes) : std::nullopt;
+    auto sum_device = layer_device ? CheckedAdd(total_per_device, *layer_device) : std::nullopt;
+    if (!sum || !sum_device) return Status::BadInput({}, "the KV cache's size overflows int64");
+    total = *sum;
+    total_per_device = *sum_device;
+    return Status();
+  };
   bool first_group = true;
-  for (const auto& [length, layers] : groups) {
+  for (const auto& [length, chunked, layers] : groups) {
     const Shape key_shape{batch, length, geometry.key_heads, geometry.key_dim};
     const Shape value_shape{batch, length, geometry.value_heads, geometry.value_dim};
     std::string unknown;
@@ -915,7 +962,7 @@ StatusOr<CacheLayouts> LayTransformerCache(const CacheGeometry& geometry, const 
             : plan.cache_index;
     const PartitionSpec stored_value = stored;  // the same sanitised axes for K and V
     const int64_t window = length == seq && first_group ? 0 : length;
-    const std::string suffix = window > 0 ? fmt::format("[sliding {}]", window) : "";
+    const std::string suffix = window > 0 ? fmt::format("[{} {}]", chunked ? "chunked" : "sliding", window) : "";
     ActivationTensor key_row{"kv_cache.key" + suffix, key_shape, kvdtype, plan.cache_key, stored};
     ActivationTensor value_row{"kv_cache.value" + suffix, value_shape, kvdtype, plan.cache_value, stored_value};
     ActivationTensor indexs_row{"kv_cache.indexs" + suffix, Shape{batch}, DType::kInt32, plan.cache_index, index_spec};
@@ -923,14 +970,7 @@ StatusOr<CacheLayouts> LayTransformerCache(const CacheGeometry& geometry, const 
     for (ActivationTensor* row : {&key_row, &value_row, &indexs_row, &starts_row}) {
       row->layers = layers;
       row->window = window;
-      EP_RETURN_IF_ERROR(builder.Measure(*row));
-      auto layer_bytes = CheckedMul(row->bytes, std::max<int64_t>(layers, 1));
-      auto layer_device = CheckedMul(row->bytes_per_device, std::max<int64_t>(layers, 1));
-      auto sum = layer_bytes ? CheckedAdd(total, *layer_bytes) : std::nullopt;
-      auto sum_device = layer_device ? CheckedAdd(total_per_device, *layer_device) : std::nullopt;
-      if (!sum || !sum_device) return Status::BadInput({}, "the KV cache's size overflows int64");
-      total = *sum;
-      total_per_device = *sum_device;
+      EP_RETURN_IF_ERROR(add_rows(*row, layers));
       plan.tensors.push_back(std::move(*row));
     }
     if (first_group) {
@@ -942,6 +982,25 @@ StatusOr<CacheLayouts> LayTransformerCache(const CacheGeometry& geometry, const 
       plan.cache_index = index_spec;
     }
     first_group = false;
+  }
+  // Linear-attention layers (Qwen3-Next) keep a state of fixed size whatever the sequence length. Its
+  // batch dim follows the cache's indexs (the batch axes when they divide the batch); easyplan knows no
+  // EasyDeL spec for the rest, so the state is counted whole on every device of a batch shard.
+  if (const LinearStateGeometry& state = geometry.linear_state; state.layers > 0) {
+    PartitionSpec::Entry batch_entry =
+        plan.cache_index.entries().empty() ? PartitionSpec::Entry() : plan.cache_index.entries().front();
+    const PartitionSpec conv_spec(std::vector<PartitionSpec::Entry>{batch_entry, {}, {}});
+    const PartitionSpec recurrent_spec(std::vector<PartitionSpec::Entry>{batch_entry, {}, {}, {}});
+    ActivationTensor conv{"linear_state.conv", Shape{batch, state.conv_dim, state.conv_kernel}, kvdtype, conv_spec,
+                          conv_spec};
+    ActivationTensor recurrent{"linear_state.recurrent",
+                               Shape{batch, state.value_heads, state.key_dim, state.value_dim}, DType::kFloat32,
+                               recurrent_spec, recurrent_spec};
+    for (ActivationTensor* row : {&conv, &recurrent}) {
+      row->layers = state.layers;
+      EP_RETURN_IF_ERROR(add_rows(*row, state.layers));
+      plan.tensors.push_back(std::move(*row));
+    }
   }
   plan.cache_bytes = total;
   plan.cache_bytes_per_device = total_per_device;

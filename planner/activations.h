@@ -112,10 +112,25 @@ std::vector<Finding> ExpertMeshFindings(const ExpertMesh& expert_mesh, const std
 /// them: MLA keeps every head with its own key and value widths; otherwise kv heads of head_dim, and
 /// sliding_window on the layers layer_types marks sliding (on every layer when there are no layer types,
 /// unless use_sliding_window is false).
+///
+/// Layer types change what a layer stores: a chunked layer (Llama 4) keeps attention_chunk_size tokens
+/// as transformers' HybridChunkedCache does, a linear-attention layer (Qwen3-Next) no keys or values but
+/// a fixed-size state (LinearStateGeometry).
+struct LinearStateGeometry {
+  int64_t layers = 0;
+  /// The causal conv1d's last inputs, [B, conv_dim, kernel] with conv_dim = 2 x key heads x key dim +
+  /// value heads x value dim (q, k and v are convolved together); the delta rule's state,
+  /// [B, value heads, key dim, value dim], float32 (modeling_qwen3_next.py computes it in float32).
+  int64_t conv_dim = 0, conv_kernel = 0, value_heads = 0, key_dim = 0, value_dim = 0;
+};
 struct CacheGeometry {
   int64_t key_heads = 1, key_dim = 1, value_heads = 1, value_dim = 1;
-  int64_t layers = 0;
-  std::vector<int64_t> sliding;  ///< per layer: the window, or 0 for a full-length layer
+  int64_t layers = 0;            ///< every decoder layer
+  int64_t kv_layers = 0;         ///< the layers that keep keys and values (all but linear-attention ones)
+  std::vector<int64_t> sliding;  ///< per layer: the window (sliding or chunked), or 0 for a full-length layer
+  std::vector<bool> chunked;     ///< per layer: the window is attention_chunk_size
+  std::vector<bool> linear;      ///< per layer: linear attention, no keys or values
+  LinearStateGeometry linear_state;
   bool mla = false;
 };
 CacheGeometry CacheGeometryOf(const schemas::ModelDims& dims);

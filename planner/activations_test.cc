@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "core/document.h"
 #include "core/json_parse.h"
 #include "planner/layout.h"
@@ -577,6 +579,35 @@ TEST_F(ActivationsTest, CacheGeometryOfGqaSlidingAndMla) {
   EXPECT_EQ(g.key_heads, 128);
   EXPECT_EQ(g.key_dim, 192);
   EXPECT_EQ(g.value_dim, 128);
+}
+
+TEST_F(ActivationsTest, ChunkedLayersKeepTheirChunkAndLinearLayersAState) {
+  // Llama 4: chunked layers keep attention_chunk_size tokens; Qwen3-Next: linear layers keep no keys.
+  const Json config = Config({}, R"(, "attention_chunk_size": 1024, "linear_num_key_heads": 2,
+      "linear_num_value_heads": 4, "linear_key_head_dim": 16, "linear_value_head_dim": 32, "linear_conv_kernel_dim": 4,
+      "layer_types": ["chunked_attention", "full_attention", "linear_attention", "linear_attention"])");
+  const CacheGeometry geometry = CacheGeometryOf(DimsOf(config));
+  EXPECT_EQ(geometry.sliding, (std::vector<int64_t>{1024, 0, 0, 0}));
+  EXPECT_EQ(geometry.chunked, (std::vector<bool>{true, false, false, false}));
+  EXPECT_EQ(geometry.kv_layers, 2);
+  EXPECT_EQ(geometry.linear_state.layers, 2);
+  EXPECT_EQ(geometry.linear_state.conv_dim, 2 * 2 * 16 + 4 * 32);
+
+  auto plan = Build(config, FiveD(1, 1, 1, 1, 1), RuntimeMode::kDecode, 2, 4096);
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  std::map<std::string, const ActivationTensor*> rows;
+  for (const ActivationTensor& tensor : plan->tensors) rows[tensor.name] = &tensor;
+  ASSERT_TRUE(rows.count("kv_cache.key") && rows.count("kv_cache.key[chunked 1024]"));
+  EXPECT_EQ(rows["kv_cache.key"]->layers, 1);
+  EXPECT_EQ(rows["kv_cache.key[chunked 1024]"]->shape, (Shape{2, 1024, 8, 128}));
+  ASSERT_TRUE(rows.count("linear_state.conv") && rows.count("linear_state.recurrent"));
+  EXPECT_EQ(rows["linear_state.conv"]->shape, (Shape{2, 192, 4}));
+  EXPECT_EQ(rows["linear_state.recurrent"]->shape, (Shape{2, 4, 16, 32}));
+  EXPECT_EQ(rows["linear_state.recurrent"]->dtype, DType::kFloat32);
+  const int64_t kv_bytes = 2 * 8 * 128 * 4;  // per token, key + value, float32 (the test config's kvdtype)
+  const int64_t index_bytes = 2 * 2 * 4;     // indexs + starts per layer
+  const int64_t state_bytes = 2 * (2 * 192 * 4 * 4 + 2 * 4 * 16 * 32 * 4);
+  EXPECT_EQ(plan->cache_bytes, kv_bytes * 2 * (4096 + 1024) + 2 * index_bytes + state_bytes);
 }
 
 TEST_F(ActivationsTest, CacheSanitiserNeedsBothKeyAndValueAndReportsUnknownAxes) {

@@ -74,15 +74,17 @@ StatusOr<std::string> ExportPlan(std::string_view format_name, const ExportInput
   if (format->needs_activation_table && !inputs.activation_table) {
     return Status::Internal("ExportPlan: --to " + std::string(format->name) + " needs the activation table");
   }
+  const Json no_geometry = Json::object();
+  const Json& geometry = inputs.geometry ? *inputs.geometry : no_geometry;
   switch (format->format) {
     case ExportFormat::kJax: {
-      EP_ASSIGN_OR_RETURN(JaxActivations activations,
-                          JaxActivationSpecs(*inputs.activation_table, *inputs.presets, *inputs.config, plan.mesh));
+      EP_ASSIGN_OR_RETURN(JaxActivations activations, JaxActivationSpecs(*inputs.activation_table, *inputs.presets,
+                                                                         *inputs.config, geometry, plan.mesh));
       return JaxModuleExport(plan, tree, *inputs.rules, *inputs.presets, *inputs.config, activations);
     }
     case ExportFormat::kJaxJson: {
-      EP_ASSIGN_OR_RETURN(JaxActivations activations,
-                          JaxActivationSpecs(*inputs.activation_table, *inputs.presets, *inputs.config, plan.mesh));
+      EP_ASSIGN_OR_RETURN(JaxActivations activations, JaxActivationSpecs(*inputs.activation_table, *inputs.presets,
+                                                                         *inputs.config, geometry, plan.mesh));
       return JaxJsonExport(plan, tree, activations);
     }
     case ExportFormat::kXlaHlo:

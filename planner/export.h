@@ -60,7 +60,8 @@ struct ExportInputs {
   const ParamTree* tree = nullptr;
   const rules::RuleSet* rules = nullptr;
   const rules::Presets* presets = nullptr;
-  const Json* config = nullptr;  ///< the resolved config
+  const Json* config = nullptr;    ///< the resolved config
+  const Json* geometry = nullptr;  ///< its family's geometry (schemas::ResolvedConfig::geometry); null: none
   /// rules/_activations.yaml, for the formats that need it (ExportFormatInfo::needs_activation_table).
   const ActivationTable* activation_table = nullptr;
   /// The `json` format: the plan as `plan --format json` writes it. That writer formats command output

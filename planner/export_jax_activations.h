@@ -17,9 +17,10 @@ namespace easyplan::planner {
 /// BuildActivationPlan in train, prefill, decode and insert with what `easyplan activations` uses by
 /// default: bthd layout, no qkv_mni, no softmax aux, no shapes, the kernel the config selects, and the
 /// dtype of the config's torch_dtype (else bfloat16). `config` is the resolved config (its
-/// text_config is used for multimodal families).
+/// text_config is used for multimodal families); `geometry` its family's geometry values
+/// (schemas::ResolvedConfig::geometry).
 StatusOr<JaxActivations> JaxActivationSpecs(const ActivationTable& table, const rules::Presets& presets,
-                                            const Json& config, const Mesh& mesh);
+                                            const Json& config, const Json& geometry, const Mesh& mesh);
 
 }  // namespace easyplan::planner
 

@@ -14,14 +14,24 @@ namespace {
 // names its JSON pointer. `pointer` is the object's own pointer ("" or "/text_config").
 class DimReader {
  public:
-  DimReader(const Json& config, std::string pointer) : config_(config), pointer_(std::move(pointer)) {}
+  // `geometry` holds the family's geometry values (ResolvedConfig::geometry of this object): they win
+  // over the config's own keys of the same name.
+  DimReader(const Json& config, const Json* geometry, std::string pointer)
+      : config_(config), geometry_(geometry), pointer_(std::move(pointer)) {}
 
   std::string Pointer(const std::string& key) const { return pointer_ + "/" + PointerToken(key); }
 
-  bool Has(const std::string& key) const { return config_.contains(key); }
+  bool Has(const std::string& key) const { return FromGeometry(key) || config_.contains(key); }
+
+  /// True when the family's geometry gives `key`.
+  bool FromGeometry(const std::string& key) const { return geometry_ != nullptr && geometry_->contains(key); }
 
   // The value of `key`, or nullptr when it is absent or null.
   const Json* Find(const std::string& key) const {
+    if (FromGeometry(key)) {
+      const Json& value = (*geometry_)[key];
+      return value.is_null() ? nullptr : &value;
+    }
     auto it = config_.find(key);
     return it == config_.end() || it->is_null() ? nullptr : &*it;
   }
@@ -121,6 +131,7 @@ class DimReader {
 
  private:
   const Json& config_;
+  const Json* geometry_;
   std::string pointer_;
 };
 
@@ -135,10 +146,15 @@ Status ReadTransformer(const DimReader& r, ModelDims& d) {
   EP_ASSIGN_OR_RETURN(d.intermediate, r.Size("intermediate_size"));
   EP_ASSIGN_OR_RETURN(d.vocab, r.Size("vocab_size"));
   EP_ASSIGN_OR_RETURN(d.max_positions, r.Size("max_position_embeddings"));
-  // GPT-2 style configs name their activation `activation_function` and have fc / proj; every gated
-  // (SwiGLU / GeGLU) family names it `hidden_act`.
-  // hidden_act: null still marks a gated family (the key is what its config class declares).
-  d.gated_mlp = r.Has("hidden_act");
+  // GPT-2 style configs name their activation `activation_function` and have fc / proj; the gated
+  // (SwiGLU / GeGLU) families of transformers name it `hidden_act` (null still marks one: the key is what
+  // the config class declares). A family where that guess is wrong (GPT-NeoX has hidden_act and an
+  // fc / proj MLP) says so in its geometry: `gated_mlp: false`.
+  if (r.FromGeometry("gated_mlp")) {
+    EP_ASSIGN_OR_RETURN(d.gated_mlp, r.Bool("gated_mlp", true));
+  } else {
+    d.gated_mlp = r.Has("hidden_act");
+  }
   EP_ASSIGN_OR_RETURN(d.tied_embeddings, r.Bool("tie_word_embeddings", false));
   EP_ASSIGN_OR_RETURN(d.norm_eps, r.Number({"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps"}, 1e-6));
   EP_ASSIGN_OR_RETURN(d.rope_theta, r.Number({"rope_theta"}, 10000.0));
@@ -150,6 +166,12 @@ Status ReadWindows(const DimReader& r, ModelDims& d) {
   EP_ASSIGN_OR_RETURN(d.sliding_window, r.Size("sliding_window"));
   EP_ASSIGN_OR_RETURN(d.use_sliding_window, r.Bool("use_sliding_window", true));
   EP_ASSIGN_OR_RETURN(d.layer_types, r.Strings("layer_types"));
+  EP_ASSIGN_OR_RETURN(d.attention_chunk_size, r.Size("attention_chunk_size"));
+  EP_ASSIGN_OR_RETURN(d.linear_key_heads, r.Size("linear_num_key_heads"));
+  EP_ASSIGN_OR_RETURN(d.linear_value_heads, r.Size("linear_num_value_heads"));
+  EP_ASSIGN_OR_RETURN(d.linear_key_dim, r.Size("linear_key_head_dim"));
+  EP_ASSIGN_OR_RETURN(d.linear_value_dim, r.Size("linear_value_head_dim"));
+  EP_ASSIGN_OR_RETURN(d.linear_conv_kernel, r.Size("linear_conv_kernel_dim"));
   return Status();
 }
 
@@ -215,14 +237,19 @@ const Json& GeometryConfig(const Json& config) {
   return config;
 }
 
-StatusOr<ModelDims> ModelDimsOf(const Json& config) {
+StatusOr<ModelDims> ModelDimsOf(const Json& config, const Json& family_geometry) {
   if (!config.is_object()) {
     return Status::BadInput({}, "config: expected a mapping, found " + std::string(JsonTypeName(config)));
   }
   const Json& geometry = GeometryConfig(config);
   ModelDims dims;
   dims.pointer = &geometry == &config ? "" : "/text_config";
-  const DimReader reader(geometry, dims.pointer);
+  const Json* declared = nullptr;
+  if (family_geometry.is_object()) {
+    auto it = family_geometry.find(dims.pointer);
+    if (it != family_geometry.end() && it->is_object()) declared = &*it;
+  }
+  const DimReader reader(geometry, declared, dims.pointer);
   EP_ASSIGN_OR_RETURN(dims.model_type, reader.String("model_type"));
   EP_RETURN_IF_ERROR(ReadTransformer(reader, dims));
   EP_RETURN_IF_ERROR(ReadWindows(reader, dims));
@@ -232,6 +259,8 @@ StatusOr<ModelDims> ModelDimsOf(const Json& config) {
   return dims;
 }
 
-StatusOr<ModelDims> ModelDimsOf(const ResolvedConfig& resolved) { return ModelDimsOf(resolved.config); }
+StatusOr<ModelDims> ModelDimsOf(const ResolvedConfig& resolved) {
+  return ModelDimsOf(resolved.config, resolved.geometry);
+}
 
 }  // namespace easyplan::schemas

@@ -57,9 +57,18 @@ struct ModelDims {
   std::string torch_dtype;       ///< "" when null or absent
 
   // ---- attention windows ----
-  int64_t sliding_window = 0;            ///< 0 = none
-  bool use_sliding_window = true;        ///< Qwen2's switch; false disables sliding_window
-  std::vector<std::string> layer_types;  ///< per layer ("sliding_attention", "full_attention"); empty when absent
+  int64_t sliding_window = 0;      ///< 0 = none
+  bool use_sliding_window = true;  ///< Qwen2's switch; false disables sliding_window
+  /// per layer: "full_attention", "sliding_attention", "chunked_attention" (Llama 4: attention within
+  /// chunks of attention_chunk_size tokens) or "linear_attention" (Qwen3-Next's Gated DeltaNet: no KV
+  /// cache, a fixed-size state); empty when absent
+  std::vector<std::string> layer_types;
+  int64_t attention_chunk_size = 0;  ///< 0 = none
+
+  // ---- linear attention (Qwen3-Next's Gated DeltaNet, transformers modeling_qwen3_next.py) ----
+  int64_t linear_key_heads = 0, linear_value_heads = 0;  ///< linear_num_key_heads, linear_num_value_heads
+  int64_t linear_key_dim = 0, linear_value_dim = 0;      ///< linear_key_head_dim, linear_value_head_dim
+  int64_t linear_conv_kernel = 0;                        ///< linear_conv_kernel_dim
 
   // ---- mixture of experts ----
   int64_t experts = 0;              ///< routed experts: n_routed_experts, num_local_experts or num_experts
@@ -91,7 +100,9 @@ const Json& GeometryConfig(const Json& config);
 /// whose value has the wrong type (a size given as a string, layer_types not a list), naming its JSON
 /// pointer, what was expected and what was found. A missing key is not an error: the dim is 0 (or its
 /// default), and the consumer that needs it says so.
-StatusOr<ModelDims> ModelDimsOf(const Json& config);
+/// `family_geometry` is ResolvedConfig::geometry: the family's own statement of a dim, which wins over
+/// the config key of the same name (docs/SCHEMAS.md, "Geometry").
+StatusOr<ModelDims> ModelDimsOf(const Json& config, const Json& family_geometry = Json::object());
 StatusOr<ModelDims> ModelDimsOf(const ResolvedConfig& resolved);
 
 }  // namespace easyplan::schemas

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "core/document.h"
 #include "core/json_parse.h"
 #include "core/yaml_parse.h"
@@ -28,6 +30,45 @@ ModelDims DimsOfExample(const std::string& dir, const std::vector<std::string>& 
 }
 
 StatusOr<ModelDims> DimsOfJson(const char* text) { return ModelDimsOf(Json::parse(text)); }
+
+TEST(ModelDimsTest, FamilyGeometryWinsOverTheConfigsOwnKeys) {
+  const Json config = Json::parse(R"({"hidden_size": 64, "num_attention_heads": 4, "hidden_act": "gelu",
+                                      "num_local_experts": 2})");
+  const Json geometry = Json::parse(R"({"": {"num_local_experts": 16, "gated_mlp": false}})");
+  auto dims = ModelDimsOf(config, geometry);
+  ASSERT_TRUE(dims.ok()) << dims.status().ToString();
+  EXPECT_EQ(dims->experts, 16);
+  EXPECT_FALSE(dims->gated_mlp);  // hidden_act alone would say gated
+  EXPECT_TRUE(ModelDimsOf(config)->gated_mlp);
+}
+
+TEST(ModelDimsTest, DbrxDimsComeFromItsNestedConfigsThroughGeometry) {
+  const ModelDims d = DimsOfExample("dbrx-instruct");
+  EXPECT_EQ(d.experts, 16);
+  EXPECT_EQ(d.top_k, 4);
+  EXPECT_EQ(d.kv_heads, 8);
+  EXPECT_EQ(d.moe_intermediate, 10752);
+}
+
+TEST(ModelDimsTest, HybridLayerTypesAndLinearAttentionDims) {
+  const ModelDims next = DimsOfExample("qwen3-next-80b-a3b");
+  EXPECT_EQ(std::count(next.layer_types.begin(), next.layer_types.end(), "linear_attention"), 36);
+  EXPECT_EQ(next.linear_key_heads, 16);
+  EXPECT_EQ(next.linear_value_heads, 32);
+  EXPECT_EQ(next.linear_key_dim, 128);
+  EXPECT_EQ(next.linear_value_dim, 128);
+  EXPECT_EQ(next.linear_conv_kernel, 4);
+  const ModelDims scout = DimsOfExample("llama-4-scout");
+  EXPECT_EQ(scout.attention_chunk_size, 8192);
+  EXPECT_EQ(std::count(scout.layer_types.begin(), scout.layer_types.end(), "chunked_attention"), 36);
+}
+
+TEST(ModelDimsTest, KimiK2IsDeepseekV3ByAlias) {
+  const ModelDims d = DimsOfExample("kimi-k2");
+  EXPECT_TRUE(d.mla());
+  EXPECT_EQ(d.experts, 384);
+  EXPECT_EQ(d.first_dense_layers, 1);
+}
 
 TEST(ModelDimsTest, LlamaIsDenseGqaWithRmsNorm) {
   const ModelDims d = DimsOfExample("llama-3.1-8b");

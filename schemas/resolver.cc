@@ -80,6 +80,13 @@ class Resolver {
     EP_ASSIGN_OR_RETURN(const FamilySchema* family, schemas_.Family(model_type.empty() ? "_" : model_type));
     if (family == nullptr) WarnUnknownFamily(model_type);
     family_name_ = family ? family->model_type : "";
+    if (family != nullptr && family->model_type != model_type) {
+      diags_.push_back(Diag{Severity::kNote,
+                            Where("/model_type"),
+                            "model_type '" + model_type + "' is an alias of '" + family->model_type +
+                                "': its defaults, parameter tree and partition rules are '" + family->model_type + "'s",
+                            {}});
+    }
     EP_ASSIGN_OR_RETURN(FamilyChain chain, LoadChain(family));
 
     EP_RETURN_IF_ERROR(ResolveObject(config, "", chain, /*top_level=*/true));
@@ -87,6 +94,7 @@ class Resolver {
 
     ResolvedConfig result;
     result.family = family_name_;
+    result.geometry = std::move(geometry_);
     result.config = Order(config, chain);
     result.provenance = Json::object();
     for (const auto& item : result.config.items()) AppendMember(result.provenance, item.key(), origin_[item.key()]);
@@ -236,6 +244,7 @@ class Resolver {
     EP_RETURN_IF_ERROR(RunChecks(config, prefix, chain, CheckSpec::Phase::kInput));
     EP_RETURN_IF_ERROR(Derive(config, prefix, chain, top_level));
     EP_RETURN_IF_ERROR(RunChecks(config, prefix, chain, CheckSpec::Phase::kResolved));
+    EP_RETURN_IF_ERROR(Geometry(config, prefix, chain));
     // 6. Sub-configs, which also receive this config's EasyDeL attributes (read_basics_from_config).
     if (family != nullptr) {
       for (const auto& [key, sub_family_name] : family->sub_configs) {
@@ -514,6 +523,21 @@ class Resolver {
     return Status();
   }
 
+  // The family's geometry entries over the resolved object; a family's own entry wins over an inherited one.
+  Status Geometry(const Json& config, const std::string& prefix, const FamilyChain& chain) {
+    Json values = Json::object();
+    for (const FamilySchema* schema : chain.schemas) {
+      for (const DerivedSpec& entry : schema->geometry) {
+        if (values.contains(entry.name)) continue;
+        auto value = entry.value.Evaluate(config);
+        if (!value.ok()) return ExprFailure(PointerToMember(prefix, entry.name), value.status(), entry.loc);
+        values[entry.name] = std::move(*value);
+      }
+    }
+    if (!values.empty()) geometry_[prefix] = std::move(values);
+    return Status();
+  }
+
   Status ResolveSubConfig(Json& config, const std::string& prefix, const std::string& key,
                           const std::string& family_name) {
     std::string pointer = PointerToMember(prefix, key);
@@ -668,6 +692,7 @@ class Resolver {
   const EasyDelSchema* easydel_ = nullptr;
   std::string family_name_;
   std::map<std::string, std::string> origin_;    // top-level key -> provenance
+  Json geometry_ = Json::object();               // ResolvedConfig::geometry
   std::map<std::string, std::string> set_text_;  // top-level key -> the --set that touched it
   std::vector<std::string> input_order_;         // top-level keys of file, overrides and --set, in order
   std::vector<Diag> diags_;

@@ -29,9 +29,12 @@ struct ResolveOptions {
 
 /// The complete config a framework would hold, and where each top-level value came from.
 struct ResolvedConfig {
-  Json config;              ///< file keys in file order, then added keys in schema order
-  Json provenance;          ///< same keys: "file", "overrides", "set", "default:<family>", "default:easydel", "derived"
-  std::string family;       ///< the family schema used; "" when model_type is missing or unknown
+  Json config;         ///< file keys in file order, then added keys in schema order
+  Json provenance;     ///< same keys: "file", "overrides", "set", "default:<family>", "default:easydel", "derived"
+  std::string family;  ///< the family schema used; "" when model_type is missing or unknown
+  /// The family's `geometry:` values (docs/SCHEMAS.md), per config object: JSON pointer ("" for the top
+  /// level, "/text_config" for a sub-config) -> {dim name: value}. Not part of `config`.
+  Json geometry = Json::object();
   std::vector<Diag> diags;  ///< warnings and notes (errors are returned as Status instead)
 };
 

@@ -93,6 +93,20 @@ class ResolverTest : public ::testing::Test {
     fs_.AddFile("mem/schemas/families/toy.yaml", kToy);
     fs_.AddFile("mem/schemas/families/toy_text.yaml", kToyText);
     fs_.AddFile("mem/schemas/families/loop.yaml", kLoop);
+    fs_.AddFile("mem/schemas/families/toy_alias.yaml", "model_type: toy_alias\nalias_of: toy\n");
+    fs_.AddFile("mem/schemas/families/alias_of_alias.yaml", "model_type: alias_of_alias\nalias_of: toy_alias\n");
+    fs_.AddFile("mem/schemas/families/self_alias.yaml", "model_type: self_alias\nalias_of: self_alias\n");
+    fs_.AddFile("mem/schemas/families/alias_copy.yaml",
+                "model_type: alias_copy\nalias_of: toy\nfields:\n  - {name: x, type: size, default: 1}\n");
+    fs_.AddFile("mem/schemas/families/shaped.yaml", R"yaml(
+model_type: shaped
+fields:
+  - {name: ffn_config, type: "object?", default: {experts: 16}}
+  - {name: hidden_act, type: string, default: gelu}
+geometry:
+  num_local_experts: "ffn_config.experts"
+  gated_mlp: false
+)yaml");
   }
 
   StatusOr<ResolvedConfig> Resolve(const std::string& json, ResolveOptions options = {},
@@ -304,6 +318,38 @@ TEST_F(ResolverTest, SelfReferentialSubConfigsStopWithAnError) {
 
 TEST_F(ResolverTest, TopLevelMustBeAnObject) {
   EXPECT_EQ(ErrorOf("[1, 2]"), "config.json:1:1: error: expected a JSON object at the top level, found array");
+}
+
+}  // namespace
+}  // namespace easyplan::schemas
+
+namespace easyplan::schemas {
+namespace {
+
+TEST_F(ResolverTest, AliasResolvesWithTheFamilyItNamesAndSaysSo) {
+  auto resolved = Resolve(R"({"model_type": "toy_alias", "hidden_size": 32})");
+  ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
+  EXPECT_EQ(resolved->family, "toy");
+  EXPECT_EQ(resolved->config["model_type"], "toy_alias");  // the file's own model_type stays
+  EXPECT_EQ(resolved->config["head_dim"], 8);              // toy's derived fields
+  ASSERT_FALSE(resolved->diags.empty());
+  EXPECT_EQ(resolved->diags[0].severity, Severity::kNote);
+  EXPECT_NE(resolved->diags[0].message.find("alias of 'toy'"), std::string::npos);
+}
+
+TEST_F(ResolverTest, AliasOfAnAliasOrItselfOrWithFieldsIsAnError) {
+  EXPECT_NE(ErrorOf(R"({"model_type": "alias_of_alias"})").find("itself an alias"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"model_type": "self_alias"})").find("not another family"), std::string::npos);
+  EXPECT_NE(ErrorOf(R"({"model_type": "alias_copy"})").find("fields"), std::string::npos);
+}
+
+TEST_F(ResolverTest, GeometryIsEvaluatedBesideTheConfigNotIntoIt) {
+  auto resolved = Resolve(R"({"model_type": "shaped", "ffn_config": {"experts": 8}})");
+  ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
+  EXPECT_FALSE(resolved->config.contains("num_local_experts"));
+  EXPECT_FALSE(resolved->config.contains("gated_mlp"));
+  EXPECT_EQ(resolved->geometry[""]["num_local_experts"], 8);
+  EXPECT_EQ(resolved->geometry[""]["gated_mlp"], false);
 }
 
 }  // namespace

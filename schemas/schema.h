@@ -63,7 +63,13 @@ struct FamilySchema {
   std::vector<DerivedSpec> derived;
   std::vector<CheckSpec> checks;
   std::vector<std::pair<std::string, std::string>> sub_configs;  // key -> family
-  std::string source;                                            // schema path for messages
+  /// What the model's geometry (schemas/model_dims.h) reads where the config does not say it under the
+  /// canonical name: `name: expression`, evaluated over the resolved config, never part of the config.
+  std::vector<DerivedSpec> geometry;
+  /// Another family whose schema, tree and rules this model_type uses (kimi_k2 -> deepseek_v3); ""
+  /// for a family of its own. An alias file holds nothing else.
+  std::string alias_of;
+  std::string source;  // schema path for messages
 };
 
 /// EasyDeL's base attributes and PartitionAxis fields: schemas/easydel.yaml.

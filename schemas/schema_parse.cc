@@ -18,12 +18,19 @@ StatusOr<FamilySchema> ParseFamilySchema(std::string_view text, const std::strin
 StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
   SchemaReader reader(doc);
   const Json& root = doc.root();
-  EP_RETURN_IF_ERROR(reader.CheckKeys(root, "",
-                                      {"model_type", "config_class", "inherits", "attribute_map", "fields", "subfields",
-                                       "derived", "checks", "sub_configs", "numeric_check"}));
+  EP_RETURN_IF_ERROR(
+      reader.CheckKeys(root, "",
+                       {"model_type", "config_class", "inherits", "attribute_map", "fields", "subfields", "derived",
+                        "checks", "sub_configs", "numeric_check", "geometry", "alias_of", "doc"}));
   FamilySchema family;
   family.source = doc.file();
   EP_ASSIGN_OR_RETURN(family.model_type, reader.String(root, "", "model_type", true));
+  EP_ASSIGN_OR_RETURN(family.alias_of, reader.String(root, "", "alias_of", false));
+  if (!family.alias_of.empty()) {
+    // An alias is the other family, whole: a field of its own would make it a copy that drifts.
+    EP_RETURN_IF_ERROR(reader.CheckKeys(root, "", {"model_type", "alias_of", "config_class", "doc"}));
+    return family;
+  }
   EP_ASSIGN_OR_RETURN(family.config_class, reader.String(root, "", "config_class", false));
   EP_ASSIGN_OR_RETURN(family.inherits, reader.String(root, "", "inherits", false));
   EP_ASSIGN_OR_RETURN(family.attribute_map, reader.StringMap(root, "attribute_map"));
@@ -71,6 +78,21 @@ StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
       check.loc = doc.Locate(pointer);
       check.loc.pointer.clear();
       family.checks.push_back(std::move(check));
+    }
+  }
+  if (auto it = root.find("geometry"); it != root.end() && !it->is_null()) {
+    if (!it->is_object()) return reader.Error("/geometry", "expected a mapping of dim name to expression");
+    for (const auto& item : it->items()) {
+      const std::string pointer = PointerToMember("/geometry", item.key());
+      const Json& given = item.value();
+      if (!given.is_string() && !given.is_boolean() && !given.is_number()) {
+        return reader.Error(pointer, std::string("expected an expression, found ") + JsonTypeName(given));
+      }
+      auto value = Expression::Parse(given.is_string() ? given.get<std::string>() : given.dump());
+      if (!value.ok()) return reader.Error(pointer, value.status().diag().message);
+      SourceLoc loc = doc.Locate(pointer);
+      loc.pointer.clear();
+      family.geometry.push_back(DerivedSpec{item.key(), std::move(*value), std::nullopt, loc});
     }
   }
   // numeric_check is `check`'s alone: SchemaSet::NumericCheck parses it when asked, not every resolve.

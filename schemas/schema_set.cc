@@ -23,7 +23,10 @@ StatusOr<const EasyDelSchema*> SchemaSet::EasyDel() {
 }
 
 StatusOr<const FamilySchema*> SchemaSet::Family(const std::string& model_type) {
-  if (auto it = families_.find(model_type); it != families_.end()) return it->second.get();
+  if (auto it = families_.find(model_type); it != families_.end()) {
+    const FamilySchema* family = it->second.get();
+    return family->alias_of.empty() ? family : Family(family->alias_of);
+  }
   std::string path = std::string(kFamilyDir) + "/" + model_type + ".yaml";
   bool exists = false;
   for (const std::string& listed : source_.List(kFamilyDir)) exists = exists || listed == path;
@@ -34,9 +37,25 @@ StatusOr<const FamilySchema*> SchemaSet::Family(const std::string& model_type) {
     return Status::BadInput({source_.DisplayPath(path)},
                             "model_type '" + family.model_type + "' does not match the file name '" + model_type + "'");
   }
+  if (!family.alias_of.empty()) {
+    // One level: an alias of an alias would hide which file holds the architecture (and could loop).
+    const std::string target_path = std::string(kFamilyDir) + "/" + family.alias_of + ".yaml";
+    bool target_exists = false;
+    for (const std::string& listed : source_.List(kFamilyDir)) target_exists = target_exists || listed == target_path;
+    if (!target_exists || family.alias_of == model_type) {
+      return Status::BadInput({source_.DisplayPath(path)}, "alias_of names '" + family.alias_of +
+                                                               "', which is not another family under " + kFamilyDir);
+    }
+    EP_ASSIGN_OR_RETURN(Document target_doc, source_.ReadDocument(target_path));
+    if (target_doc.root().is_object() && target_doc.root().contains("alias_of")) {
+      return Status::BadInput({source_.DisplayPath(path)},
+                              "alias_of names '" + family.alias_of + "', itself an alias; name the family it aliases");
+    }
+    EP_RETURN_IF_ERROR(Family(family.alias_of).status());
+  }
   auto& slot = families_[model_type];
   slot = std::make_unique<FamilySchema>(std::move(family));
-  return slot.get();
+  return Family(model_type);
 }
 
 StatusOr<const NumericCheckDecl*> SchemaSet::NumericCheck(const std::string& model_type) {
@@ -44,7 +63,9 @@ StatusOr<const NumericCheckDecl*> SchemaSet::NumericCheck(const std::string& mod
   EP_ASSIGN_OR_RETURN(const FamilySchema* family, Family(model_type));  // validates the file
   std::unique_ptr<NumericCheckDecl> decl;
   if (family != nullptr) {
-    EP_ASSIGN_OR_RETURN(Document doc, source_.ReadDocument(std::string(kFamilyDir) + "/" + model_type + ".yaml"));
+    // An alias's numeric check is its family's: read the file Family() resolved to.
+    EP_ASSIGN_OR_RETURN(Document doc,
+                        source_.ReadDocument(std::string(kFamilyDir) + "/" + family->model_type + ".yaml"));
     const Json& root = doc.root();
     if (auto block = root.find("numeric_check"); block != root.end() && !block->is_null()) {
       EP_ASSIGN_OR_RETURN(NumericCheckDecl parsed, ParseNumericCheck(doc, *block, "/numeric_check"));

@@ -22,7 +22,8 @@ class SchemaSet {
   /// schemas/easydel.yaml.
   StatusOr<const EasyDelSchema*> EasyDel();
 
-  /// schemas/families/<model_type>.yaml; nullptr (not an error) when there is no such family.
+  /// schemas/families/<model_type>.yaml; nullptr (not an error) when there is no such family. An alias
+  /// file (`alias_of: deepseek_v3`) gives the family it names: kimi_k2's schema is deepseek_v3's.
   StatusOr<const FamilySchema*> Family(const std::string& model_type);
 
   /// The `numeric_check:` block of schemas/families/<model_type>.yaml (schemas/numeric_check_spec.h);
@@ -43,7 +44,7 @@ class SchemaSet {
  private:
   DataSource source_;
   std::unique_ptr<EasyDelSchema> easydel_;
-  std::map<std::string, std::unique_ptr<FamilySchema>> families_;
+  std::map<std::string, std::unique_ptr<FamilySchema>> families_;            // alias files too, by their own name
   std::map<std::string, std::unique_ptr<NumericCheckDecl>> numeric_checks_;  // null: the family has none
   std::map<std::string, std::unique_ptr<TreeTemplate>> trees_;
 };

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <string_view>
+#include <vector>
 
 #include "core/checked_math.h"
 #include "schemas/layout_convert.h"
@@ -17,8 +19,20 @@ class Expander {
   Expander(const TreeTemplate& tree, const Json& config, const TreeOptions& options, DType param_dtype)
       : tree_(tree), scope_(config), options_(options), param_dtype_(param_dtype) {
     const Json* quant = config.contains("quantization_config") ? &config["quantization_config"] : nullptr;
-    if (quant && quant->is_object() && quant->value("quant_method", Json()).is_string() &&
-        (*quant)["quant_method"] == "fp8") {
+    const std::string method = quant && quant->is_object() && quant->value("quant_method", Json()).is_string()
+                                   ? (*quant)["quant_method"].get<std::string>()
+                                   : "";
+    // --dtype asks for the dequantized view: every weight once, in that dtype, no scales.
+    const bool stored_view = !options.dtype.has_value();
+    if (stored_view && method == "mxfp4") {
+      mxfp4_ = true;
+      if (auto skip = quant->find("modules_to_not_convert"); skip != quant->end() && skip->is_array()) {
+        for (const Json& pattern : *skip) {
+          if (pattern.is_string()) not_converted_.push_back(pattern.get<std::string>());
+        }
+      }
+    }
+    if (stored_view && method == "fp8") {
       fp8_ = true;
       // (A const operator[] on a missing key is undefined: look "fmt" up with find.)
       auto fmt_it = quant->find("fmt");
@@ -205,7 +219,10 @@ class Expander {
     }
     // Checked: an expert count near INT64_MAX must hit the limit, not wrap past it.
     bool fp8_weight = fp8_ && tensor.quantizable && shape.rank() == 2;
-    std::optional<int64_t> instances = CheckedMul(std::max<int64_t>(experts, 1), fp8_weight ? 2 : 1);
+    // MXFP4 (gpt-oss): stacked expert weights [E, in, out], in the checkpoint as 4-bit blocks along `in`.
+    bool mxfp4_weight =
+        mxfp4_ && tensor.quantizable && shape.rank() == 3 && experts == 0 && !NotConverted(hf_prefix + name);
+    std::optional<int64_t> instances = CheckedMul(std::max<int64_t>(experts, 1), fp8_weight || mxfp4_weight ? 2 : 1);
     std::optional<int64_t> count = instances ? CheckedAdd(count_, *instances) : std::nullopt;
     if (count) count_ = *count;
     if (!count || count_ > options_.max_tensors) {
@@ -242,9 +259,65 @@ class Expander {
       }
       return Status();
     }
+    if (mxfp4_weight) {
+      // transformers' Mxfp4 format (integrations/mxfp4.py): per expert and output row, the input dim in
+      // blocks of 32 FP4 (e2m1) values packed two per byte, `<name>_blocks` [E, out, in/32, 16] uint8, with
+      // one shared power-of-two exponent per block, `<name>_scales` [E, out, in/32] uint8 (E8M0).
+      // EasyDeL dequantizes at load, so its parameter keeps the parameter dtype.
+      const int64_t blocks = CeilDiv(expanded.hf_shape[1], kMxfp4Block);
+      ExpandedTensor packed = expanded;
+      packed.hf_name += "_blocks";
+      packed.hf_shape = Shape{expanded.hf_shape[0], expanded.hf_shape[2], blocks, kMxfp4Block / 2};
+      packed.dtype = DType::kUInt8;
+      packed.in_easydel = false;
+      ExpandedTensor scale = packed;
+      scale.hf_name = expanded.hf_name + "_scales";
+      scale.hf_shape = Shape{expanded.hf_shape[0], expanded.hf_shape[2], blocks};
+      scale.role = TensorRole::kScale;
+      expanded.in_hf = false;
+      if (in_easydel) out_->push_back(std::move(expanded));
+      if (in_hf) {
+        out_->push_back(std::move(packed));
+        out_->push_back(std::move(scale));
+      }
+      return Status();
+    }
     out_->push_back(std::move(expanded));
     return Status();
   }
+
+  // quantization_config.modules_to_not_convert: module names, `*` matching any run of characters
+  // ("model.layers.*.self_attn"); a tensor inside such a module stays in the parameter dtype.
+  bool NotConverted(const std::string& hf_name) const {
+    for (const std::string& pattern : not_converted_) {
+      if (GlobPrefix(pattern, hf_name)) return true;
+    }
+    return false;
+  }
+
+  // Whether `pattern` matches `name` up to a '.' boundary (or all of it). Dynamic programming over
+  // (pattern prefix, name prefix), O(|pattern| x |name|), so no pattern of stars can make it slow.
+  static bool GlobPrefix(std::string_view pattern, std::string_view name) {
+    std::vector<char> matches(name.size() + 1, 0), next(name.size() + 1, 0);
+    matches[0] = 1;  // the empty pattern matches the empty prefix
+    for (char p : pattern) {
+      std::fill(next.begin(), next.end(), 0);
+      for (size_t j = 0; j <= name.size(); ++j) {
+        if (p == '*') {
+          next[j] = matches[j] || (j > 0 && next[j - 1]);
+        } else if (j > 0 && matches[j - 1] && name[j - 1] == p) {
+          next[j] = 1;
+        }
+      }
+      matches.swap(next);
+    }
+    for (size_t j = 0; j <= name.size(); ++j) {
+      if (matches[j] && (j == name.size() || name[j] == '.')) return true;
+    }
+    return false;
+  }
+
+  static constexpr int64_t kMxfp4Block = 32;
 
   static int64_t CeilDiv(int64_t a, int64_t b) { return b <= 0 ? a : a / b + (a % b != 0 ? 1 : 0); }
 
@@ -253,6 +326,8 @@ class Expander {
   const TreeOptions& options_;
   DType param_dtype_;
   bool fp8_ = false;
+  bool mxfp4_ = false;
+  std::vector<std::string> not_converted_;
   DType fp8_dtype_ = DType::kFloat8E4M3FN;
   std::array<int64_t, 2> block_ = {128, 128};
   int64_t count_ = 0;

@@ -369,6 +369,62 @@ TEST(TreeBuilderTest, OtherQuantizationMethodsAreNotFp8) {
   }
 }
 
+// gpt-oss: stacked expert weights [E, in, out], stored as MXFP4 blocks along `in` (transformers
+// integrations/mxfp4.py); modules_to_not_convert keeps a module in the parameter dtype.
+constexpr char kMxfp4Template[] = R"yaml(model_type: toy
+tensors:
+  - {name: model.layers.0.self_attn.qkv, shape: [4, 64, 96], quantizable: true}
+  - {name: model.layers.0.mlp.experts.gate_up_proj, shape: [4, 64, 96], quantizable: true}
+  - {name: model.layers.0.mlp.experts.gate_up_proj_bias, shape: [4, 96]}
+  - {name: model.layers.0.mlp.experts.down_proj, shape: [4, 48, 64], quantizable: true}
+)yaml";
+
+TEST(TreeBuilderTest, Mxfp4ExpertsAreStoredAsBlocksAndScalesInHfLayoutOnly) {
+  TreeTemplate tree = MustParse(kMxfp4Template);
+  Json config = Fp8Config({{"quant_method", "mxfp4"}, {"modules_to_not_convert", {"model.layers.*.self_attn"}}});
+  ParamTree hf = MustBuild(tree, config, Layout::kHf);
+  std::vector<TensorEntry> expected = {
+      {"model.layers.0.self_attn.qkv", Shape{4, 64, 96}, DType::kBFloat16, TensorRole::kParameter},
+      {"model.layers.0.mlp.experts.gate_up_proj_blocks", Shape{4, 96, 2, 16}, DType::kUInt8, TensorRole::kParameter},
+      {"model.layers.0.mlp.experts.gate_up_proj_scales", Shape{4, 96, 2}, DType::kUInt8, TensorRole::kScale},
+      {"model.layers.0.mlp.experts.gate_up_proj_bias", Shape{4, 96}, DType::kBFloat16, TensorRole::kParameter},
+      {"model.layers.0.mlp.experts.down_proj_blocks", Shape{4, 64, 2}, DType::kUInt8, TensorRole::kParameter},
+      {"model.layers.0.mlp.experts.down_proj_scales", Shape{4, 64, 2}, DType::kUInt8, TensorRole::kScale},
+  };
+  expected[4].shape = Shape{4, 64, 2, 16};  // 48 inputs in blocks of 32: 2 blocks, the last one padded
+  EXPECT_EQ(hf.tensors, expected);
+  // EasyDeL dequantizes at load: one tensor per weight, in the parameter dtype.
+  ParamTree easydel = MustBuild(tree, config, Layout::kEasyDel);
+  ASSERT_EQ(easydel.tensors.size(), 4u);
+  EXPECT_EQ(easydel.tensors[1].dtype, DType::kBFloat16);
+}
+
+TEST(TreeBuilderTest, ModulesToNotConvertMatchWholeNameComponents) {
+  TreeTemplate tree = MustParse(kMxfp4Template);
+  // "model.layers.0.mlp.exp" is not a module of the tree: a pattern ends at a '.' boundary.
+  Json config = Fp8Config({{"quant_method", "mxfp4"}, {"modules_to_not_convert", {"model.layers.*.mlp.exp", "***"}}});
+  ParamTree hf = MustBuild(tree, config, Layout::kHf);
+  // "***" matches every name: nothing is converted.
+  EXPECT_EQ(Find(hf, "model.layers.0.mlp.experts.gate_up_proj_blocks"), nullptr);
+  config["quantization_config"]["modules_to_not_convert"] = {"model.layers.*.mlp.exp"};
+  hf = MustBuild(tree, config, Layout::kHf);
+  EXPECT_NE(Find(hf, "model.layers.0.mlp.experts.gate_up_proj_blocks"), nullptr);
+  EXPECT_NE(Find(hf, "model.layers.0.self_attn.qkv_blocks"), nullptr);
+}
+
+TEST(TreeBuilderTest, DTypeOptionGivesTheDequantizedView) {
+  for (const Json& quant : {Json{{"quant_method", "mxfp4"}}, Json{{"quant_method", "fp8"}}}) {
+    TreeTemplate tree = MustParse(quant["quant_method"] == "fp8" ? kFp8Template : kMxfp4Template);
+    TreeOptions options = Options(Layout::kHf);
+    options.dtype = DType::kFloat16;
+    ParamTree hf = MustBuild(tree, Fp8Config(quant), options);
+    for (const TensorEntry& tensor : hf.tensors) {
+      EXPECT_EQ(tensor.dtype, DType::kFloat16) << tensor.name;
+      EXPECT_EQ(tensor.role, TensorRole::kParameter) << tensor.name;
+    }
+  }
+}
+
 TEST(TreeBuilderTest, BuffersOnlyWithIncludeBuffers) {
   TreeTemplate tree = MustParse(R"yaml(model_type: toy
 tensors:

@@ -326,7 +326,11 @@ TEST(TreeTemplateTest, EveryFamilyHasATreeTemplate) {
   std::vector<std::string> families = schemas.FamilyNames();
   ASSERT_FALSE(families.empty());
   for (const std::string& family : families) {
-    EXPECT_NE(std::find(trees.begin(), trees.end(), family), trees.end()) << family << " has no schemas/trees file";
+    // An alias (kimi_k2) builds the tree of the family it names.
+    auto schema = schemas.Family(family);
+    ASSERT_TRUE(schema.ok() && *schema != nullptr) << family;
+    const std::string& tree = (*schema)->model_type;
+    EXPECT_NE(std::find(trees.begin(), trees.end(), tree), trees.end()) << family << " has no schemas/trees file";
   }
 }
 

@@ -74,7 +74,7 @@ TEST_P(CorpusMemoryTest, BreakdownHoldsItsInvariants) {
     activation_flags.mode = "prefill";
     activation_flags.batch = 8;
     activation_flags.seq = 2048;
-    auto cache = api::BuildActivations(activation_flags, **table, *inputs->presets, inputs->config(), inputs->mesh);
+    auto cache = api::BuildActivations(activation_flags, **table, *inputs->presets, inputs->resolved(), inputs->mesh);
     ASSERT_TRUE(cache.ok()) << cache.status().ToString();
     cache_per_device = cache->cache_bytes_per_device;
     cache_global = cache->cache_bytes;
