@@ -21,6 +21,17 @@ std::string CorpusDir() {
   return std::filesystem::canonical(dir).string();
 }
 
+std::string CorpusFamiliesDir() {
+  std::string dir;
+  if (const char* given = std::getenv("EASYPLAN_CORPUS_FAMILIES_DIR")) {
+    dir = given;
+  } else if (const std::string corpus = CorpusDir(); !corpus.empty()) {
+    dir = corpus + "-families";
+  }
+  if (dir.empty() || !std::filesystem::is_directory(dir)) return "";
+  return std::filesystem::canonical(dir).string();
+}
+
 std::string ReadTestFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   EP_CHECK(in.good(), "cannot open test file " + path);

@@ -14,6 +14,10 @@ std::string SourceDir();
 /// Directory of the shared corpus of real configs, or "" when it is not present on this machine.
 std::string CorpusDir();
 
+/// Directory of the corpus of real configs of the families added in issue 20 (beside the corpus:
+/// EASYPLAN_CORPUS_FAMILIES_DIR, else CorpusDir() + "-families"), or "" when it is not present.
+std::string CorpusFamiliesDir();
+
 /// Names of the corpus folders that hold a config.json, sorted; {""} when the corpus is absent (one
 /// parameterised instance, which skips with a message).
 std::vector<std::string> CorpusModels();
