@@ -45,9 +45,11 @@ std::string Mesh(int64_t ep, int64_t tp) {
   return "dp=1,fsdp=1,ep=" + std::to_string(ep) + ",tp=" + std::to_string(tp) + ",sp=1";
 }
 
-std::vector<std::string> LogicalErrors(const std::shared_ptr<const Model>& model, const std::string& mesh) {
+std::vector<std::string> LogicalErrors(const std::shared_ptr<const Model>& model, const std::string& mesh,
+                                       const std::string& layout = "easydel") {
   PlanOptions options;
   options.mesh = mesh;
+  options.layout = layout;
   auto planned = PlanModel(model, options);
   EXPECT_TRUE(planned.ok()) << planned.status().ToString();
   std::vector<std::string> out;
@@ -125,6 +127,25 @@ TEST(LogicalDivisibilityTest, ExpertsEpDoesNotDivideAreAnErrorInEveryMoeFamily) 
   EXPECT_EQ(moe_families,
             (std::vector<std::string>{"deepseek_v2", "deepseek_v3", "glm4_moe", "gpt_oss", "granitemoe", "kimi_k2",
                                       "llama4_text", "mixtral", "qwen2_moe", "qwen3_moe", "qwen3_next"}));
+}
+
+// An HF tensor planned by the EasyDeL rules is [out, in] where the rules see [in, out]: its counted dim is
+// its own, not the rule tensor's index (q_proj's heads are HF dim 0), and a data axis on the other dim is
+// no count's business.
+TEST(LogicalDivisibilityTest, HfLayoutChecksTheHfTensorsOwnDim) {
+  PlanOptions options;
+  options.layout = "hf";
+  options.mesh = "tp=3";
+  auto planned = PlanModel(LoadExample("llama-3.1-8b"), options);
+  ASSERT_TRUE(planned.ok()) << planned.status().ToString();
+  std::vector<std::string> errors;
+  for (const planner::Finding& f : planned->plan.findings) {
+    if (f.code == planner::FindingCode::kLogicalIndivisible) errors.push_back(f.message);
+  }
+  EXPECT_TRUE(AnyMentions(errors, "q_proj.weight: dim 0 holds 32 attention heads")) << ::testing::PrintToString(errors);
+  EXPECT_TRUE(AnyMentions(errors, "o_proj.weight: dim 1 holds 32 attention heads")) << ::testing::PrintToString(errors);
+  options.mesh = "fsdp=8";  // 4 kv heads, but fsdp shards k_proj's hidden dim
+  EXPECT_TRUE(LogicalErrors(LoadExample("qwen3-30b-a3b"), options.mesh, "hf").empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(BuiltInFamilies, LogicalDivisibilityTest, ::testing::ValuesIn(BuiltInFamilies()),

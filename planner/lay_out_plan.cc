@@ -200,7 +200,7 @@ class MeshPlanner {
   }
 
   /// Truncated specs, unknown / duplicate axes, uneven dims: one finding per issue, at the rule's line.
-  /// An uneven `logical_dim` (a rule-layout dim whose count the axes do not divide) has its
+  /// An uneven `logical_dim` (a dim of the tensor whose count the axes do not divide) has its
   /// logical-indivisible error instead: the count, not the size, is what fails.
   void AddIssueFindings(const TensorEntry& tensor, const ParamPlan& param, TensorOutcome& outcome, int logical_dim) {
     const rules::Rule& rule = rule_set_.rules[static_cast<size_t>(param.rule)];
@@ -220,7 +220,7 @@ class MeshPlanner {
   }
 
   /// Heads, kv heads, experts or vocabulary that the axes of their dim do not divide; returns the
-  /// rule-layout dim it flagged, or -1.
+  /// tensor dim it flagged, or -1.
   int AddLogicalFinding(const TensorEntry& tensor, const LayoutLink* link, const ParamPlan& param,
                         const PartitionSpec& laid_out, TensorOutcome& outcome) {
     if (!matches_.logical_dims()) return -1;
@@ -229,7 +229,7 @@ class MeshPlanner {
     const Shape& rule_shape = link ? link->rule_shape : tensor.shape;
     const PartitionSpec checked = CountedSpec(param.spec, laid_out, compute_axes_);
     if (auto finding = CheckLogicalDim(*matches_.logical_dims(), match_name, tensor.name, rule_shape, checked, mesh_,
-                                       matches_.config(), &dim)) {
+                                       matches_.config(), &dim, link ? &link->dim_of : nullptr)) {
       finding->rule = param.rule;
       finding->loc = rule_set_.rules[static_cast<size_t>(param.rule)].loc;
       Add(outcome, std::move(*finding), dim);

@@ -46,7 +46,8 @@ PartitionSpec CountedSpec(const PartitionSpec& written, const PartitionSpec& lai
 
 std::optional<Finding> CheckLogicalDim(const rules::LogicalDims& dims, std::string_view rule_name,
                                        const std::string& tensor_name, const Shape& shape, const PartitionSpec& spec,
-                                       const Mesh& mesh, const Json& config, int* dim_out) {
+                                       const Mesh& mesh, const Json& config, int* dim_out,
+                                       const std::vector<int>* dim_of) {
   // Most tensors shard nothing a count could disagree with: skip the name lookup for them.
   bool sharded = false;
   for (const PartitionSpec::Entry& entry : spec.entries()) {
@@ -58,8 +59,15 @@ std::optional<Finding> CheckLogicalDim(const rules::LogicalDims& dims, std::stri
   if (!sharded) return std::nullopt;
   const rules::LogicalDim* logical = dims.Find(rule_name);
   if (!logical) return std::nullopt;
-  const int dim = logical->dim < 0 ? shape.rank() + logical->dim : logical->dim;
-  if (dim < 0 || dim >= shape.rank() || dim >= spec.size()) return std::nullopt;
+  const int rule_dim = logical->dim < 0 ? shape.rank() + logical->dim : logical->dim;
+  if (rule_dim < 0 || rule_dim >= shape.rank()) return std::nullopt;
+  int dim = rule_dim;  // the tensor's own dim holding it
+  if (dim_of != nullptr) {
+    auto it = std::find(dim_of->begin(), dim_of->end(), rule_dim);
+    if (it == dim_of->end()) return std::nullopt;
+    dim = static_cast<int>(it - dim_of->begin());
+  }
+  if (dim >= spec.size()) return std::nullopt;
   const std::optional<int64_t> count = rules::LogicalDims::Count(*logical, config);
   if (!count || *count <= 0) return std::nullopt;
   // The entry's axes that exist in the mesh (unknown axes are their own finding).

@@ -31,13 +31,17 @@ std::vector<std::string> ComputeAxes(const Json& config);
 PartitionSpec CountedSpec(const PartitionSpec& written, const PartitionSpec& laid_out,
                           const std::vector<std::string>& compute_axes);
 
-/// `spec` is the resolved spec before correction, on `shape`, the tensor the rules see (`rule_name`).
+/// `shape` is the tensor the rules see (`rule_name`); `spec` is the resolved spec before correction, of
+/// the tensor itself, whose dim k is dim (*dim_of)[k] of `shape` when the rules are written for the other
+/// layout (LayoutLink::dim_of: an HF tensor planned by EasyDeL rules), else the same dims.
 /// Returns a kLogicalIndivisible finding naming `tensor_name` when the entry of a counting dim
-/// has an axis product > 1 that does not divide the count; nullopt otherwise. `dim_out` receives the
-/// dim (for aggregation).
+/// has an axis product > 1 that does not divide the count; nullopt otherwise (also when the tensor has no
+/// such dim: one expert's HF weight has no expert dim). `dim_out` receives the tensor's dim (for
+/// aggregation).
 std::optional<Finding> CheckLogicalDim(const rules::LogicalDims& dims, std::string_view rule_name,
                                        const std::string& tensor_name, const Shape& shape, const PartitionSpec& spec,
-                                       const Mesh& mesh, const Json& config, int* dim_out);
+                                       const Mesh& mesh, const Json& config, int* dim_out,
+                                       const std::vector<int>* dim_of = nullptr);
 
 /// The divisors of `n` in increasing order ("valid sizes" for an axis that must divide n).
 std::vector<int64_t> Divisors(int64_t n);
