@@ -1,4 +1,4 @@
-// The families of issue 20 against real published configs (../shared/corpus-families, beside the corpus):
+// The families of issue 20 against real published configs (the corpus-families folder beside the corpus):
 // each resolves with its family, and its HF tree holds the published parameter count. Counts are of the
 // dequantized view (--dtype), the one a published count describes; where the checkpoint's stored bytes
 // are published (a model.safetensors.index.json total_size), the stored view's bytes equal them too.
