@@ -70,6 +70,9 @@ StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& opti
   request.batch = options.batch;
   request.seq = options.seq;
   EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(resolved));
+  // A model with attention sinks hands them to the kernel as its softmax aux, one logit per head
+  // (gpt-oss: easydel/modules/gpt_oss passes `sinks` [heads] as softmax_aux).
+  if (!request.attention.softmax_aux_ndim && dims.attention_sinks) request.attention.softmax_aux_ndim = 1;
   std::string dtype = options.dtype;
   if (dtype.empty()) dtype = dims.torch_dtype.empty() ? "bfloat16" : dims.torch_dtype;
   std::optional<DType> parsed_dtype = ParseDType(dtype);

@@ -27,6 +27,31 @@ std::vector<std::string> StepAssumptions(const Model& model, const StepAssumptio
         "kvdtype float32 (EasyDeL's default): the KV cache takes twice bfloat16's memory; --set "
         "kvdtype=bfloat16 halves it");
   }
+  const TreeSpec* tree = step.tree;
+  const bool template_tree = tree != nullptr && tree->source == TreeSpec::Source::kTemplate;
+  // A quantized checkpoint (schemas/tree_builder.cc): EasyDeL dequantizes it at load, so the EasyDeL
+  // layout holds every weight in the parameter dtype; the HF layout counts the weights as stored unless
+  // --dtype asks for the dequantized view.
+  if (auto quant = config.find("quantization_config"); template_tree && quant != config.end() && quant->is_object()) {
+    const std::string method = quant->value("quant_method", std::string());
+    const std::string name = method == "fp8" ? "FP8" : "MXFP4";
+    if ((method == "fp8" || method == "mxfp4") && tree->layout == Layout::kEasyDel) {
+      out.push_back("the checkpoint's " + name +
+                    " weights dequantized to the parameter dtype at load, as EasyDeL loads them; --layout hf counts "
+                    "them as stored");
+    } else if ((method == "fp8" || method == "mxfp4") && !tree->dtype) {
+      out.push_back("the checkpoint's " + name + " weights as stored (--layout hf); --dtype D counts them dequantized");
+    }
+  }
+  const auto has_dtype = [&](const char* key) {
+    auto it = config.find(key);
+    return it != config.end() && it->is_string();
+  };
+  if (template_tree && !tree->dtype && !has_dtype("torch_dtype") && !has_dtype("dtype")) {
+    out.push_back(
+        "parameters in float32: the config names no torch_dtype; --dtype bfloat16 (or --set torch_dtype=bfloat16) "
+        "halves them");
+  }
   if (step.priced && !ChosenByUser(model, "attn_mechanism") &&
       config.value("attn_mechanism", std::string()) == "vanilla") {
     out.push_back(

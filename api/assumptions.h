@@ -14,6 +14,9 @@ namespace easyplan::api {
 struct StepAssumptionsOf {
   bool train = true;    ///< a training step, else serving
   bool priced = false;  ///< cost: the attention kernel's traffic counts too
+  /// The tree the figures count: a template tree says how it holds a quantized checkpoint, and that its
+  /// parameters are float32 when neither the config nor --dtype names a dtype.
+  const TreeSpec* tree = nullptr;
 };
 
 /// "kvdtype float32 (EasyDeL's default): the KV cache takes twice bfloat16's memory; --set

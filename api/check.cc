@@ -234,10 +234,11 @@ StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckO
 std::string DescribeModel(const kernels::ModelDesc& m) {
   std::string text =
       fmt::format("{}: {} layers, hidden {}, vocab {}, heads {}", m.model_type, m.layers, m.hidden, m.vocab, m.heads);
-  if (m.family != kernels::ModelFamily::kGpt2 && m.family != kernels::ModelFamily::kDeepseek) {
+  const bool mla = m.family == kernels::ModelFamily::kDeepseek && m.kv_lora_rank > 0;
+  if (m.family != kernels::ModelFamily::kGpt2 && !mla) {
     text += fmt::format(" (kv {}), head_dim {}", m.kv_heads, m.head_dim);
   }
-  if (m.family == kernels::ModelFamily::kDeepseek) {
+  if (mla) {
     text += fmt::format(", MLA q_lora {} kv_lora {} nope/rope/v {}/{}/{}", m.q_lora_rank, m.kv_lora_rank, m.qk_nope,
                         m.qk_rope, m.v_head);
   }

@@ -174,7 +174,8 @@ TEST_P(CostMatchesCheckTest, ForwardCommunicationEqualsChecksKindByKind) {
 
 std::vector<FamilyMesh> FamilyMeshes() {
   std::vector<FamilyMesh> cases;
-  for (const char* example : {"llama-3.1-8b", "qwen2.5-7b", "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3", "gpt2"}) {
+  for (const char* example : {"llama-3.1-8b", "qwen2.5-7b", "mixtral-8x7b", "qwen3-30b-a3b", "deepseek-v3", "gpt2",
+                              "glm-4.5-air", "falcon-40b", "gpt-oss-20b", "llama-4-scout", "qwen3-next-80b-a3b"}) {
     for (const char* mesh : {"dp=2,fsdp=2,ep=1,tp=2,sp=1", "dp=1,fsdp=4,ep=1,tp=2,sp=1", "dp=1,fsdp=2,ep=2,tp=2,sp=1",
                              "dp=1,fsdp=2,ep=1,tp=2,sp=2"}) {
       // GPT-2's 50,257-entry vocabulary divides no tp > 1 (logical-indivisible): padded to 50,304, as

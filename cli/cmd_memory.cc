@@ -98,7 +98,8 @@ std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInpu
   }
   out += fmt::format("float32 logits {}\n", HumanBytesBinary(b.logits));
   // What EasyDeL's defaults assumed, before the verdict line that scripts tail.
-  for (const std::string& assumed : api::StepAssumptions(*inputs.model, {.train = train, .priced = false})) {
+  for (const std::string& assumed :
+       api::StepAssumptions(*inputs.model, {.train = train, .priced = false, .tree = &inputs.tree_spec})) {
     out += "assumed " + assumed + "\n";
   }
   const planner::DeviceMemory& worst = report.Worst();

@@ -93,7 +93,8 @@ std::string CostText(const api::CostResult& r, bool mode_given) {
     layers.push_back({l.scope, std::to_string(l.count), HumanSeconds(l.compute_s), HumanSeconds(l.communication_s)});
   }
   out += Columns(layers, {1, 2, 3}, "  ");
-  const std::vector<std::string> assumed = api::StepAssumptions(*r.inputs.model, {.train = train, .priced = true});
+  const std::vector<std::string> assumed =
+      api::StepAssumptions(*r.inputs.model, {.train = train, .priced = true, .tree = &r.inputs.tree_spec});
   if (!assumed.empty()) out += "\n";
   for (const std::string& line : assumed) out += "assumed " + line + "\n";
   return out;

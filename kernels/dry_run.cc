@@ -24,7 +24,12 @@ StatusOr<DryRunReport> DryRunForward(const ModelDesc& model, const planner::Plan
   report.layers = model.layers;
   ModelDesc run = model;
   // Leading dense layers differ from the MoE layers after them; every other layer repeats the first.
-  const int64_t distinct = model.family == ModelFamily::kDeepseek ? model.first_dense_layers + 1 : 1;
+  // Llama 4 interleaves dense / MoE and RoPE / NoPE layers, Qwen3-Next linear and full attention: every
+  // layer runs.
+  const bool interleaved = model.family == ModelFamily::kLlama4 || model.family == ModelFamily::kQwen3Next;
+  const int64_t distinct = model.family == ModelFamily::kDeepseek ? model.first_dense_layers + 1
+                           : interleaved                          ? model.layers
+                                                                  : 1;
   run.layers = options.all_layers ? model.layers : std::min(model.layers, distinct);
   report.layers_run = run.layers;
   report.repeats = model.layers - run.layers;

@@ -1,5 +1,7 @@
 #include "kernels/tiny_model.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -9,8 +11,9 @@
 namespace easyplan::kernels {
 namespace {
 
-constexpr ModelFamily kFamilies[] = {ModelFamily::kLlama, ModelFamily::kMoe, ModelFamily::kDeepseek,
-                                     ModelFamily::kGpt2};
+constexpr ModelFamily kFamilies[] = {ModelFamily::kLlama,  ModelFamily::kMoe,      ModelFamily::kDeepseek,
+                                     ModelFamily::kGpt2,   ModelFamily::kFalcon,   ModelFamily::kGptOss,
+                                     ModelFamily::kLlama4, ModelFamily::kQwen3Next};
 
 int64_t RoundUp(int64_t value, int64_t unit) { return (value + unit - 1) / unit * unit; }
 
@@ -37,6 +40,9 @@ std::map<std::string, int64_t> TinySizes(const schemas::ModelDims& full, const M
   const int64_t top_k = full.top_k > 0 ? full.top_k : 2;
   const int64_t groups = full.n_group;
   const int64_t mha_heads = RoundUp(4, unit);
+  const int64_t linear_ratio = full.linear_key_heads > 0 && full.linear_value_heads % full.linear_key_heads == 0
+                                   ? full.linear_value_heads / full.linear_key_heads
+                                   : 1;
   return {
       {"hidden", hidden},
       {"intermediate", 2 * hidden},
@@ -46,6 +52,8 @@ std::map<std::string, int64_t> TinySizes(const schemas::ModelDims& full, const M
       {"mha_width", mha_heads * head_dim},
       {"gqa_kv_heads", gqa_kv_heads},
       {"gqa_heads", gqa_kv_heads * ratio},
+      {"gqa_width", gqa_kv_heads * ratio * head_dim},
+      {"linear_value_heads", gqa_kv_heads * linear_ratio},
       {"experts", RoundUp(std::max<int64_t>(2 * top_k, 4), devices)},
       {"grouped_experts", RoundUp(std::max({4 * top_k, 2 * groups, int64_t{4}}), std::lcm(devices, groups))},
       {"small_width", RoundUp(32, devices)},
@@ -65,6 +73,14 @@ std::string_view ModelFamilyName(ModelFamily family) {
       return "deepseek";
     case ModelFamily::kGpt2:
       return "gpt2";
+    case ModelFamily::kFalcon:
+      return "falcon";
+    case ModelFamily::kGptOss:
+      return "gpt_oss";
+    case ModelFamily::kLlama4:
+      return "llama4";
+    case ModelFamily::kQwen3Next:
+      return "qwen3_next";
   }
   return "llama";
 }
@@ -124,10 +140,18 @@ std::vector<std::string> SetStrings(const Json& overrides) {
 
 ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, const ParamTree& tree,
                       const planner::Plan& plan) {
+  // A text tower inside a multimodal model (Llama 4): its parameters under language_model/.
+  const std::string prefix =
+      std::any_of(tree.tensors.begin(), tree.tensors.end(),
+                  [](const TensorEntry& t) { return t.name == "language_model/model/embed_tokens/embedding"; })
+          ? "language_model/"
+          : "";
   auto has_tensor = [&](const std::string& name) {
-    return std::any_of(tree.tensors.begin(), tree.tensors.end(), [&](const TensorEntry& t) { return t.name == name; });
+    return std::any_of(tree.tensors.begin(), tree.tensors.end(),
+                       [&](const TensorEntry& t) { return t.name == prefix + name; });
   };
   ModelDesc m;
+  m.param_prefix = prefix;
   m.family = tiny.family;
   m.model_type = dims.model_type;
   m.mixtral_names = tiny.mixtral_names;
@@ -145,18 +169,55 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
   m.o_bias = has_tensor("model/layers/0/self_attn/o_proj/bias");
   m.mlp_bias = has_tensor("model/layers/0/mlp/gate_proj/bias");
   m.qk_norm = has_tensor("model/layers/0/self_attn/q_norm/kernel");
+  if (dims.partial_rotary_factor < 1.0 && dims.head_dim > 0) {
+    m.rotary_dim = static_cast<int64_t>(static_cast<double>(dims.head_dim) * dims.partial_rotary_factor);
+  }
+  m.layer_types = dims.layer_types;
+  if (dims.use_sliding_window) m.sliding_window = dims.sliding_window;
+  m.attention_chunk = dims.attention_chunk_size;
   m.experts = dims.experts;
   m.top_k = dims.top_k;
   m.moe_intermediate = dims.moe_intermediate;
   m.norm_topk_prob = tiny.norm_topk_prob.value_or(dims.norm_topk_prob);
   m.first_dense_layers = dims.first_dense_layers;
-  // Shared experts, group-limited routing and MLA are DeepSeek's forward pass's alone.
+  if (tiny.family == ModelFamily::kFalcon) {
+    m.attention_bias = m.o_bias = m.mlp_bias = has_tensor("transformer/h/0/self_attention/query_key_value/bias");
+    m.falcon_two_norms = has_tensor("transformer/h/0/ln_attn/scale");
+    m.falcon_sequential = has_tensor("transformer/h/0/post_attention_layernorm/scale");
+    // The published checkpoints store lm_head although tie_word_embeddings holds; the tree says which.
+    m.tied_embeddings = !has_tensor("lm_head/kernel");
+  }
+  if (tiny.family == ModelFamily::kGptOss) {
+    m.attention_sinks = true;
+    m.swiglu_limit = dims.swiglu_limit;
+  }
+  if (tiny.family == ModelFamily::kLlama4) {
+    m.rope_interleaved = true;
+    for (int64_t layer = 0; layer < dims.layers; ++layer) {
+      const auto l = static_cast<size_t>(layer);
+      m.nope_layers.push_back(l < dims.no_rope_layers.size() && dims.no_rope_layers[l] == 0);
+      m.sparse_layers.push_back(has_tensor(fmt::format("model/layers/{}/feed_forward/router/kernel", layer)));
+    }
+    m.l2_qk_norm = dims.use_qk_norm;
+  }
+  if (tiny.family == ModelFamily::kQwen3Next) {
+    m.zero_centered_norms = true;
+    m.attention_output_gate = true;
+    m.linear_key_heads = dims.linear_key_heads;
+    m.linear_value_heads = dims.linear_value_heads;
+    m.linear_key_dim = dims.linear_key_dim;
+    m.linear_value_dim = dims.linear_value_dim;
+    for (int64_t layer = 0; layer < dims.layers; ++layer)
+      m.sparse_layers.push_back(has_tensor(fmt::format("model/layers/{}/mlp/gate/kernel", layer)));
+  }
+  // Shared experts, group-limited routing and MLA are DeepSeek's forward pass's alone (GLM-4.5 runs it
+  // with GQA attention: no MLA ranks).
   if (tiny.family == ModelFamily::kDeepseek) {
     m.shared_intermediate = dims.shared_intermediate;
     m.n_group = dims.n_group;
     m.topk_group = dims.topk_group;
     m.routed_scaling = dims.routed_scaling;
-    m.correction_bias = has_tensor("model/layers/1/mlp/gate/e_score_correction_bias");
+    m.correction_bias = has_tensor(fmt::format("model/layers/{}/mlp/gate/e_score_correction_bias", dims.layers - 1));
     m.q_lora_rank = dims.q_lora_rank;
     m.kv_lora_rank = dims.kv_lora_rank;
     m.qk_nope = dims.qk_nope_head_dim;

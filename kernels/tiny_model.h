@@ -21,6 +21,9 @@
 //   gqa_kv_heads        the head unit when the full model has one kv head, else 2 rounded up to it (at
 //                       least two kv groups, so the kv-head split is exercised)
 //   gqa_heads           gqa_kv_heads x the full model's heads per kv head (its GQA ratio)
+//   gqa_width           gqa_heads x head_dim (Falcon's new-architecture hidden_size)
+//   linear_value_heads  gqa_kv_heads x the full model's linear value heads per linear key head (Qwen3-Next's
+//                       Gated DeltaNet, with gqa_kv_heads key heads)
 //   experts             max(2 x top-k, 4) rounded up to the device count
 //   grouped_experts     max(4 x top-k, 2 x n_group, 4) rounded up to lcm(devices, n_group) (group-limited
 //                       routing keeps whole groups)
@@ -45,7 +48,8 @@
 
 namespace easyplan::kernels {
 
-/// "llama", "moe", "deepseek", "gpt2" (what a family's numeric_check `forward` names).
+/// "llama", "moe", "deepseek", "gpt2", "falcon", "gpt_oss", "llama4" (what a family's numeric_check
+/// `forward` names).
 std::string_view ModelFamilyName(ModelFamily family);
 
 /// The tiny model of a full one: how to derive its config, and the forward pass that runs it.
@@ -86,7 +90,7 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
 Json ReferenceTrainingOverrides(const ModelDesc& model);
 
 /// The model types of `declared` (model_type, its numeric_check forward pass), by forward pass (llama,
-/// moe, deepseek, gpt2) then by name: the list an unsupported family's error gives.
+/// moe, deepseek, gpt2, falcon, gpt_oss, llama4) then by name: the list an unsupported family's error gives.
 std::vector<std::string> CoveredModelTypes(const std::vector<std::pair<std::string, std::string>>& declared);
 
 }  // namespace easyplan::kernels

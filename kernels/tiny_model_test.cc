@@ -221,7 +221,8 @@ TEST_F(TinyModelTest, CoveredModelTypesGroupByForwardPass) {
   }
   // kimi_k2 is an alias of deepseek_v3 (schemas/families/kimi_k2.yaml): it runs deepseek_v3's forward pass.
   EXPECT_EQ(CoveredModelTypes(declared),
-            (Strings{"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen3_moe", "deepseek_v3", "kimi_k2", "gpt2"}));
+            (Strings{"llama", "mistral", "qwen2", "qwen3", "mixtral", "qwen3_moe", "deepseek_v3", "glm4_moe", "kimi_k2",
+                     "gpt2", "falcon", "gpt_oss", "llama4", "llama4_text", "qwen3_next"}));
 }
 
 }  // namespace

@@ -107,6 +107,20 @@ class DimReader {
     return strings;
   }
 
+  // A list of integers (absent or null: empty).
+  StatusOr<std::vector<int64_t>> Ints(const std::string& key) const {
+    const Json* value = Find(key);
+    std::vector<int64_t> ints;
+    if (value == nullptr) return ints;
+    if (!value->is_array()) return WrongType(Pointer(key), "a list of integers", *value);
+    for (size_t i = 0; i < value->size(); ++i) {
+      const Json& item = (*value)[i];
+      if (!item.is_number_integer()) return WrongType(Pointer(key) + "/" + std::to_string(i), "an integer", item);
+      ints.push_back(item.get<int64_t>());
+    }
+    return ints;
+  }
+
   // A PartitionAxis field: a mesh axis name, a list of names, or null.
   StatusOr<std::vector<std::string>> AxisEntry(const char* field) const {
     std::vector<std::string> entry;
@@ -167,6 +181,11 @@ Status ReadWindows(const DimReader& r, ModelDims& d) {
   EP_ASSIGN_OR_RETURN(d.use_sliding_window, r.Bool("use_sliding_window", true));
   EP_ASSIGN_OR_RETURN(d.layer_types, r.Strings("layer_types"));
   EP_ASSIGN_OR_RETURN(d.attention_chunk_size, r.Size("attention_chunk_size"));
+  EP_ASSIGN_OR_RETURN(d.attention_sinks, r.Bool("attention_sinks", false));
+  EP_ASSIGN_OR_RETURN(d.partial_rotary_factor, r.Number({"partial_rotary_factor"}, 1.0));
+  EP_ASSIGN_OR_RETURN(d.use_qk_norm, r.Bool("use_qk_norm", false));
+  EP_ASSIGN_OR_RETURN(d.no_rope_layers, r.Ints("no_rope_layers"));
+  EP_ASSIGN_OR_RETURN(d.swiglu_limit, r.Number({"swiglu_limit"}, 7.0));
   EP_ASSIGN_OR_RETURN(d.linear_key_heads, r.Size("linear_num_key_heads"));
   EP_ASSIGN_OR_RETURN(d.linear_value_heads, r.Size("linear_num_value_heads"));
   EP_ASSIGN_OR_RETURN(d.linear_key_dim, r.Size("linear_key_head_dim"));

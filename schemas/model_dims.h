@@ -64,6 +64,16 @@ struct ModelDims {
   /// cache, a fixed-size state); empty when absent
   std::vector<std::string> layer_types;
   int64_t attention_chunk_size = 0;  ///< 0 = none
+  /// Per-head attention sinks (gpt-oss's `sinks` [heads]: one learned logit per head in the softmax),
+  /// EasyDeL's softmax_aux; from the family's geometry `attention_sinks`.
+  bool attention_sinks = false;
+
+  // ---- attention variants (what `check`'s reference forward pass needs beyond the sizes) ----
+  double partial_rotary_factor = 1.0;  ///< partial_rotary_factor: RoPE on that fraction of head_dim (GLM)
+  bool use_qk_norm = false;            ///< use_qk_norm (Llama 4: a weight-free L2 norm of q and k)
+  /// no_rope_layers (Llama 4): per layer, 1 = the layer uses RoPE, 0 = NoPE; empty when absent
+  std::vector<int64_t> no_rope_layers;
+  double swiglu_limit = 7.0;  ///< swiglu_limit (gpt_oss: the experts' gate / up clamp)
 
   // ---- linear attention (Qwen3-Next's Gated DeltaNet, transformers modeling_qwen3_next.py) ----
   int64_t linear_key_heads = 0, linear_value_heads = 0;  ///< linear_num_key_heads, linear_num_value_heads

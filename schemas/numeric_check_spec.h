@@ -28,7 +28,7 @@ struct TinySetting {
 
 /// The numeric check of one full model: the block with its conditions evaluated.
 struct NumericCheckSpec {
-  std::string forward;  ///< the reference forward pass: llama, moe, deepseek or gpt2
+  std::string forward;  ///< the reference forward pass: llama, moe, deepseek, gpt2, falcon, gpt_oss or llama4
   SourceLoc forward_loc;
   bool mixtral_names = false;  ///< MoE parameters named block_sparse_moe/experts/w1,w3,w2
   /// The model code's fixed choice, whatever the config says (Mixtral always renormalises the top-k
