@@ -12,6 +12,25 @@ bool ChosenByUser(const Model& model, const std::string& key) {
 
 }  // namespace
 
+std::string QuantizedWeights(const Model& model, const TreeSpec& tree) {
+  // A quantized checkpoint (schemas/tree_builder.cc): EasyDeL dequantizes it at load, so the EasyDeL
+  // layout holds every weight in the parameter dtype; the HF layout counts the weights as stored unless
+  // --dtype asks for the dequantized view.
+  const Json& config = model.config();
+  auto quant = config.find("quantization_config");
+  if (tree.source != TreeSpec::Source::kTemplate || quant == config.end() || !quant->is_object()) return "";
+  const std::string method = quant->value("quant_method", std::string());
+  if (method != "fp8" && method != "mxfp4") return "";
+  const std::string name = method == "fp8" ? "FP8" : "MXFP4";
+  if (tree.layout == Layout::kEasyDel) {
+    return "the checkpoint's " + name +
+           " weights dequantized to the parameter dtype at load, as EasyDeL loads them; --layout hf counts them as "
+           "stored";
+  }
+  if (tree.dtype) return "the checkpoint's " + name + " weights dequantized (--dtype); without it they count as stored";
+  return "the checkpoint's " + name + " weights as stored (--layout hf); --dtype D counts them dequantized";
+}
+
 std::vector<std::string> StepAssumptions(const Model& model, const StepAssumptionsOf& step) {
   const Json& config = model.config();
   std::vector<std::string> out;
@@ -29,19 +48,8 @@ std::vector<std::string> StepAssumptions(const Model& model, const StepAssumptio
   }
   const TreeSpec* tree = step.tree;
   const bool template_tree = tree != nullptr && tree->source == TreeSpec::Source::kTemplate;
-  // A quantized checkpoint (schemas/tree_builder.cc): EasyDeL dequantizes it at load, so the EasyDeL
-  // layout holds every weight in the parameter dtype; the HF layout counts the weights as stored unless
-  // --dtype asks for the dequantized view.
-  if (auto quant = config.find("quantization_config"); template_tree && quant != config.end() && quant->is_object()) {
-    const std::string method = quant->value("quant_method", std::string());
-    const std::string name = method == "fp8" ? "FP8" : "MXFP4";
-    if ((method == "fp8" || method == "mxfp4") && tree->layout == Layout::kEasyDel) {
-      out.push_back("the checkpoint's " + name +
-                    " weights dequantized to the parameter dtype at load, as EasyDeL loads them; --layout hf counts "
-                    "them as stored");
-    } else if ((method == "fp8" || method == "mxfp4") && !tree->dtype) {
-      out.push_back("the checkpoint's " + name + " weights as stored (--layout hf); --dtype D counts them dequantized");
-    }
+  if (tree != nullptr) {
+    if (std::string quantized = QuantizedWeights(model, *tree); !quantized.empty()) out.push_back(quantized);
   }
   const auto has_dtype = [&](const char* key) {
     auto it = config.find(key);

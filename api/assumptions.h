@@ -19,6 +19,11 @@ struct StepAssumptionsOf {
   const TreeSpec* tree = nullptr;
 };
 
+/// How the figures count a quantized checkpoint's weights (FP8, MXFP4), or "" when the tree is not a
+/// template of a quantized config: "the checkpoint's MXFP4 weights dequantized to the parameter dtype at
+/// load, as EasyDeL loads them; --layout hf counts them as stored", or as stored in the HF layout.
+std::string QuantizedWeights(const Model& model, const TreeSpec& tree);
+
 /// "kvdtype float32 (EasyDeL's default): the KV cache takes twice bfloat16's memory; --set
 /// kvdtype=bfloat16 changes it", ... for every such key the config holds by default.
 std::vector<std::string> StepAssumptions(const Model& model, const StepAssumptionsOf& step);

@@ -30,6 +30,8 @@ struct PlanView {
   /// MoE configs: the folded expert mesh and expert specs (both set, or neither).
   const planner::ExpertMesh* expert_mesh = nullptr;
   const planner::ExpertSpecs* expert_specs = nullptr;
+  /// How the tree holds a quantized checkpoint's weights (api::QuantizedWeights); "" for other models.
+  std::string weights;
 };
 
 /// Per-device bytes: min, median (lower), max, and the first device holding the max.

@@ -1,6 +1,7 @@
 // `easyplan plan CONFIG`: which slice of which tensor each device holds, and the bytes per device.
 #include <memory>
 
+#include "api/assumptions.h"
 #include "api/plan_pipeline.h"
 #include "cli/commands.h"
 #include "cli/pipeline_flags.h"
@@ -34,6 +35,7 @@ StatusOr<int> RunPlan(const PlanCommandFlags& flags, Context& ctx) {
     text = api::PlanResultToJsonText(result, view);
   } else {
     PlanView table{&result.plan, result.inputs.tree.get(), result.inputs.rules, flags.rank, flags.summary};
+    table.weights = api::QuantizedWeights(*result.inputs.model, result.inputs.tree_spec);
     if (result.experts) {
       table.expert_mesh = &result.experts->mesh;
       table.expert_specs = &result.experts->specs;

@@ -152,6 +152,7 @@ std::string PlanToTable(const PlanView& view) {
                      WithThousands(static_cast<int64_t>(tree.tensors.size())), plan.groups.size(),
                      HumanBytesBinary(summary.min), HumanBytesBinary(summary.median), HumanBytesBinary(summary.max),
                      summary.worst_device);
+  if (!view.weights.empty()) out += "weights: " + view.weights + "\n";
   if (view.expert_mesh && view.expert_specs) out += ExpertTableLines(*view.expert_mesh, *view.expert_specs);
   return out;
 }

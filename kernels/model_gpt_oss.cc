@@ -52,7 +52,8 @@ DistTensor ForwardPass::GptOssMoe(DistTensor x, const std::string& p) {
   const std::string e = p + "/experts/";
   DistTensor gate_up = s_.Dot(std::move(x), P(e + "gate_up_proj"), DotDims{{}, {}, {2}, {1}}, e + "gate_up_proj");
   gate_up = s_.Add(std::move(gate_up), s_.Lift(P(e + "gate_up_proj_bias"), 4), e + "gate_up_proj bias");  // [B,S,E,2I]
-  gate_up = s_.Split(std::move(gate_up), 3, gate_up.shape[3] / 2, p + " interleaved gate / up");          // [B,S,E,I,2]
+  const int64_t width = gate_up.shape[3] / 2;  // read before the move: argument order is unspecified
+  gate_up = s_.Split(std::move(gate_up), 3, width, p + " interleaved gate / up");  // [B,S,E,I,2]
   DistTensor gate = s_.Squeeze(s_.Narrow(gate_up, 4, 0, 1, p + " gate"), 4);
   DistTensor up = s_.Squeeze(s_.Narrow(std::move(gate_up), 4, 1, 1, p + " up"), 4);
   const double limit = m_.swiglu_limit;

@@ -151,7 +151,8 @@ StatusOr<MemoryModel> MemoryModelOf(const schemas::ModelDims& dims, const Json& 
 }
 
 StatusOr<LayerActivations> LayerActivationBytes(const MemoryModel& model, bool moe, int64_t hidden, int64_t q,
-                                                int64_t k, int64_t v, int64_t out, int64_t kv_length, int act_bytes) {
+                                                int64_t k, int64_t v, int64_t out, int64_t kv_length, int act_bytes,
+                                                bool linear) {
   const schemas::ModelDims& dims = model.dims;
   // A per-token tensor of width `width`, sharded as the hidden state: hidden * width / hidden_size.
   auto width = [&](int64_t w) { return CeilDiv(Checked(hidden) * w, dims.hidden); };
@@ -192,7 +193,23 @@ StatusOr<LayerActivations> LayerActivationBytes(const MemoryModel& model, bool m
     mlp_full = inter * 2;  // fc output, gelu output
     mlp_dots = inter + h;  // fc, proj
   }
-  const Checked qkv = Checked(q) + k + v;
+  Checked qkv = Checked(q) + k + v;
+  if (linear) {
+    // Gated DeltaNet (transformers modeling_qwen3_next.py): in_proj_qkvz and in_proj_ba are the dots
+    // (standing in for q/k/v); then the causal conv1d output and its SiLU over q, k, v, the delta rule's
+    // per-chunk states (chunks of 64 tokens, float32, [value heads, key dim, value dim] each), its output,
+    // and the gated norm's output, which o_proj reads.
+    // Config integers: every product is checked.
+    auto wide = [&](Checked w) { return w.v ? CeilDiv(Checked(hidden) * w, dims.hidden) : w; };
+    const Checked key_width = Checked(dims.linear_key_heads) * dims.linear_key_dim;
+    const Checked value_width = Checked(dims.linear_value_heads) * dims.linear_value_dim;
+    qkv = wide(key_width * 2 + value_width * 2) + wide(Checked(dims.linear_value_heads) * 2);
+    const Checked conv = wide(key_width * 2 + value_width);
+    const Checked state = Checked(dims.linear_value_heads) * dims.linear_key_dim * dims.linear_value_dim;
+    const Checked states = CeilDiv(wide(state) * 4, int64_t{64} * act_bytes);
+    attention_full = conv * 2 + states + wide(value_width) * 2;
+    attention_dots = Checked(0);
+  }
   // Layer input, attention norm output, q/k/v, attention, o_proj output + residual, MLP norm output, MLP.
   const Checked full = h + h + qkv + attention_full + h + h + mlp_full;
   // The checkpointed function's argument (the layer input) is always kept.
@@ -232,16 +249,30 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
     // The query's own head dim (MLA: qk_nope + qk_rope, not the config's head_dim).
     if (t.name == "attention.query" && t.shape.rank() == 4 && t.shape.dims()[3] > 0) dims.head_dim = t.shape.dims()[3];
   }
-  EP_ASSIGN_OR_RETURN(LayerActivations dense,
-                      LayerActivationBytes(model, false, hidden, q, k, v, out, kv_length, act_bytes));
-  LayerActivations moe = dense;
-  if (dims.experts > 0) {
-    EP_ASSIGN_OR_RETURN(moe, LayerActivationBytes(model, true, hidden, q, k, v, out, kv_length, act_bytes));
+  // Layers by kind: attention (softmax, or linear for layer_types "linear_attention") x MLP (dense or
+  // the routed experts), each kind's activations computed once.
+  int64_t layers_of[2][2] = {{0, 0}, {0, 0}};  // [linear][moe]
+  const bool typed = static_cast<int64_t>(dims.layer_types.size()) == dims.layers;
+  for (int64_t i = 0; i < dims.layers; ++i) {
+    const size_t at = static_cast<size_t>(i);
+    const bool linear = typed && dims.layer_types[at] == "linear_attention";
+    const bool moe = dims.experts > 0 && at < dims.moe_layer_mask.size() && dims.moe_layer_mask[at];
+    ++layers_of[linear][moe];
   }
-  const int64_t moe_layers = dims.experts > 0 ? dims.moe_layers : 0;
-  const int64_t dense_layers = dims.layers - moe_layers;
+  LayerActivations kinds[2][2];
+  for (int linear = 0; linear < 2; ++linear) {
+    for (int moe = 0; moe < 2; ++moe) {
+      if (layers_of[linear][moe] == 0) continue;
+      EP_ASSIGN_OR_RETURN(kinds[linear][moe], LayerActivationBytes(model, moe == 1, hidden, q, k, v, out, kv_length,
+                                                                   act_bytes, linear == 1));
+    }
+  }
   b.layers = dims.layers;
-  b.layer_full = std::max(dense.full, moe.full);
+  for (int linear = 0; linear < 2; ++linear) {
+    for (int moe = 0; moe < 2; ++moe) {
+      if (layers_of[linear][moe] > 0) b.layer_full = std::max(b.layer_full, kinds[linear][moe].full);
+    }
+  }
   auto saved = [&](const LayerActivations& l) -> int64_t {
     switch (options.policy) {
       case CheckpointPolicy::kNone:
@@ -256,14 +287,21 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
     }
     return l.full;
   };
-  b.layer_saved = std::max(dense_layers > 0 ? saved(dense) : 0, moe_layers > 0 ? saved(moe) : 0);
+  Checked saved_layers(0);
+  for (int linear = 0; linear < 2; ++linear) {
+    for (int moe = 0; moe < 2; ++moe) {
+      if (layers_of[linear][moe] == 0) continue;
+      b.layer_saved = std::max(b.layer_saved, saved(kinds[linear][moe]));
+      saved_layers = saved_layers + Checked(saved(kinds[linear][moe])) * layers_of[linear][moe];
+    }
+  }
   const bool recomputes =
       options.policy != CheckpointPolicy::kNone && options.policy != CheckpointPolicy::kEverythingSaveable;
   b.outside = 2 * hidden;  // embedding output, final norm output
   Checked activations;
   if (train) {
     b.recompute = recomputes ? b.layer_full : 0;
-    activations = Checked(saved(dense)) * dense_layers + Checked(saved(moe)) * moe_layers + b.recompute + b.outside;
+    activations = saved_layers + b.recompute + b.outside;
   } else {
     // Forward only: one layer's working set at a time, plus the residual stream around it.
     activations = Checked(b.layer_full) + b.outside;

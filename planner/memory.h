@@ -131,9 +131,12 @@ struct LayerActivations {
   int64_t dots = 0;           ///< only matmul outputs (checkpoint_dots)
   int64_t dots_no_batch = 0;  ///< matmul outputs without batch dims (projections, not attention)
 };
-/// `moe`: the layer's MLP is the routed experts (plus shared ones) instead of the dense MLP.
+/// `moe`: the layer's MLP is the routed experts (plus shared ones) instead of the dense MLP. `linear`: the
+/// layer's attention is Qwen3-Next's Gated DeltaNet (layer_types "linear_attention") instead of softmax
+/// attention over q, k and v.
 StatusOr<LayerActivations> LayerActivationBytes(const MemoryModel& model, bool moe, int64_t hidden, int64_t q,
-                                                int64_t k, int64_t v, int64_t out, int64_t kv_length, int act_bytes);
+                                                int64_t k, int64_t v, int64_t out, int64_t kv_length, int act_bytes,
+                                                bool linear = false);
 
 }  // namespace easyplan::planner
 

@@ -154,6 +154,23 @@ TEST(MemoryFormulaTest, MoeWithoutSharedExpertsKeepsOnlyTheRoutedOutputs) {
   EXPECT_EQ(layer->dots, 512 + 1024 + 512 + (64 + 1024 + 1024));
 }
 
+TEST(MemoryFormulaTest, LinearAttentionLayerKeepsItsProjectionsConvAndChunkStates) {
+  // Qwen3-Next's Gated DeltaNet: 2 key heads and 4 value heads of 8; width(w) = 8w as above.
+  MemoryModel model = Model();
+  model.dims.linear_key_heads = 2;
+  model.dims.linear_key_dim = 8;
+  model.dims.linear_value_heads = 4;
+  model.dims.linear_value_dim = 8;
+  auto layer = LayerActivationBytes(model, false, 512, 512, 256, 256, 512, 8, 2, /*linear=*/true);
+  ASSERT_TRUE(layer.ok());
+  // in_proj_qkvz width(2 x 16 + 2 x 32) = 768 and in_proj_ba width(8) = 64 replace q/k/v; conv output
+  // and its SiLU width(64) = 512 each; float32 chunk states width(4 x 8 x 8) x 4 / (64 tokens x 2) = 64;
+  // the delta rule's output and the gated norm's, width(32) = 256 each.
+  EXPECT_EQ(layer->full, 2 * 512 + 832 + (1024 + 64 + 512) + 2 * 512 + 3072);
+  EXPECT_EQ(layer->dots, 512 + 832 + 512 + 2560);  // no attention dots: the delta rule is one kernel
+  EXPECT_EQ(layer->dots_no_batch, layer->dots);
+}
+
 TEST(MemoryFormulaTest, OverflowIsAnErrorNotAWrongNumber) {
   auto layer = LayerActivationBytes(Model(), false, int64_t{1} << 60, 512, 256, 256, 512, 8, 2);
   ASSERT_FALSE(layer.ok());

@@ -215,11 +215,12 @@ Status ReadExperts(const DimReader& r, ModelDims& d) {
   d.first_dense_layers = first_dense.value_or(0);
   EP_ASSIGN_OR_RETURN(std::vector<std::string> mlp_layer_types, r.Strings("mlp_layer_types"));
   if (d.experts > 0) {
-    if (!mlp_layer_types.empty() && static_cast<int64_t>(mlp_layer_types.size()) == d.layers) {
-      d.moe_layers = std::count(mlp_layer_types.begin(), mlp_layer_types.end(), "sparse");
-    } else {
-      d.moe_layers = std::max<int64_t>(0, d.layers - d.first_dense_layers);
+    const bool typed = !mlp_layer_types.empty() && static_cast<int64_t>(mlp_layer_types.size()) == d.layers;
+    d.moe_layer_mask.resize(static_cast<size_t>(std::max<int64_t>(d.layers, 0)));
+    for (size_t i = 0; i < d.moe_layer_mask.size(); ++i) {
+      d.moe_layer_mask[i] = typed ? mlp_layer_types[i] == "sparse" : static_cast<int64_t>(i) >= d.first_dense_layers;
     }
+    d.moe_layers = std::count(d.moe_layer_mask.begin(), d.moe_layer_mask.end(), true);
   }
   EP_ASSIGN_OR_RETURN(d.norm_topk_prob, r.Bool("norm_topk_prob", false));
   EP_ASSIGN_OR_RETURN(d.n_group, r.Size("n_group"));

@@ -89,6 +89,8 @@ struct ModelDims {
   /// Layers whose MLP is the routed experts: mlp_layer_types' "sparse" entries when it has one per
   /// layer, else layers - first_dense_layers; 0 for a dense model.
   int64_t moe_layers = 0;
+  /// Per layer, whether its MLP is the routed experts (the rule moe_layers counts); empty for a dense model.
+  std::vector<bool> moe_layer_mask;
   bool norm_topk_prob = false;          ///< the config's flag (false when absent)
   int64_t n_group = 1, topk_group = 1;  ///< DeepSeek's group-limited routing (1 when absent)
   double routed_scaling = 1.0;          ///< routed_scaling_factor
