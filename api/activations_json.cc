@@ -57,8 +57,7 @@ std::string TensorJson(const ActivationTensor& tensor) {
       "\"shard_shape\": {}, \"bytes\": {}, \"bytes_per_device\": {}",
       Quoted(tensor.name), DimsJson(tensor.shape.dims()), DTypeName(tensor.dtype), SpecJson(tensor.spec),
       SpecJson(tensor.effective), DimsJson(tensor.shard_shape.dims()), tensor.bytes, tensor.bytes_per_device);
-  if (tensor.name.starts_with("kv_cache.") || tensor.name.starts_with("ragged_cache.") ||
-      tensor.name.starts_with("linear_state.")) {
+  if (planner::IsCacheRow(tensor.name)) {
     out += fmt::format(", \"layers\": {}", tensor.layers);
   }
   if (tensor.window > 0) out += fmt::format(", \"window\": {}", tensor.window);

@@ -1,5 +1,7 @@
 #include "api/assumptions.h"
 
+#include "schemas/tree_builder.h"
+
 namespace easyplan::api {
 namespace {
 
@@ -16,11 +18,8 @@ std::string QuantizedWeights(const Model& model, const TreeSpec& tree) {
   // A quantized checkpoint (schemas/tree_builder.cc): EasyDeL dequantizes it at load, so the EasyDeL
   // layout holds every weight in the parameter dtype; the HF layout counts the weights as stored unless
   // --dtype asks for the dequantized view.
-  const Json& config = model.config();
-  auto quant = config.find("quantization_config");
-  if (tree.source != TreeSpec::Source::kTemplate || quant == config.end() || !quant->is_object()) return "";
-  const std::string method = quant->value("quant_method", std::string());
-  if (method != "fp8" && method != "mxfp4") return "";
+  const std::string method = schemas::StoredQuantization(model.config());
+  if (tree.source != TreeSpec::Source::kTemplate || method.empty()) return "";
   const std::string name = method == "fp8" ? "FP8" : "MXFP4";
   if (tree.layout == Layout::kEasyDel) {
     return "the checkpoint's " + name +

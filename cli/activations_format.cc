@@ -151,10 +151,7 @@ std::string ActivationsToTable(const ActivationsView& view) {
       if (!(tensor.spec == tensor.effective)) spec = tensor.spec.ToString() + " -> " + spec;
       rows.push_back({tensor.name, tensor.shape.ToString(), std::string(DTypeName(tensor.dtype)), spec,
                       tensor.shard_shape.ToString(),
-                      tensor.name.starts_with("kv_cache.") || tensor.name.starts_with("ragged_cache.") ||
-                              tensor.name.starts_with("linear_state.")
-                          ? std::to_string(tensor.layers)
-                          : "",
+                      planner::IsCacheRow(tensor.name) ? std::to_string(tensor.layers) : "",
                       WithThousands(tensor.bytes), WithThousands(tensor.bytes_per_device)});
     }
     out += Columns(rows, {5, 6, 7});

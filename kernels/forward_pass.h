@@ -21,6 +21,13 @@ namespace easyplan::kernels::internal {
 
 constexpr double kMasked = -1e30;
 
+// The indices of v[0..n) from the largest value down, ties in index order (torch.topk's choice for the
+// routers of every family).
+inline void TopKOrder(const double* v, std::vector<int64_t>& order) {
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [v](int64_t a, int64_t b) { return v[a] > v[b]; });
+}
+
 class ForwardPass {
  public:
   ForwardPass(const ModelDesc& m, Spmd& spmd, const ParamLookup& param) : m_(m), s_(spmd), param_(param) {
@@ -375,8 +382,7 @@ class ForwardPass {
                 for (int64_t j = g * per_group; j < (g + 1) * per_group; ++j) v[j] = kMasked;
               }
             }
-            std::iota(order.begin(), order.end(), 0);
-            std::stable_sort(order.begin(), order.end(), [v](int64_t a, int64_t b) { return v[a] > v[b]; });
+            TopKOrder(v, order);
             std::vector<double> picked(static_cast<size_t>(e), 0.0);
             for (int64_t i = 0; i < k; ++i) picked[static_cast<size_t>(order[static_cast<size_t>(i)])] = 1.0;
             std::copy(picked.begin(), picked.end(), v);

@@ -35,8 +35,7 @@ DistTensor ForwardPass::GptOssMoe(DistTensor x, const std::string& p) {
         std::vector<int64_t> order(static_cast<size_t>(e));
         for (int64_t r = 0; r < t.size() / e; ++r) {
           double* v = t.data.data() + r * e;
-          std::iota(order.begin(), order.end(), 0);
-          std::stable_sort(order.begin(), order.end(), [v](int64_t a, int64_t b) { return v[a] > v[b]; });
+          TopKOrder(v, order);
           const double top = v[order[0]];
           std::vector<double> w(static_cast<size_t>(e), 0.0);
           double z = 0.0;

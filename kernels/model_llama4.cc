@@ -21,8 +21,7 @@ DistTensor ForwardPass::Llama4Moe(DistTensor x, const std::string& p) {
         std::vector<int64_t> order(static_cast<size_t>(e));
         for (int64_t r = 0; r < t.size() / e; ++r) {
           double* v = t.data.data() + r * e;
-          std::iota(order.begin(), order.end(), 0);
-          std::stable_sort(order.begin(), order.end(), [v](int64_t a, int64_t b) { return v[a] > v[b]; });
+          TopKOrder(v, order);
           std::vector<double> w(static_cast<size_t>(e), 0.0);
           for (int64_t i = 0; i < k; ++i) {
             const auto j = static_cast<size_t>(order[static_cast<size_t>(i)]);

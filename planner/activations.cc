@@ -342,6 +342,10 @@ std::vector<Finding> ExpertMeshFindings(const ExpertMesh& expert_mesh, const std
   return findings;
 }
 
+bool IsCacheRow(std::string_view name) {
+  return name.starts_with("kv_cache.") || name.starts_with("ragged_cache.") || name.starts_with("linear_state.");
+}
+
 CacheGeometry CacheGeometryOf(const schemas::ModelDims& dims) {
   CacheGeometry geometry;
   if (dims.mla()) {  // MLA: full heads, separate key and value dims

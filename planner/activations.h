@@ -135,6 +135,10 @@ struct CacheGeometry {
 };
 CacheGeometry CacheGeometryOf(const schemas::ModelDims& dims);
 
+/// Whether an activation row is part of the cache a serving step keeps (kv_cache.*, ragged_cache.*,
+/// linear_state.*): those rows carry a layer count.
+bool IsCacheRow(std::string_view name);
+
 /// One activation laid on the mesh.
 struct ActivationTensor {
   std::string name;  ///< "attention.query", "hidden_state", "kv_cache.key", ...

@@ -18,10 +18,8 @@ class Expander {
  public:
   Expander(const TreeTemplate& tree, const Json& config, const TreeOptions& options, DType param_dtype)
       : tree_(tree), scope_(config), options_(options), param_dtype_(param_dtype) {
-    const Json* quant = config.contains("quantization_config") ? &config["quantization_config"] : nullptr;
-    const std::string method = quant && quant->is_object() && quant->value("quant_method", Json()).is_string()
-                                   ? (*quant)["quant_method"].get<std::string>()
-                                   : "";
+    const std::string method = StoredQuantization(config);
+    const Json* quant = method.empty() ? nullptr : &config["quantization_config"];
     // --dtype asks for the dequantized view: every weight once, in that dtype, no scales.
     const bool stored_view = !options.dtype.has_value();
     if (stored_view && method == "mxfp4") {
@@ -241,49 +239,47 @@ class Expander {
     expanded.in_hf = in_hf;
     expanded.in_easydel = in_easydel;
     if (fp8_weight) {
-      // The checkpoint stores the weight in FP8 with a float32 scale per weight block; EasyDeL
-      // dequantizes at load, so its parameter keeps the parameter dtype.
+      // FP8 with a float32 scale per weight block.
       ExpandedTensor weight = expanded;
       weight.dtype = fp8_dtype_;
-      weight.in_easydel = false;
       ExpandedTensor scale = weight;
       scale.hf_name += "_scale_inv";
       scale.hf_shape = Shape{CeilDiv(weight.hf_shape[0], block_[0]), CeilDiv(weight.hf_shape[1], block_[1])};
       scale.dtype = DType::kFloat32;
-      scale.role = TensorRole::kScale;
-      expanded.in_hf = false;
-      if (in_easydel) out_->push_back(std::move(expanded));
-      if (in_hf) {
-        out_->push_back(std::move(weight));
-        out_->push_back(std::move(scale));
-      }
+      PushQuantized(std::move(expanded), std::move(weight), std::move(scale));
       return Status();
     }
     if (mxfp4_weight) {
       // transformers' Mxfp4 format (integrations/mxfp4.py): per expert and output row, the input dim in
       // blocks of 32 FP4 (e2m1) values packed two per byte, `<name>_blocks` [E, out, in/32, 16] uint8, with
       // one shared power-of-two exponent per block, `<name>_scales` [E, out, in/32] uint8 (E8M0).
-      // EasyDeL dequantizes at load, so its parameter keeps the parameter dtype.
       const int64_t blocks = CeilDiv(expanded.hf_shape[1], kMxfp4Block);
       ExpandedTensor packed = expanded;
       packed.hf_name += "_blocks";
       packed.hf_shape = Shape{expanded.hf_shape[0], expanded.hf_shape[2], blocks, kMxfp4Block / 2};
       packed.dtype = DType::kUInt8;
-      packed.in_easydel = false;
       ExpandedTensor scale = packed;
       scale.hf_name = expanded.hf_name + "_scales";
       scale.hf_shape = Shape{expanded.hf_shape[0], expanded.hf_shape[2], blocks};
-      scale.role = TensorRole::kScale;
-      expanded.in_hf = false;
-      if (in_easydel) out_->push_back(std::move(expanded));
-      if (in_hf) {
-        out_->push_back(std::move(packed));
-        out_->push_back(std::move(scale));
-      }
+      PushQuantized(std::move(expanded), std::move(packed), std::move(scale));
       return Status();
     }
     out_->push_back(std::move(expanded));
     return Status();
+  }
+
+  // A quantized weight: the checkpoint (HF layout) stores `stored` and its `scale`; EasyDeL dequantizes
+  // at load, so its parameter is `dequantized`, in the parameter dtype.
+  void PushQuantized(ExpandedTensor dequantized, ExpandedTensor stored, ExpandedTensor scale) {
+    const bool in_hf = dequantized.in_hf, in_easydel = dequantized.in_easydel;
+    dequantized.in_hf = false;
+    stored.in_easydel = scale.in_easydel = false;
+    scale.role = TensorRole::kScale;
+    if (in_easydel) out_->push_back(std::move(dequantized));
+    if (in_hf) {
+      out_->push_back(std::move(stored));
+      out_->push_back(std::move(scale));
+    }
   }
 
   // quantization_config.modules_to_not_convert: module names, `*` matching any run of characters
@@ -344,6 +340,15 @@ std::string ExpertName(const std::string& name, int64_t expert) {
 }
 
 }  // namespace
+
+std::string StoredQuantization(const Json& config) {
+  auto quant = config.find("quantization_config");
+  if (quant == config.end() || !quant->is_object()) return "";
+  auto method = quant->find("quant_method");
+  if (method == quant->end() || !method->is_string()) return "";
+  const std::string name = method->get<std::string>();
+  return name == "fp8" || name == "mxfp4" ? name : "";
+}
 
 StatusOr<DType> ParamDType(const Json& config, const std::optional<DType>& override_dtype) {
   if (override_dtype) return *override_dtype;

@@ -34,6 +34,10 @@ struct ExpandedTensor {
 
 /// The parameter dtype of a resolved config: `torch_dtype`, else `dtype` (transformers v5), else
 /// float32 (what transformers assumes when a config names none).
+/// The quantization a checkpoint stores its weights in that the tree lists as stored:
+/// quantization_config.quant_method "fp8" or "mxfp4" ("" for any other or none; docs/TREES.md).
+std::string StoredQuantization(const Json& config);
+
 StatusOr<DType> ParamDType(const Json& config, const std::optional<DType>& override_dtype);
 
 /// Expands `tree` over a resolved config into the tensors of both layouts. Errors name the template

@@ -1,6 +1,7 @@
 #include "tests/test_util.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,13 @@ std::string CorpusDir() {
 #endif
   if (dir == nullptr || !std::filesystem::is_directory(dir)) return "";
   return std::filesystem::canonical(dir).string();
+}
+
+std::string TestNameOf(std::string text) {
+  for (char& c : text) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return text;
 }
 
 std::string CorpusFamiliesDir() {

@@ -11,6 +11,9 @@ namespace easyplan::testing {
 /// Absolute path of the source tree (tests run with it as the working directory).
 std::string SourceDir();
 
+/// `text` as a gtest parameter name: every character that is not a letter or digit becomes '_'.
+std::string TestNameOf(std::string text);
+
 /// Directory of the shared corpus of real configs, or "" when it is not present on this machine.
 std::string CorpusDir();
 

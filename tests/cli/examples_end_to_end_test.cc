@@ -10,10 +10,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "tests/test_util.h"
 
 namespace {
 
@@ -26,13 +26,6 @@ std::vector<std::string> Examples() {
   }
   std::sort(out.begin(), out.end());
   return out;
-}
-
-std::string Slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 struct RunResult {
@@ -48,7 +41,7 @@ RunResult RunEasyplan(const std::string& args) {
   const int raw = std::system(command.c_str());
   RunResult run;
   run.exit_code = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  run.err = Slurp(err);
+  run.err = easyplan::testing::ReadTestFile(err.string());
   fs::remove(err);
   return run;
 }
@@ -89,11 +82,7 @@ TEST_P(ExamplesEndToEndTest, EveryCommandRunsCleanly) {
 
 INSTANTIATE_TEST_SUITE_P(Examples, ExamplesEndToEndTest, ::testing::ValuesIn(Examples()),
                          [](const ::testing::TestParamInfo<std::string>& param_info) {
-                           std::string name = param_info.param;
-                           for (char& c : name) {
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
+                           return easyplan::testing::TestNameOf(param_info.param);
                          });
 
 }  // namespace

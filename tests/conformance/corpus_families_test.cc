@@ -139,11 +139,7 @@ TEST(CorpusFamiliesGptJ, HfTreeIsThePublishedCountLessTheShardedCopies) {
 }
 
 std::string CaseName(const ::testing::TestParamInfo<FamilyFacts>& param) {
-  std::string name = param.param.model_dir;
-  for (char& c : name) {
-    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-  }
-  return name;
+  return testing::TestNameOf(param.param.model_dir);
 }
 
 std::vector<FamilyFacts> FactsWithBytes() {
