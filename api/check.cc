@@ -15,6 +15,7 @@
 #include "api/memory_pipeline.h"
 #include "api/plan_json.h"
 #include "kernels/layout_check.h"
+#include "kernels/mpi_engine.h"
 #include "kernels/tiny_model.h"
 #include "schemas/model_dims.h"
 
@@ -190,6 +191,13 @@ Status CompareMemory(const CheckOptions& flags, const PlanInputs& full, NumericS
   return Status();
 }
 
+// The MPI engine's own faults (docs/CHECK.md), named by --inject beside the plan mutations.
+constexpr std::pair<const char*, kernels::MpiOptions::Fault> kEngineFaults[] = {
+    {"rank-crash", kernels::MpiOptions::Fault::kCrash},
+    {"rank-kill", kernels::MpiOptions::Fault::kKill},
+    {"rank-stall", kernels::MpiOptions::Fault::kStall},
+};
+
 }  // namespace
 
 StatusOr<Injection> ParseInjection(const std::string& text) {
@@ -197,17 +205,52 @@ StatusOr<Injection> ParseInjection(const std::string& text) {
                       Injection::kWrongDim, Injection::kSwapTupleOrder}) {
     if (kernels::InjectionName(i) == text) return i;
   }
+  for (const auto& [name, fault] : kEngineFaults) {
+    if (text == name) return Injection::kNone;
+  }
   return Status::BadInput({}, "--inject '" + text + "' is not a known fault");
 }
 
 Status CheckCheckOptions(const CheckOptions& options) {
   EP_RETURN_IF_ERROR(CheckChoice("--level", options.level, {"layout", "numeric", "all"}));
-  return ParseInjection(options.inject).status();
+  EP_RETURN_IF_ERROR(CheckChoice("--engine", options.engine, {"in-process", "mpi"}));
+  EP_RETURN_IF_ERROR(ParseInjection(options.inject).status());
+  if (!(options.mpi_timeout_seconds > 0 && options.mpi_timeout_seconds <= 86400)) {
+    return Status::BadInput({}, fmt::format("--mpi-timeout {} is not a number of seconds from 0 to 86400 (a day)",
+                                            options.mpi_timeout_seconds));
+  }
+  if (options.engine == "mpi" && options.level == "layout") {
+    return Status::BadInput({}, "--engine mpi runs the numeric check, and --level layout has none",
+                            {"use --level numeric or --level all"});
+  }
+  for (const auto& [name, fault] : kEngineFaults) {
+    if (options.inject == name && options.engine != "mpi") {
+      return Status::BadInput({}, fmt::format("--inject {} is a fault of the MPI engine", name),
+                              {"add --engine mpi and run under mpirun"});
+    }
+  }
+  return Status();
 }
 
-StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckOptions& flags) {
+StatusOr<std::unique_ptr<kernels::Engine>> StartEngine(const CheckOptions& options) {
+  EP_RETURN_IF_ERROR(CheckCheckOptions(options));
+  if (options.engine != "mpi") return kernels::MakeInProcessEngine();
+  kernels::MpiOptions mpi;
+  mpi.timeout_seconds = options.mpi_timeout_seconds;
+  for (const auto& [name, fault] : kEngineFaults) {
+    if (options.inject == name) mpi.fault = fault;
+  }
+  return kernels::StartMpiEngine(mpi);
+}
+
+StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckOptions& flags,
+                         kernels::Engine* engine) {
   EP_RETURN_IF_ERROR(CheckCheckOptions(flags));
   EP_ASSIGN_OR_RETURN(Injection injection, ParseInjection(flags.inject));
+  if (flags.engine == "mpi" && (engine == nullptr || engine->name() != "mpi")) {
+    return Status::BadInput({}, "--engine mpi needs the engine StartEngine started");
+  }
+  const bool root = engine == nullptr || engine->root();
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, flags.plan));
   CheckRun run;
   EP_ASSIGN_OR_RETURN(run.plan, inputs.Build());
@@ -215,17 +258,18 @@ StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckO
   run.level = flags.level;
   run.mesh = plan.mesh;
   run.seed = flags.seed;
+  run.root = root;
   if (plan.HasErrors()) return run;  // the plan's findings say what to fix; nothing is executed
-  if (flags.level != "numeric") {
+  if (flags.level != "numeric" && root) {
     run.layout = kernels::CheckLayouts(plan, *inputs.tree, {.injection = injection});
   }
   if (flags.level != "layout") {
     EP_ASSIGN_OR_RETURN(NumericSetup setup, SetUpNumeric(flags, inputs, plan));
     if (flags.memory) EP_RETURN_IF_ERROR(AddServeCache(setup));
     kernels::NumericOptions options{
-        .seed = flags.seed, .injection = injection, .max_devices = flags.max_numeric_devices};
+        .seed = flags.seed, .injection = injection, .max_devices = flags.max_numeric_devices, .engine = engine};
     EP_ASSIGN_OR_RETURN(run.numeric, kernels::RunNumericCheck(setup.model, setup.plan, *setup.inputs->tree, options));
-    if (flags.memory) EP_RETURN_IF_ERROR(CompareMemory(flags, inputs, setup, *run.numeric, run));
+    if (flags.memory && root) EP_RETURN_IF_ERROR(CompareMemory(flags, inputs, setup, *run.numeric, run));
     run.numeric_setup = std::move(setup);
   }
   return run;
@@ -329,6 +373,20 @@ Json CheckToJson(const CheckRun& run) {
     }
     comm["collectives"] = records;
     numeric["communication"] = comm;
+    if (n.engine) {
+      const kernels::EngineComparison& e = *n.engine;
+      numeric["engine"] = Json{{"name", e.engine},
+                               {"processes", e.processes},
+                               {"devices_per_process", e.devices_per_process},
+                               {"outputs_compared", e.outputs},
+                               {"max_nmse", e.max_nmse},
+                               {"nmse_tol", e.nmse_tol},
+                               {"max_abs_diff", e.max_abs_diff},
+                               {"abs_tol", e.abs_tol},
+                               {"collectives_compared", e.records},
+                               {"collectives_difference", e.comm_difference},
+                               {"ok", e.ok()}};
+    }
     out["numeric"] = numeric;
   }
   if (run.memory) {

@@ -16,6 +16,7 @@
 #include "api/plan_inputs.h"
 #include "core/json.h"
 #include "kernels/collectives.h"
+#include "kernels/engine.h"
 #include "kernels/layout_check.h"
 #include "kernels/model.h"
 #include "kernels/numeric_check.h"
@@ -29,10 +30,18 @@ struct CheckOptions {
   std::string inject = "none";  ///< mutation tests only (docs/CHECK.md)
   int64_t max_numeric_devices = 64;
   bool memory = false;
+  /// Where the numeric check's devices run: "in-process", or "mpi" under mpirun (kernels/mpi_engine.h).
+  std::string engine = "in-process";
+  double mpi_timeout_seconds = 60;  ///< every MPI wait (--mpi-timeout)
 };
 
-/// The option checks that need no config (--level, --inject).
+/// The option checks that need no config (--level, --inject, --engine, --mpi-timeout).
 Status CheckCheckOptions(const CheckOptions& options);
+
+/// The engine `options` asks for: in process, or MPI (which starts MPI here and must then be handed to
+/// Check on every rank; destroying it ends MPI). BadInput for --engine mpi outside mpirun or in a
+/// build without MPI.
+StatusOr<std::unique_ptr<kernels::Engine>> StartEngine(const CheckOptions& options);
 
 /// --inject's fault by name.
 StatusOr<kernels::Injection> ParseInjection(const std::string& text);
@@ -60,6 +69,7 @@ struct CheckRun {
   std::optional<NumericSetup> numeric_setup;
   std::optional<kernels::NumericReport> numeric;
   uint64_t seed = 0;
+  bool root = true;  ///< false on an MPI rank other than 0, which prints nothing
   /// --memory: what the forward measured per device against `easyplan memory`'s prediction.
   struct MemoryRow {
     std::string what;  ///< "params", "residual stream", "logits"
@@ -81,8 +91,11 @@ struct CheckRun {
   bool ok() const { return (!layout || layout->ok()) && (!numeric || numeric->ok()) && memory_ok(); }
 };
 
-/// Runs the check. A plan with error findings is returned unexecuted (run.plan has them).
-StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckOptions& options);
+/// Runs the check. A plan with error findings is returned unexecuted (run.plan has them). `engine`
+/// (nullptr: in process) runs the numeric check; on a distributed engine every process calls this, the
+/// layout check and the memory comparison run on the root, and only the root's run holds the report.
+StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckOptions& options,
+                         kernels::Engine* engine = nullptr);
 
 /// "llama: 2 layers, hidden 64, ...": the tiny model in one line.
 std::string DescribeModel(const kernels::ModelDesc& model);

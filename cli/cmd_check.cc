@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <memory>
+#include <ostream>
 
 #include "api/check.h"
 #include "cli/commands.h"
@@ -61,6 +62,16 @@ std::string ToText(const CheckRun& run) {
                            Sci(c.max_nmse), Sci(c.max_abs_tol), result);
       }
     }
+    if (n.engine) {
+      const kernels::EngineComparison& e = *n.engine;
+      out += fmt::format(
+          "  engine: {}, {} process{} x {} device{}; against the in-process engine: outputs nmse {} "
+          "(tol {}), max|diff| {} (tol {}); collectives {}: {}\n",
+          e.engine, e.processes, e.processes == 1 ? "" : "es", e.devices_per_process,
+          e.devices_per_process == 1 ? "" : "s", Sci(e.max_nmse), Sci(e.nmse_tol), Sci(e.max_abs_diff), Sci(e.abs_tol),
+          e.comm_difference.empty() ? fmt::format("{} identical", e.records) : e.comm_difference,
+          e.ok() ? "ok" : "FAIL");
+    }
     if (n.comm.dropped_all_reduces > 0) {
       out += fmt::format("  injected: {} all-reduce skipped\n", n.comm.dropped_all_reduces);
     }
@@ -111,19 +122,33 @@ std::string ToText(const CheckRun& run) {
   return out;
 }
 
-StatusOr<int> RunCheck(const CheckFlags& flags, Context& ctx) {
-  EP_RETURN_IF_ERROR(api::CheckCheckOptions(flags.check));
-  EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"text", "json"}));
+StatusOr<int> RunCheck(const CheckFlags& flags, Context& ctx, kernels::Engine& engine) {
   EP_RETURN_IF_ERROR(api::CheckPlanOptions(flags.check.plan));
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.check.plan.config));
-  EP_ASSIGN_OR_RETURN(CheckRun run, api::Check(model, flags.check));
+  EP_ASSIGN_OR_RETURN(CheckRun run, api::Check(model, flags.check, &engine));
   if (run.plan.HasErrors()) {
     ctx.err << FindingsToText(run.plan.findings);
     return kExitFindings;
   }
+  if (!run.root) return kExitOk;  // the root reports, and its exit code is everyone's
   const std::string text = flags.format == "json" ? EmitJson(api::CheckToJson(run)) : ToText(run);
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
   return run.ok() ? kExitOk : kExitFindings;
+}
+
+// Starts the engine (MPI under mpirun), runs the check on it, and agrees on the root's exit code. Only
+// the root (every in-process run) writes anything: other MPI ranks get a context whose streams drop it.
+int RunCheckCommand(const CheckFlags& flags, Context& ctx) {
+  Status options = api::CheckCheckOptions(flags.check);
+  if (options.ok()) options = CheckChoice("--format", flags.format, {"text", "json"});
+  if (!options.ok()) return ReportError(ctx, options);
+  StatusOr<std::unique_ptr<kernels::Engine>> engine = api::StartEngine(flags.check);
+  if (!engine.ok()) return ReportError(ctx, engine.status());
+  std::ostream dropped(nullptr);
+  Context quiet{ctx.fs, ctx.in, dropped, dropped, ctx.schemas_dir, ctx.limits};
+  Context& here = (*engine)->root() ? ctx : quiet;
+  const StatusOr<int> code = RunCheck(flags, here, **engine);
+  return (*engine)->AgreeExitCode(code.ok() ? *code : ReportError(here, code.status()));
 }
 
 }  // namespace
@@ -142,12 +167,14 @@ std::function<int(Context&)> AddCheckCommand(CLI::App& app) {
                 "with `easyplan memory` (docs/MEMORY.md)");
   cmd->add_option("--max-numeric-devices", flags->check.max_numeric_devices,
                   "refuse the numeric check above this many simulated devices (default 64)");
+  cmd->add_option("--engine", flags->check.engine,
+                  "where the numeric check's devices run: in-process (default), or mpi under `mpirun -np K` "
+                  "(K processes, devices/K each; docs/CHECK.md)");
+  cmd->add_option("--mpi-timeout", flags->check.mpi_timeout_seconds,
+                  "--engine mpi: seconds any rank waits for the others before ending the run (default 60)");
   // Mutation tests only (docs/CHECK.md): deliberately break the run to prove the check fails.
   cmd->add_option("--inject", flags->check.inject)->group("");
-  return [flags](Context& ctx) {
-    StatusOr<int> code = RunCheck(*flags, ctx);
-    return code.ok() ? *code : ReportError(ctx, code.status());
-  };
+  return [flags](Context& ctx) { return RunCheckCommand(*flags, ctx); };
 }
 
 }  // namespace easyplan::cli

@@ -52,41 +52,70 @@ std::vector<std::string> CommLog::Scopes() const {
   return scopes;
 }
 
+namespace {
+
+int64_t BlockElements(const DistTensor& t) { return t.local.empty() ? 0 : t.local[0].size(); }
+
+}  // namespace
+
 Collectives::Collectives(const MeshGeometry& geo, int64_t bytes_per_element, CommLog* log, Injection injection)
-    : geo_(geo), bytes_per_element_(bytes_per_element), log_(log), injection_(injection) {}
+    : owned_(MakeInProcessTransport(geo)),
+      transport_(*owned_),
+      geo_(geo),
+      bytes_per_element_(bytes_per_element),
+      log_(log),
+      injection_(injection) {}
+
+Collectives::Collectives(Transport& transport, int64_t bytes_per_element, CommLog* log, Injection injection)
+    : transport_(transport),
+      geo_(transport.geo()),
+      bytes_per_element_(bytes_per_element),
+      log_(log),
+      injection_(injection) {}
 
 bool Collectives::Uniform(const DistTensor& t) const {
-  if (t.local.size() != 1 || geo_.devices() == 1) return false;
+  if (t.local.size() != 1 || geo_.local_devices() == 1) return false;
   EP_CHECK(t.local[0].meta, "a single block stands for every device only in a dry run (shape-only tensors)");
   return true;
 }
 
-int64_t Collectives::LocalBytes(const DistTensor& t) const {
-  return t.local.empty() ? 0 : t.local[0].size() * bytes_per_element_;
+void Collectives::Record(CollectiveKind kind, const std::string& why, const DistTensor& t, const std::vector<int>& axes,
+                         int64_t group, int64_t block) {
+  // Bytes, then the ring factor (in this order, so every engine rounds alike).
+  const int64_t s = block * bytes_per_element_;
+  int64_t bytes = 0;
+  switch (kind) {
+    case CollectiveKind::kAllGather:
+      bytes = (group - 1) * s;
+      break;
+    case CollectiveKind::kReduceScatter:
+    case CollectiveKind::kAllToAll:
+      bytes = (group - 1) * s / group;
+      break;
+    case CollectiveKind::kAllReduce:
+      bytes = 2 * (group - 1) * s / group;
+      break;
+  }
+  log_->records.push_back(CommRecord{kind, scope_, why, t.spec.ToString(geo_.mesh()), group, bytes, t.parameter, axes});
 }
 
-void Collectives::Record(CollectiveKind kind, const std::string& why, const DistTensor& t, const std::vector<int>& axes,
-                         int64_t group, int64_t bytes) {
-  log_->records.push_back(CommRecord{kind, scope_, why, t.spec.ToString(geo_.mesh()), group, bytes, t.parameter, axes});
+std::string Collectives::Describe(CollectiveKind kind, const std::vector<int>& axes, const std::string& why) const {
+  std::string names;
+  for (int a : axes) names += (names.empty() ? "" : ", ") + geo_.mesh().axis_names[static_cast<size_t>(a)];
+  return std::string(CollectiveName(kind)) + " over (" + names + ") in " + (scope_.empty() ? "setup" : scope_) + ": " +
+         why;
 }
 
 DistTensor Collectives::AllGather(DistTensor t, int dim, const std::string& why) {
   const std::vector<int> axes = t.spec.dims[static_cast<size_t>(dim)];
   const int64_t g = geo_.Tiles(axes);
-  if (g > 1) {
-    Record(CollectiveKind::kAllGather, why, t, axes, g, (g - 1) * LocalBytes(t));
-  }
   if (g > 1 && Uniform(t)) {
+    Record(CollectiveKind::kAllGather, why, t, axes, g, BlockElements(t));
     t.local[0].shape[static_cast<size_t>(dim)] *= g;
   } else if (g > 1) {
-    std::vector<HostTensor> out(t.local.size());
-    for (const std::vector<int64_t>& group : geo_.Groups(axes)) {
-      std::vector<const HostTensor*> parts;
-      for (int64_t m : group) parts.push_back(&t.local[static_cast<size_t>(m)]);
-      const HostTensor full = Concat(parts, dim);
-      for (int64_t m : group) out[static_cast<size_t>(m)] = full;
-    }
-    t.local = std::move(out);
+    const DistTensor before{t.shape, t.spec, {}, nullptr, t.parameter};
+    const int64_t block = transport_.AllGather(t.local, axes, dim, Describe(CollectiveKind::kAllGather, axes, why));
+    Record(CollectiveKind::kAllGather, why, before, axes, g, block);
   }
   t.spec.dims[static_cast<size_t>(dim)].clear();
   return t;
@@ -94,23 +123,14 @@ DistTensor Collectives::AllGather(DistTensor t, int dim, const std::string& why)
 
 DistTensor Collectives::AllReduce(DistTensor t, const std::vector<int>& axes, ReduceOp op, const std::string& why) {
   const int64_t g = geo_.Tiles(axes);
-  bool drop = false;
   if (g > 1) {
-    Record(CollectiveKind::kAllReduce, why, t, axes, g, 2 * (g - 1) * LocalBytes(t) / g);
-    drop = injection_ == Injection::kDropAllReduce && op == ReduceOp::kSum && log_->dropped_all_reduces == 0;
+    const bool drop = injection_ == Injection::kDropAllReduce && op == ReduceOp::kSum && log_->dropped_all_reduces == 0;
     if (drop) ++log_->dropped_all_reduces;
-  }
-  if (g > 1 && !drop && !Uniform(t)) {  // a uniform block is shape-only: the sum keeps its shape
-    for (const std::vector<int64_t>& group : geo_.Groups(axes)) {
-      HostTensor acc = t.local[static_cast<size_t>(group[0])];
-      for (size_t i = 1; i < group.size(); ++i) {
-        const HostTensor& x = t.local[static_cast<size_t>(group[i])];
-        for (size_t e = 0; e < acc.data.size(); ++e) {
-          acc.data[e] = op == ReduceOp::kSum ? acc.data[e] + x.data[e] : std::max(acc.data[e], x.data[e]);
-        }
-      }
-      for (int64_t m : group) t.local[static_cast<size_t>(m)] = acc;
+    int64_t block = BlockElements(t);  // what a dropped or shape-only all-reduce would have handed over
+    if (!drop && !Uniform(t)) {        // a uniform block is shape-only: the sum keeps its shape
+      block = transport_.AllReduce(t.local, axes, op, Describe(CollectiveKind::kAllReduce, axes, why));
     }
+    Record(CollectiveKind::kAllReduce, why, t, axes, g, block);
   }
   std::vector<int>& partial = t.spec.partial;
   for (int a : axes) partial.erase(std::remove(partial.begin(), partial.end(), a), partial.end());
@@ -120,26 +140,14 @@ DistTensor Collectives::AllReduce(DistTensor t, const std::vector<int>& axes, Re
 DistTensor Collectives::ReduceScatter(DistTensor t, const std::vector<int>& axes, int dim, const std::string& why) {
   const int64_t g = geo_.Tiles(axes);
   const size_t d = static_cast<size_t>(dim);
-  if (g > 1) {
-    Record(CollectiveKind::kReduceScatter, why, t, axes, g, (g - 1) * LocalBytes(t) / g);
-  }
   if (g > 1 && Uniform(t)) {
+    Record(CollectiveKind::kReduceScatter, why, t, axes, g, BlockElements(t));
     t.local[0].shape[d] /= g;
   } else if (g > 1) {
-    for (const std::vector<int64_t>& group : geo_.Groups(axes)) {
-      HostTensor acc = t.local[static_cast<size_t>(group[0])];
-      for (size_t i = 1; i < group.size(); ++i) {
-        const HostTensor& x = t.local[static_cast<size_t>(group[i])];
-        for (size_t e = 0; e < acc.data.size(); ++e) acc.data[e] += x.data[e];
-      }
-      const int64_t length = acc.shape[d] / g;
-      for (size_t i = 0; i < group.size(); ++i) {
-        std::vector<Range> box;
-        for (int64_t s : acc.shape) box.emplace_back(0, s);
-        box[d] = {static_cast<int64_t>(i) * length, static_cast<int64_t>(i + 1) * length};
-        t.local[static_cast<size_t>(group[i])] = SliceBox(acc, box);
-      }
-    }
+    const DistTensor before{t.shape, t.spec, {}, nullptr, t.parameter};
+    const int64_t block =
+        transport_.ReduceScatter(t.local, axes, dim, Describe(CollectiveKind::kReduceScatter, axes, why));
+    Record(CollectiveKind::kReduceScatter, why, before, axes, g, block);
   }
   std::vector<int>& partial = t.spec.partial;
   for (int a : axes) {
@@ -152,27 +160,14 @@ DistTensor Collectives::ReduceScatter(DistTensor t, const std::vector<int>& axes
 DistTensor Collectives::AllToAll(DistTensor t, int from, int to, const std::string& why) {
   const std::vector<int> axes = t.spec.dims[static_cast<size_t>(from)];
   const int64_t g = geo_.Tiles(axes);
-  if (g > 1) {
-    Record(CollectiveKind::kAllToAll, why, t, axes, g, (g - 1) * LocalBytes(t) / g);
-  }
   if (g > 1 && Uniform(t)) {
+    Record(CollectiveKind::kAllToAll, why, t, axes, g, BlockElements(t));
     t.local[0].shape[static_cast<size_t>(from)] *= g;
     t.local[0].shape[static_cast<size_t>(to)] /= g;
   } else if (g > 1) {
-    std::vector<HostTensor> out(t.local.size());
-    for (const std::vector<int64_t>& group : geo_.Groups(axes)) {
-      std::vector<const HostTensor*> parts;
-      for (int64_t m : group) parts.push_back(&t.local[static_cast<size_t>(m)]);
-      const HostTensor joined = Concat(parts, from);
-      const int64_t length = joined.shape[static_cast<size_t>(to)] / g;
-      for (size_t i = 0; i < group.size(); ++i) {
-        std::vector<Range> box;
-        for (int64_t s : joined.shape) box.emplace_back(0, s);
-        box[static_cast<size_t>(to)] = {static_cast<int64_t>(i) * length, static_cast<int64_t>(i + 1) * length};
-        out[static_cast<size_t>(group[i])] = SliceBox(joined, box);
-      }
-    }
-    t.local = std::move(out);
+    const DistTensor before{t.shape, t.spec, {}, nullptr, t.parameter};
+    const int64_t block = transport_.AllToAll(t.local, axes, from, to, Describe(CollectiveKind::kAllToAll, axes, why));
+    Record(CollectiveKind::kAllToAll, why, before, axes, g, block);
   }
   t.spec.dims[static_cast<size_t>(from)].clear();
   for (int a : axes) t.spec.dims[static_cast<size_t>(to)].push_back(a);

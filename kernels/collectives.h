@@ -1,9 +1,11 @@
 #ifndef EASYPLAN_KERNELS_COLLECTIVES_H_
 #define EASYPLAN_KERNELS_COLLECTIVES_H_
 
-// In-process collectives between simulated devices, with byte accounting. Each one moves data only
-// inside its groups (the devices that differ only on the collective's mesh axes) and records what every
-// device receives, with the usual ring costs for a group of g devices and a per-device block of S bytes:
+// Collectives between simulated devices, with byte accounting. Each one moves data only inside its
+// groups (the devices that differ only on the collective's mesh axes), through a Transport
+// (kernels/transport.h: in this process, or MPI's collectives), and records what every device
+// receives, with the usual ring costs for a group of g devices and a per-device block of S bytes (the
+// block the transport handed to its engine):
 //   all-gather      (g-1)·S            (S = the block before the gather)
 //   reduce-scatter  (g-1)/g·S          (S = the unreduced block)
 //   all-reduce      2·(g-1)/g·S        (reduce-scatter + all-gather)
@@ -11,11 +13,13 @@
 // Collectives over axes of size 1 are no-ops and are not recorded.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "kernels/dist_tensor.h"
+#include "kernels/transport.h"
 
 namespace easyplan::kernels {
 
@@ -43,15 +47,16 @@ struct CommLog {
   std::vector<std::string> Scopes() const;
 };
 
-enum class ReduceOp { kSum, kMax };
-
 /// Deliberate faults for the mutation tests; the default (kNone) is the only production path.
 enum class Injection { kNone, kCorruptShard, kOffsetBlock, kDropAllReduce, kWrongDim, kSwapTupleOrder };
 std::string_view InjectionName(Injection injection);
 
 class Collectives {
  public:
+  /// In this process: `geo` must be whole.
   Collectives(const MeshGeometry& geo, int64_t bytes_per_element, CommLog* log, Injection injection);
+  /// Through `transport` (which must outlive this).
+  Collectives(Transport& transport, int64_t bytes_per_element, CommLog* log, Injection injection);
 
   const MeshGeometry& geo() const { return geo_; }
   void SetScope(std::string scope) { scope_ = std::move(scope); }
@@ -68,13 +73,17 @@ class Collectives {
   DistTensor AllToAll(DistTensor t, int from, int to, const std::string& why);
 
  private:
+  /// Records the collective; `block` is the per-device block S in elements.
   void Record(CollectiveKind kind, const std::string& why, const DistTensor& t, const std::vector<int>& axes,
-              int64_t group, int64_t bytes);
-  int64_t LocalBytes(const DistTensor& t) const;
+              int64_t group, int64_t block);
+  /// "all-gather over (tp) in layer 0: why", for the transport's messages.
+  std::string Describe(CollectiveKind kind, const std::vector<int>& axes, const std::string& why) const;
   /// `t` is a dry run's single block standing for every device (kernels/dry_run.h): its collectives
   /// change the block's shape and move nothing.
   bool Uniform(const DistTensor& t) const;
 
+  std::unique_ptr<Transport> owned_;
+  Transport& transport_;
   const MeshGeometry& geo_;
   int64_t bytes_per_element_;
   CommLog* log_;

@@ -66,6 +66,13 @@ MeshGeometry::MeshGeometry(const Mesh& mesh) : mesh_(mesh) {
       rest /= mesh.shape[k];
     }
   }
+  local_devices_ = devices_;
+}
+
+MeshGeometry::MeshGeometry(const Mesh& mesh, int64_t first, int64_t count) : MeshGeometry(mesh) {
+  EP_CHECK(first >= 0 && count >= 1 && first + count <= devices_, "local device range outside the mesh");
+  first_local_ = first;
+  local_devices_ = count;
 }
 
 int64_t MeshGeometry::Tiles(const std::vector<int>& axes) const {
@@ -124,13 +131,16 @@ bool EvenlyDivisible(const Dims& shape, const DistSpec& spec, const MeshGeometry
 DistTensor Distribute(const HostTensor& full, const DistSpec& spec, const MeshGeometry& geo) {
   EP_CHECK(EvenlyDivisible(full.shape, spec, geo), "Distribute: uneven layout");
   DistTensor t{full.shape, spec, {}};
-  t.local.reserve(static_cast<size_t>(geo.devices()));
-  for (int64_t d = 0; d < geo.devices(); ++d) t.local.push_back(SliceBox(full, t.BoxOf(geo, d)));
+  t.local.reserve(static_cast<size_t>(geo.local_devices()));
+  for (size_t i = 0; i < static_cast<size_t>(geo.local_devices()); ++i) {
+    t.local.push_back(SliceBox(full, t.BoxOf(geo, geo.LocalDevice(i))));
+  }
   return t;
 }
 
 HostTensor Assemble(const DistTensor& t, const MeshGeometry& geo) {
   EP_CHECK(t.spec.partial.empty(), "Assemble of a partial tensor");
+  EP_CHECK(geo.whole(), "Assemble needs every device's block");
   HostTensor full(t.shape);
   std::vector<int> named;
   for (const std::vector<int>& entry : t.spec.dims) named.insert(named.end(), entry.begin(), entry.end());

@@ -37,12 +37,23 @@ DistSpec ReplicatedSpec(int rank);
 /// axis is unknown or repeated.
 StatusOr<DistSpec> SpecFromPartition(const PartitionSpec& spec, int rank, const Mesh& mesh);
 
-/// Device geometry of a mesh: coordinates, block numbers, collective groups.
+/// Device geometry of a mesh: coordinates, block numbers, collective groups, and the devices this
+/// process runs: all of them in the in-process engine, a contiguous range of the row-major device order
+/// under MPI (kernels/engine.h). A DistTensor's `local` holds one block per device of that range.
 class MeshGeometry {
  public:
   explicit MeshGeometry(const Mesh& mesh);
+  /// Only devices [first, first + count) run here. REQUIRES: the range lies inside the mesh.
+  MeshGeometry(const Mesh& mesh, int64_t first, int64_t count);
   const Mesh& mesh() const { return mesh_; }
   int64_t devices() const { return devices_; }
+  int64_t first_local() const { return first_local_; }
+  int64_t local_devices() const { return local_devices_; }
+  /// The global id of local block `i`.
+  int64_t LocalDevice(size_t i) const { return first_local_ + static_cast<int64_t>(i); }
+  bool Owns(int64_t device) const { return device >= first_local_ && device < first_local_ + local_devices_; }
+  /// Every device runs in this process.
+  bool whole() const { return local_devices_ == devices_; }
   int64_t AxisSize(int axis) const { return mesh_.shape[static_cast<size_t>(axis)]; }
   int64_t Coord(int64_t device, int axis) const {
     return coords_[static_cast<size_t>(device)][static_cast<size_t>(axis)];
@@ -60,6 +71,7 @@ class MeshGeometry {
  private:
   Mesh mesh_;
   int64_t devices_ = 1;
+  int64_t first_local_ = 0, local_devices_ = 0;
   std::vector<std::vector<int64_t>> coords_;
 };
 
@@ -81,11 +93,12 @@ struct DistTensor {
 /// True when every sharded dim is divisible by its tiles.
 bool EvenlyDivisible(const Dims& shape, const DistSpec& spec, const MeshGeometry& geo);
 
-/// Cuts a full tensor into every device's block (no communication: the initial placement).
+/// Cuts a full tensor into the block of every device of this process (no communication: the initial
+/// placement).
 DistTensor Distribute(const HostTensor& full, const DistSpec& spec, const MeshGeometry& geo);
 
 /// Reassembles the full tensor from the blocks of replica 0 (a probe for comparisons, not a
-/// collective: it is never accounted). REQUIRES: spec.partial empty.
+/// collective: it is never accounted). REQUIRES: spec.partial empty, geo.whole().
 HostTensor Assemble(const DistTensor& t, const MeshGeometry& geo);
 
 }  // namespace easyplan::kernels

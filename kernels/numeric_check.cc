@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <unordered_map>
 
 #include "core/checked_math.h"
@@ -78,10 +79,81 @@ std::optional<planner::TensorLayout> MutatedLayout(const Shape& shape, const Par
   return std::nullopt;
 }
 
+int64_t HashOf(const CommLog& log) {
+  std::string text = std::to_string(log.dropped_all_reduces);
+  for (const CommRecord& r : log.records) {
+    text += fmt::format("|{}|{}|{}|{}|{}|{}|{}|{}", static_cast<int>(r.kind), r.scope, r.op, r.tensor_spec,
+                        r.group_size, r.bytes_per_device, r.parameter, fmt::join(r.axes, ","));
+  }
+  return static_cast<int64_t>(Fnv1a(text) >> 1);
+}
+
+std::string RecordText(const CommRecord& r) {
+  return fmt::format("{} in {} ({}): {} over a group of {}, {} bytes per device", CollectiveName(r.kind), r.scope, r.op,
+                     r.tensor_spec, r.group_size, r.bytes_per_device);
+}
+
+// The first difference between two engines' collectives ("" when none).
+std::string FirstDifference(const CommLog& engine, const CommLog& in_process) {
+  const size_t n = std::min(engine.records.size(), in_process.records.size());
+  for (size_t i = 0; i < n; ++i) {
+    const CommRecord& a = engine.records[i];
+    const CommRecord& b = in_process.records[i];
+    if (a.kind != b.kind || a.scope != b.scope || a.op != b.op || a.tensor_spec != b.tensor_spec ||
+        a.group_size != b.group_size || a.bytes_per_device != b.bytes_per_device || a.parameter != b.parameter ||
+        a.axes != b.axes) {
+      return fmt::format("collective {}: {} here, {} in process", i + 1, RecordText(a), RecordText(b));
+    }
+  }
+  if (engine.records.size() != in_process.records.size()) {
+    return fmt::format("{} collectives here, {} in process", engine.records.size(), in_process.records.size());
+  }
+  if (engine.dropped_all_reduces != in_process.dropped_all_reduces) return "a different number of dropped all-reduces";
+  return "";
+}
+
+// Reruns the sharded forward in process over every device's shards and compares the engine's outputs
+// (every device's block, gathered) and collectives with it. Summation order is the one difference
+// allowed: a distributed all-reduce adds each process's devices first, then MPI combines processes in
+// its own order, where the in-process engine adds a group's members one by one.
+EngineComparison CompareWithInProcess(const ModelDesc& model, const Mesh& mesh, const ParamLookup& params,
+                                      const HostTensor& ids, const DistSpec& ids_spec, Injection injection,
+                                      const std::vector<DistTensor>& outputs, const CommLog& engine_log) {
+  const MeshGeometry whole(mesh);
+  CommLog log;
+  Collectives comm(whole, model.bytes_per_element, &log, injection);
+  Spmd spmd(comm);
+  const std::vector<Activation> expected = Forward(model, spmd, params, Distribute(ids, ids_spec, whole));
+  EngineComparison c;
+  c.records = static_cast<int64_t>(log.records.size());
+  c.comm_difference = FirstDifference(engine_log, log);
+  double scale = 1;
+  for (size_t i = 0; i < expected.size() && i < outputs.size(); ++i) {
+    if (!expected[i].compared) continue;
+    ++c.outputs;
+    double err2 = 0, ref2 = 0;
+    for (size_t d = 0; d < expected[i].value.local.size(); ++d) {
+      const HostTensor& want = expected[i].value.local[d];
+      const HostTensor& got = outputs[i].local[d];
+      for (size_t e = 0; e < want.data.size(); ++e) {
+        const double diff = std::abs(got.data[e] - want.data[e]);
+        c.max_abs_diff = std::max(c.max_abs_diff, diff);
+        scale = std::max(scale, std::abs(want.data[e]));
+        err2 += diff * diff;
+        ref2 += want.data[e] * want.data[e];
+      }
+    }
+    c.max_nmse = std::max(c.max_nmse, ref2 > 0 ? err2 / ref2 : err2);
+  }
+  c.abs_tol = 1e-9 * scale;
+  return c;
+}
+
 }  // namespace
 
 bool NumericReport::ok() const {
   if (shard_errors_total > 0 || !executed) return false;
+  if (engine && !engine->ok()) return false;
   for (const Comparison& c : comparisons) {
     if (!c.ok) return false;
   }
@@ -105,14 +177,20 @@ HostTensor MakeWeight(const std::string& name, const Dims& shape, uint64_t seed)
 
 StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::Plan& plan, const ParamTree& tree,
                                         const NumericOptions& options) {
+  std::unique_ptr<Engine> in_process;
+  Engine* engine = options.engine;
+  if (engine == nullptr) {
+    in_process = MakeInProcessEngine();
+    engine = in_process.get();
+  }
   NumericReport report;
   const Mesh& mesh = plan.mesh;
-  const MeshGeometry geo(mesh);
-  report.devices = geo.devices();
-  if (geo.devices() > options.max_devices) {
+  const int64_t devices = mesh.NumDevices();
+  report.devices = devices;
+  if (devices > options.max_devices) {
     return Status::BadInput({},
                             fmt::format("the numeric check simulates at most {} devices; this mesh has {} ({})",
-                                        options.max_devices, geo.devices(), mesh.ToString()),
+                                        options.max_devices, devices, mesh.ToString()),
                             {"use --level layout for larger meshes"});
   }
   Mesh one = mesh;
@@ -126,7 +204,7 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
     const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
     const std::optional<int64_t> full = group.layout.shape().NumElements();
     const std::optional<int64_t> shard = group.layout.shard_shape().NumElements();
-    const std::optional<int64_t> shards = shard ? CheckedMul(*shard, geo.devices()) : std::nullopt;
+    const std::optional<int64_t> shards = shard ? CheckedMul(*shard, devices) : std::nullopt;
     const std::optional<int64_t> sum = full && shards ? CheckedAdd(*full, *shards) : std::nullopt;
     const std::optional<int64_t> total = sum ? CheckedAdd(elements, *sum) : std::nullopt;
     elements = total.value_or(INT64_MAX);
@@ -134,15 +212,22 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
       return Status::BadInput({},
                               fmt::format("the numeric check would need more than {} bytes of host memory for the "
                                           "parameters of {} simulated devices",
-                                          options.max_bytes, geo.devices()),
+                                          options.max_bytes, devices),
                               {"the derived model is not tiny enough; use --level layout"});
     }
   }
   report.param_bytes = elements * 8;
 
-  std::unordered_map<std::string, DistTensor> sharded, reference;
+  // This process's devices. The root cuts and checks every device's shards (and, on a distributed
+  // engine, keeps them all to rerun the forward in process); the other processes cut only their own.
+  EP_ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport, engine->Connect(mesh));
+  const MeshGeometry& geo = transport->geo();
+  const bool root = transport->root();
+  const bool distributed = engine->name() != "in-process";  // compared with the in-process engine
+  std::unordered_map<std::string, DistTensor> sharded, sharded_all, reference;
   bool injected = options.injection == Injection::kNone || options.injection == Injection::kDropAllReduce;
   bool shapes_ok = true;
+  if (root) report.measured_params.assign(static_cast<size_t>(devices), 0);
   for (const planner::ParamPlan& p : plan.params) {
     const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
     const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
@@ -162,7 +247,7 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
     int64_t offset_device = -1, corrupt_device = -1;
     if (!injected && IsSharded(spec, geo)) {
       if (options.injection == Injection::kCorruptShard) {
-        corrupt_device = geo.devices() - 1;
+        corrupt_device = devices - 1;
         injected = true;
       } else if (options.injection == Injection::kOffsetBlock) {
         offset_device = 0;
@@ -175,8 +260,10 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
         }
       }
     }
-    DistTensor placed{dims, spec, {}};
-    for (int64_t d = 0; d < geo.devices(); ++d) {
+    DistTensor placed{dims, spec, {}};  // this process's devices
+    DistTensor all{dims, spec, {}};     // every device's, on the root of a distributed run
+    int64_t param_errors = 0;
+    for (int64_t d = 0; d < devices; ++d) {
       std::vector<planner::Range> box = layout->SliceOf(d);
       if (d == offset_device) {
         for (size_t k = 0; k < box.size(); ++k) {
@@ -186,46 +273,47 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
           break;
         }
       }
-      HostTensor local = SliceBox(w, std::vector<Range>(box.begin(), box.end()));
-      if (d == corrupt_device && local.size() > 0) local.data[0] += 1.0;
-      placed.local.push_back(std::move(local));
-    }
-
-    // Every device's shard against the slice the effective spec names (three messages per tensor).
-    int64_t param_errors = 0;
-    for (int64_t d = 0; d < geo.devices(); ++d) {
+      // Every device's shard against the slice the effective spec names (three messages per tensor).
+      // Shapes are checked on every process (whether the forward can run), values on the root.
       const std::vector<Range> want_box = placed.BoxOf(geo, d);
-      const HostTensor& got = placed.local[static_cast<size_t>(d)];
+      Dims got_extent, want_extent;
+      for (const planner::Range& r : box) got_extent.push_back(r.second - r.first);
+      for (const Range& r : want_box) want_extent.push_back(r.second - r.first);
       ShardError error{tensor.name, d};
-      Dims extent;
-      for (const Range& r : want_box) extent.push_back(r.second - r.first);
-      if (got.shape != extent) {
+      if (got_extent != want_extent) {
         shapes_ok = false;
         error.message = fmt::format("device {} holds a shard of shape [{}], but {} gives it [{}]", d,
-                                    fmt::join(got.shape, ", "), p.effective.ToString(), fmt::join(extent, ", "));
-      } else {
+                                    fmt::join(got_extent, ", "), p.effective.ToString(), fmt::join(want_extent, ", "));
+      }
+      if (!root && !geo.Owns(d)) continue;
+      HostTensor local = SliceBox(w, std::vector<Range>(box.begin(), box.end()));
+      if (d == corrupt_device && local.size() > 0) local.data[0] += 1.0;
+      if (root && error.message.empty()) {
         const HostTensor want = SliceBox(w, want_box);
         for (int64_t i = 0; i < want.size(); ++i) {
-          if (got.data[static_cast<size_t>(i)] == want.data[static_cast<size_t>(i)]) continue;
+          if (local.data[static_cast<size_t>(i)] == want.data[static_cast<size_t>(i)]) continue;
           error.index = want.Unravel(i);
           for (size_t k = 0; k < error.index.size(); ++k) error.index[k] += want_box[k].first;
-          error.got = got.data[static_cast<size_t>(i)];
+          error.got = local.data[static_cast<size_t>(i)];
           error.want = want.data[static_cast<size_t>(i)];
           error.message = fmt::format("device {} holds {} at {}, the weight is {} there", d, error.got,
                                       IndexText(error.index), error.want);
           break;
         }
       }
-      if (error.message.empty()) continue;
-      ++report.shard_errors_total;
-      if (report.shard_errors.size() < 20 && param_errors++ < 3) report.shard_errors.push_back(std::move(error));
-    }
-    if (report.measured_params.empty()) report.measured_params.assign(static_cast<size_t>(geo.devices()), 0);
-    for (size_t d = 0; d < placed.local.size(); ++d) {
-      report.measured_params[d] += ByteSize(placed.local[d].size(), DTypeBits(tensor.dtype)).value_or(0);
+      if (root && !error.message.empty()) {
+        ++report.shard_errors_total;
+        if (report.shard_errors.size() < 20 && param_errors++ < 3) report.shard_errors.push_back(std::move(error));
+      }
+      if (root) {
+        report.measured_params[static_cast<size_t>(d)] += ByteSize(local.size(), DTypeBits(tensor.dtype)).value_or(0);
+      }
+      if (geo.Owns(d)) placed.local.push_back(local);
+      if (root && distributed) all.local.push_back(std::move(local));
     }
     sharded.emplace(tensor.name, std::move(placed));
-    reference.emplace(tensor.name, Distribute(w, spec, geo1));
+    if (root && distributed) sharded_all.emplace(tensor.name, std::move(all));
+    if (root) reference.emplace(tensor.name, Distribute(w, spec, geo1));
   }
 
   // Inputs: token ids [batch, seq], laid out as EasyDeL constrains them (batch and sequence axes).
@@ -247,36 +335,66 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
       return it->second;
     });
   };
-  CommLog reference_log;
-  Collectives comm1(geo1, model.bytes_per_element, &reference_log, Injection::kNone);
-  Spmd spmd1(comm1);
-  const std::vector<Activation> want = Forward(model, spmd1, lookup(reference), Distribute(ids, ids_spec, geo1));
+  std::vector<Activation> want;
+  if (root) {
+    CommLog reference_log;
+    Collectives comm1(geo1, model.bytes_per_element, &reference_log, Injection::kNone);
+    Spmd spmd1(comm1);
+    want = Forward(model, spmd1, lookup(reference), Distribute(ids, ids_spec, geo1));
+  }
   if (!shapes_ok) return report;
 
-  Collectives comm(geo, model.bytes_per_element, &report.comm, options.injection);
+  Collectives comm(*transport, model.bytes_per_element, &report.comm, options.injection);
   Spmd spmd(comm);
-  LiveMeter meter(geo.devices(), model.bytes_per_element);  // declared before `got`, whose tensors it charges
+  LiveMeter meter(geo.local_devices(), model.bytes_per_element);  // declared before `got`, whose tensors it charges
   spmd.set_meter(&meter);
   const std::vector<Activation> got = Forward(model, spmd, lookup(sharded), spmd.Place(ids, ids_spec));
   spmd.set_meter(nullptr);
   report.executed = true;
-  report.measured_activation_peak = meter.marked();
-  for (std::vector<int64_t>* measured :
-       {&report.measured_residual, &report.measured_logits, &report.measured_kv_cache}) {
-    measured->assign(static_cast<size_t>(geo.devices()), 0);
-  }
+
+  // Measured on this process's devices, then every device's on the root.
+  const size_t local = static_cast<size_t>(geo.local_devices());
+  std::vector<int64_t> residual(local, 0), logits(local, 0), kv_cache(local, 0);
   for (const Activation& a : got) {
-    std::vector<int64_t>& into = a.kind == Activation::Kind::kLogits  ? report.measured_logits
-                                 : a.kind == Activation::Kind::kCache ? report.measured_kv_cache
-                                                                      : report.measured_residual;
+    std::vector<int64_t>& into = a.kind == Activation::Kind::kLogits  ? logits
+                                 : a.kind == Activation::Kind::kCache ? kv_cache
+                                                                      : residual;
     const int64_t element = a.bytes_per_element > 0 ? a.bytes_per_element : model.bytes_per_element;
     for (size_t d = 0; d < a.value.local.size(); ++d) into[d] += a.value.local[d].size() * element;
+  }
+  report.measured_activation_peak = transport->GatherValues(meter.marked());
+  report.measured_residual = transport->GatherValues(residual);
+  report.measured_logits = transport->GatherValues(logits);
+  report.measured_kv_cache = transport->GatherValues(kv_cache);
+  // Every process must have run the same collectives: their logs hash alike.
+  const std::vector<int64_t> log_hashes = transport->GatherValues(std::vector<int64_t>(local, HashOf(report.comm)));
+  std::vector<DistTensor> outputs;  // every device's block of each output, on the root
+  for (const Activation& a : got) {
+    DistTensor out{a.value.shape, a.value.spec, {}};
+    if (a.compared) out.local = transport->GatherBlocks(a.value.local);
+    outputs.push_back(std::move(out));
+  }
+  if (!root) return report;
+  for (size_t d = 0; d < log_hashes.size(); ++d) {
+    if (log_hashes[d] != log_hashes[0]) {
+      return Status::Internal(
+          fmt::format("the {} engine's process running device {} ran different collectives "
+                      "from the root's",
+                      engine->name(), d));
+    }
+  }
+  if (distributed) {
+    report.engine =
+        CompareWithInProcess(model, mesh, lookup(sharded_all), ids, ids_spec, options.injection, outputs, report.comm);
+    report.engine->engine = engine->name();
+    report.engine->processes = engine->processes();
+    report.engine->devices_per_process = geo.local_devices();
   }
 
   for (size_t i = 0; i < want.size(); ++i) {
     if (!want[i].compared) continue;
     const HostTensor ref = Assemble(want[i].value, geo1);
-    const DistTensor& out = got[i].value;
+    const DistTensor& out = outputs[i];
     Comparison c{want[i].name};
     // err2 and ref2 both sum over every device's slice, so a replicated block weighs the same in both.
     double ref_max = 0, err2 = 0, ref2 = 0;
@@ -284,13 +402,13 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
     // Per-op tolerances: the sharded run sums in a different order, nothing else.
     c.max_nmse = 1e-20;
     c.max_abs_tol = 1e-9 * std::max(1.0, ref_max);
-    for (int64_t d = 0; d < geo.devices(); ++d) {
+    for (int64_t d = 0; d < devices; ++d) {
       const std::vector<Range> box = out.BoxOf(geo, d);
       const HostTensor slice = SliceBox(ref, box);
-      const HostTensor& local = out.local[static_cast<size_t>(d)];
+      const HostTensor& block = out.local[static_cast<size_t>(d)];
       for (int64_t e = 0; e < slice.size(); ++e) {
         const double want_e = slice.data[static_cast<size_t>(e)];
-        const double diff = std::abs(local.data[static_cast<size_t>(e)] - want_e);
+        const double diff = std::abs(block.data[static_cast<size_t>(e)] - want_e);
         err2 += diff * diff;
         ref2 += want_e * want_e;
         c.max_abs = std::max(c.max_abs, diff);

@@ -9,12 +9,14 @@
 // test-backend-ops compares backends with a per-op max_nmse_err.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/param_tree.h"
 #include "core/status.h"
 #include "kernels/collectives.h"
+#include "kernels/engine.h"
 #include "kernels/model.h"
 #include "planner/plan.h"
 
@@ -25,6 +27,8 @@ struct NumericOptions {
   Injection injection = Injection::kNone;
   int64_t max_devices = 64;
   int64_t max_bytes = int64_t{1} << 30;  ///< host memory for all simulated devices' parameter shards
+  /// Where the devices run; nullptr: all in this process. Must outlive the call.
+  Engine* engine = nullptr;
 };
 
 /// A device's shard that differs from what the effective spec says it should hold.
@@ -43,6 +47,22 @@ struct Comparison {
   bool ok = true;
   int64_t device = -1;  ///< first device holding a bad element (when !ok)
   Dims index;           ///< its first bad global index
+};
+
+/// A distributed engine's run against the in-process engine's over the same shards (the root reruns the
+/// sharded forward in process): outputs within tolerance of each other, and the same collectives with
+/// the same byte counts, record for record.
+struct EngineComparison {
+  std::string engine;  ///< "mpi"
+  int processes = 1;
+  int64_t devices_per_process = 0;
+  int64_t outputs = 0;      ///< activations compared, every device's block of each
+  double max_abs_diff = 0;  ///< largest |engine - in-process| of any element
+  double max_nmse = 0;      ///< largest normalized MSE of an activation against the in-process one
+  double nmse_tol = 1e-20, abs_tol = 0;
+  int64_t records = 0;          ///< collectives compared
+  std::string comm_difference;  ///< the first record that differs ("" when identical)
+  bool ok() const { return comm_difference.empty() && max_nmse <= nmse_tol && max_abs_diff <= abs_tol; }
 };
 
 struct NumericReport {
@@ -64,12 +84,16 @@ struct NumericReport {
   /// (kernels/live_meter.h: every op result, at the activation dtype, until its last holder goes away;
   /// the KV cache and the logits are their own figures).
   std::vector<int64_t> measured_activation_peak;
+  /// Set on the root of a distributed engine's run.
+  std::optional<EngineComparison> engine;
   bool ok() const;
 };
 
 /// Runs the check of `plan` (over `tree`, EasyDeL layout, the tiny model `model` describes). BadInput
 /// when the mesh has more than max_devices devices, a parameter's layout is uneven, a tensor the model
-/// needs is missing, or the shards would exceed max_bytes.
+/// needs is missing, the shards would exceed max_bytes, or the engine cannot split the mesh. On a
+/// distributed engine every process must call it; only the root's report holds the comparisons, the
+/// shard errors and the measured figures of every device.
 StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::Plan& plan, const ParamTree& tree,
                                         const NumericOptions& options);
 

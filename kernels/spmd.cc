@@ -85,7 +85,7 @@ DistTensor Spmd::LocalSlice(DistTensor t, int dim, const std::vector<int>& axes)
       HostTensor& x = t.local[static_cast<size_t>(dev)];
       std::vector<Range> box;
       for (int64_t s : x.shape) box.emplace_back(0, s);
-      box[d] = geo_.DimRange(dev, x.shape[d], axes);
+      box[d] = geo_.DimRange(geo_.LocalDevice(static_cast<size_t>(dev)), x.shape[d], axes);
       x = SliceBox(x, box);
     }
   }
@@ -285,7 +285,7 @@ void Spmd::LogMatmul(const DistTensor& x, const DistTensor& y, const DistTensor&
     if (dev == 0 || flops > record.flops) {
       record.flops = flops;
       record.elements = x.local[dev].size() + y.local[dev].size() + out.local[dev].size();
-      record.device = static_cast<int64_t>(dev);
+      record.device = geo_.LocalDevice(dev);
     }
   }
   matmuls_->records.push_back(std::move(record));
@@ -306,7 +306,7 @@ DistTensor Spmd::MapIndexed(DistTensor t, const std::function<double(double, con
   for (int64_t dev = 0; dev < static_cast<int64_t>(t.local.size()); ++dev) {
     HostTensor& x = t.local[static_cast<size_t>(dev)];
     if (x.meta) continue;
-    const std::vector<Range> box = t.BoxOf(geo_, dev);
+    const std::vector<Range> box = t.BoxOf(geo_, geo_.LocalDevice(static_cast<size_t>(dev)));
     Dims global(box.size());
     int64_t flat = 0;
     ForEachIndex(x.shape, [&](const Dims& index) {
@@ -485,7 +485,7 @@ DistTensor Spmd::Local(DistTensor t, const std::vector<int>& whole,
   }
   for (int64_t dev = 0; dev < static_cast<int64_t>(t.local.size()); ++dev) {
     HostTensor& x = t.local[static_cast<size_t>(dev)];
-    if (!x.meta) f(x, t.BoxOf(geo_, dev));
+    if (!x.meta) f(x, t.BoxOf(geo_, geo_.LocalDevice(static_cast<size_t>(dev))));
   }
   return Track(std::move(t));
 }
@@ -596,7 +596,7 @@ DistTensor Spmd::Embed(DistTensor table, DistTensor ids, const std::string& why)
   for (int64_t dev = 0; dev < static_cast<int64_t>(ids.local.size()); ++dev) {
     const HostTensor& tab = table.local[static_cast<size_t>(dev)];
     const HostTensor& id = ids.local[static_cast<size_t>(dev)];
-    const Range rows = geo_.DimRange(dev, table.shape[0], table.spec.dims[0]);
+    const Range rows = geo_.DimRange(geo_.LocalDevice(static_cast<size_t>(dev)), table.shape[0], table.spec.dims[0]);
     const int64_t width = tab.shape[1];
     Dims shape = id.shape;
     shape.push_back(width);

@@ -18,6 +18,8 @@ EASYPLAN_PACKAGES=(
   python3-yaml
   # tests/report drives Debian's headless Chromium over the DevTools protocol (docs/REPORT.md).
   chromium python3-websocket
+  # `check --engine mpi` (kernels/mpi_engine.h) and its tests under mpirun.
+  openmpi-bin libopenmpi-dev
   # The .deb (cmake/package.cmake, tests/install/deb-package): dpkg-shlibdeps fills its Depends, and
   # CPack's DEB generator runs `file` on what it packs.
   dpkg-dev file

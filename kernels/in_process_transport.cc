@@ -1,0 +1,122 @@
+// The in-process transport: every device's block lives in this process, so a collective is a loop
+// over each group's members, summing in member order.
+#include <algorithm>
+
+#include "core/status.h"
+#include "kernels/engine.h"
+#include "kernels/transport.h"
+
+namespace easyplan::kernels {
+namespace {
+
+std::vector<Range> WholeBox(const HostTensor& t) {
+  std::vector<Range> box;
+  for (int64_t s : t.shape) box.emplace_back(0, s);
+  return box;
+}
+
+class InProcessTransport final : public Transport {
+ public:
+  explicit InProcessTransport(const MeshGeometry& geo) : geo_(geo) {
+    EP_CHECK(geo.whole(), "the in-process transport runs every device");
+  }
+  explicit InProcessTransport(const Mesh& mesh) : owned_(std::make_unique<MeshGeometry>(mesh)), geo_(*owned_) {}
+  const MeshGeometry& geo() const override { return geo_; }
+
+  int64_t AllGather(std::vector<HostTensor>& local, const std::vector<int>& axes, int dim,
+                    const std::string& /*what*/) override {
+    std::vector<HostTensor> out(local.size());
+    for (const std::vector<int64_t>& group : geo_.Groups(axes)) {
+      std::vector<const HostTensor*> parts;
+      for (int64_t m : group) parts.push_back(&local[static_cast<size_t>(m)]);
+      const HostTensor full = Concat(parts, dim);
+      for (int64_t m : group) out[static_cast<size_t>(m)] = full;
+    }
+    const int64_t block = local.empty() ? 0 : local[0].size();
+    local = std::move(out);
+    return block;
+  }
+
+  int64_t AllReduce(std::vector<HostTensor>& local, const std::vector<int>& axes, ReduceOp op,
+                    const std::string& /*what*/) override {
+    for (const std::vector<int64_t>& group : geo_.Groups(axes)) {
+      HostTensor acc = Sum(local, group, op);
+      for (int64_t m : group) local[static_cast<size_t>(m)] = acc;
+    }
+    return local.empty() ? 0 : local[0].size();
+  }
+
+  int64_t ReduceScatter(std::vector<HostTensor>& local, const std::vector<int>& axes, int dim,
+                        const std::string& /*what*/) override {
+    const int64_t block = local.empty() ? 0 : local[0].size();
+    const size_t d = static_cast<size_t>(dim);
+    for (const std::vector<int64_t>& group : geo_.Groups(axes)) {
+      const HostTensor acc = Sum(local, group, ReduceOp::kSum);
+      const int64_t length = acc.shape[d] / static_cast<int64_t>(group.size());
+      for (size_t i = 0; i < group.size(); ++i) {
+        std::vector<Range> box = WholeBox(acc);
+        box[d] = {static_cast<int64_t>(i) * length, static_cast<int64_t>(i + 1) * length};
+        local[static_cast<size_t>(group[i])] = SliceBox(acc, box);
+      }
+    }
+    return block;
+  }
+
+  int64_t AllToAll(std::vector<HostTensor>& local, const std::vector<int>& axes, int from, int to,
+                   const std::string& /*what*/) override {
+    const int64_t block = local.empty() ? 0 : local[0].size();
+    std::vector<HostTensor> out(local.size());
+    for (const std::vector<int64_t>& group : geo_.Groups(axes)) {
+      std::vector<const HostTensor*> parts;
+      for (int64_t m : group) parts.push_back(&local[static_cast<size_t>(m)]);
+      const HostTensor joined = Concat(parts, from);
+      const int64_t length = joined.shape[static_cast<size_t>(to)] / static_cast<int64_t>(group.size());
+      for (size_t i = 0; i < group.size(); ++i) {
+        std::vector<Range> box = WholeBox(joined);
+        box[static_cast<size_t>(to)] = {static_cast<int64_t>(i) * length, static_cast<int64_t>(i + 1) * length};
+        out[static_cast<size_t>(group[i])] = SliceBox(joined, box);
+      }
+    }
+    local = std::move(out);
+    return block;
+  }
+
+  std::vector<HostTensor> GatherBlocks(const std::vector<HostTensor>& local) override { return local; }
+  std::vector<int64_t> GatherValues(const std::vector<int64_t>& local) override { return local; }
+
+ private:
+  // The group's blocks reduced in member order.
+  static HostTensor Sum(const std::vector<HostTensor>& local, const std::vector<int64_t>& group, ReduceOp op) {
+    HostTensor acc = local[static_cast<size_t>(group[0])];
+    for (size_t i = 1; i < group.size(); ++i) {
+      const HostTensor& x = local[static_cast<size_t>(group[i])];
+      for (size_t e = 0; e < acc.data.size(); ++e) {
+        acc.data[e] = op == ReduceOp::kSum ? acc.data[e] + x.data[e] : std::max(acc.data[e], x.data[e]);
+      }
+    }
+    return acc;
+  }
+
+  std::unique_ptr<MeshGeometry> owned_;
+  const MeshGeometry& geo_;
+};
+
+class InProcessEngine final : public Engine {
+ public:
+  std::string_view name() const override { return "in-process"; }
+  StatusOr<std::unique_ptr<Transport>> Connect(const Mesh& mesh) override { return MakeInProcessTransport(mesh); }
+};
+
+}  // namespace
+
+std::unique_ptr<Transport> MakeInProcessTransport(const MeshGeometry& geo) {
+  return std::make_unique<InProcessTransport>(geo);
+}
+
+std::unique_ptr<Transport> MakeInProcessTransport(const Mesh& mesh) {
+  return std::make_unique<InProcessTransport>(mesh);
+}
+
+std::unique_ptr<Engine> MakeInProcessEngine() { return std::make_unique<InProcessEngine>(); }
+
+}  // namespace easyplan::kernels

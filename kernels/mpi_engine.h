@@ -1,0 +1,41 @@
+#ifndef EASYPLAN_KERNELS_MPI_ENGINE_H_
+#define EASYPLAN_KERNELS_MPI_ENGINE_H_
+
+// The MPI engine: `mpirun -np K easyplan check ... --engine mpi` runs the numeric check as K processes,
+// rank r running devices/K simulated devices (kernels/mpi_launch.h says which), with every collective
+// an MPI collective on the communicator of its mesh-axis group (one MPI_Comm_split per set of axes).
+// Rank 0 is the root: it prints the report.
+//
+// Nothing waits forever. Every MPI call is non-blocking and polled against a deadline (`timeout`
+// seconds, the root's a little shorter so it is the one to report); a wait that expires prints what it
+// waited for and ends the whole job with MPI_Abort(3). A rank that crashes prints which and exits 3;
+// when mpirun then stops the others, the root says the check did not finish and exits 3.
+//
+// Built only where Open MPI's development files were found (CMake option EASYPLAN_MPI); elsewhere
+// StartMpiEngine says how to get them.
+
+#include <memory>
+
+#include "core/status.h"
+#include "kernels/engine.h"
+
+namespace easyplan::kernels {
+
+struct MpiOptions {
+  double timeout_seconds = 60;  ///< every wait
+  /// Deliberate faults for the fault tests (docs/CHECK.md), on the last rank at its first collective:
+  /// it crashes (SIGSEGV), is killed (SIGKILL, which no handler sees) or stops answering.
+  enum class Fault { kNone, kCrash, kKill, kStall } fault = Fault::kNone;
+};
+
+/// True when this build has the MPI engine.
+bool MpiAvailable();
+
+/// Starts MPI in a process mpirun launched. BadInput outside mpirun (no launcher variables) or in a
+/// build without MPI, saying what to do. The engine ends MPI when destroyed, after a barrier so the
+/// root's output is out before any process exits (mpirun stops the job at the first non-zero exit).
+StatusOr<std::unique_ptr<Engine>> StartMpiEngine(const MpiOptions& options);
+
+}  // namespace easyplan::kernels
+
+#endif  // EASYPLAN_KERNELS_MPI_ENGINE_H_

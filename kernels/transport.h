@@ -1,0 +1,56 @@
+#ifndef EASYPLAN_KERNELS_TRANSPORT_H_
+#define EASYPLAN_KERNELS_TRANSPORT_H_
+
+// How a collective's data moves between simulated devices. Collectives (kernels/collectives.h) decides
+// what moves, changes the specs and keeps the books; a Transport moves the blocks: between the blocks
+// of one process (MakeInProcessTransport) or between processes through MPI's collectives
+// (kernels/mpi_engine.h). Every call covers each group over `axes` holding a device of this process
+// (`local`: one block per device of geo().local_devices(), in device order) and returns the elements per
+// device it handed to the engine, S, which Collectives turns into the ring cost it records.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/dist_tensor.h"
+#include "kernels/host_tensor.h"
+
+namespace easyplan::kernels {
+
+enum class ReduceOp { kSum, kMax };
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  /// The devices this process runs, inside the whole mesh.
+  virtual const MeshGeometry& geo() const = 0;
+  /// The process that prints the report (the in-process engine's only one; MPI's rank 0).
+  virtual bool root() const { return true; }
+
+  /// `what` names the collective for messages ("all-gather over (tp) in layer 0: ...").
+  virtual int64_t AllGather(std::vector<HostTensor>& local, const std::vector<int>& axes, int dim,
+                            const std::string& what) = 0;
+  virtual int64_t AllReduce(std::vector<HostTensor>& local, const std::vector<int>& axes, ReduceOp op,
+                            const std::string& what) = 0;
+  /// Sums over each group and leaves member i block i of `dim`.
+  virtual int64_t ReduceScatter(std::vector<HostTensor>& local, const std::vector<int>& axes, int dim,
+                                const std::string& what) = 0;
+  /// Member i receives block i of `to` from every member, joined along `from` in member order.
+  virtual int64_t AllToAll(std::vector<HostTensor>& local, const std::vector<int>& axes, int from, int to,
+                           const std::string& what) = 0;
+
+  // Probes for the report: never accounted, and not part of the computation being checked.
+  /// Every device's block in device order on the root (empty elsewhere). Blocks are equal-shaped.
+  virtual std::vector<HostTensor> GatherBlocks(const std::vector<HostTensor>& local) = 0;
+  /// Every device's value in device order on the root (empty elsewhere).
+  virtual std::vector<int64_t> GatherValues(const std::vector<int64_t>& local) = 0;
+};
+
+/// Every device in this process: `geo` must be whole. Keeps a reference to `geo`.
+std::unique_ptr<Transport> MakeInProcessTransport(const MeshGeometry& geo);
+
+}  // namespace easyplan::kernels
+
+#endif  // EASYPLAN_KERNELS_TRANSPORT_H_

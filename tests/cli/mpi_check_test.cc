@@ -1,0 +1,206 @@
+// `check --engine mpi` as users launch it: `mpirun --oversubscribe -np K easyplan check ...`. Every case
+// runs the in-process engine and the MPI engine on the same config and mesh and requires the same
+// verdict, the same collectives with the same byte counts, and the MPI engine's own comparison
+// against the in-process rerun within tolerance. The fault cases end with exit 2 or 3 and a message,
+// never a hang (ctest's timeout would catch one).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+// Runs `command` from the source directory with easyplan's binary as $EASYPLAN.
+RunResult RunShell(const std::string& command) {
+  const std::string stem = (fs::temp_directory_path() / ("easyplan-mpi-" + std::to_string(::getpid()))).string();
+  const std::string shell = std::string("cd '") + EASYPLAN_SOURCE_DIR + "' && EASYPLAN='" + EASYPLAN_BINARY + "' && " +
+                            command + " </dev/null >'" + stem + ".out' 2>'" + stem + ".err'";
+  const int raw = std::system(shell.c_str());
+  RunResult run;
+  run.exit_code = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  run.out = easyplan::testing::ReadTestFile(stem + ".out");
+  run.err = easyplan::testing::ReadTestFile(stem + ".err");
+  fs::remove(stem + ".out");
+  fs::remove(stem + ".err");
+  return run;
+}
+
+// mpirun with K processes on this machine's cores, however few (--oversubscribe). Open MPI refuses to
+// start as root without being told; CI runs as root in a container.
+std::string Mpirun(int processes) {
+  std::string command = std::string("'") + EASYPLAN_MPIRUN + "' --oversubscribe -np " + std::to_string(processes);
+  if (::geteuid() == 0) command += " --allow-run-as-root";
+  return command + " \"$EASYPLAN\" ";
+}
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+struct Case {
+  std::string example;  ///< examples/<example>/config.json
+  std::string mesh;
+  int processes;
+  std::string extra;  ///< more flags
+};
+
+std::string NameOf(const ::testing::TestParamInfo<Case>& info) {
+  std::string name = info.param.example + "_" + info.param.mesh + "_np" + std::to_string(info.param.processes);
+  if (!info.param.extra.empty()) name += "_" + info.param.extra;
+  return easyplan::testing::TestNameOf(name);
+}
+
+class MpiEngineTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MpiEngineTest, AgreesWithTheInProcessEngine) {
+  const Case& c = GetParam();
+  const std::string args =
+      "check examples/" + c.example + "/config.json --mesh " + c.mesh + " --level numeric --format json " + c.extra;
+  const RunResult in_process = RunShell("\"$EASYPLAN\" " + args);
+  const RunResult mpi = RunShell(Mpirun(c.processes) + args + " --engine mpi");
+  ASSERT_EQ(in_process.exit_code, 0) << in_process.err;
+  ASSERT_EQ(mpi.exit_code, 0) << mpi.err;
+  EXPECT_EQ(mpi.err, "");
+  const json a = json::parse(in_process.out);
+  const json b = json::parse(mpi.out);  // one report: only rank 0 writes
+  const json& na = a["numeric"];
+  const json& nb = b["numeric"];
+  EXPECT_TRUE(nb["ok"]);
+  // The same collectives, byte for byte, from the buffers handed to MPI.
+  EXPECT_EQ(na["communication"], nb["communication"]);
+  EXPECT_FALSE(nb["communication"]["collectives"].empty());
+  // Every output within tolerance of the unsharded reference, as in process.
+  ASSERT_EQ(na["comparisons"].size(), nb["comparisons"].size());
+  for (size_t i = 0; i < na["comparisons"].size(); ++i) {
+    const json& x = nb["comparisons"][i];
+    EXPECT_EQ(na["comparisons"][i]["name"], x["name"]);
+    EXPECT_TRUE(x["ok"]) << x.dump();
+    EXPECT_LE(x["nmse"].get<double>(), x["max_nmse"].get<double>());
+  }
+  // The MPI run against the in-process rerun of the same shards.
+  const json& e = nb["engine"];
+  EXPECT_EQ(e["name"], "mpi");
+  EXPECT_EQ(e["processes"], c.processes);
+  EXPECT_EQ(e["devices_per_process"].get<int>() * c.processes, b["devices"].get<int>());
+  EXPECT_EQ(e["collectives_difference"], "");
+  EXPECT_EQ(e["collectives_compared"], nb["communication"]["collectives"].size());
+  EXPECT_LE(e["max_nmse"].get<double>(), e["nmse_tol"].get<double>());
+  EXPECT_LE(e["max_abs_diff"].get<double>(), e["abs_tol"].get<double>());
+  EXPECT_TRUE(e["ok"]);
+  if (a.contains("memory")) {  // the figures the root gathered equal those measured in process
+    EXPECT_EQ(a["memory"], b["memory"]);
+  }
+}
+
+// The CI set: llama, mixtral and deepseek_v3 on three meshes each at one device per rank, then several
+// devices per rank (K < devices), which exercises groups split between a rank's own devices and others.
+INSTANTIATE_TEST_SUITE_P(
+    OneDevicePerRank, MpiEngineTest,
+    ::testing::Values(Case{"llama-3.1-8b", "fsdp=2,tp=4", 8, ""}, Case{"llama-3.1-8b", "dp=2,fsdp=2,tp=2", 8, ""},
+                      Case{"llama-3.1-8b", "fsdp=2,tp=2,sp=2", 8, "--memory"}, Case{"mixtral-8x7b", "ep=2,tp=4", 8, ""},
+                      Case{"mixtral-8x7b", "fsdp=2,ep=2,tp=2", 8, ""}, Case{"mixtral-8x7b", "dp=2,ep=4", 8, "--memory"},
+                      Case{"deepseek-v3", "ep=4,tp=2", 8, ""}, Case{"deepseek-v3", "fsdp=2,ep=2,tp=2", 8, ""},
+                      Case{"deepseek-v3", "dp=2,ep=2,tp=2", 8, ""}),
+    NameOf);
+INSTANTIATE_TEST_SUITE_P(SeveralDevicesPerRank, MpiEngineTest,
+                         ::testing::Values(Case{"llama-3.1-8b", "fsdp=2,tp=4", 2, ""},
+                                           Case{"mixtral-8x7b", "fsdp=2,ep=2,tp=2", 4, ""},
+                                           Case{"deepseek-v3", "fsdp=2,ep=2,tp=4", 8, ""}),
+                         NameOf);
+
+const char kLlama[] = "check examples/llama-3.1-8b/config.json --mesh fsdp=2,tp=4 --level numeric ";
+
+TEST(MpiEngineFaults, InjectedPlanMutationsStillFail) {
+  for (const char* fault : {"corrupt-shard", "offset-block", "drop-all-reduce", "wrong-dim", "swap-tuple-order"}) {
+    // fsdp and sp together: swap-tuple-order needs an entry of two axes larger than 1.
+    const std::string args =
+        std::string("check examples/llama-3.1-8b/config.json --mesh fsdp=2,tp=2,sp=2 --inject ") + fault;
+    const RunResult in_process = RunShell("\"$EASYPLAN\" " + args);
+    const RunResult mpi = RunShell(Mpirun(8) + args + " --engine mpi");
+    EXPECT_EQ(in_process.exit_code, 1) << fault << in_process.err;
+    EXPECT_EQ(mpi.exit_code, 1) << fault << mpi.err;
+    EXPECT_EQ(Count(mpi.out, "check: FAIL"), 1) << fault << mpi.out;
+  }
+}
+
+TEST(MpiEngineFaults, ProcessCountThatDoesNotDivideTheDevicesIsBadInput) {
+  const RunResult run = RunShell(Mpirun(3) + kLlama + "--engine mpi");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(Count(run.err, "easyplan: error: mpirun -np 3 cannot run mesh"), 1) << run.err;  // the root alone
+  EXPECT_NE(run.err.find("launch with -np one of 1, 2, 4, 8"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(MpiEngineFaults, ProcessBlocksThatAreNotSubMeshesAreBadInput) {
+  // 6 devices (dp=3, tp=2) over 2 processes: 3 devices each cut a tp pair in half.
+  const RunResult run =
+      RunShell(Mpirun(2) + "check examples/llama-3.1-8b/config.json --mesh dp=3,tp=2 --level numeric --engine mpi");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("its 3 devices per process are not a block of the mesh's axes"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("launch with -np one of 1, 3, 6"), std::string::npos) << run.err;
+}
+
+TEST(MpiEngineFaults, OutsideMpirunSaysHowToLaunch) {
+  const RunResult run = RunShell(std::string("\"$EASYPLAN\" ") + kLlama + "--engine mpi");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--engine mpi runs under mpirun"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("mpirun -np 8 easyplan check"), std::string::npos) << run.err;
+}
+
+TEST(MpiEngineFaults, EngineFaultsNeedTheMpiEngine) {
+  const RunResult run = RunShell(std::string("\"$EASYPLAN\" ") + kLlama + "--inject rank-crash");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("--inject rank-crash is a fault of the MPI engine"), std::string::npos) << run.err;
+}
+
+TEST(MpiEngineFaults, CrashedRankEndsTheRunWithExit3) {
+  const RunResult run = RunShell(Mpirun(8) + kLlama + "--engine mpi --inject rank-crash");
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_NE(run.err.find("rank 7 of 8 crashed (signal 11)"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(MpiEngineFaults, StalledRankTimesOutWithExit3) {
+  const RunResult run = RunShell(Mpirun(8) + kLlama + "--engine mpi --inject rank-stall --mpi-timeout 2");
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_NE(run.err.find("rank 0 of 8 waited 2 s for all-reduce over (tp) in layer 0"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(MpiEngineFaults, KilledRankEndsTheRunAndTheRootSaysSo) {
+  // SIGKILL runs no handler: mpirun exits 128 + 9 and names the rank; the root still reports.
+  const RunResult run = RunShell(Mpirun(8) + kLlama + "--engine mpi --inject rank-kill");
+  EXPECT_EQ(run.exit_code, 137) << run.err;
+  EXPECT_NE(run.err.find("rank 7"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");
+}
+
+TEST(MpiEngineOutput, OnlyTheRootWritesTheOutputFile) {
+  const fs::path out = fs::temp_directory_path() / ("easyplan-mpi-out-" + std::to_string(::getpid()) + ".txt");
+  const RunResult run = RunShell(Mpirun(4) + kLlama + "--engine mpi -o '" + out.string() + "'");
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, "");
+  const std::string text = easyplan::testing::ReadTestFile(out.string());
+  EXPECT_EQ(Count(text, "check: pass"), 1) << text;
+  EXPECT_NE(text.find("engine: mpi, 4 processes x 2 devices"), std::string::npos) << text;
+  fs::remove(out);
+}
+
+}  // namespace
