@@ -1,5 +1,6 @@
 #include "planner/hardware.h"
 
+#include <cmath>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -74,13 +75,13 @@ class ProfileReader {
     return &*it;
   }
 
-  /// A number greater than 0 (or, with `at_most_one`, in (0, 1]).
+  /// A finite number greater than 0 (or, with `at_most_one`, in (0, 1]): the cost model divides by it.
   StatusOr<double> Positive(const Json& value, const std::string& pointer, std::string_view unit,
                             bool at_most_one = false) const {
     const std::string expected = at_most_one ? "a fraction in (0, 1]" : "a positive number of " + std::string(unit);
     if (!value.is_number()) return Error(pointer, "expected " + expected + ", found " + Found(value));
     const double number = value.get<double>();
-    if (!(number > 0) || (at_most_one && number > 1)) {
+    if (!(number > 0) || !std::isfinite(number) || (at_most_one && number > 1)) {
       return Error(pointer, "expected " + expected + ", found " + JsonForMessage(value));
     }
     return number;

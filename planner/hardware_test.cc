@@ -105,6 +105,12 @@ TEST(HardwareProfileTest, NegativeBandwidthIsRejectedWithWhatWasExpected) {
       << error;
 }
 
+TEST(HardwareProfileTest, InfiniteBandwidthIsRejected) {  // the cost model divides by it
+  const std::string error =
+      ErrorOf(With("fast", "fast: {kind: ici, chips: 256, torus: [16, 16], bandwidth: .inf, latency: 1e-6}"));
+  EXPECT_NE(error.find("/fast/bandwidth: expected a positive number of bytes per second"), std::string::npos) << error;
+}
+
 TEST(HardwareProfileTest, EfficiencyMustBeAFractionUpToOne) {
   EXPECT_NE(ErrorOf(With("efficiency", "efficiency: {matmul: 1.2, link: 0.8, hbm: 0.9}"))
                 .find("/efficiency/matmul: expected a fraction in (0, 1], found 1.2"),
