@@ -345,7 +345,10 @@ StatusOr<std::vector<std::string>> OptionNames(const std::string& command) {
 }
 
 Status ApplyOptions(const std::string& command, const Json& options, CommandOptions* out) {
-  if (!options.is_object()) return Status::Internal("ApplyOptions: options must be a JSON object");
+  if (!options.is_object()) {  // the Python module passes whatever JSON text it is given (fuzz: python_options)
+    return Status::BadInput(
+        {}, std::string("options must be a JSON object of option names and values, found ") + JsonTypeName(options));
+  }
   EP_ASSIGN_OR_RETURN(std::vector<Entry> entries, EntriesOf(command));
   for (const auto& [name, value] : options.items()) {
     if (value.is_null()) continue;

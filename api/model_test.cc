@@ -142,6 +142,12 @@ TEST(CommandOptionsTest, UnknownNamesSuggestAndTypesAreChecked) {
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.diag().message.find("expected an integer"), std::string::npos);
   EXPECT_FALSE(ApplyOptions("plna", Json::object(), &options).ok());
+  // Options that are not an object are the caller's mistake, not an internal error.
+  status = ApplyOptions("plan", Json(":hm2m"), &options);
+  EXPECT_EQ(status.kind(), ErrorKind::kBadInput);
+  EXPECT_NE(status.ToString().find("options must be a JSON object of option names and values, found"),
+            std::string::npos)
+      << status.ToString();
 }
 
 TEST(CommandOptionsTest, MeshAndSetTakeTheirPythonShapes) {
