@@ -139,10 +139,9 @@ StatusOr<int> RunCheck(const CheckFlags& flags, Context& ctx, kernels::Engine& e
 // Starts the engine (MPI under mpirun), runs the check on it, and agrees on the root's exit code. Only
 // the root (every in-process run) writes anything: other MPI ranks get a context whose streams drop it.
 int RunCheckCommand(const CheckFlags& flags, Context& ctx) {
-  Status options = api::CheckCheckOptions(flags.check);
-  if (options.ok()) options = CheckChoice("--format", flags.format, {"text", "json"});
-  if (!options.ok()) return ReportError(ctx, options);
-  StatusOr<std::unique_ptr<kernels::Engine>> engine = api::StartEngine(flags.check);
+  const Status format = CheckChoice("--format", flags.format, {"text", "json"});
+  if (!format.ok()) return ReportError(ctx, format);
+  StatusOr<std::unique_ptr<kernels::Engine>> engine = api::StartEngine(flags.check);  // checks the options first
   if (!engine.ok()) return ReportError(ctx, engine.status());
   std::ostream dropped(nullptr);
   Context quiet{ctx.fs, ctx.in, dropped, dropped, ctx.schemas_dir, ctx.limits};

@@ -73,6 +73,13 @@ void ForEachRun(const Dims& shape, const std::vector<Range>& ranges, F f) {
 
 }  // namespace
 
+HostTensor SliceDim(const HostTensor& t, int dim, int64_t start, int64_t length) {
+  std::vector<Range> box;
+  for (int64_t s : t.shape) box.emplace_back(0, s);
+  box[static_cast<size_t>(dim)] = {start, start + length};
+  return SliceBox(t, box);
+}
+
 HostTensor SliceBox(const HostTensor& t, const std::vector<Range>& ranges) {
   EP_CHECK(ranges.size() == t.shape.size(), "slice rank");
   Dims dims;

@@ -40,6 +40,8 @@ struct HostTensor {
 
 /// The box `ranges` (one per dim) of `t`.
 HostTensor SliceBox(const HostTensor& t, const std::vector<Range>& ranges);
+/// [start, start + length) of `dim`, every other dim whole.
+HostTensor SliceDim(const HostTensor& t, int dim, int64_t start, int64_t length);
 /// Writes `src` into the box of `dst` starting at `starts`.
 void PasteBox(HostTensor* dst, const Dims& starts, const HostTensor& src);
 /// Concatenation along `dim`; REQUIRES: equal shapes except along dim.

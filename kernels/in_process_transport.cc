@@ -9,12 +9,6 @@
 namespace easyplan::kernels {
 namespace {
 
-std::vector<Range> WholeBox(const HostTensor& t) {
-  std::vector<Range> box;
-  for (int64_t s : t.shape) box.emplace_back(0, s);
-  return box;
-}
-
 class InProcessTransport final : public Transport {
  public:
   explicit InProcessTransport(const MeshGeometry& geo) : geo_(geo) {
@@ -54,9 +48,7 @@ class InProcessTransport final : public Transport {
       const HostTensor acc = Sum(local, group, ReduceOp::kSum);
       const int64_t length = acc.shape[d] / static_cast<int64_t>(group.size());
       for (size_t i = 0; i < group.size(); ++i) {
-        std::vector<Range> box = WholeBox(acc);
-        box[d] = {static_cast<int64_t>(i) * length, static_cast<int64_t>(i + 1) * length};
-        local[static_cast<size_t>(group[i])] = SliceBox(acc, box);
+        local[static_cast<size_t>(group[i])] = SliceDim(acc, dim, static_cast<int64_t>(i) * length, length);
       }
     }
     return block;
@@ -72,9 +64,7 @@ class InProcessTransport final : public Transport {
       const HostTensor joined = Concat(parts, from);
       const int64_t length = joined.shape[static_cast<size_t>(to)] / static_cast<int64_t>(group.size());
       for (size_t i = 0; i < group.size(); ++i) {
-        std::vector<Range> box = WholeBox(joined);
-        box[static_cast<size_t>(to)] = {static_cast<int64_t>(i) * length, static_cast<int64_t>(i + 1) * length};
-        out[static_cast<size_t>(group[i])] = SliceBox(joined, box);
+        out[static_cast<size_t>(group[i])] = SliceDim(joined, to, static_cast<int64_t>(i) * length, length);
       }
     }
     local = std::move(out);
@@ -87,14 +77,9 @@ class InProcessTransport final : public Transport {
  private:
   // The group's blocks reduced in member order.
   static HostTensor Sum(const std::vector<HostTensor>& local, const std::vector<int64_t>& group, ReduceOp op) {
-    HostTensor acc = local[static_cast<size_t>(group[0])];
-    for (size_t i = 1; i < group.size(); ++i) {
-      const HostTensor& x = local[static_cast<size_t>(group[i])];
-      for (size_t e = 0; e < acc.data.size(); ++e) {
-        acc.data[e] = op == ReduceOp::kSum ? acc.data[e] + x.data[e] : std::max(acc.data[e], x.data[e]);
-      }
-    }
-    return acc;
+    std::vector<const HostTensor*> blocks;
+    for (int64_t m : group) blocks.push_back(&local[static_cast<size_t>(m)]);
+    return ReduceBlocks(blocks, op);
   }
 
   std::unique_ptr<MeshGeometry> owned_;
@@ -108,6 +93,17 @@ class InProcessEngine final : public Engine {
 };
 
 }  // namespace
+
+HostTensor ReduceBlocks(const std::vector<const HostTensor*>& blocks, ReduceOp op) {
+  HostTensor acc = *blocks[0];
+  for (size_t i = 1; i < blocks.size(); ++i) {
+    const HostTensor& x = *blocks[i];
+    for (size_t e = 0; e < acc.data.size(); ++e) {
+      acc.data[e] = op == ReduceOp::kSum ? acc.data[e] + x.data[e] : std::max(acc.data[e], x.data[e]);
+    }
+  }
+  return acc;
+}
 
 std::unique_ptr<Transport> MakeInProcessTransport(const MeshGeometry& geo) {
   return std::make_unique<InProcessTransport>(geo);

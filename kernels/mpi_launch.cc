@@ -78,8 +78,8 @@ std::vector<int64_t> ValidProcessCounts(const Mesh& mesh) {
 
 StatusOr<RankBlock> RankDevices(const Mesh& mesh, int rank, int ranks) {
   const int64_t devices = mesh.NumDevices();
-  const std::vector<int64_t> valid = ValidProcessCounts(mesh);
   if (ranks < 1 || devices % ranks != 0 || !IsSubMeshBlock(mesh, devices / ranks)) {
+    const std::vector<int64_t> valid = ValidProcessCounts(mesh);
     const std::string why =
         ranks >= 1 && devices % ranks == 0
             ? fmt::format("its {} devices per process are not a block of the mesh's axes", devices / ranks)

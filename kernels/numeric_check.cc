@@ -112,6 +112,21 @@ std::string FirstDifference(const CommLog& engine, const CommLog& in_process) {
   return "";
 }
 
+// The normalized MSE and largest error of an output against its expected values, summed over every
+// device's block (so a replicated block weighs the same in both sums).
+struct ErrorSum {
+  double err2 = 0, ref2 = 0, max_abs = 0;
+  /// Adds one element; returns |got - want|.
+  double Add(double got, double want) {
+    const double diff = std::abs(got - want);
+    err2 += diff * diff;
+    ref2 += want * want;
+    max_abs = std::max(max_abs, diff);
+    return diff;
+  }
+  double nmse() const { return ref2 > 0 ? err2 / ref2 : err2; }
+};
+
 // Reruns the sharded forward in process over every device's shards and compares the engine's outputs
 // (every device's block, gathered) and collectives with it. Summation order is the one difference
 // allowed: a distributed all-reduce adds each process's devices first, then MPI combines processes in
@@ -131,19 +146,17 @@ EngineComparison CompareWithInProcess(const ModelDesc& model, const Mesh& mesh, 
   for (size_t i = 0; i < expected.size() && i < outputs.size(); ++i) {
     if (!expected[i].compared) continue;
     ++c.outputs;
-    double err2 = 0, ref2 = 0;
+    ErrorSum sum;
     for (size_t d = 0; d < expected[i].value.local.size(); ++d) {
       const HostTensor& want = expected[i].value.local[d];
       const HostTensor& got = outputs[i].local[d];
       for (size_t e = 0; e < want.data.size(); ++e) {
-        const double diff = std::abs(got.data[e] - want.data[e]);
-        c.max_abs_diff = std::max(c.max_abs_diff, diff);
+        sum.Add(got.data[e], want.data[e]);
         scale = std::max(scale, std::abs(want.data[e]));
-        err2 += diff * diff;
-        ref2 += want.data[e] * want.data[e];
       }
     }
-    c.max_nmse = std::max(c.max_nmse, ref2 > 0 ? err2 / ref2 : err2);
+    c.max_abs_diff = std::max(c.max_abs_diff, sum.max_abs);
+    c.max_nmse = std::max(c.max_nmse, sum.nmse());
   }
   c.abs_tol = 1e-9 * scale;
   return c;
@@ -396,8 +409,8 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
     const HostTensor ref = Assemble(want[i].value, geo1);
     const DistTensor& out = outputs[i];
     Comparison c{want[i].name};
-    // err2 and ref2 both sum over every device's slice, so a replicated block weighs the same in both.
-    double ref_max = 0, err2 = 0, ref2 = 0;
+    double ref_max = 0;
+    ErrorSum sum;
     for (double v : ref.data) ref_max = std::max(ref_max, std::abs(v));
     // Per-op tolerances: the sharded run sums in a different order, nothing else.
     c.max_nmse = 1e-20;
@@ -407,11 +420,7 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
       const HostTensor slice = SliceBox(ref, box);
       const HostTensor& block = out.local[static_cast<size_t>(d)];
       for (int64_t e = 0; e < slice.size(); ++e) {
-        const double want_e = slice.data[static_cast<size_t>(e)];
-        const double diff = std::abs(block.data[static_cast<size_t>(e)] - want_e);
-        err2 += diff * diff;
-        ref2 += want_e * want_e;
-        c.max_abs = std::max(c.max_abs, diff);
+        const double diff = sum.Add(block.data[static_cast<size_t>(e)], slice.data[static_cast<size_t>(e)]);
         if (diff > c.max_abs_tol && c.device < 0) {
           c.device = d;
           c.index = slice.Unravel(e);
@@ -419,7 +428,8 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
         }
       }
     }
-    c.nmse = ref2 > 0 ? err2 / ref2 : err2;
+    c.nmse = sum.nmse();
+    c.max_abs = sum.max_abs;
     c.ok = c.nmse <= c.max_nmse && c.max_abs <= c.max_abs_tol;
     report.comparisons.push_back(std::move(c));
   }

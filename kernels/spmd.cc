@@ -83,10 +83,8 @@ DistTensor Spmd::LocalSlice(DistTensor t, int dim, const std::vector<int>& axes)
   if (g > 1) {
     for (int64_t dev = 0; dev < static_cast<int64_t>(t.local.size()); ++dev) {
       HostTensor& x = t.local[static_cast<size_t>(dev)];
-      std::vector<Range> box;
-      for (int64_t s : x.shape) box.emplace_back(0, s);
-      box[d] = geo_.DimRange(geo_.LocalDevice(static_cast<size_t>(dev)), x.shape[d], axes);
-      x = SliceBox(x, box);
+      const Range r = geo_.DimRange(geo_.LocalDevice(static_cast<size_t>(dev)), x.shape[d], axes);
+      x = SliceDim(x, dim, r.first, r.second - r.first);
     }
   }
   for (int a : axes) t.spec.dims[d].push_back(a);
@@ -536,12 +534,7 @@ DistTensor Spmd::Narrow(DistTensor t, int dim, int64_t start, int64_t length, co
   const Nest nest(this);
   const size_t d = static_cast<size_t>(dim);
   if (!t.spec.dims[d].empty()) t = comm_.AllGather(std::move(t), dim, why + " (sliced dim)");
-  for (HostTensor& x : t.local) {
-    std::vector<Range> box;
-    for (int64_t s : x.shape) box.emplace_back(0, s);
-    box[d] = {start, start + length};
-    x = SliceBox(x, box);
-  }
+  for (HostTensor& x : t.local) x = SliceDim(x, dim, start, length);
   t.shape[d] = length;
   return Track(std::move(t));
 }

@@ -48,6 +48,10 @@ class Transport {
   virtual std::vector<int64_t> GatherValues(const std::vector<int64_t>& local) = 0;
 };
 
+/// `blocks` (equal shapes) summed or maxed elementwise in order: how either transport reduces the
+/// blocks of one process before (or instead of) exchanging them.
+HostTensor ReduceBlocks(const std::vector<const HostTensor*>& blocks, ReduceOp op);
+
 /// Every device in this process: `geo` must be whole. Keeps a reference to `geo`.
 std::unique_ptr<Transport> MakeInProcessTransport(const MeshGeometry& geo);
 

@@ -87,6 +87,15 @@ class Waiter {
  public:
   Waiter(int rank, int size, double timeout) : rank_(rank), size_(size), timeout_(timeout) {}
 
+  /// Starts a non-blocking MPI call (`start` returns its code) and polls its request until it
+  /// completes; an error, or the deadline passing, ends the job (exit 3).
+  template <typename Start>
+  void Await(const std::string& what, Start start) const {
+    MPI_Request request;
+    Check(start(&request), what);
+    Wait(&request, what);
+  }
+
   /// Polls `request` until it completes; past the deadline, ends the job (exit 3).
   void Wait(MPI_Request* request, const std::string& what) const {
     // The root waits a little less, so it is the one that reports.
@@ -141,17 +150,13 @@ struct GroupView {
   std::vector<int64_t> members;         ///< device ids, group order
   std::vector<std::vector<size_t>> by;  ///< per comm rank: positions in `members` it runs, in group order
   const AxisComm* comm = nullptr;
+  /// The positions this rank runs.
+  const std::vector<size_t>& mine() const { return by[static_cast<size_t>(comm->me)]; }
 };
 
 int ToInt(int64_t count, const std::string& what, const Waiter& waiter) {
   if (count < 0 || count > INT_MAX) waiter.Fail(fmt::format("{}: {} elements do not fit one MPI call", what, count));
   return static_cast<int>(count);
-}
-
-std::vector<Range> WholeBox(const Dims& shape) {
-  std::vector<Range> box;
-  for (int64_t s : shape) box.emplace_back(0, s);
-  return box;
 }
 
 class MpiTransport final : public Transport {
@@ -162,9 +167,8 @@ class MpiTransport final : public Transport {
         rank_(rank),
         waiter_(waiter),
         fault_(fault) {
-    MPI_Request request;
-    waiter_.Check(MPI_Ibarrier(MPI_COMM_WORLD, &request), "the start of the check");
-    waiter_.Wait(&request, "every rank to start the check");
+    waiter_.Await("every rank to start the check",
+                  [&](MPI_Request* request) { return MPI_Ibarrier(MPI_COMM_WORLD, request); });
     // One communicator per set of axes larger than 1 (a group's membership ignores size-1 axes): the
     // ranks equal on every other axis. Every rank splits in the same order.
     const int axes = mesh.rank();
@@ -196,15 +200,14 @@ class MpiTransport final : public Transport {
     MaybeFault();
     const int64_t block = local[0].size();
     for (const GroupView& g : Groups(axes)) {
-      const std::vector<size_t>& mine = g.by[static_cast<size_t>(g.comm->me)];
+      const std::vector<size_t>& mine = g.mine();
       std::vector<double> send;
       for (size_t p : mine) Append(send, local[Local(g.members[p])]);
       std::vector<double> recv(send.size() * g.by.size());
       const int count = ToInt(static_cast<int64_t>(send.size()), what, waiter_);
-      MPI_Request request;
-      waiter_.Check(
-          MPI_Iallgather(send.data(), count, MPI_DOUBLE, recv.data(), count, MPI_DOUBLE, g.comm->comm, &request), what);
-      waiter_.Wait(&request, what);
+      waiter_.Await(what, [&](MPI_Request* request) {
+        return MPI_Iallgather(send.data(), count, MPI_DOUBLE, recv.data(), count, MPI_DOUBLE, g.comm->comm, request);
+      });
       // recv holds each comm rank's members in its order; put every block at its group position.
       const Dims shape = local[Local(g.members[mine[0]])].shape;
       std::vector<HostTensor> parts(g.members.size());
@@ -226,15 +229,14 @@ class MpiTransport final : public Transport {
     MaybeFault();
     const int64_t block = local[0].size();
     for (const GroupView& g : Groups(axes)) {
-      const std::vector<size_t>& mine = g.by[static_cast<size_t>(g.comm->me)];
+      const std::vector<size_t>& mine = g.mine();
       const HostTensor acc = LocalSum(local, g, op);
       HostTensor out(acc.shape);
       const int count = ToInt(acc.size(), what, waiter_);
-      MPI_Request request;
-      waiter_.Check(MPI_Iallreduce(acc.data.data(), out.data.data(), count, MPI_DOUBLE,
-                                   op == ReduceOp::kSum ? MPI_SUM : MPI_MAX, g.comm->comm, &request),
-                    what);
-      waiter_.Wait(&request, what);
+      waiter_.Await(what, [&](MPI_Request* request) {
+        return MPI_Iallreduce(acc.data.data(), out.data.data(), count, MPI_DOUBLE,
+                              op == ReduceOp::kSum ? MPI_SUM : MPI_MAX, g.comm->comm, request);
+      });
       for (size_t p : mine) local[Local(g.members[p])] = out;
     }
     return block;
@@ -246,14 +248,10 @@ class MpiTransport final : public Transport {
     const int64_t block = local[0].size();
     const size_t d = static_cast<size_t>(dim);
     for (const GroupView& g : Groups(axes)) {
-      const std::vector<size_t>& mine = g.by[static_cast<size_t>(g.comm->me)];
+      const std::vector<size_t>& mine = g.mine();
       const HostTensor acc = LocalSum(local, g, ReduceOp::kSum);
       const int64_t length = acc.shape[d] / static_cast<int64_t>(g.members.size());
-      auto slice = [&](size_t position) {
-        std::vector<Range> box = WholeBox(acc.shape);
-        box[d] = {static_cast<int64_t>(position) * length, static_cast<int64_t>(position + 1) * length};
-        return SliceBox(acc, box);
-      };
+      auto slice = [&](size_t position) { return SliceDim(acc, dim, static_cast<int64_t>(position) * length, length); };
       // Comm rank q's share is the slices of its members, in its order.
       std::vector<double> send;
       for (const std::vector<size_t>& positions : g.by) {
@@ -261,12 +259,11 @@ class MpiTransport final : public Transport {
       }
       const size_t piece = send.size() / g.members.size();
       std::vector<double> recv(piece * mine.size());
-      MPI_Request request;
-      waiter_.Check(
-          MPI_Ireduce_scatter_block(send.data(), recv.data(), ToInt(static_cast<int64_t>(recv.size()), what, waiter_),
-                                    MPI_DOUBLE, MPI_SUM, g.comm->comm, &request),
-          what);
-      waiter_.Wait(&request, what);
+      waiter_.Await(what, [&](MPI_Request* request) {
+        return MPI_Ireduce_scatter_block(send.data(), recv.data(),
+                                         ToInt(static_cast<int64_t>(recv.size()), what, waiter_), MPI_DOUBLE, MPI_SUM,
+                                         g.comm->comm, request);
+      });
       Dims shape = acc.shape;
       shape[d] = length;
       for (size_t i = 0; i < mine.size(); ++i) local[Local(g.members[mine[i]])] = Take(recv, i * piece, shape);
@@ -280,14 +277,12 @@ class MpiTransport final : public Transport {
     const int64_t block = local[0].size();
     const size_t t = static_cast<size_t>(to);
     for (const GroupView& g : Groups(axes)) {
-      const std::vector<size_t>& mine = g.by[static_cast<size_t>(g.comm->me)];
+      const std::vector<size_t>& mine = g.mine();
       const Dims part_shape = local[Local(g.members[mine[0]])].shape;
       const int64_t length = part_shape[t] / static_cast<int64_t>(g.members.size());
       // Member j sends member i (position pi) block pi of `to` of its part.
       auto piece_of = [&](size_t j_position, size_t i_position) {
-        std::vector<Range> box = WholeBox(part_shape);
-        box[t] = {static_cast<int64_t>(i_position) * length, static_cast<int64_t>(i_position + 1) * length};
-        return SliceBox(local[Local(g.members[j_position])], box);
+        return SliceDim(local[Local(g.members[j_position])], to, static_cast<int64_t>(i_position) * length, length);
       };
       std::vector<double> send;
       for (const std::vector<size_t>& theirs : g.by) {
@@ -297,10 +292,9 @@ class MpiTransport final : public Transport {
       }
       std::vector<double> recv(send.size());
       const int count = ToInt(static_cast<int64_t>(send.size() / g.by.size()), what, waiter_);
-      MPI_Request request;
-      waiter_.Check(
-          MPI_Ialltoall(send.data(), count, MPI_DOUBLE, recv.data(), count, MPI_DOUBLE, g.comm->comm, &request), what);
-      waiter_.Wait(&request, what);
+      waiter_.Await(what, [&](MPI_Request* request) {
+        return MPI_Ialltoall(send.data(), count, MPI_DOUBLE, recv.data(), count, MPI_DOUBLE, g.comm->comm, request);
+      });
       // From comm rank q: for each of its members j, for each of mine i, one piece.
       Dims piece_shape = part_shape;
       piece_shape[t] = length;
@@ -332,10 +326,9 @@ class MpiTransport final : public Transport {
     std::vector<double> recv(rank_ == 0 ? send.size() * blocks_.size() : 0);
     const std::string what = "the root to gather every device's output (a probe)";
     const int count = ToInt(static_cast<int64_t>(send.size()), what, waiter_);
-    MPI_Request request;
-    waiter_.Check(
-        MPI_Igather(send.data(), count, MPI_DOUBLE, recv.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD, &request), what);
-    waiter_.Wait(&request, what);
+    waiter_.Await(what, [&](MPI_Request* request) {
+      return MPI_Igather(send.data(), count, MPI_DOUBLE, recv.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD, request);
+    });
     std::vector<HostTensor> all;
     for (size_t d = 0; rank_ == 0 && d < static_cast<size_t>(geo_.devices()); ++d) {
       all.push_back(Take(recv, d * static_cast<size_t>(local[0].size()), local[0].shape));
@@ -346,11 +339,10 @@ class MpiTransport final : public Transport {
   std::vector<int64_t> GatherValues(const std::vector<int64_t>& local) override {
     std::vector<int64_t> all(rank_ == 0 ? local.size() * blocks_.size() : 0);
     const std::string what = "the root to gather every device's figures (a probe)";
-    MPI_Request request;
-    waiter_.Check(MPI_Igather(local.data(), ToInt(static_cast<int64_t>(local.size()), what, waiter_), MPI_INT64_T,
-                              all.data(), static_cast<int>(local.size()), MPI_INT64_T, 0, MPI_COMM_WORLD, &request),
-                  what);
-    waiter_.Wait(&request, what);
+    waiter_.Await(what, [&](MPI_Request* request) {
+      return MPI_Igather(local.data(), ToInt(static_cast<int64_t>(local.size()), what, waiter_), MPI_INT64_T,
+                         all.data(), static_cast<int>(local.size()), MPI_INT64_T, 0, MPI_COMM_WORLD, request);
+    });
     return all;
   }
 
@@ -402,7 +394,7 @@ class MpiTransport final : public Transport {
   }
 
   HostTensor LocalSum(const std::vector<HostTensor>& local, const GroupView& g, ReduceOp op) const {
-    const std::vector<size_t>& mine = g.by[static_cast<size_t>(g.comm->me)];
+    const std::vector<size_t>& mine = g.mine();
     HostTensor acc = local[Local(g.members[mine[0]])];
     for (size_t i = 1; i < mine.size(); ++i) {
       const HostTensor& x = local[Local(g.members[mine[i]])];
@@ -446,9 +438,7 @@ class MpiEngine final : public Engine {
 
   ~MpiEngine() override {
     // Every rank passes here before any exits, so the root's report is written first.
-    MPI_Request request;
-    waiter_.Check(MPI_Ibarrier(MPI_COMM_WORLD, &request), "the end of the run");
-    waiter_.Wait(&request, "every rank to finish");
+    waiter_.Await("every rank to finish", [&](MPI_Request* request) { return MPI_Ibarrier(MPI_COMM_WORLD, request); });
     RestoreHandlers();
     MPI_Finalize();
   }
@@ -469,9 +459,8 @@ class MpiEngine final : public Engine {
 
   int AgreeExitCode(int root_code) override {
     int code = root_code;
-    MPI_Request request;
-    waiter_.Check(MPI_Ibcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD, &request), "the exit code");
-    waiter_.Wait(&request, "the root's exit code");
+    waiter_.Await("the root's exit code",
+                  [&](MPI_Request* request) { return MPI_Ibcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD, request); });
     return code;
   }
 
