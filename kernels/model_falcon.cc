@@ -1,6 +1,11 @@
 // Falcon layers of the reference forward pass (transformers src/transformers/models/falcon/modeling_falcon.py,
 // FalconDecoderLayer, FalconAttention, FalconMLP), in EasyDeL names (LayerNorm scale / bias, kernels [in, out]).
 
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+
 #include "kernels/forward_pass.h"
 
 namespace easyplan::kernels::internal {

@@ -2,6 +2,12 @@
 // attention sinks, and the MoE block (biased router, top-k softmax, stacked experts with biases and the
 // clamped SwiGLU). The attention itself is LlamaAttention (q/k/v/o biases) with the layer's sliding window.
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "kernels/forward_pass.h"
 
 namespace easyplan::kernels::internal {

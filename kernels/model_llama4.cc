@@ -2,6 +2,10 @@
 // the MoE block. Chunked attention, NoPE layers and the L2 q/k norm are LlamaAttention's flags
 // (ModelDesc::layer_types, nope_layers, l2_qk_norm).
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "kernels/forward_pass.h"
 
 namespace easyplan::kernels::internal {

@@ -3,6 +3,10 @@
 // with its gated shared expert. The gated full attention is LlamaAttention's attention_output_gate, the
 // zero-centred RMSNorms NormWeight's.
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "kernels/forward_pass.h"
 
 namespace easyplan::kernels::internal {
