@@ -19,6 +19,9 @@ class Engine {
  public:
   virtual ~Engine() = default;
   virtual std::string_view name() const = 0;  ///< "in-process", "mpi"
+  /// Whether devices run in other processes too (their outputs are then checked against an in-process
+  /// rerun of the same shards).
+  virtual bool distributed() const { return false; }
   virtual int processes() const { return 1; }
   virtual bool root() const { return true; }
   /// This process's devices of `mesh`, connected to the other processes'. BadInput when the mesh cannot

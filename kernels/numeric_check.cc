@@ -236,7 +236,7 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
   EP_ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport, engine->Connect(mesh));
   const MeshGeometry& geo = transport->geo();
   const bool root = transport->root();
-  const bool distributed = engine->name() != "in-process";  // compared with the in-process engine
+  const bool distributed = engine->distributed();  // compared with the in-process engine
   std::unordered_map<std::string, DistTensor> sharded, sharded_all, reference;
   bool injected = options.injection == Injection::kNone || options.injection == Injection::kDropAllReduce;
   bool shapes_ok = true;

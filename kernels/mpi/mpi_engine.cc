@@ -444,6 +444,7 @@ class MpiEngine final : public Engine {
   }
 
   std::string_view name() const override { return "mpi"; }
+  bool distributed() const override { return true; }
   int processes() const override { return launch_.size; }
   bool root() const override { return launch_.rank == 0; }
 
