@@ -41,7 +41,7 @@ int64_t AxisNotDividing(int64_t count, int64_t size, bool size_divides) {
   return 0;
 }
 
-std::string Mesh(int64_t ep, int64_t tp) {
+std::string EpTpMesh(int64_t ep, int64_t tp) {
   return "dp=1,fsdp=1,ep=" + std::to_string(ep) + ",tp=" + std::to_string(tp) + ",sp=1";
 }
 
@@ -93,13 +93,13 @@ TEST_P(LogicalDivisibilityTest, HeadsTpDoesNotDivideAreAnErrorWhateverTheDimSize
     const int64_t vocab = dims->vocab;
     ASSERT_GT(vocab, 0);
     const int64_t tp = AxisNotDividing(vocab, vocab, false);
-    EXPECT_TRUE(AnyMentions(LogicalErrors(*loaded, Mesh(1, tp)), "vocabulary")) << "tp=" << tp;
+    EXPECT_TRUE(AnyMentions(LogicalErrors(*loaded, EpTpMesh(1, tp)), "vocabulary")) << "tp=" << tp;
     return;
   }
   for (bool size_divides : {true, false}) {
     const int64_t tp = AxisNotDividing(heads, heads * head_dim, size_divides);
     ASSERT_GT(tp, 0);
-    const std::vector<std::string> errors = LogicalErrors(*loaded, Mesh(1, tp));
+    const std::vector<std::string> errors = LogicalErrors(*loaded, EpTpMesh(1, tp));
     EXPECT_TRUE(AnyMentions(errors, "attention heads"))
         << GetParam() << ": " << heads << " heads x " << head_dim << " on tp=" << tp
         << (size_divides ? " (the size divides)" : " (the size does not divide)");
@@ -121,7 +121,7 @@ TEST(LogicalDivisibilityTest, ExpertsEpDoesNotDivideAreAnErrorInEveryMoeFamily) 
     if (experts <= 1 || ep_never_splits.count(family)) continue;
     moe_families.push_back(family);
     const int64_t ep = AxisNotDividing(experts, experts, false);
-    EXPECT_TRUE(AnyMentions(LogicalErrors(*loaded, Mesh(ep, 1)), "experts"))
+    EXPECT_TRUE(AnyMentions(LogicalErrors(*loaded, EpTpMesh(ep, 1)), "experts"))
         << family << ": " << experts << " experts on ep=" << ep;
   }
   EXPECT_EQ(moe_families,

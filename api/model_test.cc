@@ -14,7 +14,7 @@
 namespace easyplan::api {
 namespace {
 
-PlanOptions Mesh(const std::string& mesh) {
+PlanOptions OptionsForMesh(const std::string& mesh) {
   PlanOptions options;
   options.mesh = mesh;
   return options;
@@ -37,7 +37,7 @@ TEST(ModelTest, KeepsEachTreeAndRuleSetAfterFirstUse) {
 
 TEST(ModelTest, PlanningAnotherMeshReusesTheMeshFreeStages) {
   auto model = LoadExample("mixtral-8x7b");
-  PlanOptions hf = Mesh("dp=1,fsdp=2,ep=2,tp=2,sp=1");
+  PlanOptions hf = OptionsForMesh("dp=1,fsdp=2,ep=2,tp=2,sp=1");
   hf.layout = "hf";
   auto a = PreparePlan(model, hf);
   hf.mesh = "dp=1,fsdp=8,ep=1,tp=1,sp=1";
@@ -51,7 +51,7 @@ TEST(ModelTest, PlanningAnotherMeshReusesTheMeshFreeStages) {
 
 TEST(ModelTest, RuleMatchesAreKeptPerTreeAndPlansEqualBuildPlan) {
   auto model = LoadExample("mixtral-8x7b");
-  PlanOptions hf = Mesh("dp=1,fsdp=2,ep=2,tp=2,sp=1");
+  PlanOptions hf = OptionsForMesh("dp=1,fsdp=2,ep=2,tp=2,sp=1");
   hf.layout = "hf";
   auto a = PreparePlan(model, hf);
   hf.mesh = "dp=1,fsdp=8,ep=1,tp=1,sp=1";
@@ -80,7 +80,7 @@ TEST(ModelTest, ConstUseFromManyThreadsGivesOneAnswer) {
                                            "dp=2,fsdp=2,ep=1,tp=2,sp=1", "dp=1,fsdp=4,ep=2,tp=1,sp=1"};
   std::vector<std::vector<int64_t>> expected;
   for (const std::string& mesh : meshes) {
-    auto inputs = PreparePlan(model, Mesh(mesh));
+    auto inputs = PreparePlan(model, OptionsForMesh(mesh));
     ASSERT_TRUE(inputs.ok());
     expected.push_back(planner::BuildPlan(inputs->Request())->device_bytes);
   }
@@ -90,7 +90,7 @@ TEST(ModelTest, ConstUseFromManyThreadsGivesOneAnswer) {
   std::vector<std::thread> threads;
   for (size_t i = 0; i < got.size(); ++i) {
     threads.emplace_back([&, i] {
-      auto inputs = PreparePlan(fresh, Mesh(meshes[i % meshes.size()]));
+      auto inputs = PreparePlan(fresh, OptionsForMesh(meshes[i % meshes.size()]));
       if (!inputs.ok()) return;
       trees[i] = inputs->tree.get();
       got[i] = planner::BuildPlan(inputs->Request())->device_bytes;

@@ -19,12 +19,6 @@ constexpr std::string_view kSafetensorsSingle = "model.safetensors";
 constexpr std::string_view kBinIndex = "pytorch_model.bin.index.json";
 constexpr std::string_view kSafetensorsSuffix = ".safetensors";
 
-/// "-3" for integers, "string \"4\"" / "float 2.5" / "array [1, 2]" for everything else.
-std::string Describe(const Json& value) {
-  if (value.is_number_integer()) return JsonForMessage(value);
-  return std::string(JsonTypeName(value)) + " " + JsonForMessage(value);
-}
-
 /// The directory part of a path: "a/b/c.json" -> "a/b", "c.json" -> "", "/c.json" -> "/".
 std::string DirOf(const std::string& path) {
   const size_t slash = path.rfind('/');
@@ -223,21 +217,22 @@ StatusOr<CheckpointIndex> ParseCheckpointIndex(std::string_view text, const std:
   const Json& root = document.root();
   if (!root.is_object()) {
     return Status::BadInput(document.Locate(""),
-                            "an index file must be a JSON object with a \"weight_map\", found " + Describe(root));
+                            "an index file must be a JSON object with a \"weight_map\", found " + DescribeFound(root));
   }
 
   CheckpointIndex index;
   if (root.contains("metadata") && !root.at("metadata").is_null()) {
     const Json& metadata = root.at("metadata");
     if (!metadata.is_object()) {
-      return Status::BadInput(document.Locate("/metadata"), "metadata must be an object, found " + Describe(metadata));
+      return Status::BadInput(document.Locate("/metadata"),
+                              "metadata must be an object, found " + DescribeFound(metadata));
     }
     if (metadata.contains("total_size")) {
       const Json& total_size = metadata.at("total_size");
       if (!total_size.is_number_integer() || total_size.get<int64_t>() < 0) {
         return Status::BadInput(
             document.Locate("/metadata/total_size"),
-            "metadata.total_size must be a non-negative integer (bytes), found " + Describe(total_size));
+            "metadata.total_size must be a non-negative integer (bytes), found " + DescribeFound(total_size));
       }
       index.total_size = total_size.get<int64_t>();
     }
@@ -251,7 +246,7 @@ StatusOr<CheckpointIndex> ParseCheckpointIndex(std::string_view text, const std:
   if (!weight_map.is_object()) {
     return Status::BadInput(
         document.Locate("/weight_map"),
-        "weight_map must be an object mapping tensor names to shard files, found " + Describe(weight_map));
+        "weight_map must be an object mapping tensor names to shard files, found " + DescribeFound(weight_map));
   }
   index.weight_map.reserve(weight_map.size());
   for (auto it = weight_map.begin(); it != weight_map.end(); ++it) {
@@ -259,7 +254,7 @@ StatusOr<CheckpointIndex> ParseCheckpointIndex(std::string_view text, const std:
     const SourceLoc loc = document.Locate(PointerToMember("/weight_map", name));
     if (!it.value().is_string()) {
       return Status::BadInput(
-          loc, "weight_map maps '" + name + "' to " + Describe(it.value()) + ", expected a shard file name");
+          loc, "weight_map maps '" + name + "' to " + DescribeFound(it.value()) + ", expected a shard file name");
     }
     std::string shard = it.value().get<std::string>();
     if (!IsPlainFileName(shard)) {

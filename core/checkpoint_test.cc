@@ -12,38 +12,17 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/safetensors_test_util.h"
 #include "tests/test_util.h"
 
 namespace easyplan {
 namespace {
 
+using testing::MakeSafetensors;
+using testing::RecordingFileSystem;
+
 // ---------------------------------------------------------------------------------------------
 // Test helpers
-
-/// One tensor of a test file: safetensors dtype string and shape.
-struct TensorSpec {
-  std::string name;
-  std::string dtype;
-  std::vector<int64_t> shape;
-};
-
-/// A well-formed safetensors file holding `tensors` back to back (zero bytes).
-std::string MakeSafetensors(const std::vector<TensorSpec>& tensors) {
-  Json header = Json::object();
-  int64_t offset = 0;
-  for (const TensorSpec& tensor : tensors) {
-    int64_t elements = 1;
-    for (int64_t dim : tensor.shape) elements *= dim;
-    const int64_t bytes = elements * DTypeBits(*DTypeFromSafetensors(tensor.dtype)) / 8;
-    header[tensor.name] = {
-        {"dtype", tensor.dtype}, {"shape", tensor.shape}, {"data_offsets", {offset, offset + bytes}}};
-    offset += bytes;
-  }
-  const std::string text = header.dump();
-  std::string file(8, '\0');
-  for (int i = 0; i < 8; ++i) file[static_cast<size_t>(i)] = static_cast<char>((text.size() >> (8 * i)) & 0xff);
-  return file + text + std::string(static_cast<size_t>(offset), '\0');
-}
 
 /// An index file mapping each (tensor, shard) pair, with an optional total_size.
 std::string MakeIndex(const std::vector<std::pair<std::string, std::string>>& weight_map,
@@ -55,51 +34,6 @@ std::string MakeIndex(const std::vector<std::pair<std::string, std::string>>& we
   for (const auto& [name, shard] : weight_map) index["weight_map"][name] = shard;
   return index.dump(2);
 }
-
-/// Forwards to another FileSystem and records every read.
-class RecordingFileSystem final : public FileSystem {
- public:
-  explicit RecordingFileSystem(const FileSystem& base) : base_(base) {}
-
-  StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) const override {
-    whole_reads.push_back(path);
-    return base_.ReadFile(path, max_bytes);
-  }
-  StatusOr<int64_t> FileSize(const std::string& path) const override { return base_.FileSize(path); }
-  StatusOr<std::string> ReadFileRange(const std::string& path, int64_t offset, int64_t length) const override {
-    range_reads.emplace_back(path, offset, length);
-    return base_.ReadFileRange(path, offset, length);
-  }
-  bool IsDirectory(const std::string& path) const override { return base_.IsDirectory(path); }
-  bool Exists(const std::string& path) const override { return base_.Exists(path); }
-  StatusOr<std::vector<std::string>> ListFiles(const std::string& dir) const override { return base_.ListFiles(dir); }
-  Status WriteFileAtomically(const std::string&, std::string_view) override {
-    return Status::Internal("RecordingFileSystem is read-only");
-  }
-
-  /// How many times the 8-byte length prefix of `path` was read (once per header read).
-  int HeaderReads(const std::string& path) const {
-    int count = 0;
-    for (const auto& [read_path, offset, length] : range_reads) count += read_path == path && offset == 0 ? 1 : 0;
-    return count;
-  }
-  /// Whether any byte of `path` was read.
-  bool Touched(const std::string& path) const {
-    for (const std::string& read : whole_reads) {
-      if (read == path) return true;
-    }
-    for (const auto& [read_path, offset, length] : range_reads) {
-      if (read_path == path) return true;
-    }
-    return false;
-  }
-
-  mutable std::vector<std::string> whole_reads;
-  mutable std::vector<std::tuple<std::string, int64_t, int64_t>> range_reads;
-
- private:
-  const FileSystem& base_;
-};
 
 std::vector<std::string> Names(const Checkpoint& checkpoint) {
   std::vector<std::string> names;

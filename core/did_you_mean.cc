@@ -3,18 +3,9 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/ascii.h"
+
 namespace easyplan {
-namespace {
-
-char AsciiLower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c; }
-
-std::string AsciiLowered(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = AsciiLower(c);
-  return out;
-}
-
-}  // namespace
 
 size_t EditDistance(std::string_view a, std::string_view b) {
   // Keep the shorter string along the rows so memory is O(min(|a|, |b|)); the distance is symmetric.

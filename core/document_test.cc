@@ -6,24 +6,16 @@
 #include <string>
 #include <vector>
 
+#include "core/document_test_util.h"
 #include "core/json_parse.h"
 
 namespace easyplan {
 namespace {
 
+using testing::At;
+using testing::ParseJsonOrDie;
+
 using Position = Document::Position;
-
-/// "line:column" of the value at `pointer`, for compact expectations.
-std::string At(const Document& doc, std::string_view pointer) {
-  const SourceLoc loc = doc.Locate(pointer);
-  return std::to_string(loc.line) + ":" + std::to_string(loc.column);
-}
-
-Document ParseJsonOrDie(std::string_view text) {
-  StatusOr<Document> doc = ParseJsonDocument(text, "config.json");
-  EXPECT_TRUE(doc.ok()) << doc.status().ToString();
-  return doc.ok() ? *doc : Document();
-}
 
 TEST(DocumentTest, BuiltDocumentLocatesWithoutPositions) {
   const Document doc("<set>", Json{{"a", 1}});

@@ -5,6 +5,8 @@
 #include <optional>
 #include <string_view>
 
+#include "core/ascii.h"
+
 namespace easyplan {
 namespace {
 
@@ -13,14 +15,6 @@ constexpr size_t kMaxFlowColumns = 80;
 // Longest key written as `key: value`; longer ones are written `? key` / `: value` (YAML limits
 // implicit keys to 1024 characters).
 constexpr size_t kMaxImplicitKeyBytes = 1000;
-
-std::string AsciiLowered(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return out;
-}
 
 /// True if `text` reads back as the same string when written without quotes.
 bool IsPlainSafe(const std::string& text) {

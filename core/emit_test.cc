@@ -244,18 +244,18 @@ TEST(EmitYamlTest, LongKeysAreWrittenExplicitly) {
 // -----------------------------------------------------------------------------------------------
 // EmitYaml: scalars
 
-struct ScalarCase {
+struct EmitScalarCase {
   Json value;
   std::string yaml;  // without the trailing newline
 };
 
 // gtest prints a parameter with this in test names: the YAML it emits, as a JSON string (escaped, one
 // line; NaN and infinities, which are all null in JSON, differ there).
-void PrintTo(const ScalarCase& c, std::ostream* os) {
+void PrintTo(const EmitScalarCase& c, std::ostream* os) {
   *os << Json(c.yaml).dump(-1, ' ', true, Json::error_handler_t::replace);
 }
 
-class EmitYamlScalarTest : public ::testing::TestWithParam<ScalarCase> {};
+class EmitYamlScalarTest : public ::testing::TestWithParam<EmitScalarCase> {};
 
 TEST_P(EmitYamlScalarTest, WritesScalarAndReadsItBack) {
   EXPECT_EQ(EmitYaml(GetParam().value), GetParam().yaml + "\n");
@@ -265,39 +265,43 @@ TEST_P(EmitYamlScalarTest, WritesScalarAndReadsItBack) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Floats, EmitYamlScalarTest,
-                         ::testing::Values(ScalarCase{500000.0, "500000.0"}, ScalarCase{1e-05, "1.0e-05"},
-                                           ScalarCase{1e30, "1.0e+30"}, ScalarCase{1e16, "1.0e+16"},
-                                           ScalarCase{1.5e300, "1.5e+300"}, ScalarCase{-0.0, "-0.0"},
-                                           ScalarCase{0.1, "0.1"}, ScalarCase{-2.5e-08, "-2.5e-08"},
-                                           ScalarCase{5e-324, "5.0e-324"}, ScalarCase{kInf, ".inf"},
-                                           ScalarCase{-kInf, "-.inf"}, ScalarCase{kNaN, ".nan"}));
+                         ::testing::Values(EmitScalarCase{500000.0, "500000.0"}, EmitScalarCase{1e-05, "1.0e-05"},
+                                           EmitScalarCase{1e30, "1.0e+30"}, EmitScalarCase{1e16, "1.0e+16"},
+                                           EmitScalarCase{1.5e300, "1.5e+300"}, EmitScalarCase{-0.0, "-0.0"},
+                                           EmitScalarCase{0.1, "0.1"}, EmitScalarCase{-2.5e-08, "-2.5e-08"},
+                                           EmitScalarCase{5e-324, "5.0e-324"}, EmitScalarCase{kInf, ".inf"},
+                                           EmitScalarCase{-kInf, "-.inf"}, EmitScalarCase{kNaN, ".nan"}));
 
 INSTANTIATE_TEST_SUITE_P(Integers, EmitYamlScalarTest,
-                         ::testing::Values(ScalarCase{0, "0"}, ScalarCase{-1, "-1"},
-                                           ScalarCase{std::numeric_limits<int64_t>::max(), "9223372036854775807"},
-                                           ScalarCase{std::numeric_limits<int64_t>::min(), "-9223372036854775808"}));
+                         ::testing::Values(EmitScalarCase{0, "0"}, EmitScalarCase{-1, "-1"},
+                                           EmitScalarCase{std::numeric_limits<int64_t>::max(), "9223372036854775807"},
+                                           EmitScalarCase{std::numeric_limits<int64_t>::min(),
+                                                          "-9223372036854775808"}));
 
 INSTANTIATE_TEST_SUITE_P(
     Strings, EmitYamlScalarTest,
     ::testing::Values(
-        ScalarCase{"llama", "llama"}, ScalarCase{"model/embed_tokens/embedding", "model/embed_tokens/embedding"},
-        ScalarCase{"a.b-c_d", "a.b-c_d"}, ScalarCase{"_x", "_x"}, ScalarCase{"nan", "nan"}, ScalarCase{"inf", "inf"},
-        ScalarCase{"yesno", "yesno"}, ScalarCase{"bf16", "bf16"}, ScalarCase{"", "\"\""}, ScalarCase{"1", "\"1\""},
-        ScalarCase{"1e5", "\"1e5\""}, ScalarCase{"0x1F", "\"0x1F\""}, ScalarCase{".inf", "\".inf\""},
-        ScalarCase{"true", "\"true\""}, ScalarCase{"True", "\"True\""}, ScalarCase{"FALSE", "\"FALSE\""},
-        ScalarCase{"null", "\"null\""}, ScalarCase{"Null", "\"Null\""}, ScalarCase{"~", "\"~\""},
-        ScalarCase{"yes", "\"yes\""}, ScalarCase{"YES", "\"YES\""}, ScalarCase{"No", "\"No\""},
-        ScalarCase{"On", "\"On\""}, ScalarCase{"oFF", "\"oFF\""}, ScalarCase{"y", "\"y\""}, ScalarCase{"N", "\"N\""},
-        ScalarCase{"a b", "\"a b\""}, ScalarCase{"a: b", "\"a: b\""}, ScalarCase{"-x", "\"-x\""},
-        ScalarCase{"a#b", "\"a#b\""}, ScalarCase{"it's", "\"it's\""}, ScalarCase{"[x]", "\"[x]\""},
-        ScalarCase{"x\ny", "\"x\\ny\""}, ScalarCase{"tab\t", "\"tab\\t\""}, ScalarCase{"q\"b\\", "\"q\\\"b\\\\\""},
-        ScalarCase{"\x01", "\"\\u0001\""}, ScalarCase{"\x7F", "\"\\u007f\""}, ScalarCase{"\xC3\xA9", "\"\xC3\xA9\""},
-        ScalarCase{"\xC2\x85", "\"\\u0085\""}, ScalarCase{"\xC2\xA0", "\"\xC2\xA0\""},
-        ScalarCase{"a\xE2\x80\xA8"
-                   "b",
-                   "\"a\\u2028b\""},
-        ScalarCase{"\xE2\x80\xA9", "\"\\u2029\""}, ScalarCase{"\xEF\xBB\xBF", "\"\\ufeff\""},
-        ScalarCase{" lead", "\" lead\""}, ScalarCase{"trail ", "\"trail \""}));
+        EmitScalarCase{"llama", "llama"},
+        EmitScalarCase{"model/embed_tokens/embedding", "model/embed_tokens/embedding"},
+        EmitScalarCase{"a.b-c_d", "a.b-c_d"}, EmitScalarCase{"_x", "_x"}, EmitScalarCase{"nan", "nan"},
+        EmitScalarCase{"inf", "inf"}, EmitScalarCase{"yesno", "yesno"}, EmitScalarCase{"bf16", "bf16"},
+        EmitScalarCase{"", "\"\""}, EmitScalarCase{"1", "\"1\""}, EmitScalarCase{"1e5", "\"1e5\""},
+        EmitScalarCase{"0x1F", "\"0x1F\""}, EmitScalarCase{".inf", "\".inf\""}, EmitScalarCase{"true", "\"true\""},
+        EmitScalarCase{"True", "\"True\""}, EmitScalarCase{"FALSE", "\"FALSE\""}, EmitScalarCase{"null", "\"null\""},
+        EmitScalarCase{"Null", "\"Null\""}, EmitScalarCase{"~", "\"~\""}, EmitScalarCase{"yes", "\"yes\""},
+        EmitScalarCase{"YES", "\"YES\""}, EmitScalarCase{"No", "\"No\""}, EmitScalarCase{"On", "\"On\""},
+        EmitScalarCase{"oFF", "\"oFF\""}, EmitScalarCase{"y", "\"y\""}, EmitScalarCase{"N", "\"N\""},
+        EmitScalarCase{"a b", "\"a b\""}, EmitScalarCase{"a: b", "\"a: b\""}, EmitScalarCase{"-x", "\"-x\""},
+        EmitScalarCase{"a#b", "\"a#b\""}, EmitScalarCase{"it's", "\"it's\""}, EmitScalarCase{"[x]", "\"[x]\""},
+        EmitScalarCase{"x\ny", "\"x\\ny\""}, EmitScalarCase{"tab\t", "\"tab\\t\""},
+        EmitScalarCase{"q\"b\\", "\"q\\\"b\\\\\""}, EmitScalarCase{"\x01", "\"\\u0001\""},
+        EmitScalarCase{"\x7F", "\"\\u007f\""}, EmitScalarCase{"\xC3\xA9", "\"\xC3\xA9\""},
+        EmitScalarCase{"\xC2\x85", "\"\\u0085\""}, EmitScalarCase{"\xC2\xA0", "\"\xC2\xA0\""},
+        EmitScalarCase{"a\xE2\x80\xA8"
+                       "b",
+                       "\"a\\u2028b\""},
+        EmitScalarCase{"\xE2\x80\xA9", "\"\\u2029\""}, EmitScalarCase{"\xEF\xBB\xBF", "\"\\ufeff\""},
+        EmitScalarCase{" lead", "\" lead\""}, EmitScalarCase{"trail ", "\"trail \""}));
 
 TEST(EmitYamlTest, ReplacesInvalidUtf8) {
   EXPECT_EQ(EmitYaml(Json("a\xFF"

@@ -35,4 +35,9 @@ std::string JsonForMessage(const Json& value, size_t max_chars) {
   return text;
 }
 
+std::string DescribeFound(const Json& value) {
+  if (value.is_number_integer()) return JsonForMessage(value);
+  return std::string(JsonTypeName(value)) + " " + JsonForMessage(value);
+}
+
 }  // namespace easyplan

@@ -21,6 +21,10 @@ void AppendMember(Json& object, std::string key, Json value);
 /// Compact one-line rendering for messages: strings quoted, long values shortened with "...".
 std::string JsonForMessage(const Json& value, size_t max_chars = 60);
 
+/// What a message says was found: "-3" for integers, "string \"4\"" / "float 2.5" / "array [1, 2]"
+/// for everything else.
+std::string DescribeFound(const Json& value);
+
 }  // namespace easyplan
 
 #endif  // EASYPLAN_CORE_JSON_H_

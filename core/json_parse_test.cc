@@ -6,20 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "core/document_test_util.h"
+
 namespace easyplan {
 namespace {
 
-/// "line:column" of the value at `pointer`, for compact expectations.
-std::string At(const Document& doc, std::string_view pointer) {
-  const SourceLoc loc = doc.Locate(pointer);
-  return std::to_string(loc.line) + ":" + std::to_string(loc.column);
-}
-
-Document ParseJsonOrDie(std::string_view text) {
-  StatusOr<Document> doc = ParseJsonDocument(text, "config.json");
-  EXPECT_TRUE(doc.ok()) << doc.status().ToString();
-  return doc.ok() ? *doc : Document();
-}
+using testing::At;
+using testing::ParseJsonOrDie;
 
 std::string JsonError(std::string_view text) {
   StatusOr<Document> doc = ParseJsonDocument(text, "config.json");

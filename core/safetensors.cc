@@ -61,12 +61,6 @@ const SafetensorsDType* FindDType(std::string_view name) {
   return nullptr;
 }
 
-/// "-3" for integers, "string \"4\"" / "float 2.5" / "array [1, 2]" for everything else.
-std::string Describe(const Json& value) {
-  if (value.is_number_integer()) return JsonForMessage(value);
-  return std::string(JsonTypeName(value)) + " " + JsonForMessage(value);
-}
-
 class HeaderParser {
  public:
   HeaderParser(const std::string& path, int64_t data_bytes, const SafetensorsLimits& limits)
@@ -92,7 +86,7 @@ class HeaderParser {
       return Error("",
                    "the header must be a JSON object mapping tensor names to their dtype, shape and "
                    "data_offsets, found " +
-                       Describe(root));
+                       DescribeFound(root));
     }
     const int64_t tensor_count = static_cast<int64_t>(root.size()) - (root.contains(kMetadataKey) ? 1 : 0);
     if (tensor_count > limits_.max_tensors) {
@@ -151,12 +145,12 @@ class HeaderParser {
     const std::string pointer = PointerToMember("", kMetadataKey);
     if (value.is_null()) return Status();  // the official loader reads it as Option<...>
     if (!value.is_object()) {
-      return Error(pointer, "__metadata__ must be an object of strings, found " + Describe(value));
+      return Error(pointer, "__metadata__ must be an object of strings, found " + DescribeFound(value));
     }
     for (auto it = value.begin(); it != value.end(); ++it) {
       if (!it.value().is_string()) {
         return Error(PointerToMember(pointer, it.key()),
-                     "__metadata__ key '" + it.key() + "' must hold a string, found " + Describe(it.value()));
+                     "__metadata__ key '" + it.key() + "' must hold a string, found " + DescribeFound(it.value()));
       }
       (*metadata)[it.key()] = it.value().get<std::string>();
     }
@@ -165,7 +159,8 @@ class HeaderParser {
 
   StatusOr<Placed> ParseTensor(const std::string& name, const Json& value) const {
     if (!value.is_object()) {
-      return TensorError(name, "", "expected an object with dtype, shape and data_offsets, found " + Describe(value));
+      return TensorError(name, "",
+                         "expected an object with dtype, shape and data_offsets, found " + DescribeFound(value));
     }
     for (const char* field : {"dtype", "shape", "data_offsets"}) {
       if (!value.contains(field)) return TensorError(name, "", "missing '" + std::string(field) + "'");
@@ -176,7 +171,7 @@ class HeaderParser {
     // dtype
     const Json& dtype_value = value.at("dtype");
     if (!dtype_value.is_string()) {
-      return TensorError(name, "dtype", "dtype must be a string such as \"BF16\", found " + Describe(dtype_value));
+      return TensorError(name, "dtype", "dtype must be a string such as \"BF16\", found " + DescribeFound(dtype_value));
     }
     const std::string dtype_name = dtype_value.get<std::string>();
     const SafetensorsDType* dtype = FindDType(dtype_name);
@@ -198,15 +193,16 @@ class HeaderParser {
     const Json& shape_value = value.at("shape");
     if (!shape_value.is_array()) {
       return TensorError(name, "shape",
-                         "shape must be an array of non-negative integers, found " + Describe(shape_value));
+                         "shape must be an array of non-negative integers, found " + DescribeFound(shape_value));
     }
     std::vector<int64_t> dims;
     dims.reserve(shape_value.size());
     for (size_t i = 0; i < shape_value.size(); ++i) {
       const Json& dim = shape_value[i];
       if (!dim.is_number_integer() || dim.get<int64_t>() < 0) {
-        return TensorError(name, PointerToElement("shape", i),
-                           "shape[" + std::to_string(i) + "] must be a non-negative integer, found " + Describe(dim));
+        return TensorError(
+            name, PointerToElement("shape", i),
+            "shape[" + std::to_string(i) + "] must be a non-negative integer, found " + DescribeFound(dim));
       }
       dims.push_back(dim.get<int64_t>());
     }
@@ -234,8 +230,9 @@ class HeaderParser {
                              offsets[1].is_number_integer() && offsets[0].get<int64_t>() >= 0 &&
                              offsets[1].get<int64_t>() >= 0;
     if (!well_formed) {
-      return TensorError(name, "data_offsets",
-                         "data_offsets must be [begin, end] with non-negative integers, found " + Describe(offsets));
+      return TensorError(
+          name, "data_offsets",
+          "data_offsets must be [begin, end] with non-negative integers, found " + DescribeFound(offsets));
     }
     tensor.begin = offsets[0].get<int64_t>();
     tensor.end = offsets[1].get<int64_t>();

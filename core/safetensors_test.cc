@@ -12,79 +12,18 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/safetensors_test_util.h"
 
 namespace easyplan {
 namespace {
 
+using testing::LengthPrefix;
+using testing::MakeSafetensors;
+using testing::RawSafetensors;
+using testing::RecordingFileSystem;
+
 // ---------------------------------------------------------------------------------------------
 // Test helpers
-
-/// One tensor of a test file: safetensors dtype string and shape.
-struct TensorSpec {
-  std::string name;
-  std::string dtype;
-  std::vector<int64_t> shape;
-};
-
-/// The 8-byte little-endian header length.
-std::string LengthPrefix(uint64_t length) {
-  std::string prefix(8, '\0');
-  for (int i = 0; i < 8; ++i) prefix[static_cast<size_t>(i)] = static_cast<char>((length >> (8 * i)) & 0xff);
-  return prefix;
-}
-
-/// A file with the given header text (used verbatim) followed by `data_bytes` zero bytes.
-std::string RawSafetensors(std::string_view header, int64_t data_bytes) {
-  return LengthPrefix(header.size()) + std::string(header) + std::string(static_cast<size_t>(data_bytes), '\0');
-}
-
-/// A well-formed safetensors file holding `tensors` back to back (zero bytes), as the official
-/// writer lays it out: optional __metadata__ first, header padded with spaces to a multiple of 8.
-std::string MakeSafetensors(const std::vector<TensorSpec>& tensors,
-                            const std::map<std::string, std::string>& metadata = {}) {
-  Json header = Json::object();
-  if (!metadata.empty()) header["__metadata__"] = metadata;
-  int64_t offset = 0;
-  for (const TensorSpec& tensor : tensors) {
-    int64_t elements = 1;
-    for (int64_t dim : tensor.shape) elements *= dim;
-    const int64_t bytes = elements * DTypeBits(*DTypeFromSafetensors(tensor.dtype)) / 8;
-    header[tensor.name] = {
-        {"dtype", tensor.dtype}, {"shape", tensor.shape}, {"data_offsets", {offset, offset + bytes}}};
-    offset += bytes;
-  }
-  std::string text = header.dump();
-  text.resize((text.size() + 7) / 8 * 8, ' ');
-  return RawSafetensors(text, offset);
-}
-
-/// Forwards to another FileSystem and records every read, to prove what was (not) read.
-class RecordingFileSystem final : public FileSystem {
- public:
-  explicit RecordingFileSystem(const FileSystem& base) : base_(base) {}
-
-  StatusOr<std::string> ReadFile(const std::string& path, size_t max_bytes) const override {
-    whole_reads.push_back(path);
-    return base_.ReadFile(path, max_bytes);
-  }
-  StatusOr<int64_t> FileSize(const std::string& path) const override { return base_.FileSize(path); }
-  StatusOr<std::string> ReadFileRange(const std::string& path, int64_t offset, int64_t length) const override {
-    range_reads.emplace_back(path, offset, length);
-    return base_.ReadFileRange(path, offset, length);
-  }
-  bool IsDirectory(const std::string& path) const override { return base_.IsDirectory(path); }
-  bool Exists(const std::string& path) const override { return base_.Exists(path); }
-  StatusOr<std::vector<std::string>> ListFiles(const std::string& dir) const override { return base_.ListFiles(dir); }
-  Status WriteFileAtomically(const std::string&, std::string_view) override {
-    return Status::Internal("RecordingFileSystem is read-only");
-  }
-
-  mutable std::vector<std::string> whole_reads;
-  mutable std::vector<std::tuple<std::string, int64_t, int64_t>> range_reads;
-
- private:
-  const FileSystem& base_;
-};
 
 /// Parses a header (as a file "m.safetensors") and returns its error; fails the test if it parses.
 Status HeaderError(std::string_view header, int64_t data_bytes, const SafetensorsLimits& limits = {}) {

@@ -6,14 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "core/document_test_util.h"
+
 namespace easyplan {
 namespace {
 
-/// "line:column" of the value at `pointer`, for compact expectations.
-std::string At(const Document& doc, std::string_view pointer) {
-  const SourceLoc loc = doc.Locate(pointer);
-  return std::to_string(loc.line) + ":" + std::to_string(loc.column);
-}
+using testing::At;
 
 Document ParseYamlOrDie(std::string_view text) {
   StatusOr<Document> doc = ParseYamlDocument(text, "request.yaml");
@@ -28,17 +26,17 @@ std::string YamlError(std::string_view text) {
   return doc.status().ToString();
 }
 
-struct ScalarCase {
+struct YamlScalarCase {
   std::string text;  // written after "v: "
   Json expected;
 };
 
 // gtest prints a parameter with this in test names: the YAML text as a JSON string (escaped, one line).
-void PrintTo(const ScalarCase& c, std::ostream* os) {
+void PrintTo(const YamlScalarCase& c, std::ostream* os) {
   *os << Json(c.text).dump(-1, ' ', true, Json::error_handler_t::replace);
 }
 
-class YamlScalarTest : public ::testing::TestWithParam<ScalarCase> {};
+class YamlScalarTest : public ::testing::TestWithParam<YamlScalarCase> {};
 
 TEST_P(YamlScalarTest, ResolvesWithCoreSchema) {
   const Document doc = ParseYamlOrDie("v: " + GetParam().text + "\n");
@@ -55,25 +53,28 @@ TEST_P(YamlScalarTest, ResolvesWithCoreSchema) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, YamlScalarTest,
     ::testing::Values(
-        ScalarCase{"", nullptr}, ScalarCase{"~", nullptr}, ScalarCase{"null", nullptr}, ScalarCase{"Null", nullptr},
-        ScalarCase{"NULL", nullptr}, ScalarCase{"nULL", "nULL"}, ScalarCase{"true", true}, ScalarCase{"True", true},
-        ScalarCase{"TRUE", true}, ScalarCase{"false", false}, ScalarCase{"False", false}, ScalarCase{"FALSE", false},
-        ScalarCase{"tRUE", "tRUE"}, ScalarCase{"yes", "yes"}, ScalarCase{"No", "No"}, ScalarCase{"on", "on"},
-        ScalarCase{"off", "off"}, ScalarCase{"y", "y"}, ScalarCase{"42", 42}, ScalarCase{"-7", -7}, ScalarCase{"+3", 3},
-        ScalarCase{"007", 7}, ScalarCase{"0", 0}, ScalarCase{"9223372036854775807", INT64_MAX},
-        ScalarCase{"-9223372036854775808", INT64_MIN}, ScalarCase{"0x1F", 31},
-        ScalarCase{"0x7fffffffffffffff", INT64_MAX}, ScalarCase{"0o17", 15}, ScalarCase{"0b101", "0b101"},
-        ScalarCase{"0x", "0x"}, ScalarCase{"0xG", "0xG"}, ScalarCase{"1_000", "1_000"}, ScalarCase{"1.5", 1.5},
-        ScalarCase{"-0.5", -0.5}, ScalarCase{"+0.25", 0.25}, ScalarCase{".5", 0.5}, ScalarCase{"1.", 1.0},
-        ScalarCase{"1e5", 100000.0}, ScalarCase{"1.e2", 100.0}, ScalarCase{"-.5", -0.5}, ScalarCase{"1E-3", 0.001},
-        ScalarCase{"1.0e+30", 1e30}, ScalarCase{"1e-05", 1e-05}, ScalarCase{"500000.0", 500000.0},
-        ScalarCase{".inf", INFINITY}, ScalarCase{".Inf", INFINITY}, ScalarCase{"+.INF", INFINITY},
-        ScalarCase{"-.inf", -INFINITY}, ScalarCase{".nan", NAN}, ScalarCase{".NaN", NAN}, ScalarCase{"inf", "inf"},
-        ScalarCase{"nan", "nan"}, ScalarCase{"-.nan", "-.nan"}, ScalarCase{"1.2.3", "1.2.3"}, ScalarCase{"e5", "e5"},
-        ScalarCase{".", "."}, ScalarCase{"12abc", "12abc"}, ScalarCase{"bf16", "bf16"}, ScalarCase{"a b c", "a b c"},
-        ScalarCase{"'42'", "42"}, ScalarCase{"\"true\"", "true"}, ScalarCase{"'null'", "null"}, ScalarCase{"''", ""},
-        ScalarCase{"!!str 42", "42"}, ScalarCase{"\"\\u00e9\"", "\xC3\xA9"},
-        ScalarCase{"|\n  two\n  lines\n", "two\nlines\n"}));
+        YamlScalarCase{"", nullptr}, YamlScalarCase{"~", nullptr}, YamlScalarCase{"null", nullptr},
+        YamlScalarCase{"Null", nullptr}, YamlScalarCase{"NULL", nullptr}, YamlScalarCase{"nULL", "nULL"},
+        YamlScalarCase{"true", true}, YamlScalarCase{"True", true}, YamlScalarCase{"TRUE", true},
+        YamlScalarCase{"false", false}, YamlScalarCase{"False", false}, YamlScalarCase{"FALSE", false},
+        YamlScalarCase{"tRUE", "tRUE"}, YamlScalarCase{"yes", "yes"}, YamlScalarCase{"No", "No"},
+        YamlScalarCase{"on", "on"}, YamlScalarCase{"off", "off"}, YamlScalarCase{"y", "y"}, YamlScalarCase{"42", 42},
+        YamlScalarCase{"-7", -7}, YamlScalarCase{"+3", 3}, YamlScalarCase{"007", 7}, YamlScalarCase{"0", 0},
+        YamlScalarCase{"9223372036854775807", INT64_MAX}, YamlScalarCase{"-9223372036854775808", INT64_MIN},
+        YamlScalarCase{"0x1F", 31}, YamlScalarCase{"0x7fffffffffffffff", INT64_MAX}, YamlScalarCase{"0o17", 15},
+        YamlScalarCase{"0b101", "0b101"}, YamlScalarCase{"0x", "0x"}, YamlScalarCase{"0xG", "0xG"},
+        YamlScalarCase{"1_000", "1_000"}, YamlScalarCase{"1.5", 1.5}, YamlScalarCase{"-0.5", -0.5},
+        YamlScalarCase{"+0.25", 0.25}, YamlScalarCase{".5", 0.5}, YamlScalarCase{"1.", 1.0},
+        YamlScalarCase{"1e5", 100000.0}, YamlScalarCase{"1.e2", 100.0}, YamlScalarCase{"-.5", -0.5},
+        YamlScalarCase{"1E-3", 0.001}, YamlScalarCase{"1.0e+30", 1e30}, YamlScalarCase{"1e-05", 1e-05},
+        YamlScalarCase{"500000.0", 500000.0}, YamlScalarCase{".inf", INFINITY}, YamlScalarCase{".Inf", INFINITY},
+        YamlScalarCase{"+.INF", INFINITY}, YamlScalarCase{"-.inf", -INFINITY}, YamlScalarCase{".nan", NAN},
+        YamlScalarCase{".NaN", NAN}, YamlScalarCase{"inf", "inf"}, YamlScalarCase{"nan", "nan"},
+        YamlScalarCase{"-.nan", "-.nan"}, YamlScalarCase{"1.2.3", "1.2.3"}, YamlScalarCase{"e5", "e5"},
+        YamlScalarCase{".", "."}, YamlScalarCase{"12abc", "12abc"}, YamlScalarCase{"bf16", "bf16"},
+        YamlScalarCase{"a b c", "a b c"}, YamlScalarCase{"'42'", "42"}, YamlScalarCase{"\"true\"", "true"},
+        YamlScalarCase{"'null'", "null"}, YamlScalarCase{"''", ""}, YamlScalarCase{"!!str 42", "42"},
+        YamlScalarCase{"\"\\u00e9\"", "\xC3\xA9"}, YamlScalarCase{"|\n  two\n  lines\n", "two\nlines\n"}));
 
 TEST(YamlDocumentTest, LocateReportsMarksOneBased) {
   const Document doc = ParseYamlOrDie(

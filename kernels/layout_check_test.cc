@@ -2,18 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/spec_test_util.h"
+
 namespace easyplan::kernels {
 namespace {
 
 using planner::TensorLayout;
 using planner::UnevenMode;
-
-Mesh TestMesh(std::vector<std::string> names, std::vector<int64_t> sizes) {
-  Mesh mesh;
-  mesh.axis_names = std::move(names);
-  mesh.shape = std::move(sizes);
-  return mesh;
-}
 
 // A plan with one group per (shape, spec), laid out by the planner's own TensorLayout.
 struct TestPlan {
@@ -39,7 +34,7 @@ struct TestPlan {
 
 TestPlan LlamaLikePlan(UnevenMode uneven = UnevenMode::kReplicate) {
   TestPlan t;
-  t.plan.mesh = TestMesh({"dp", "fsdp", "tp", "sp"}, {2, 2, 2, 2});
+  t.plan.mesh = planner::plan_testing::MakeMesh({"dp", "fsdp", "tp", "sp"}, {2, 2, 2, 2});
   t.plan.uneven = uneven;
   t.Add("q_proj/kernel", Shape{64, 128}, PartitionSpec({{"fsdp", "sp"}, {"tp"}}));
   t.Add("o_proj/kernel", Shape{128, 64}, PartitionSpec({{"tp"}, {"fsdp", "sp"}}));
@@ -57,7 +52,7 @@ TEST(LayoutCheckTest, AValidPlanTilesEveryTensor) {
 
 TEST(LayoutCheckTest, UnevenChunkLayoutsTileWithEmptyShards) {
   TestPlan t;
-  t.plan.mesh = TestMesh({"fsdp", "tp"}, {4, 2});
+  t.plan.mesh = planner::plan_testing::MakeMesh({"fsdp", "tp"}, {4, 2});
   t.plan.uneven = UnevenMode::kChunk;
   t.Add("odd", Shape{5, 3}, PartitionSpec({{"fsdp"}, {"tp"}}));  // chunks 2,2,1,0 and 2,1
   const LayoutCheckResult r = CheckLayouts(t.plan, t.tree, {});

@@ -4,15 +4,10 @@
 
 #include <cmath>
 
+#include "planner/spec_test_util.h"
+
 namespace easyplan::kernels {
 namespace {
-
-Mesh TestMesh(std::vector<std::string> names, std::vector<int64_t> sizes) {
-  Mesh mesh;
-  mesh.axis_names = std::move(names);
-  mesh.shape = std::move(sizes);
-  return mesh;
-}
 
 HostTensor Iota(Dims dims, double scale = 0.01) {
   HostTensor t(std::move(dims));
@@ -31,7 +26,10 @@ void ExpectNear(const HostTensor& a, const HostTensor& b) {
 class SpmdTest : public ::testing::Test {
  protected:
   // fsdp=2, tp=2
-  SpmdTest() : geo_(TestMesh({"fsdp", "tp"}, {2, 2})), comm_(geo_, 4, &log_, Injection::kNone), spmd_(comm_) {}
+  SpmdTest()
+      : geo_(planner::plan_testing::MakeMesh({"fsdp", "tp"}, {2, 2})),
+        comm_(geo_, 4, &log_, Injection::kNone),
+        spmd_(comm_) {}
 
   int64_t Count(CollectiveKind kind) const {
     int64_t n = 0;

@@ -7,8 +7,6 @@
 namespace easyplan::kernels {
 namespace {
 
-const std::vector<std::string> kAxes = {"dp", "fsdp", "ep", "tp", "sp"};
-
 // Round figures, so expected times are easy to state: 1e12 FLOP/s, 1e12 B/s HBM, 1e10 B/s links.
 planner::HardwareProfile TestChip() {
   planner::HardwareProfile hw;
@@ -28,7 +26,7 @@ struct Priced {
 
 Priced Price(const ModelDesc& model, const std::vector<int64_t>& mesh, const StepOptions& options) {
   const ParamTree tree = LlamaTree(model);
-  const planner::Plan plan = PlanTinyLlama(tree, kAxes, mesh);
+  const planner::Plan plan = PlanTinyLlama(tree, kEasyDelAxes, mesh);
   auto run = DryRunForward(model, plan, tree);
   EXPECT_TRUE(run.ok()) << run.status().ToString();
   auto cost = PriceStep(*run, plan, tree, model, TestChip(), options);

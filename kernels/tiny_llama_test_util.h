@@ -17,6 +17,9 @@
 
 namespace easyplan::kernels {
 
+/// EasyDeL's five mesh axes, in order.
+inline const std::vector<std::string> kEasyDelAxes = {"dp", "fsdp", "ep", "tp", "sp"};
+
 inline Json TestConfig() {
   Json config = Json::object();
   config["use_expert_tensor_mode"] = false;

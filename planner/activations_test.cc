@@ -13,12 +13,16 @@
 #include "core/document.h"
 #include "core/json_parse.h"
 #include "planner/layout.h"
+#include "planner/spec_test_util.h"
 #include "rules/rule_library.h"
 #include "schemas/data_source.h"
 #include "schemas/resolver.h"
 
 namespace easyplan::planner {
 namespace {
+
+using plan_testing::FiveAxisMesh;
+using plan_testing::P;
 
 using Entry = PartitionSpec::Entry;
 const Entry B = {"fsdp", "dp"};
@@ -28,8 +32,6 @@ const Entry SP = {"sp"};
 const Entry TP = {"tp"};
 const Entry FSDP = {"fsdp"};
 
-PartitionSpec P(std::initializer_list<Entry> entries) { return PartitionSpec(std::vector<Entry>(entries)); }
-
 constexpr RuntimeMode kAllModes[] = {RuntimeMode::kTrain, RuntimeMode::kPrefill, RuntimeMode::kDecode,
                                      RuntimeMode::kInsert};
 
@@ -38,13 +40,6 @@ const std::vector<std::string> kC1 = {"partition_axis.decode_batch_axis=dp", "pa
 const std::vector<std::string> kC2 = {"partition_axis.kv_head_axis=null", "partition_axis.bias_head_sequence_axis=tp",
                                       "partition_axis.decode_batch_axis=dp",
                                       "partition_axis.decode_key_sequence_axis=fsdp"};
-
-Mesh FiveD(int64_t dp, int64_t fsdp, int64_t ep, int64_t tp, int64_t sp) {
-  Mesh mesh;
-  mesh.axis_names = {"dp", "fsdp", "ep", "tp", "sp"};
-  mesh.shape = {dp, fsdp, ep, tp, sp};
-  return mesh;
-}
 
 class ActivationsTest : public ::testing::Test {
  protected:
@@ -381,17 +376,17 @@ TEST_F(ActivationsTest, Section3PresetsRawDefaultAndC1Decode) {
 }
 
 TEST_F(ActivationsTest, Section3CorrectedExamples) {
-  const Mesh mesh = FiveD(2, 2, 1, 2, 2);
+  const Mesh mesh = FiveAxisMesh(2, 2, 1, 2, 2);
   const Json defaults = Config();
   EXPECT_EQ(Residual("hidden_state", defaults, Shape{8, 1, 4096}, mesh), P({B, N, TP}));
   EXPECT_EQ(Residual("hidden_state", Config(kC1), Shape{8, 1, 4096}, mesh), P({DP, N, TP}));
   EXPECT_EQ(Residual("hidden_state", defaults, Shape{1, 1, 4096}, mesh), P({N, N, TP}));
   EXPECT_EQ(Residual("hidden_state", defaults, Shape{6, 2048, 4100}, mesh), P({N, SP, TP}));
-  EXPECT_EQ(Residual("hidden_state", defaults, Shape{8, 1, 4096}, FiveD(1, 8, 1, 1, 1)), P({B, SP, TP}));
+  EXPECT_EQ(Residual("hidden_state", defaults, Shape{8, 1, 4096}, FiveAxisMesh(1, 8, 1, 1, 1)), P({B, SP, TP}));
 }
 
 TEST_F(ActivationsTest, Section3LossConstrainsLogitsInTrainOnly) {
-  const Mesh mesh = FiveD(1, 4, 1, 2, 1);
+  const Mesh mesh = FiveAxisMesh(1, 4, 1, 2, 1);
   auto train = Build(Config(), mesh, RuntimeMode::kTrain, std::nullopt, std::nullopt);
   ASSERT_TRUE(train.ok()) << train.status().ToString();
   EXPECT_EQ(train->logits, P({B, SP, TP}));
@@ -419,7 +414,7 @@ TEST_F(ActivationsTest, Section3LossConstrainsLogitsInTrainOnly) {
 
 TEST_F(ActivationsTest, Section24VanillaDecodeExampleUnderC1) {
   // C1 on dp2,fsdp2,ep1,tp2,sp2: decode query (8, 1, 32, 128) and cache KV (8, 4096, 8, 128).
-  const Mesh mesh = FiveD(2, 2, 1, 2, 2);
+  const Mesh mesh = FiveAxisMesh(2, 2, 1, 2, 2);
   const AttnShardingRules rules = Rules(Config(kC1), RuntimeMode::kDecode);
   EXPECT_EQ(CorrectSpec(Shape{8, 1, 32, 128}, rules.query, mesh, UnevenMode::kReplicate).spec, P({DP, N, TP, N}));
   EXPECT_EQ(CorrectSpec(Shape{8, 4096, 8, 128}, rules.key, mesh, UnevenMode::kReplicate).spec, P({DP, SP, TP, N}));
@@ -427,7 +422,7 @@ TEST_F(ActivationsTest, Section24VanillaDecodeExampleUnderC1) {
 
 TEST_F(ActivationsTest, HiddenStateOfAModeFollowsTheQueryLength) {
   const Json c1 = Config(kC1);
-  const Mesh mesh = FiveD(2, 2, 1, 2, 2);
+  const Mesh mesh = FiveAxisMesh(2, 2, 1, 2, 2);
   auto spec_of = [](const ActivationPlan& plan, const std::string& name) {
     for (const auto& [entry, spec] : plan.residual) {
       if (entry == name) return spec;
@@ -461,7 +456,7 @@ TEST_F(ActivationsTest, Section42CacheTable) {
   };
   for (const CacheRow& row : rows) {
     const Json config = Config(row.sets);
-    const Mesh mesh = FiveD(row.mesh[0], row.mesh[1], row.mesh[2], row.mesh[3], row.mesh[4]);
+    const Mesh mesh = FiveAxisMesh(row.mesh[0], row.mesh[1], row.mesh[2], row.mesh[3], row.mesh[4]);
     const Shape shape{row.shape[0], row.shape[1], row.shape[2], row.shape[3]};
     SCOPED_TRACE(mesh.ToString() + " " + shape.ToString());
     // Stored with the train (prefill) rules in every mode.
@@ -482,7 +477,7 @@ TEST_F(ActivationsTest, Section42CacheTable) {
 TEST_F(ActivationsTest, Section42CacheRowsThroughThePlan) {
   // Row 4: a 4095-token window on fsdp2,tp2,sp2 drops sp; the plan reports it once per dim with a count.
   const Json config = Config({}, R"(, "sliding_window": 4095)");
-  auto plan = Build(config, FiveD(1, 2, 1, 2, 2), RuntimeMode::kPrefill, 4, 8192);
+  auto plan = Build(config, FiveAxisMesh(1, 2, 1, 2, 2), RuntimeMode::kPrefill, 4, 8192);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   const ActivationTensor* key = nullptr;
   for (const ActivationTensor& tensor : plan->tensors) {
@@ -504,7 +499,7 @@ TEST_F(ActivationsTest, Section42CacheRowsThroughThePlan) {
 TEST_F(ActivationsTest, Section42CacheBytesOfTheWholeCache) {
   // GQA: 4 layers of key + value (2, 8192, 8, 128) float32 + indexs/starts (2,) int32, on tp=2, sp=2.
   const Json config = Config();
-  auto plan = Build(config, FiveD(1, 1, 1, 2, 2), RuntimeMode::kDecode, 2, 8192);
+  auto plan = Build(config, FiveAxisMesh(1, 1, 1, 2, 2), RuntimeMode::kDecode, 2, 8192);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   const int64_t kv = 2 * 8192 * 8 * 128 * 4;
   EXPECT_EQ(plan->cache_bytes, 4 * (2 * kv + 2 * 8));
@@ -515,7 +510,7 @@ TEST_F(ActivationsTest, Section42CacheBytesOfTheWholeCache) {
 }
 
 TEST_F(ActivationsTest, Section42DecodeReshardUnderC1AndC2) {
-  const Mesh mesh = FiveD(2, 2, 1, 2, 2);
+  const Mesh mesh = FiveAxisMesh(2, 2, 1, 2, 2);
   auto c1 = Build(Config(kC1), mesh, RuntimeMode::kDecode, 8, 4096);
   ASSERT_TRUE(c1.ok());
   EXPECT_EQ(c1->cache_key, P({B, SP, TP, N}));
@@ -539,12 +534,12 @@ TEST_F(ActivationsTest, Section42DecodeReshardUnderC1AndC2) {
   EXPECT_TRUE(c2_train->cache_reshard);
   EXPECT_EQ(FindCode(*c2_train, FindingCode::kCacheReshard), nullptr);
   // When fsdp = 1, ('fsdp', 'dp') and 'dp' are the same layout: no reshard.
-  auto same = Build(Config(kC1), FiveD(2, 1, 1, 2, 1), RuntimeMode::kDecode, 8, 4096);
+  auto same = Build(Config(kC1), FiveAxisMesh(2, 1, 1, 2, 1), RuntimeMode::kDecode, 8, 4096);
   EXPECT_FALSE(same->cache_reshard);
 }
 
 TEST_F(ActivationsTest, UseShardedKvCachingChangesNothing) {
-  const Mesh mesh = FiveD(1, 2, 1, 2, 2);
+  const Mesh mesh = FiveAxisMesh(1, 2, 1, 2, 2);
   auto plain = Build(Config(), mesh, RuntimeMode::kDecode, 4, 1024);
   auto sharded = Build(Config({"use_sharded_kv_caching=true", "kv_cache_sharding_sequence_axis_name=tp"}), mesh,
                        RuntimeMode::kDecode, 4, 1024);
@@ -593,7 +588,7 @@ TEST_F(ActivationsTest, ChunkedLayersKeepTheirChunkAndLinearLayersAState) {
   EXPECT_EQ(geometry.linear_state.layers, 2);
   EXPECT_EQ(geometry.linear_state.conv_dim, 2 * 2 * 16 + 4 * 32);
 
-  auto plan = Build(config, FiveD(1, 1, 1, 1, 1), RuntimeMode::kDecode, 2, 4096);
+  auto plan = Build(config, FiveAxisMesh(1, 1, 1, 1, 1), RuntimeMode::kDecode, 2, 4096);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   std::map<std::string, const ActivationTensor*> rows;
   for (const ActivationTensor& tensor : plan->tensors) rows[tensor.name] = &tensor;
@@ -611,7 +606,7 @@ TEST_F(ActivationsTest, ChunkedLayersKeepTheirChunkAndLinearLayersAState) {
 }
 
 TEST_F(ActivationsTest, CacheSanitiserNeedsBothKeyAndValueAndReportsUnknownAxes) {
-  const Mesh mesh = FiveD(1, 1, 1, 4, 1);
+  const Mesh mesh = FiveAxisMesh(1, 1, 1, 4, 1);
   std::string unknown;
   // MLA-like: the key dim 192 divides by 4 but a value dim of 6 would not.
   EXPECT_EQ(SanitizeCacheSpec(P({N, N, N, TP}), {Shape{1, 8, 1, 192}, Shape{1, 8, 1, 6}}, mesh, &unknown),
@@ -621,7 +616,7 @@ TEST_F(ActivationsTest, CacheSanitiserNeedsBothKeyAndValueAndReportsUnknownAxes)
 }
 
 TEST_F(ActivationsTest, SameLayoutIgnoresSizeOneAxesAndTrailingNones) {
-  const Mesh mesh = FiveD(2, 1, 1, 2, 1);
+  const Mesh mesh = FiveAxisMesh(2, 1, 1, 2, 1);
   EXPECT_TRUE(SameLayout(P({B, SP, TP, N}), P({DP, N, TP}), mesh));
   EXPECT_FALSE(SameLayout(P({B, SP, TP, N}), P({DP, N, N, N}), mesh));
 }
@@ -630,7 +625,7 @@ TEST_F(ActivationsTest, SameLayoutIgnoresSizeOneAxesAndTrailingNones) {
 
 TEST_F(ActivationsTest, DecodeFindingsForBatchOneAndSequenceParallelism) {
   // batch 1 over fsdp=8; decode with sp=2; 8 kv heads over tp=16.
-  auto batch = Build(Config(), FiveD(1, 8, 1, 1, 1), RuntimeMode::kDecode, 1, 2048);
+  auto batch = Build(Config(), FiveAxisMesh(1, 8, 1, 1, 1), RuntimeMode::kDecode, 1, 2048);
   ASSERT_TRUE(batch.ok());
   ASSERT_FALSE(batch->findings.empty());
   EXPECT_EQ(batch->findings.front().code, FindingCode::kUnevenReplaced);
@@ -640,7 +635,7 @@ TEST_F(ActivationsTest, DecodeFindingsForBatchOneAndSequenceParallelism) {
   EXPECT_EQ(batch->findings.front().notes,
             (std::vector<std::string>{"dim 0 shards over fsdp x dp when it is a multiple of 8"}));
 
-  auto sp = Build(Config(), FiveD(1, 1, 1, 1, 2), RuntimeMode::kDecode, 4, 2048);
+  auto sp = Build(Config(), FiveAxisMesh(1, 1, 1, 1, 2), RuntimeMode::kDecode, 4, 2048);
   ASSERT_TRUE(sp.ok());
   bool query_seq = false;
   for (const Finding& finding : sp->findings) {
@@ -650,7 +645,7 @@ TEST_F(ActivationsTest, DecodeFindingsForBatchOneAndSequenceParallelism) {
   }
   EXPECT_TRUE(query_seq);
 
-  auto heads = Build(Config(), FiveD(1, 1, 1, 16, 1), RuntimeMode::kTrain, 16, 128);
+  auto heads = Build(Config(), FiveAxisMesh(1, 1, 1, 16, 1), RuntimeMode::kTrain, 16, 128);
   ASSERT_TRUE(heads.ok());
   bool kv_heads = false;
   for (const Finding& finding : heads->findings) {
@@ -690,7 +685,7 @@ TEST_F(ActivationsTest, Section52ModuleViewSpecsEveryVariant) {
   for (const ExpertVariant& variant : variants) {
     const Json config = Config(variant.sets, moe);
     const ExpertMesh expert =
-        FoldExpertMesh(FiveD(1, 2, 2, 1, 2), ParallelAxisNamesOf(config), ExpertBindingOf(config));
+        FoldExpertMesh(FiveAxisMesh(1, 2, 2, 1, 2), ParallelAxisNamesOf(config), ExpertBindingOf(config));
     auto specs = GetExpertSpecs(table_, *presets_, config, DimsOf(config).experts, expert);
     ASSERT_TRUE(specs.ok()) << specs.status().ToString();
     ASSERT_TRUE(specs->has_value());
@@ -707,7 +702,7 @@ TEST_F(ActivationsTest, Section52ModuleViewSpecsEveryVariant) {
 
 TEST_F(ActivationsTest, Section52FusedPathOnTheExpertMesh) {
   const Json standard = Config({}, R"(, "num_local_experts": 8)");
-  const ExpertMesh expert = FoldExpertMesh(FiveD(2, 2, 2, 2, 1), ParallelAxisNames{}, ExpertBinding{});
+  const ExpertMesh expert = FoldExpertMesh(FiveAxisMesh(2, 2, 2, 2, 1), ParallelAxisNames{}, ExpertBinding{});
   auto specs = GetExpertSpecs(table_, *presets_, standard, DimsOf(standard).experts, expert);
   ASSERT_TRUE(specs.ok() && specs->has_value());
   const std::vector<std::pair<std::string, PartitionSpec>> expected = {
@@ -756,7 +751,7 @@ TEST_F(ActivationsTest, DenseConfigsHaveNoExpertSpecsAndExpertsMustSplitEvenly) 
   ASSERT_TRUE(dense.ok());
   EXPECT_FALSE(dense->has_value());
   const Json config = Config({}, R"(, "num_local_experts": 6)");
-  const ExpertMesh expert = FoldExpertMesh(FiveD(1, 2, 2, 1, 1), ParallelAxisNames{}, ExpertBinding{});
+  const ExpertMesh expert = FoldExpertMesh(FiveAxisMesh(1, 2, 2, 1, 1), ParallelAxisNames{}, ExpertBinding{});
   auto specs = GetExpertSpecs(table_, *presets_, config, DimsOf(config).experts, expert);
   const std::vector<Finding> findings = ExpertMeshFindings(expert, *specs);
   ASSERT_EQ(findings.size(), 1u);
@@ -792,7 +787,7 @@ class KernelTest : public ActivationsTest {
   // The kernel report of `kernel` on the C1 example: dp2,fsdp2,ep1,tp2,sp2, decode query
   // (8, 1, 32, 128) and cache KV (8, 4096, 8, 128).
   KernelReport Example(const std::string& kernel) {
-    auto plan = BuildKernel(Config(kC1), FiveD(2, 2, 1, 2, 2), RuntimeMode::kDecode, 8, 4096, kernel);
+    auto plan = BuildKernel(Config(kC1), FiveAxisMesh(2, 2, 1, 2, 2), RuntimeMode::kDecode, 8, 4096, kernel);
     EXPECT_TRUE(plan.ok()) << plan.status().ToString();
     EXPECT_TRUE(plan.ok() && plan->kernel.has_value());
     return plan.ok() && plan->kernel ? *plan->kernel : KernelReport();
@@ -872,7 +867,7 @@ TEST_F(KernelTest, Section24WorkedExampleUnderC1) {
 TEST_F(KernelTest, Section24SdpaPassesNoTensorSoNothingIsCorrected) {
   // Batch 1 over dp: flash_attn2's correction drops "dp", sdpa keeps it; sdpa passes the whole bias.
   const Json c1 = Config(kC1);
-  const Mesh mesh = FiveD(2, 2, 1, 2, 2);
+  const Mesh mesh = FiveAxisMesh(2, 2, 1, 2, 2);
   auto flash = BuildKernel(c1, mesh, RuntimeMode::kDecode, 1, 4096, "flash_attn2");
   auto sdpa = BuildKernel(c1, mesh, RuntimeMode::kDecode, 1, 4096, "sdpa");
   ASSERT_TRUE(flash.ok() && sdpa.ok());
@@ -885,7 +880,7 @@ TEST_F(KernelTest, Section24SdpaPassesNoTensorSoNothingIsCorrected) {
 }
 
 TEST_F(KernelTest, Section24RingAndBlocksparseSeeDecodeOnlyForOneHead) {
-  const Mesh mesh = FiveD(2, 2, 1, 2, 2);
+  const Mesh mesh = FiveAxisMesh(2, 2, 1, 2, 2);
   // 32 heads: train rules even for a one-token step, so C1's decode batch "dp" is never applied.
   auto ring = BuildKernel(Config(kC1), mesh, RuntimeMode::kDecode, 8, 4096, "ring", 2);
   ASSERT_TRUE(ring.ok());
@@ -920,7 +915,7 @@ TEST_F(KernelTest, Section24DecodeKernelSpecsAndItsValueErrorOutsideDecode) {
   EXPECT_EQ(Applied(decode, "indexs"), P({DP}));
   EXPECT_EQ(Applied(decode, "output"), P({DP, TP, N}));
   for (RuntimeMode mode : {RuntimeMode::kTrain, RuntimeMode::kPrefill, RuntimeMode::kInsert}) {
-    auto plan = BuildKernel(Config(kC1), FiveD(2, 2, 1, 2, 2), mode, 8, 4096, "decode");
+    auto plan = BuildKernel(Config(kC1), FiveAxisMesh(2, 2, 1, 2, 2), mode, 8, 4096, "decode");
     ASSERT_FALSE(plan.ok());
     EXPECT_EQ(plan.status().kind(), ErrorKind::kBadInput);
     EXPECT_NE(plan.status().ToString().find("ValueError(\"AutoRegressiveDecodeAttn requires decode mode\")"),
@@ -928,7 +923,7 @@ TEST_F(KernelTest, Section24DecodeKernelSpecsAndItsValueErrorOutsideDecode) {
         << plan.status().ToString();
   }
   // A one-token query is decode for the kernel whatever the model's mode.
-  EXPECT_TRUE(BuildKernel(Config(kC1), FiveD(2, 2, 1, 2, 2), RuntimeMode::kPrefill, 8, 1, "decode").ok());
+  EXPECT_TRUE(BuildKernel(Config(kC1), FiveAxisMesh(2, 2, 1, 2, 2), RuntimeMode::kPrefill, 8, 1, "decode").ok());
 }
 
 TEST_F(KernelTest, Section24PagedFlashQueryOutputAndBias) {
@@ -940,13 +935,14 @@ TEST_F(KernelTest, Section24PagedFlashQueryOutputAndBias) {
 }
 
 TEST_F(KernelTest, WithoutShapesTheSpecsAreReportedUncorrected) {
-  auto plan =
-      BuildKernel(Config(kC1), FiveD(2, 2, 1, 2, 2), RuntimeMode::kDecode, std::nullopt, std::nullopt, "flash_attn2");
+  auto plan = BuildKernel(Config(kC1), FiveAxisMesh(2, 2, 1, 2, 2), RuntimeMode::kDecode, std::nullopt, std::nullopt,
+                          "flash_attn2");
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->kernel->tested, 1);  // decode: the query length is 1
   EXPECT_EQ(Applied(*plan->kernel, "query"), P({DP, N, TP, N}));
   EXPECT_FALSE(Spec(*plan->kernel, "query")->shape.has_value());
-  auto train = BuildKernel(Config(), FiveD(2, 2, 1, 2, 2), RuntimeMode::kTrain, std::nullopt, std::nullopt, "vanilla");
+  auto train =
+      BuildKernel(Config(), FiveAxisMesh(2, 2, 1, 2, 2), RuntimeMode::kTrain, std::nullopt, std::nullopt, "vanilla");
   ASSERT_TRUE(train.ok());
   EXPECT_FALSE(train->kernel->tested.has_value());  // more than 1: train rules
   EXPECT_EQ(train->kernel->kernel_mode, RuntimeMode::kTrain);
@@ -954,7 +950,7 @@ TEST_F(KernelTest, WithoutShapesTheSpecsAreReportedUncorrected) {
 
 TEST_F(KernelTest, TheConfigSelectsTheKernelByMode) {
   const Json config = Config({"attn_mechanism=flash_attn2", "decode_attn_mechanism=autoregressive_decodeattn"});
-  const Mesh mesh = FiveD(1, 1, 1, 2, 1);
+  const Mesh mesh = FiveAxisMesh(1, 1, 1, 2, 1);
   struct Row {
     RuntimeMode mode;
     std::string kernel, selected_by;
@@ -1032,7 +1028,7 @@ TEST_F(RaggedTest, Section43ExampleTable) {
       {1, 64, 3, Shape{1024, 128, 1, 2, 128}, P({DP, N, N, N, N}), DType::kBFloat16},   // replicated heads
       {8, 128, 2, Shape{1024, 128, 16, 128}, P({DP, N, TP, N}), DType::kBFloat16},
   };
-  const Mesh mesh = FiveD(2, 1, 1, 4, 1);
+  const Mesh mesh = FiveAxisMesh(2, 1, 1, 4, 1);
   for (const Row& row : rows) {
     SCOPED_TRACE(fmt::format("kvh {} head_dim {} v{}", row.kv_heads, row.head_dim, row.version));
     const Json config = Config({"kvdtype=bfloat16", fmt::format("num_key_value_heads={}", row.kv_heads)},
@@ -1067,7 +1063,7 @@ TEST_F(RaggedTest, Section43ExampleTable) {
 
 TEST_F(RaggedTest, V3Geometry) {
   // packing = 32 / bits; combined = align(kvh, packing) for head_dim 64, else align(2 kvh, packing).
-  const Mesh mesh = FiveD(1, 1, 1, 1, 1);
+  const Mesh mesh = FiveAxisMesh(1, 1, 1, 1, 1);
   auto plan = BuildRagged(
       Config({"kvdtype=float8_e4m3fn", "num_attention_heads=24", "num_key_value_heads=3"}, R"(, "head_dim": 200)"),
       mesh, 3, 16, 32);
@@ -1087,7 +1083,7 @@ TEST_F(RaggedTest, V3Geometry) {
 
 TEST_F(RaggedTest, ShardCountFromKvHeadAxisSpecFromHeadAxis) {
   // kv_head_axis on sp (4) decides the shard count; the spec still names head_axis ("tp").
-  const Mesh mesh = FiveD(1, 1, 1, 2, 4);
+  const Mesh mesh = FiveAxisMesh(1, 1, 1, 2, 4);
   auto plan = BuildRagged(Config({"kvdtype=bfloat16", "partition_axis.kv_head_axis=sp"}), mesh, 3);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   EXPECT_EQ(plan->ragged->kv_head_axis_size, 4);
@@ -1105,7 +1101,7 @@ TEST_F(RaggedTest, ShardCountFromKvHeadAxisSpecFromHeadAxis) {
 TEST_F(RaggedTest, V2ReplicatesWhenTwiceTheKvHeadsDoNotSplit) {
   auto plan = BuildRagged(
       Config({"kvdtype=bfloat16", "num_attention_heads=24", "num_key_value_heads=3"}, R"(, "head_dim": 128)"),
-      FiveD(2, 1, 1, 4, 1), 2);
+      FiveAxisMesh(2, 1, 1, 4, 1), 2);
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->ragged->pages.shape, (Shape{1024, 128, 6, 128}));
   EXPECT_TRUE(plan->ragged->heads_replicated);
@@ -1114,7 +1110,7 @@ TEST_F(RaggedTest, V2ReplicatesWhenTwiceTheKvHeadsDoNotSplit) {
 }
 
 TEST_F(RaggedTest, InputsEasyDeLComputesAtRunTime) {
-  const Mesh mesh = FiveD(2, 1, 1, 4, 1);
+  const Mesh mesh = FiveAxisMesh(2, 1, 1, 4, 1);
   auto missing = BuildRagged(Config({"kvdtype=bfloat16"}), mesh, 3, 0);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().ToString().find("free HBM"), std::string::npos);
@@ -1129,7 +1125,7 @@ TEST_F(RaggedTest, InputsEasyDeLComputesAtRunTime) {
   request.config = &config;
   const schemas::ModelDims dims = DimsOf(config);
   request.dims = &dims;
-  request.mesh = FiveD(2, 2, 1, 2, 1);
+  request.mesh = FiveAxisMesh(2, 2, 1, 2, 1);
   request.attention.mode = RuntimeMode::kDecode;
   request.batch = 8;
   request.seq = 4096;

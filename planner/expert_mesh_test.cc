@@ -2,15 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/spec_test_util.h"
+
 namespace easyplan::planner {
 namespace {
 
-Mesh FiveD(int64_t dp, int64_t fsdp, int64_t ep, int64_t tp, int64_t sp) {
-  Mesh mesh;
-  mesh.axis_names = {"dp", "fsdp", "ep", "tp", "sp"};
-  mesh.shape = {dp, fsdp, ep, tp, sp};
-  return mesh;
-}
+using plan_testing::FiveAxisMesh;
 
 struct FoldCase {
   std::array<int64_t, 5> mesh;  // dp, fsdp, ep, tp, sp
@@ -46,7 +43,7 @@ class FoldTableTest : public ::testing::TestWithParam<FoldCase> {};
 
 TEST_P(FoldTableTest, MatchesEasyDeL) {
   const FoldCase& c = GetParam();
-  const Mesh mesh = FiveD(c.mesh[0], c.mesh[1], c.mesh[2], c.mesh[3], c.mesh[4]);
+  const Mesh mesh = FiveAxisMesh(c.mesh[0], c.mesh[1], c.mesh[2], c.mesh[3], c.mesh[4]);
   const ExpertMesh expert = FoldExpertMesh(mesh, ParallelAxisNames{}, ExpertBinding{c.fsdp_bound, c.sp_bound});
   EXPECT_EQ(expert.shape, c.folded);
   EXPECT_EQ(expert.axis_names, (std::array<std::string, 3>{"dp", "ep", "tp"}));
@@ -56,7 +53,8 @@ TEST_P(FoldTableTest, MatchesEasyDeL) {
 INSTANTIATE_TEST_SUITE_P(Section51, FoldTableTest, ::testing::ValuesIn(kFoldTable));
 
 TEST(ExpertMeshTest, MembersFollowTheAssignmentOrder) {
-  const ExpertMesh expert = FoldExpertMesh(FiveD(1, 4, 2, 1, 2), ParallelAxisNames{}, ExpertBinding{true, false});
+  const ExpertMesh expert =
+      FoldExpertMesh(FiveAxisMesh(1, 4, 2, 1, 2), ParallelAxisNames{}, ExpertBinding{true, false});
   EXPECT_EQ(expert.members[ExpertMesh::kTp], (std::vector<std::string>{"tp"}));
   EXPECT_EQ(expert.members[ExpertMesh::kEp], (std::vector<std::string>{"ep", "fsdp"}));
   EXPECT_EQ(expert.members[ExpertMesh::kDp], (std::vector<std::string>{"dp", "sp"}));
@@ -114,7 +112,7 @@ TEST(ExpertMeshTest, MissingAxesCountAsOneAndForeignAxesBreakTheReshape) {
 TEST(ExpertMeshTest, DeviceGridIsARowMajorReshape) {
   // expert_mesh (easydel/infra/base_config.py): the expert "tp" pairs are consecutive flat ids, sp neighbours in the
   // 5-D mesh.
-  const Mesh mesh = FiveD(1, 2, 1, 2, 2);
+  const Mesh mesh = FiveAxisMesh(1, 2, 1, 2, 2);
   const ExpertMesh expert = FoldExpertMesh(mesh, ParallelAxisNames{}, ExpertBinding{});
   ASSERT_EQ(expert.shape, (std::array<int64_t, 3>{1, 4, 2}));
   std::vector<std::vector<int64_t>> grid;

@@ -3,24 +3,17 @@
 #include <gtest/gtest.h>
 
 #include "planner/layout.h"
+#include "planner/spec_test_util.h"
 
 namespace easyplan::planner {
 namespace {
 
+using plan_testing::kNone;
+using plan_testing::MakeMesh;
+using plan_testing::P;
+
 using Entry = PartitionSpec::Entry;
 using Ints = std::vector<int64_t>;
-const Entry kNone = {};
-
-PartitionSpec P(std::vector<Entry> entries = {}) { return PartitionSpec(std::move(entries)); }
-
-Mesh MakeMesh(std::vector<std::pair<std::string, int64_t>> axes) {
-  Mesh mesh;
-  for (auto& [name, size] : axes) {
-    mesh.axis_names.push_back(name);
-    mesh.shape.push_back(size);
-  }
-  return mesh;
-}
 
 LocalShard At(Ints global, Ints mesh, Ints coordinate, std::vector<Placement> placements) {
   return LocalShapeAndOffset(global, mesh, coordinate, placements);

@@ -6,23 +6,16 @@
 #include <sstream>
 
 #include "planner/layout.h"
+#include "planner/spec_test_util.h"
 
 namespace easyplan::planner {
 namespace {
 
+using plan_testing::kNone;
+using plan_testing::MakeMesh;
+using plan_testing::P;
+
 using Entry = PartitionSpec::Entry;
-
-PartitionSpec P(std::vector<Entry> entries = {}) { return PartitionSpec(std::move(entries)); }
-const Entry kNone = {};
-
-Mesh MakeMesh(std::vector<std::pair<std::string, int64_t>> axes) {
-  Mesh mesh;
-  for (auto& [name, size] : axes) {
-    mesh.axis_names.push_back(name);
-    mesh.shape.push_back(size);
-  }
-  return mesh;
-}
 
 Mesh M0() { return MakeMesh({{"axis_0", 2}, {"axis_1", 4}, {"axis_2", 4}}); }
 Mesh M2() { return MakeMesh({{"x", 8}, {"y", 4}}); }

@@ -3,19 +3,17 @@
 #include <gtest/gtest.h>
 
 #include "core/emit.h"
+#include "planner/spec_test_util.h"
 
 namespace easyplan::planner {
 namespace {
 
-using Entry = PartitionSpec::Entry;
-const Entry kNone = {};
+using plan_testing::kNone;
+using plan_testing::MakeMesh;
 
-Mesh TestMesh() {
-  Mesh mesh;
-  mesh.axis_names = {"fsdp", "tp"};
-  mesh.shape = {2, 2};
-  return mesh;
-}
+using Entry = PartitionSpec::Entry;
+
+Mesh FsdpTpMesh() { return MakeMesh({{"fsdp", 2}, {"tp", 2}}); }
 
 TEST(ExportJaxTest, PythonLiterals) {
   EXPECT_EQ(PythonString(R"(self_attn/(q|k)_proj/kernel\d)"), R"("self_attn/(q|k)_proj/kernel\\d")");
@@ -27,7 +25,7 @@ TEST(ExportJaxTest, PythonLiterals) {
 
 TEST(ExportJaxTest, ModuleIsDataOnly) {
   const std::string text = JaxModuleText(
-      TestMesh(), {{"embed/embedding", PartitionSpec({{"tp"}, {"fsdp"}})}, {".*", PartitionSpec({kNone})}},
+      FsdpTpMesh(), {{"embed/embedding", PartitionSpec({{"tp"}, {"fsdp"}})}, {".*", PartitionSpec({kNone})}},
       {{"model/embed/embedding", {8, 4}, PartitionSpec({{"tp"}, {"fsdp"}})},
        {"model/norm/kernel", {4}, PartitionSpec()},
        {"model/bias", {4}, PartitionSpec({kNone})}},
@@ -59,7 +57,7 @@ TEST(ExportJaxTest, ModuleIsDataOnly) {
 // rule_default/named_shardings.json).
 TEST(ExportJaxTest, MaxTextGoldenDumpShape) {
   const Json json = JaxShardingsJson(
-      TestMesh(), {{"a", {8, 4}, PartitionSpec({{"tp"}, {"fsdp", "tp"}})}, {"b", {}, PartitionSpec()}});
+      FsdpTpMesh(), {{"a", {8, 4}, PartitionSpec({{"tp"}, {"fsdp", "tp"}})}, {"b", {}, PartitionSpec()}});
   EXPECT_EQ(EmitJson(json["b"]),
             "{\n"
             "  \"mesh\": {\n"
@@ -86,7 +84,7 @@ TEST(ExportJaxTest, ActivationSpecsAndExpertMesh) {
       {"decode", {{"attention.query", PartitionSpec({{"dp"}, kNone})}, {"logits", std::nullopt}}});
   activations.expert_mesh_shape = std::array<int64_t, 3>{1, 2, 2};
   activations.expert_mesh_axis_names = {"dp", "ep", "tp"};
-  const std::string text = JaxModuleText(TestMesh(), {}, {}, {}, &activations);
+  const std::string text = JaxModuleText(FsdpTpMesh(), {}, {}, {}, &activations);
   const std::string tail = text.substr(text.find("ACTIVATION_LAYOUT"));
   EXPECT_EQ(tail,
             "ACTIVATION_LAYOUT = \"bthd\"\n"
@@ -101,7 +99,7 @@ TEST(ExportJaxTest, ActivationSpecsAndExpertMesh) {
             "# jax.sharding.Mesh(np.asarray(devices).reshape(EXPERT_MESH_SHAPE), EXPERT_MESH_AXIS_NAMES).\n"
             "EXPERT_MESH_AXIS_NAMES = (\"dp\", \"ep\", \"tp\")\n"
             "EXPERT_MESH_SHAPE = (1, 2, 2)\n");
-  const Json json = JaxShardingsJson(TestMesh(), {}, &activations);
+  const Json json = JaxShardingsJson(FsdpTpMesh(), {}, &activations);
   EXPECT_EQ(json["__activations__"]["modes"]["decode"]["attention.query"], Json::parse(R"(["dp", null])"));
   EXPECT_TRUE(json["__activations__"]["modes"]["decode"]["logits"].is_null());
   EXPECT_EQ(json["__activations__"]["expert_mesh"]["shape"], Json::parse("[1, 2, 2]"));

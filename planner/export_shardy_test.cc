@@ -4,20 +4,15 @@
 
 #include <cctype>
 
+#include "planner/spec_test_util.h"
+
 namespace easyplan::planner {
 namespace {
 
-using Entry = PartitionSpec::Entry;
-const Entry kNone = {};
+using plan_testing::kNone;
+using plan_testing::MakeMesh;
 
-Mesh MakeMesh(std::vector<std::pair<std::string, int64_t>> axes) {
-  Mesh mesh;
-  for (auto& [name, size] : axes) {
-    mesh.axis_names.push_back(name);
-    mesh.shape.push_back(size);
-  }
-  return mesh;
-}
+using Entry = PartitionSpec::Entry;
 
 // A recursive-descent parser for the mesh and tensor-sharding attribute bodies (shardy attrs.td
 // grammar), so that tests can round-trip Shardy's own printed examples.

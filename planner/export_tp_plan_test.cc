@@ -2,21 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include "planner/spec_test_util.h"
+
 namespace easyplan::planner {
 namespace {
 
+using plan_testing::FiveAxisMesh;
+using plan_testing::kNone;
+using plan_testing::P;
+
 using Entry = PartitionSpec::Entry;
 using Styles = std::vector<std::pair<std::string, std::string>>;
-const Entry kNone = {};
 
-PartitionSpec P(std::vector<Entry> entries = {}) { return PartitionSpec(std::move(entries)); }
-
-Mesh TestMesh() {
-  Mesh mesh;
-  mesh.axis_names = {"dp", "fsdp", "ep", "tp", "sp"};
-  mesh.shape = {1, 2, 1, 2, 1};
-  return mesh;
-}
+// fsdp=2, tp=2 over EasyDeL's five axes.
+Mesh TpPlanMesh() { return FiveAxisMesh(1, 2, 1, 2, 1); }
 
 // Plan-key vectors of transformers' replace_layer_number_by_wildcard (src/transformers/integrations/
 // tensor_parallel.py, the current regex).
@@ -46,7 +45,7 @@ TEST(ExportTpPlanTest, StylesFromWhereTpShards) {
   tensors.push_back({"model.norm.weight", {64}, PartitionSpec({{"tp"}})});
   tensors.push_back({"lm_head.weight", {128, 64}, PartitionSpec({{"tp"}, {"fsdp"}})});
 
-  const TpPlanExport plan = DeriveTpPlan(tensors, TestMesh(), "tp");
+  const TpPlanExport plan = DeriveTpPlan(tensors, TpPlanMesh(), "tp");
   EXPECT_EQ(plan.tp_size, 2);
   EXPECT_EQ(plan.base_model_tp_plan, (Styles{{"layers.*.self_attn.q_proj", "colwise"},
                                              {"layers.*.self_attn.k_proj", "colwise"},
@@ -77,7 +76,7 @@ TEST(ExportTpPlanTest, ColwiseWithoutRowwiseSiblingGathersItsOutput) {
       {"model.embed_tokens.weight", {128, 64}, P({kNone, {"tp"}})},
       {"model.layers.2.self_attn.q_proj.weight", {64, 64}, P({kNone}), /*in_model=*/false},
   };
-  const TpPlanExport plan = DeriveTpPlan(tensors, TestMesh(), "tp");
+  const TpPlanExport plan = DeriveTpPlan(tensors, TpPlanMesh(), "tp");
   EXPECT_EQ(plan.tp_plan, (Styles{{"model.layers.*.block_sparse_moe.gate", "colwise_rep"},
                                   {"model.layers.*.block_sparse_moe.experts.*.w1", "colwise"},
                                   {"model.layers.*.block_sparse_moe.experts.*.w2", "rowwise"},
@@ -91,7 +90,7 @@ TEST(ExportTpPlanTest, LayersThatDisagreeGetNoKey) {
       {"model.layers.0.mlp.down_proj.weight", {64, 96}, PartitionSpec({kNone, {"tp"}})},
       {"model.layers.1.mlp.down_proj.weight", {64, 96}, PartitionSpec({{"tp"}, kNone})},
   };
-  const TpPlanExport plan = DeriveTpPlan(tensors, TestMesh(), "tp");
+  const TpPlanExport plan = DeriveTpPlan(tensors, TpPlanMesh(), "tp");
   EXPECT_TRUE(plan.tp_plan.empty());
   ASSERT_EQ(plan.unmapped.size(), 1u);
   EXPECT_EQ(plan.unmapped[0].tensors, 2);
@@ -101,7 +100,7 @@ TEST(ExportTpPlanTest, LayersThatDisagreeGetNoKey) {
 }
 
 TEST(ExportTpPlanTest, NoTensorParallelAxisGivesAnEmptyPlan) {
-  Mesh mesh = TestMesh();
+  Mesh mesh = TpPlanMesh();
   mesh.shape = {1, 4, 1, 1, 1};
   const TpPlanExport plan =
       DeriveTpPlan({{"model.layers.0.mlp.down_proj.weight", {64, 96}, PartitionSpec({{"fsdp"}, {"tp"}})}}, mesh, "tp");

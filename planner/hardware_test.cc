@@ -28,7 +28,7 @@ network: {kind: dcn, chips: 0, bandwidth: 3.125e9, latency: 14e-6}
 efficiency: {matmul: 0.99, link: 0.82, hbm: 0.94}
 )";
 
-StatusOr<HardwareProfile> Parse(const std::string& text) {
+StatusOr<HardwareProfile> ParseProfile(const std::string& text) {
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, "chip.yaml"));
   return ParseHardwareProfile(doc, "chip");
 }
@@ -43,7 +43,7 @@ std::string With(const std::string& prefix, const std::string& line) {
 }
 
 std::string ErrorOf(const std::string& text) {
-  StatusOr<HardwareProfile> profile = Parse(text);
+  StatusOr<HardwareProfile> profile = ParseProfile(text);
   EXPECT_FALSE(profile.ok());
   return profile.ok() ? std::string() : profile.status().ToString();
 }
@@ -54,7 +54,7 @@ std::string Stem(const std::string& path) {
 }
 
 TEST(HardwareProfileTest, ReadsEveryFieldInSiUnits) {
-  StatusOr<HardwareProfile> profile = Parse(kProfile);
+  StatusOr<HardwareProfile> profile = ParseProfile(kProfile);
   ASSERT_TRUE(profile.ok()) << profile.status().ToString();
   EXPECT_EQ(profile->name, "chip");
   EXPECT_EQ(profile->source, "chip.yaml");
@@ -79,7 +79,8 @@ TEST(HardwareProfileTest, ReadsEveryFieldInSiUnits) {
 }
 
 TEST(HardwareProfileTest, Fp8PeakAndIntegerByteCountsAreAccepted) {
-  StatusOr<HardwareProfile> profile = Parse(With("hbm_bytes", "hbm_bytes: 17179869184\npeak_flops_fp8: 1979e12"));
+  StatusOr<HardwareProfile> profile =
+      ParseProfile(With("hbm_bytes", "hbm_bytes: 17179869184\npeak_flops_fp8: 1979e12"));
   ASSERT_TRUE(profile.ok()) << profile.status().ToString();
   EXPECT_EQ(profile->hbm_bytes, int64_t{16} << 30);
   ASSERT_TRUE(profile->peak_flops_fp8.has_value());
@@ -118,7 +119,7 @@ TEST(HardwareProfileTest, EfficiencyMustBeAFractionUpToOne) {
   EXPECT_NE(ErrorOf(With("efficiency", "efficiency: {matmul: 0.9, link: 0, hbm: 0.9}"))
                 .find("/efficiency/link: expected a fraction in (0, 1], found 0"),
             std::string::npos);
-  StatusOr<HardwareProfile> one = Parse(With("efficiency", "efficiency: {matmul: 1, link: 1, hbm: 1}"));
+  StatusOr<HardwareProfile> one = ParseProfile(With("efficiency", "efficiency: {matmul: 1, link: 1, hbm: 1}"));
   EXPECT_TRUE(one.ok()) << one.status().ToString();
 }
 
@@ -141,7 +142,7 @@ TEST(HardwareProfileTest, LinkKindIsAClosedVocabularyWithDidYouMean) {
   const std::string error = ErrorOf(With("network", "network: {kind: infiniband2, bandwidth: 5e10, latency: 1e-5}"));
   EXPECT_NE(error.find("unknown link kind 'infiniband2' (did you mean 'infiniband'?)"), std::string::npos) << error;
   // An ICI fast domain is not a network kind.
-  EXPECT_FALSE(Parse(With("network", "network: {kind: ici, bandwidth: 5e10, latency: 1e-5}")).ok());
+  EXPECT_FALSE(ParseProfile(With("network", "network: {kind: ici, bandwidth: 5e10, latency: 1e-5}")).ok());
 }
 
 TEST(HardwareProfileTest, MissingFieldIsNamedWithWhatItHolds) {

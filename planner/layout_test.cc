@@ -4,25 +4,19 @@
 
 #include <map>
 
+#include "planner/spec_test_util.h"
+
 namespace easyplan::planner {
 namespace {
+
+using plan_testing::kNone;
+using plan_testing::MakeMesh;
+using plan_testing::P;
 
 using Entry = PartitionSpec::Entry;
 using Ranges = std::vector<Range>;
 using Sizes = std::vector<int64_t>;
 using Kind = SpecIssue::Kind;
-
-PartitionSpec P(std::vector<Entry> entries = {}) { return PartitionSpec(std::move(entries)); }
-const Entry kNone = {};
-
-Mesh MakeMesh(std::vector<std::pair<std::string, int64_t>> axes) {
-  Mesh mesh;
-  for (auto& [name, size] : axes) {
-    mesh.axis_names.push_back(name);
-    mesh.shape.push_back(size);
-  }
-  return mesh;
-}
 
 // The meshes of the JAX tests (jax tests/array_test.py) and of eformer's worked cases.
 Mesh MeshXY() { return MakeMesh({{"x", 4}, {"y", 2}}); }

@@ -13,7 +13,7 @@
 namespace easyplan::planner {
 namespace {
 
-Json TestConfig() {
+Json SmallMemoryConfig() {
   Json config = Json::parse(R"({
     "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": 100
   })");
@@ -55,7 +55,7 @@ ActivationPlan Step() {
 
 class MemoryTest : public ::testing::Test {
  protected:
-  MemoryTest() : library_(schemas::DataSource::Embedded()), config_(TestConfig()) {
+  MemoryTest() : library_(schemas::DataSource::Embedded()), config_(SmallMemoryConfig()) {
     auto presets = library_.GetPresets();
     EXPECT_TRUE(presets.ok());
     auto set = rules::ParseRuleSet(

@@ -7,7 +7,7 @@ namespace {
 
 using Sizes = std::vector<int64_t>;
 
-AxisSizes Parse(std::string_view text, std::string_view flag = "--mesh") {
+AxisSizes ParseAxisFlag(std::string_view text, std::string_view flag = "--mesh") {
   StatusOr<AxisSizes> parsed = ParseAxisSizes(text, flag);
   EXPECT_TRUE(parsed.ok()) << parsed.status().ToString();
   return parsed.ok() ? *parsed : AxisSizes{};
@@ -28,8 +28,8 @@ AxisSizes Axes(const Sizes& sizes) {
 
 MeshRequest Request(std::string_view ici, std::optional<int64_t> devices = std::nullopt,
                     std::optional<std::string_view> dcn = std::nullopt) {
-  MeshRequest request{.ici = Parse(ici), .devices = devices};
-  if (dcn) request.dcn = Parse(*dcn, "--dcn");
+  MeshRequest request{.ici = ParseAxisFlag(ici), .devices = devices};
+  if (dcn) request.dcn = ParseAxisFlag(*dcn, "--dcn");
   return request;
 }
 
@@ -49,13 +49,13 @@ std::string BuildError(const MeshRequest& request, int64_t max_devices = int64_t
 // ---- ParseAxisSizes ----
 
 TEST(ParseAxisSizesTest, KeepsTheOrderGiven) {
-  AxisSizes axes = Parse("dp=1,fsdp=-1,ep=1,tp=8,sp=1");
+  AxisSizes axes = ParseAxisFlag("dp=1,fsdp=-1,ep=1,tp=8,sp=1");
   EXPECT_EQ(axes.names, (std::vector<std::string>{"dp", "fsdp", "ep", "tp", "sp"}));
   EXPECT_EQ(axes.sizes, (Sizes{1, -1, 1, 8, 1}));
 }
 
 TEST(ParseAxisSizesTest, ToleratesSpacesAroundItems) {
-  AxisSizes axes = Parse(" dp = 2 , tp=4 ");
+  AxisSizes axes = ParseAxisFlag(" dp = 2 , tp=4 ");
   EXPECT_EQ(axes.names, (std::vector<std::string>{"dp", "tp"}));
   EXPECT_EQ(axes.sizes, (Sizes{2, 4}));
 }
@@ -85,7 +85,7 @@ TEST(ParseAxisSizesTest, SizeMustBeAnInteger) {
 TEST(ParseAxisSizesTest, SizeBeyondInt64IsAnError) {
   EXPECT_EQ(ParseError("tp=9223372036854775808"),
             "--mesh 'tp=9223372036854775808': size '9223372036854775808' of axis 'tp' does not fit in 64 bits");
-  EXPECT_EQ(Parse("tp=9223372036854775807").sizes, (Sizes{INT64_MAX}));  // parses; BuildMesh limits it
+  EXPECT_EQ(ParseAxisFlag("tp=9223372036854775807").sizes, (Sizes{INT64_MAX}));  // parses; BuildMesh limits it
 }
 
 TEST(ParseAxisSizesTest, ZeroAndBelowMinusOneAreErrors) {

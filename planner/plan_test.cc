@@ -12,10 +12,12 @@
 namespace easyplan::planner {
 namespace {
 
+using plan_testing::MakeMesh;
+
 using plan_testing::ExpectSamePlan;
 
 // A config holding EasyDeL's default partition_axis and a few counts, as `resolve` would give it.
-Json TestConfig() {
+Json MoeTestConfig() {
   Json config = Json::parse(R"({
     "num_attention_heads": 8, "num_key_value_heads": 2, "vocab_size": 1000, "num_local_experts": 4,
     "use_expert_tensor_mode": false, "fsdp_is_ep_bound": true, "sp_is_ep_bound": true
@@ -24,16 +26,9 @@ Json TestConfig() {
   return config;
 }
 
-Mesh MakeMesh(std::vector<std::string> names, std::vector<int64_t> sizes) {
-  Mesh mesh;
-  mesh.axis_names = std::move(names);
-  mesh.shape = std::move(sizes);
-  return mesh;
-}
-
 class PlanTest : public ::testing::Test {
  protected:
-  PlanTest() : library_(schemas::DataSource::Embedded()), config_(TestConfig()) {}
+  PlanTest() : library_(schemas::DataSource::Embedded()), config_(MoeTestConfig()) {}
 
   // A tree of `layers` repeated layers and the rules for it (below ReplayingRepeatedLayers...).
   const rules::RuleSet& LayeredRules();

@@ -15,6 +15,7 @@
 #include "core/json_parse.h"
 #include "planner/layout_links.h"
 #include "planner/plan.h"
+#include "planner/spec_test_util.h"
 #include "rules/rule_library.h"
 #include "schemas/resolver.h"
 #include "schemas/schema_set.h"
@@ -80,14 +81,6 @@ inline std::unique_ptr<ExampleModel> LoadExampleModel(const std::string& name, L
     model->links = std::move(*links);
   }
   return model;
-}
-
-/// A mesh over EasyDeL's five axes.
-inline Mesh FiveAxisMesh(int64_t dp, int64_t fsdp, int64_t ep, int64_t tp, int64_t sp) {
-  Mesh mesh;
-  mesh.axis_names = {"dp", "fsdp", "ep", "tp", "sp"};
-  mesh.shape = {dp, fsdp, ep, tp, sp};
-  return mesh;
 }
 
 /// Everything a plan reports, for comparing two plans of the same inputs.

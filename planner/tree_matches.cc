@@ -11,12 +11,11 @@
 #include "rules/matcher.h"
 
 namespace easyplan::planner {
-namespace {
 
-template <typename T>
-std::string_view BytesOf(std::span<const T> values) {
-  return {reinterpret_cast<const char*>(values.data()), values.size_bytes()};
-}
+// Outside the anonymous namespace: TreeMatcher, the friend tree_matches.h declares, has external linkage
+// and holds DenseIdIndex members, which a type without linkage may not be (GCC's -Wsubobject-linkage, which
+// fires once this file is compiled inside a unity batch).
+namespace tree_matches_internal {
 
 /// An insert-only hash index from typed keys to dense ids 0, 1, ...: the caller keeps each id's key
 /// and says whether a stored id's key equals the one looked up. One hash per lookup, open addressing
@@ -56,6 +55,17 @@ class DenseIdIndex {
   std::vector<uint64_t> hashes_;  // by id
   std::vector<uint32_t> slots_;   // 1 + id; 0 = empty
 };
+
+}  // namespace tree_matches_internal
+
+using tree_matches_internal::DenseIdIndex;
+
+namespace {
+
+template <typename T>
+std::string_view BytesOf(std::span<const T> values) {
+  return {reinterpret_cast<const char*>(values.data()), values.size_bytes()};
+}
 
 bool SameLink(const LayoutLink* a, const LayoutLink* b) {
   if (!a || !b) return a == b;

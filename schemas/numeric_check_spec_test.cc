@@ -25,7 +25,7 @@ numeric_check:
 )yaml";
 
 // The block of a family file, as SchemaSet::NumericCheck reads it (the rest of the file must parse too).
-StatusOr<std::optional<NumericCheckDecl>> Parse(const std::string& text) {
+StatusOr<std::optional<NumericCheckDecl>> ParseCheckDecl(const std::string& text) {
   EP_RETURN_IF_ERROR(ParseFamilySchema(text, "toy.yaml").status());
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, "toy.yaml"));
   auto block = doc.root().find("numeric_check");
@@ -35,7 +35,7 @@ StatusOr<std::optional<NumericCheckDecl>> Parse(const std::string& text) {
 }
 
 TEST(NumericCheckSpecTest, ParsesTheBlockOfAFamilyFile) {
-  auto parsed = Parse(kFamily);
+  auto parsed = ParseCheckDecl(kFamily);
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   ASSERT_TRUE(parsed->has_value());
   const NumericCheckDecl& decl = **parsed;
@@ -50,11 +50,11 @@ TEST(NumericCheckSpecTest, ParsesTheBlockOfAFamilyFile) {
   EXPECT_EQ(decl.tiny[2].setting.value, Json(nullptr));
   EXPECT_TRUE(decl.tiny[2].when.has_value());
   EXPECT_EQ(decl.tiny[3].setting.value, Json::array());
-  EXPECT_FALSE(Parse("model_type: toy\n").value().has_value());
+  EXPECT_FALSE(ParseCheckDecl("model_type: toy\n").value().has_value());
 }
 
 TEST(NumericCheckSpecTest, ConditionsAreEvaluatedOverTheFullConfig) {
-  auto parsed = Parse(kFamily);
+  auto parsed = ParseCheckDecl(kFamily);
   ASSERT_TRUE(parsed.ok() && parsed->has_value());
   auto without = NumericCheckFor(**parsed, Json::parse(R"({"layer_types": null})"));
   ASSERT_TRUE(without.ok());
@@ -68,19 +68,19 @@ TEST(NumericCheckSpecTest, ConditionsAreEvaluatedOverTheFullConfig) {
 }
 
 TEST(NumericCheckSpecTest, ErrorsNameTheEntry) {
-  auto both =
-      Parse("model_type: toy\nnumeric_check:\n  forward: llama\n  tiny:\n    - {key: a, value: 1, size: hidden}\n");
+  auto both = ParseCheckDecl(
+      "model_type: toy\nnumeric_check:\n  forward: llama\n  tiny:\n    - {key: a, value: 1, size: hidden}\n");
   ASSERT_FALSE(both.ok());
   EXPECT_EQ(both.status().diag().loc.ToString(), "toy.yaml:5:7");
   EXPECT_EQ(both.status().diag().message, "expected one of 'value' (a literal) or 'size' (a named tiny size) for 'a'");
-  auto typo = Parse("model_type: toy\nnumeric_check:\n  forwrd: llama\n  tiny: []\n");
+  auto typo = ParseCheckDecl("model_type: toy\nnumeric_check:\n  forwrd: llama\n  tiny: []\n");
   ASSERT_FALSE(typo.ok());
   EXPECT_EQ(typo.status().diag().message, "unknown schema key 'forwrd' (did you mean 'forward'?)");
-  auto no_list = Parse("model_type: toy\nnumeric_check:\n  forward: llama\n");
+  auto no_list = ParseCheckDecl("model_type: toy\nnumeric_check:\n  forward: llama\n");
   ASSERT_FALSE(no_list.ok());
   EXPECT_EQ(no_list.status().diag().message, "expected 'tiny': the list of keys the tiny config sets");
-  auto bad_when =
-      Parse("model_type: toy\nnumeric_check:\n  forward: llama\n  tiny:\n    - {key: a, value: 1, when: \"x +\"}\n");
+  auto bad_when = ParseCheckDecl(
+      "model_type: toy\nnumeric_check:\n  forward: llama\n  tiny:\n    - {key: a, value: 1, when: \"x +\"}\n");
   ASSERT_FALSE(bad_when.ok());
   EXPECT_EQ(bad_when.status().diag().loc.line, 5);
 }

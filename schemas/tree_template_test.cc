@@ -19,13 +19,13 @@ constexpr char kBlocks[] = R"yaml(blocks:
     - {name: norm.weight, shape: [hidden_size], kind: layernorm}
 )yaml";
 
-StatusOr<TreeTemplate> Parse(const std::string& yaml, const std::string& blocks = kBlocks) {
+StatusOr<TreeTemplate> ParseTemplate(const std::string& yaml, const std::string& blocks = kBlocks) {
   return ParseTreeTemplate(yaml, "t.yaml", blocks, "_blocks.yaml");
 }
 
 // The error of parsing `yaml`, or "no error".
 Diag ErrorOf(const std::string& yaml, const std::string& blocks = kBlocks) {
-  auto tree = Parse(yaml, blocks);
+  auto tree = ParseTemplate(yaml, blocks);
   if (tree.ok()) return Diag{Severity::kNote, {}, "no error", {}};
   return tree.status().diag();
 }
@@ -72,12 +72,12 @@ tensors:
 }
 
 TEST(TreeTemplateTest, BlockThatUsesItselfIsADepthErrorNotACrash) {
-  constexpr char kLoop[] = R"yaml(blocks:
+  constexpr char kSelfUsingBlock[] = R"yaml(blocks:
   loop:
     - {name: a, shape: [1]}
     - use: loop
 )yaml";
-  Diag diag = ErrorOf("model_type: toy\ntensors:\n  - use: loop\n", kLoop);
+  Diag diag = ErrorOf("model_type: toy\ntensors:\n  - use: loop\n", kSelfUsingBlock);
   EXPECT_EQ(diag.loc.file, "_blocks.yaml");
   EXPECT_EQ(diag.loc.line, 4);
   EXPECT_NE(diag.message.find("blocks nest deeper than 16 levels (does block 'loop' use itself?)"), std::string::npos)
@@ -171,7 +171,7 @@ tensors:
 }
 
 TEST(TreeTemplateTest, ExpressionKeysAcceptIntegerAndBooleanLiterals) {
-  auto tree = Parse(R"yaml(model_type: toy
+  auto tree = ParseTemplate(R"yaml(model_type: toy
 tensors:
   - for: i
     count: 2
@@ -212,7 +212,7 @@ TEST(TreeTemplateTest, MalformedTensorsAreErrors) {
 }
 
 TEST(TreeTemplateTest, ParsesBlocksLetScopeAndPrefixes) {
-  auto tree = Parse(R"yaml(# A toy family.
+  auto tree = ParseTemplate(R"yaml(# A toy family.
 model_type: toy
 blocks:
   attention:   # the template's own block wins over the shared one

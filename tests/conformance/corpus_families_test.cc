@@ -24,7 +24,7 @@ struct FamilyFacts {
 
 std::ostream& operator<<(std::ostream& os, const FamilyFacts& facts) { return os << facts.model_dir; }
 
-std::vector<FamilyFacts> AllFacts() {
+std::vector<FamilyFacts> AllFamilyFacts() {
   return {
       // OpenAI's gpt-oss model card (arXiv:2508.10925, table 1): 20.91B; exact in the Hub's safetensors
       // count and keras-hub's gpt_oss preset metadata. The index's total_size holds the experts as MXFP4
@@ -138,20 +138,21 @@ TEST(CorpusFamiliesGptJ, HfTreeIsThePublishedCountLessTheShardedCopies) {
   EXPECT_EQ(tree->Totals()->params + sharded_copies, 6'053'381'344);
 }
 
-std::string CaseName(const ::testing::TestParamInfo<FamilyFacts>& param) {
+std::string FamilyCaseName(const ::testing::TestParamInfo<FamilyFacts>& param) {
   return testing::TestNameOf(param.param.model_dir);
 }
 
 std::vector<FamilyFacts> FactsWithBytes() {
   std::vector<FamilyFacts> out;
-  for (const FamilyFacts& facts : AllFacts()) {
+  for (const FamilyFacts& facts : AllFamilyFacts()) {
     if (facts.stored_bytes > 0) out.push_back(facts);
   }
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(CorpusFamilies, CorpusFamiliesTest, ::testing::ValuesIn(AllFacts()), CaseName);
-INSTANTIATE_TEST_SUITE_P(CorpusFamilies, CorpusFamiliesBytesTest, ::testing::ValuesIn(FactsWithBytes()), CaseName);
+INSTANTIATE_TEST_SUITE_P(CorpusFamilies, CorpusFamiliesTest, ::testing::ValuesIn(AllFamilyFacts()), FamilyCaseName);
+INSTANTIATE_TEST_SUITE_P(CorpusFamilies, CorpusFamiliesBytesTest, ::testing::ValuesIn(FactsWithBytes()),
+                         FamilyCaseName);
 
 }  // namespace
 }  // namespace easyplan

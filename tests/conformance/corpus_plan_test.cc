@@ -401,7 +401,7 @@ TEST(PlanJsonSchemaTest, TheValidatorRejectsWhatTheSchemaForbids) {
   EXPECT_FALSE(errors.empty());
 }
 
-std::string CaseName(const ::testing::TestParamInfo<std::tuple<std::string, int>>& param) {
+std::string PlanCaseName(const ::testing::TestParamInfo<std::tuple<std::string, int>>& param) {
   std::string name = std::get<0>(param.param).empty() ? "no_corpus" : std::get<0>(param.param);
   name += "_" + Meshes()[static_cast<size_t>(std::get<1>(param.param))].name;
   for (char& c : name) {
@@ -421,7 +421,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, CorpusModelTest, ::testing::ValuesIn(testing::C
 INSTANTIATE_TEST_SUITE_P(Corpus, CorpusPlanTest,
                          ::testing::Combine(::testing::ValuesIn(testing::CorpusModels()),
                                             ::testing::Range(0, static_cast<int>(Meshes().size()))),
-                         CaseName);
+                         PlanCaseName);
 
 }  // namespace
 }  // namespace easyplan

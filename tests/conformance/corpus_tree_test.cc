@@ -26,7 +26,7 @@ struct TreeFacts {
 
 std::ostream& operator<<(std::ostream& os, const TreeFacts& facts) { return os << facts.model_dir; }
 
-std::vector<TreeFacts> AllFacts() {
+std::vector<TreeFacts> AllTreeFacts() {
   return {
       {"meta-llama-Llama-2-7b-hf", "config.json", 6'738'415'616, ""},
       {"meta-llama-Llama-2-7b-hf", "config.resaved-fp32.json", 6'738'415'616,
@@ -116,7 +116,7 @@ TEST_P(CorpusTreeTest, EasyDelTreeHoldsTheSameParametersPlusAnUntiedHeadVariable
   }
 }
 
-std::string CaseName(const ::testing::TestParamInfo<TreeFacts>& param) {
+std::string TreeCaseName(const ::testing::TestParamInfo<TreeFacts>& param) {
   std::string name = param.param.model_dir + "_" + param.param.config_file;
   for (char& c : name) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -126,14 +126,14 @@ std::string CaseName(const ::testing::TestParamInfo<TreeFacts>& param) {
 
 std::vector<TreeFacts> FactsWithIndex() {
   std::vector<TreeFacts> out;
-  for (const TreeFacts& facts : AllFacts()) {
+  for (const TreeFacts& facts : AllTreeFacts()) {
     if (!facts.index_file.empty()) out.push_back(facts);
   }
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Corpus, CorpusTreeTest, ::testing::ValuesIn(AllFacts()), CaseName);
-INSTANTIATE_TEST_SUITE_P(Corpus, CorpusIndexTest, ::testing::ValuesIn(FactsWithIndex()), CaseName);
+INSTANTIATE_TEST_SUITE_P(Corpus, CorpusTreeTest, ::testing::ValuesIn(AllTreeFacts()), TreeCaseName);
+INSTANTIATE_TEST_SUITE_P(Corpus, CorpusIndexTest, ::testing::ValuesIn(FactsWithIndex()), TreeCaseName);
 
 }  // namespace
 }  // namespace easyplan
