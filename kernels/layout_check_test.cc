@@ -7,6 +7,8 @@
 namespace easyplan::kernels {
 namespace {
 
+using planner::plan_testing::MakeMesh;
+
 using planner::TensorLayout;
 using planner::UnevenMode;
 
@@ -34,7 +36,7 @@ struct TestPlan {
 
 TestPlan LlamaLikePlan(UnevenMode uneven = UnevenMode::kReplicate) {
   TestPlan t;
-  t.plan.mesh = planner::plan_testing::MakeMesh({"dp", "fsdp", "tp", "sp"}, {2, 2, 2, 2});
+  t.plan.mesh = MakeMesh({"dp", "fsdp", "tp", "sp"}, {2, 2, 2, 2});
   t.plan.uneven = uneven;
   t.Add("q_proj/kernel", Shape{64, 128}, PartitionSpec({{"fsdp", "sp"}, {"tp"}}));
   t.Add("o_proj/kernel", Shape{128, 64}, PartitionSpec({{"tp"}, {"fsdp", "sp"}}));
@@ -52,7 +54,7 @@ TEST(LayoutCheckTest, AValidPlanTilesEveryTensor) {
 
 TEST(LayoutCheckTest, UnevenChunkLayoutsTileWithEmptyShards) {
   TestPlan t;
-  t.plan.mesh = planner::plan_testing::MakeMesh({"fsdp", "tp"}, {4, 2});
+  t.plan.mesh = MakeMesh({"fsdp", "tp"}, {4, 2});
   t.plan.uneven = UnevenMode::kChunk;
   t.Add("odd", Shape{5, 3}, PartitionSpec({{"fsdp"}, {"tp"}}));  // chunks 2,2,1,0 and 2,1
   const LayoutCheckResult r = CheckLayouts(t.plan, t.tree, {});

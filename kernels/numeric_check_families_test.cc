@@ -11,6 +11,7 @@
 #include "core/json_parse.h"
 #include "kernels/numeric_check.h"
 #include "kernels/tiny_model.h"
+#include "planner/spec_test_util.h"
 #include "rules/rule_library.h"
 #include "schemas/data_source.h"
 #include "schemas/model_dims.h"
@@ -22,11 +23,9 @@
 namespace easyplan::kernels {
 namespace {
 
-Mesh FiveD(int64_t fsdp, int64_t ep, int64_t tp) {
-  Mesh mesh;
-  mesh.axis_names = {"dp", "fsdp", "ep", "tp", "sp"};
-  mesh.shape = {1, fsdp, ep, tp, 1};
-  return mesh;
+// EasyDeL's five axes with dp = sp = 1.
+Mesh FsdpEpTpMesh(int64_t fsdp, int64_t ep, int64_t tp) {
+  return planner::plan_testing::FiveAxisMesh(1, fsdp, ep, tp, 1);
 }
 
 class FamilyNumericCheckTest : public ::testing::Test {
@@ -116,14 +115,15 @@ class FamilyNumericCheckTest : public ::testing::Test {
 };
 
 TEST_F(FamilyNumericCheckTest, Glm4MoeAgreesOnTpFsdpAndEp) {
-  ExpectAgreement("glm-4.5-air", {FiveD(1, 1, 2), FiveD(2, 1, 2), FiveD(1, 2, 1), FiveD(2, 2, 2)});
+  ExpectAgreement("glm-4.5-air",
+                  {FsdpEpTpMesh(1, 1, 2), FsdpEpTpMesh(2, 1, 2), FsdpEpTpMesh(1, 2, 1), FsdpEpTpMesh(2, 2, 2)});
   EXPECT_EQ(model_.family, ModelFamily::kDeepseek);
   EXPECT_EQ(model_.kv_lora_rank, 0);  // GQA attention, not MLA
   EXPECT_EQ(model_.rotary_dim, 4);    // partial_rotary_factor 0.5 of head_dim 8
   EXPECT_TRUE(model_.attention_bias && model_.o_bias && model_.correction_bias);
   EXPECT_EQ(model_.shared_intermediate, model_.moe_intermediate);
   EXPECT_EQ(model_.first_dense_layers, 1);
-  ExpectDroppedAllReduceCaught("glm-4.5-air", FiveD(1, 1, 2));
+  ExpectDroppedAllReduceCaught("glm-4.5-air", FsdpEpTpMesh(1, 1, 2));
 }
 
 TEST_F(FamilyNumericCheckTest, FalconAgreesInBothArchitectures) {
@@ -131,30 +131,32 @@ TEST_F(FamilyNumericCheckTest, FalconAgreesInBothArchitectures) {
   // architecture (8 kv groups, ln_attn + ln_mlp).
   // (The full Falcon-7B's 71 heads forbid tp=2 in its own plan; its tiny model has 4 heads.)
   for (const char* example : {"falcon-7b", "falcon-40b"}) {
-    ExpectAgreement(example, {FiveD(1, 1, 2), FiveD(2, 1, 2), FiveD(4, 1, 1)});
+    ExpectAgreement(example, {FsdpEpTpMesh(1, 1, 2), FsdpEpTpMesh(2, 1, 2), FsdpEpTpMesh(4, 1, 1)});
     EXPECT_EQ(model_.falcon_two_norms, std::string(example) == "falcon-40b");
     EXPECT_EQ(model_.kv_heads, std::string(example) == "falcon-40b" ? 2 : 1);
     EXPECT_FALSE(model_.falcon_sequential);
     EXPECT_FALSE(model_.tied_embeddings);  // the tree has lm_head
-    ExpectDroppedAllReduceCaught(example, FiveD(1, 1, 2));
+    ExpectDroppedAllReduceCaught(example, FsdpEpTpMesh(1, 1, 2));
   }
 }
 
 TEST_F(FamilyNumericCheckTest, GptOssAgreesOnTpFsdpAndEp) {
-  ExpectAgreement("gpt-oss-20b", {FiveD(1, 1, 2), FiveD(2, 1, 2), FiveD(1, 2, 1), FiveD(2, 2, 2)});
+  ExpectAgreement("gpt-oss-20b",
+                  {FsdpEpTpMesh(1, 1, 2), FsdpEpTpMesh(2, 1, 2), FsdpEpTpMesh(1, 2, 1), FsdpEpTpMesh(2, 2, 2)});
   EXPECT_TRUE(model_.attention_sinks);
   EXPECT_EQ(model_.layer_types, (std::vector<std::string>{"sliding_attention", "full_attention"}));
   EXPECT_EQ(model_.sliding_window, 4);
   EXPECT_DOUBLE_EQ(model_.swiglu_limit, 7.0);
   EXPECT_TRUE(model_.attention_bias && model_.o_bias);
-  ExpectDroppedAllReduceCaught("gpt-oss-20b", FiveD(1, 1, 2));
+  ExpectDroppedAllReduceCaught("gpt-oss-20b", FsdpEpTpMesh(1, 1, 2));
 }
 
 TEST_F(FamilyNumericCheckTest, Llama4TextAgreesOnTpFsdpAndEp) {
   // llama4_text alone, then inside the multimodal llama4 (text tower under language_model/, the shrunk
   // vision tower's shards checked but not run).
   for (const char* example : {"llama-4-scout:text_config", "llama-4-scout"}) {
-    ExpectAgreement(example, {FiveD(1, 1, 2), FiveD(2, 1, 2), FiveD(1, 2, 1), FiveD(2, 2, 2)});
+    ExpectAgreement(example,
+                    {FsdpEpTpMesh(1, 1, 2), FsdpEpTpMesh(2, 1, 2), FsdpEpTpMesh(1, 2, 1), FsdpEpTpMesh(2, 2, 2)});
     EXPECT_EQ(model_.param_prefix, std::string(example) == "llama-4-scout" ? "language_model/" : "");
     EXPECT_EQ(model_.layer_types, (std::vector<std::string>{"chunked_attention", "full_attention"}));
     EXPECT_EQ(model_.attention_chunk, 4);
@@ -162,18 +164,19 @@ TEST_F(FamilyNumericCheckTest, Llama4TextAgreesOnTpFsdpAndEp) {
     EXPECT_EQ(model_.sparse_layers, (std::vector<bool>{false, true}));
     EXPECT_TRUE(model_.l2_qk_norm && model_.rope_interleaved);
     EXPECT_EQ(model_.top_k, 1);
-    ExpectDroppedAllReduceCaught(example, FiveD(1, 1, 2));
+    ExpectDroppedAllReduceCaught(example, FsdpEpTpMesh(1, 1, 2));
   }
 }
 
 TEST_F(FamilyNumericCheckTest, Qwen3NextAgreesOnTpFsdpAndEp) {
-  ExpectAgreement("qwen3-next-80b-a3b", {FiveD(1, 1, 2), FiveD(2, 1, 2), FiveD(1, 2, 1), FiveD(2, 2, 2)});
+  ExpectAgreement("qwen3-next-80b-a3b",
+                  {FsdpEpTpMesh(1, 1, 2), FsdpEpTpMesh(2, 1, 2), FsdpEpTpMesh(1, 2, 1), FsdpEpTpMesh(2, 2, 2)});
   EXPECT_EQ(model_.layer_types, (std::vector<std::string>{"linear_attention", "full_attention"}));
   EXPECT_EQ(model_.sparse_layers, (std::vector<bool>{true, true}));
   EXPECT_TRUE(model_.zero_centered_norms && model_.attention_output_gate);
   EXPECT_EQ(model_.linear_value_heads, 2 * model_.linear_key_heads);  // the full model's 32 / 16
   EXPECT_EQ(model_.rotary_dim, 2);                                    // partial_rotary_factor 0.25 of 8
-  ExpectDroppedAllReduceCaught("qwen3-next-80b-a3b", FiveD(1, 1, 2));
+  ExpectDroppedAllReduceCaught("qwen3-next-80b-a3b", FsdpEpTpMesh(1, 1, 2));
 }
 
 }  // namespace

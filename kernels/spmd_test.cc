@@ -9,6 +9,8 @@
 namespace easyplan::kernels {
 namespace {
 
+using planner::plan_testing::MakeMesh;
+
 HostTensor Iota(Dims dims, double scale = 0.01) {
   HostTensor t(std::move(dims));
   for (int64_t i = 0; i < t.size(); ++i)
@@ -26,10 +28,7 @@ void ExpectNear(const HostTensor& a, const HostTensor& b) {
 class SpmdTest : public ::testing::Test {
  protected:
   // fsdp=2, tp=2
-  SpmdTest()
-      : geo_(planner::plan_testing::MakeMesh({"fsdp", "tp"}, {2, 2})),
-        comm_(geo_, 4, &log_, Injection::kNone),
-        spmd_(comm_) {}
+  SpmdTest() : geo_(MakeMesh({"fsdp", "tp"}, {2, 2})), comm_(geo_, 4, &log_, Injection::kNone), spmd_(comm_) {}
 
   int64_t Count(CollectiveKind kind) const {
     int64_t n = 0;

@@ -7,6 +7,7 @@
 #include "core/document.h"
 #include "core/json_parse.h"
 #include "core/yaml_parse.h"
+#include "planner/spec_test_util.h"
 #include "schemas/data_source.h"
 #include "schemas/resolver.h"
 #include "schemas/schema_set.h"
@@ -15,12 +16,7 @@
 namespace easyplan::kernels {
 namespace {
 
-Mesh FiveD(int64_t dp, int64_t fsdp, int64_t ep, int64_t tp, int64_t sp) {
-  Mesh mesh;
-  mesh.axis_names = {"dp", "fsdp", "ep", "tp", "sp"};
-  mesh.shape = {dp, fsdp, ep, tp, sp};
-  return mesh;
-}
+using planner::plan_testing::FiveAxisMesh;
 
 class TinyModelTest : public ::testing::Test {
  protected:
@@ -65,34 +61,35 @@ class TinyModelTest : public ::testing::Test {
 using Strings = std::vector<std::string>;
 
 TEST_F(TinyModelTest, LlamaKeepsTheGqaRatioWithTwoKvGroupsPerHeadUnit) {
-  EXPECT_EQ(Sets("llama-3.1-8b", FiveD(1, 2, 1, 2, 1)),
+  EXPECT_EQ(Sets("llama-3.1-8b", FiveAxisMesh(1, 2, 1, 2, 1)),
             (Strings{"num_hidden_layers=2", "hidden_size=64", "intermediate_size=128", "vocab_size=128",
                      "num_key_value_heads=2", "num_attention_heads=8", "head_dim=8"}));
   // Three devices: sizes become multiples of 3; the vocabulary (128256 = 3 x 42752) stays divisible.
-  EXPECT_EQ(Sets("llama-3.1-8b", FiveD(1, 1, 1, 3, 1)),
+  EXPECT_EQ(Sets("llama-3.1-8b", FiveAxisMesh(1, 1, 1, 3, 1)),
             (Strings{"num_hidden_layers=2", "hidden_size=66", "intermediate_size=132", "vocab_size=129",
                      "num_key_value_heads=3", "num_attention_heads=12", "head_dim=8"}));
   // A vocabulary the mesh does not divide stays indivisible under --uneven replicate only.
-  EXPECT_EQ(Sets("llama-3.1-8b", FiveD(1, 1, 1, 3, 1), planner::UnevenMode::kReplicate, {"vocab_size=128257"})[3],
-            "vocab_size=130");
-  EXPECT_EQ(Sets("llama-3.1-8b", FiveD(1, 1, 1, 3, 1), planner::UnevenMode::kError, {"vocab_size=128257"})[3],
+  EXPECT_EQ(
+      Sets("llama-3.1-8b", FiveAxisMesh(1, 1, 1, 3, 1), planner::UnevenMode::kReplicate, {"vocab_size=128257"})[3],
+      "vocab_size=130");
+  EXPECT_EQ(Sets("llama-3.1-8b", FiveAxisMesh(1, 1, 1, 3, 1), planner::UnevenMode::kError, {"vocab_size=128257"})[3],
             "vocab_size=129");
   // One kv head: one group per head unit (here the tp size, 2), with the GQA ratio kept (32 heads).
   const Strings mqa =
-      Sets("llama-3.1-8b", FiveD(1, 2, 1, 2, 1), planner::UnevenMode::kReplicate, {"num_key_value_heads=1"});
+      Sets("llama-3.1-8b", FiveAxisMesh(1, 2, 1, 2, 1), planner::UnevenMode::kReplicate, {"num_key_value_heads=1"});
   EXPECT_EQ(mqa[4], "num_key_value_heads=2");
   EXPECT_EQ(mqa[5], "num_attention_heads=64");
 }
 
 TEST_F(TinyModelTest, Qwen2ClearsLayerTypesAndMaxWindowLayers) {
   EXPECT_EQ(
-      Sets("qwen2.5-7b", FiveD(1, 4, 1, 2, 1)),
+      Sets("qwen2.5-7b", FiveAxisMesh(1, 4, 1, 2, 1)),
       (Strings{"num_hidden_layers=2", "hidden_size=64", "intermediate_size=128", "vocab_size=128", "layer_types=null",
                "max_window_layers=2", "num_key_value_heads=2", "num_attention_heads=14", "head_dim=8"}));
 }
 
 TEST_F(TinyModelTest, MoeFamiliesSetEveryExpertCountKeyTheyHave) {
-  auto mixtral = Derive("mixtral-8x7b", FiveD(2, 2, 2, 2, 1));
+  auto mixtral = Derive("mixtral-8x7b", FiveAxisMesh(2, 2, 2, 2, 1));
   ASSERT_TRUE(mixtral.ok()) << mixtral.status().ToString();
   EXPECT_EQ(mixtral->family, ModelFamily::kMoe);
   EXPECT_TRUE(mixtral->mixtral_names);
@@ -100,7 +97,7 @@ TEST_F(TinyModelTest, MoeFamiliesSetEveryExpertCountKeyTheyHave) {
   EXPECT_EQ(mixtral->sets, (Strings{"num_hidden_layers=2", "hidden_size=64", "intermediate_size=128", "vocab_size=128",
                                     "num_key_value_heads=2", "num_attention_heads=8", "head_dim=8",
                                     "num_local_experts=16", "num_experts=16"}));
-  EXPECT_EQ(Sets("qwen3-30b-a3b", FiveD(1, 4, 1, 2, 1)),
+  EXPECT_EQ(Sets("qwen3-30b-a3b", FiveAxisMesh(1, 4, 1, 2, 1)),
             (Strings{"num_hidden_layers=2", "hidden_size=64", "intermediate_size=128", "vocab_size=128",
                      "max_window_layers=2", "num_key_value_heads=2", "num_attention_heads=16", "head_dim=8",
                      "num_local_experts=16", "num_experts=16", "moe_intermediate_size=32", "decoder_sparse_step=1",
@@ -109,13 +106,13 @@ TEST_F(TinyModelTest, MoeFamiliesSetEveryExpertCountKeyTheyHave) {
 
 TEST_F(TinyModelTest, DeepseekKeepsMlaGroupsAndOneDenseLayer) {
   EXPECT_EQ(
-      Sets("deepseek-v3", FiveD(2, 2, 2, 2, 1)),
+      Sets("deepseek-v3", FiveAxisMesh(2, 2, 2, 2, 1)),
       (Strings{"num_hidden_layers=2", "hidden_size=64", "intermediate_size=128", "vocab_size=128",
                "num_attention_heads=4", "num_key_value_heads=4", "n_routed_experts=32", "moe_intermediate_size=32",
                "first_k_dense_replace=1", "q_lora_rank=32", "kv_lora_rank=32", "qk_nope_head_dim=8",
                "qk_rope_head_dim=8", "v_head_dim=8", "head_dim=8", "rope_scaling=null", "num_nextn_predict_layers=0"}));
   // No query compression stays none; 3 groups: whole groups on every device (lcm(8, 3) = 24).
-  const Strings sets = Sets("deepseek-v3", FiveD(2, 2, 2, 2, 1), planner::UnevenMode::kReplicate,
+  const Strings sets = Sets("deepseek-v3", FiveAxisMesh(2, 2, 2, 2, 1), planner::UnevenMode::kReplicate,
                             {"q_lora_rank=null", "n_group=3", "topk_group=1", "first_k_dense_replace=0"});
   EXPECT_EQ(sets[6], "n_routed_experts=48");
   EXPECT_EQ(sets[8], "first_k_dense_replace=0");
@@ -123,7 +120,7 @@ TEST_F(TinyModelTest, DeepseekKeepsMlaGroupsAndOneDenseLayer) {
 }
 
 TEST_F(TinyModelTest, Gpt2SizesItsOwnKeys) {
-  EXPECT_EQ(Sets("gpt2", FiveD(1, 1, 1, 3, 1)),
+  EXPECT_EQ(Sets("gpt2", FiveAxisMesh(1, 1, 1, 3, 1)),
             (Strings{"n_layer=2", "n_head=6", "n_embd=48", "n_inner=null", "vocab_size=130", "n_positions=32"}));
 }
 
@@ -135,7 +132,8 @@ TEST_F(TinyModelTest, EveryDeclaredFamilyDerivesOnAnyMesh) {
     SCOPED_TRACE(name);
     auto spec = schemas::NumericCheckFor(**decl, Json::object());
     ASSERT_TRUE(spec.ok()) << spec.status().ToString();
-    auto tiny = DeriveTinyModel(*spec, schemas::ModelDims(), FiveD(1, 8, 1, 3, 1), planner::UnevenMode::kReplicate);
+    auto tiny =
+        DeriveTinyModel(*spec, schemas::ModelDims(), FiveAxisMesh(1, 8, 1, 3, 1), planner::UnevenMode::kReplicate);
     ASSERT_TRUE(tiny.ok()) << tiny.status().ToString();
     EXPECT_FALSE(tiny->sets.empty());
   }
@@ -145,7 +143,8 @@ TEST_F(TinyModelTest, UnknownNamesPointAtTheFamilyFile) {
   schemas::NumericCheckSpec spec;
   spec.forward = "lama";
   spec.forward_loc = SourceLoc{"schemas/families/x.yaml", "", 7, 12};
-  auto forward = DeriveTinyModel(spec, schemas::ModelDims(), FiveD(1, 1, 1, 1, 1), planner::UnevenMode::kReplicate);
+  auto forward =
+      DeriveTinyModel(spec, schemas::ModelDims(), FiveAxisMesh(1, 1, 1, 1, 1), planner::UnevenMode::kReplicate);
   ASSERT_FALSE(forward.ok());
   EXPECT_EQ(forward.status().diag().loc.line, 7);
   EXPECT_EQ(forward.status().diag().message,
@@ -153,7 +152,7 @@ TEST_F(TinyModelTest, UnknownNamesPointAtTheFamilyFile) {
   spec.forward = "llama";
   spec.tiny.push_back(
       schemas::TinySetting{"hidden_size", std::nullopt, "hiden", {"schemas/families/x.yaml", "", 9, 7}});
-  auto size = DeriveTinyModel(spec, schemas::ModelDims(), FiveD(1, 1, 1, 1, 1), planner::UnevenMode::kReplicate);
+  auto size = DeriveTinyModel(spec, schemas::ModelDims(), FiveAxisMesh(1, 1, 1, 1, 1), planner::UnevenMode::kReplicate);
   ASSERT_FALSE(size.ok());
   EXPECT_EQ(size.status().diag().loc.ToString(), "schemas/families/x.yaml:9:7");
   EXPECT_EQ(size.status().diag().message,
@@ -162,7 +161,7 @@ TEST_F(TinyModelTest, UnknownNamesPointAtTheFamilyFile) {
 }
 
 TEST_F(TinyModelTest, ModelDescOfTheResolvedTinyDeepseek) {
-  auto tiny = Derive("deepseek-v3", FiveD(2, 2, 2, 2, 1));
+  auto tiny = Derive("deepseek-v3", FiveAxisMesh(2, 2, 2, 2, 1));
   ASSERT_TRUE(tiny.ok());
   const schemas::ResolvedConfig resolved = Resolve("deepseek-v3", tiny->sets);
   auto dims = schemas::ModelDimsOf(resolved);
@@ -170,7 +169,7 @@ TEST_F(TinyModelTest, ModelDescOfTheResolvedTinyDeepseek) {
   ParamTree tree;
   tree.tensors.push_back(TensorEntry{"model/layers/1/mlp/gate/e_score_correction_bias", Shape{32}});
   planner::Plan plan;
-  plan.mesh = FiveD(2, 2, 2, 2, 1);
+  plan.mesh = FiveAxisMesh(2, 2, 2, 2, 1);
   const ModelDesc m = ModelDescOf(*tiny, *dims, tree, plan);
   EXPECT_EQ(m.family, ModelFamily::kDeepseek);
   EXPECT_EQ(m.model_type, "deepseek_v3");
@@ -195,7 +194,7 @@ TEST_F(TinyModelTest, ModelDescOfTheResolvedTinyDeepseek) {
 }
 
 TEST_F(TinyModelTest, MixtralRenormalisesWhateverItsConfigSays) {
-  auto tiny = Derive("mixtral-8x7b", FiveD(1, 2, 1, 2, 1));
+  auto tiny = Derive("mixtral-8x7b", FiveAxisMesh(1, 2, 1, 2, 1));
   ASSERT_TRUE(tiny.ok());
   auto dims = schemas::ModelDimsOf(Resolve("mixtral-8x7b", tiny->sets));
   ASSERT_TRUE(dims.ok());

@@ -207,11 +207,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   StatusOr<Document> shape_doc = ParseJsonDocument(lines[4], "shape.json", Limits{});
   if (!shape_doc.ok() || !shape_doc->root().is_array() || shape_doc->root().size() > 6) return 0;
   std::vector<int64_t> dims;
-  int64_t elements = 1;
   for (const Json& dim : shape_doc->root()) {
     if (!dim.is_number_integer() || dim.get<int64_t>() < 1 || dim.get<int64_t>() > (1 << 20)) return 0;
     dims.push_back(dim.get<int64_t>());
-    elements = elements > (int64_t{1} << 40) ? elements : elements * dims.back();
   }
   const Shape shape(dims);
   const planner::UnevenMode mode = lines[5] == "c"   ? planner::UnevenMode::kChunk
@@ -229,6 +227,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   fuzz::Check(layout.ok(), "a corrected spec cannot be laid out");
+  const int64_t elements = *shape.NumElements();
   if (mesh.NumDevices() <= kMaxTilingDevices && elements <= kMaxTilingElements) {
     CheckTiling(*layout, mesh, elements);
   }
