@@ -142,3 +142,22 @@ easyplan_sanitizer_env() {
   export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:strict_string_checks=1:check_initialization_order=1:detect_stack_use_after_return=1}"
   export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 }
+
+# The libFuzzer targets (tests/fuzz/targets.txt) and the limits every run and merge of them uses.
+EASYPLAN_FUZZ_TARGETS_FILE="$EASYPLAN_ROOT/tests/fuzz/targets.txt"
+# -timeout: an input slower than 10 s is a finding (a hang); -rss_limit_mb: so is a memory blow-up.
+EASYPLAN_FUZZ_LIMITS=(-timeout=10 -rss_limit_mb=2560)
+# easyplan_fuzz_targets SCRIPT TARGET|all: sets the array `targets` to the named target, or every one;
+# an unknown name is a usage error (exit 2) that lists them.
+easyplan_fuzz_targets() {
+  local script="$1" wanted="$2" all
+  mapfile -t all < <(grep -v '^\s*\(#\|$\)' "$EASYPLAN_FUZZ_TARGETS_FILE" | awk '{print $1}')
+  if [[ "$wanted" == all ]]; then
+    targets=("${all[@]}")
+  elif printf '%s\n' "${all[@]}" | grep -qx "$wanted"; then
+    targets=("$wanted")
+  else
+    echo "$script: unknown target '$wanted'; targets: ${all[*]}" >&2
+    exit 2
+  fi
+}
