@@ -6,10 +6,14 @@
 // an MPI collective on the communicator of its mesh-axis group (one MPI_Comm_split per set of axes).
 // Rank 0 is the root: it prints the report.
 //
-// Nothing waits forever. Every MPI call is non-blocking and polled against a deadline (`timeout`
-// seconds, the root's a little shorter so it is the one to report); a wait that expires prints what it
-// waited for and ends the whole job with MPI_Abort(3). A rank that crashes prints which and exits 3;
-// when mpirun then stops the others, the root says the check did not finish and exits 3.
+// Nothing waits forever. Every MPI call has a deadline (`timeout` seconds, the root's a little shorter so
+// it is the one to report). The collectives are non-blocking and polled against it; a wait that expires
+// prints what it waited for and ends the whole job with MPI_Abort(3). The calls that only exist in
+// blocking form (MPI_Init, MPI_Comm_split, MPI_Finalize) run under a watchdog thread that prints the
+// same message and exits 3, which makes mpirun end the job. A rank that crashes prints which and exits 3.
+// The root watches the ranks' processes on its host and, when one ends, names it and exits 3 before
+// mpirun's teardown can swallow its output. The test-only variable EASYPLAN_TEST_MPI_STOP (split or
+// finalize) stops the last rank with SIGSTOP before that call (docs/CHECK.md).
 //
 // Built only where Open MPI's development files were found (CMake option EASYPLAN_MPI); elsewhere
 // StartMpiEngine says how to get them.

@@ -1,5 +1,6 @@
 // The MPI engine (kernels/mpi_engine.h): one process per rank, MPI's non-blocking collectives on one
-// communicator per set of mesh axes, every wait polled against a deadline.
+// communicator per set of mesh axes, every wait polled against a deadline, and the blocking calls
+// (MPI_Init, MPI_Comm_split, MPI_Finalize) watched by a thread with the same deadline.
 #include "kernels/mpi_engine.h"
 
 #include <fmt/format.h>
@@ -9,11 +10,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <functional>
 #include <map>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kernels/mpi_launch.h"
@@ -74,6 +82,214 @@ void RestoreHandlers() {
   ::signal(SIGTERM, SIG_DFL);
 }
 
+// ---- What the root can tell about the other ranks' processes ----
+// MPI itself does not say which rank is missing from a collective, nor that a rank died (Open MPI
+// without ULFM has no failure notification). On the same host the root can look: /proc/<pid>/stat
+// (proc(5)) gives a process's state, and a rank whose process is gone, or a zombie, has ended.
+
+struct PeerProcess {
+  uint64_t host = 0;  ///< HostKey() of its host; 0 unknown
+  int64_t pid = 0;
+};
+
+// The same kernel (boot id) and the same pid namespace: there, a peer's pid names its process.
+uint64_t HostKey() {
+  std::ifstream boot("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(boot, id);
+  char ns[64] = {};
+  const ssize_t n = ::readlink("/proc/self/ns/pid", ns, sizeof ns - 1);
+  if (id.empty() || n <= 0) return 0;
+  const uint64_t key = std::hash<std::string>{}(id + std::string(ns, static_cast<size_t>(n)));
+  return key == 0 ? 1 : key;
+}
+
+enum class ProcessState { kRunning, kStopped, kEnded };
+
+// proc(5): the state is the first field after the command name's closing parenthesis.
+ProcessState StateOf(int64_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return ProcessState::kEnded;
+  const size_t paren = line.rfind(')');
+  const char state = paren != std::string::npos && paren + 2 < line.size() ? line[paren + 2] : '?';
+  if (state == 'Z' || state == 'X') return ProcessState::kEnded;
+  if (state == 'T' || state == 't') return ProcessState::kStopped;
+  return ProcessState::kRunning;
+}
+
+// "rank 7 stopped answering (its process ended)" for every rank on the root's host whose process ended
+// (or, unless `ended_only`, is stopped); empty when the root can tell nothing.
+std::string DiagnosePeers(const std::vector<PeerProcess>& peers, bool ended_only) {
+  if (peers.empty()) return "";
+  const uint64_t host = peers[0].host;
+  std::vector<std::string> found;
+  for (size_t r = 1; r < peers.size() && host != 0; ++r) {
+    if (peers[r].host != host || peers[r].pid <= 0) continue;
+    const ProcessState state = StateOf(peers[r].pid);
+    if (state == ProcessState::kEnded) {
+      found.push_back(fmt::format("rank {} stopped answering (its process ended)", r));
+    } else if (state == ProcessState::kStopped && !ended_only) {
+      found.push_back(fmt::format("rank {} stopped answering (its process is stopped, as by SIGSTOP)", r));
+    }
+  }
+  return fmt::format("{}", fmt::join(found, "; "));
+}
+
+// ---- Deadlines ----
+
+// The root waits a little less than the others, so it is the one that reports.
+double WaitLimit(int rank, double timeout) { return rank == 0 ? timeout : timeout + 2; }
+
+// "rank 0 of 8 waited 60 s for X: a rank stopped answering or died; the check did not finish ...".
+std::string TimeoutMessage(int rank, int size, double limit, const std::string& what, const std::string& who,
+                           bool finished) {
+  return fmt::format("easyplan: error: rank {} of {} waited {} s for {}: {}; {} (--mpi-timeout sets the wait)\n", rank,
+                     size, limit, what, who.empty() ? "a rank stopped answering or died" : who,
+                     finished ? "the check finished and its output above stands, but the job did not end cleanly"
+                              : "the check did not finish");
+}
+
+// The blocking MPI calls (MPI_Init, MPI_Comm_split, MPI_Finalize) cannot be polled, so a thread keeps
+// their deadline: if the call has not returned when it passes, the thread prints what it waited for and
+// ends the process with _exit(3). It cannot call MPI_Abort: under MPI_THREAD_SINGLE only the main
+// thread may call MPI (MPI_Init_thread(3)), and before MPI_Init returns there is nothing to abort. mpirun
+// then ends the job: "By default, the job will abort when any process terminates with non-zero status"
+// (mpirun(1), "Exit status"), and its exit code is this process's 3. The others' own deadlines end
+// them too if mpirun is told not to.
+//
+// On the root it also watches the ranks on its host between the start and the end of the check: when
+// one's process ends, the root says which and exits 3 at once. mpirun stops the job when a rank dies,
+// and output the survivors write after its SIGTERM is often lost (Open MPI 4.1 drops it while tearing
+// the job down), so the root must speak first.
+class Watchdog {
+ public:
+  Watchdog(int rank, int size, double timeout)
+      : rank_(rank), size_(size), limit_(WaitLimit(rank, timeout)), thread_([this] { Loop(); }) {}
+
+  ~Watchdog() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+  }
+
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  /// Runs a blocking MPI call under the deadline; returns its code.
+  int Run(const std::string& what, const std::function<int()>& call) {
+    Arm(what);
+    const int rc = call();
+    Arm("");
+    return rc;
+  }
+
+  /// From now on the output is the check's: a stall is after its result.
+  void MarkFinished() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    finished_ = true;
+  }
+
+  /// Root: every rank's process, for the messages and (while `watch`) the ended-rank check.
+  void SetPeers(std::vector<PeerProcess> peers, bool watch) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      peers_ = std::move(peers);
+      watch_ = watch;
+    }
+    wake_.notify_all();
+  }
+
+  void StopWatching() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    watch_ = false;
+  }
+
+  /// Which ranks the root can tell stopped answering; empty when none.
+  std::string Diagnose() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return DiagnosePeers(peers_, /*ended_only=*/false);
+  }
+
+  double limit() const { return limit_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  // Open MPI 4.1's mpirun signals the survivors about a second after a rank dies (its odls component
+  // sends SIGCONT, waits odls_base_sigkill_timeout, 1 s by default, then SIGTERM): 50 ms is well
+  // inside that, at a few hundred /proc reads a second at most.
+  static constexpr std::chrono::milliseconds kPeerPoll{50};
+
+  void Arm(const std::string& what) {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      what_ = what;
+      deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit_));
+    }
+    wake_.notify_all();
+  }
+
+  void Loop() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!stop_) {
+      if (!what_.empty() && Clock::now() >= deadline_) {
+        End(TimeoutMessage(rank_, size_, limit_, what_, DiagnosePeers(peers_, false), finished_));
+      }
+      if (watch_) {
+        const std::string ended = DiagnosePeers(peers_, /*ended_only=*/true);
+        if (!ended.empty()) {
+          End(fmt::format("easyplan: error: rank {} of {}: {}; the check did not finish\n", rank_, size_, ended));
+        }
+      }
+      const Clock::time_point forever = Clock::now() + std::chrono::hours(24);
+      Clock::time_point wake = what_.empty() ? forever : deadline_;
+      if (watch_) wake = std::min(wake, Clock::now() + kPeerPoll);
+      wake_.wait_until(lock, wake);
+    }
+  }
+
+  // write(2), not stdio: the main thread may hold a stream's lock. The result, if any, was flushed
+  // before MPI_Finalize.
+  [[noreturn]] static void End(const std::string& message) {
+    WriteAll(message.data(), message.size());
+    ::_exit(3);
+  }
+
+  const int rank_, size_;
+  const double limit_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  std::string what_;  ///< the blocking call under way; empty when none
+  Clock::time_point deadline_;
+  std::vector<PeerProcess> peers_;
+  bool watch_ = false, finished_ = false, stop_ = false;
+  std::thread thread_;  ///< last: starts once the rest is set
+};
+
+// ---- The test-only stop points ----
+// EASYPLAN_TEST_MPI_STOP (docs/CHECK.md, for tests/cli/mpi_check_test.cc only): the last rank stops
+// itself with SIGSTOP just before a blocking call, as a frozen process would. (A rank frozen before
+// MPI_Init needs no hook: the test stops the process before easyplan starts.)
+enum class StopAt { kNone, kSplit, kFinalize };
+
+StatusOr<StopAt> ReadStopAt() {
+  const char* value = std::getenv("EASYPLAN_TEST_MPI_STOP");
+  if (value == nullptr || *value == '\0') return StopAt::kNone;
+  const std::string text = value;
+  if (text == "split") return StopAt::kSplit;
+  if (text == "finalize") return StopAt::kFinalize;
+  return Status::BadInput({}, fmt::format("EASYPLAN_TEST_MPI_STOP is '{}', expected split or finalize (a test "
+                                          "hook: it stops the last rank)",
+                                          text));
+}
+
+void MaybeStop(StopAt configured, StopAt here, int rank, int size) {
+  if (configured == here && rank == size - 1) ::raise(SIGSTOP);
+}
+
 // ---- Waiting ----
 
 std::string ErrorText(int code) {
@@ -85,7 +301,7 @@ std::string ErrorText(int code) {
 
 class Waiter {
  public:
-  Waiter(int rank, int size, double timeout) : rank_(rank), size_(size), timeout_(timeout) {}
+  Waiter(int rank, int size, const Watchdog& watchdog) : rank_(rank), size_(size), watchdog_(watchdog) {}
 
   /// Starts a non-blocking MPI call (`start` returns its code) and polls its request until it
   /// completes; an error, or the deadline passing, ends the job (exit 3).
@@ -98,20 +314,14 @@ class Waiter {
 
   /// Polls `request` until it completes; past the deadline, ends the job (exit 3).
   void Wait(MPI_Request* request, const std::string& what) const {
-    // The root waits a little less, so it is the one that reports.
-    const double limit = rank_ == 0 ? timeout_ : timeout_ + 2;
+    const double limit = watchdog_.limit();
     const double deadline = MPI_Wtime() + limit;
     for (int polls = 0;; ++polls) {
       int done = 0;
       const int rc = MPI_Test(request, &done, MPI_STATUS_IGNORE);
       if (rc != MPI_SUCCESS) Fail(fmt::format("MPI failed in {}: {}", what, ErrorText(rc)));
       if (done) return;
-      if (MPI_Wtime() > deadline) {
-        Fail(
-            fmt::format("waited {} s for {}: a rank stopped answering or died; the check did not finish "
-                        "(--mpi-timeout sets the wait)",
-                        limit, what));
-      }
+      if (MPI_Wtime() > deadline) Abort(TimeoutMessage(rank_, size_, limit, what, watchdog_.Diagnose(), false));
       if (polls > 200) {  // yield the core: ranks are often oversubscribed
         const timespec pause{0, 50'000};
         ::nanosleep(&pause, nullptr);
@@ -125,15 +335,20 @@ class Waiter {
   }
 
   [[noreturn]] void Fail(const std::string& message) const {
-    std::fprintf(stderr, "easyplan: error: rank %d of %d %s\n", rank_, size_, message.c_str());
+    Abort(fmt::format("easyplan: error: rank {} of {} {}\n", rank_, size_, message));
+  }
+
+ private:
+  // Prints first: MPI_Abort does not return, and mpirun prints its own banner after.
+  [[noreturn]] static void Abort(const std::string& line) {
+    std::fputs(line.c_str(), stderr);
     std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 3);
     ::_exit(3);
   }
 
- private:
   int rank_, size_;
-  double timeout_;
+  const Watchdog& watchdog_;
 };
 
 // ---- The transport ----
@@ -161,7 +376,8 @@ int ToInt(int64_t count, const std::string& what, const Waiter& waiter) {
 
 class MpiTransport final : public Transport {
  public:
-  MpiTransport(const Mesh& mesh, std::vector<RankBlock> blocks, int rank, const Waiter& waiter, MpiOptions::Fault fault)
+  MpiTransport(const Mesh& mesh, std::vector<RankBlock> blocks, int rank, const Waiter& waiter, Watchdog& watchdog,
+               MpiOptions::Fault fault, StopAt stop_at)
       : geo_(mesh, blocks[static_cast<size_t>(rank)].first, blocks[static_cast<size_t>(rank)].count),
         blocks_(std::move(blocks)),
         rank_(rank),
@@ -171,6 +387,7 @@ class MpiTransport final : public Transport {
                   [&](MPI_Request* request) { return MPI_Ibarrier(MPI_COMM_WORLD, request); });
     // One communicator per set of axes larger than 1 (a group's membership ignores size-1 axes): the
     // ranks equal on every other axis. Every rank splits in the same order.
+    MaybeStop(stop_at, StopAt::kSplit, rank_, static_cast<int>(blocks_.size()));
     const int axes = mesh.rank();
     for (unsigned mask = 1; mask < (1u << axes); ++mask) {
       if (Reduced(mask) != mask) continue;
@@ -181,9 +398,16 @@ class MpiTransport final : public Transport {
         if (colors[r] == colors[static_cast<size_t>(rank_)]) c.world.push_back(static_cast<int>(r));
       }
       c.me = static_cast<int>(std::find(c.world.begin(), c.world.end(), rank_) - c.world.begin());
-      waiter_.Check(
-          MPI_Comm_split(MPI_COMM_WORLD, static_cast<int>(colors[static_cast<size_t>(rank_)]), rank_, &c.comm),
-          "a mesh-axis communicator");
+      // MPI-3 has no non-blocking split (MPI_Comm_split(3) blocks until every rank of MPI_COMM_WORLD
+      // calls it), so the watchdog keeps its deadline.
+      const std::string what = fmt::format("MPI_Comm_split (the communicator over ({}))", AxisNames(mesh, mask));
+      waiter_.Check(watchdog.Run(what,
+                                 [&] {
+                                   return MPI_Comm_split(MPI_COMM_WORLD,
+                                                         static_cast<int>(colors[static_cast<size_t>(rank_)]), rank_,
+                                                         &c.comm);
+                                 }),
+                    what);
       MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN);
     }
   }
@@ -347,6 +571,14 @@ class MpiTransport final : public Transport {
   }
 
  private:
+  static std::string AxisNames(const Mesh& mesh, unsigned mask) {
+    std::vector<std::string> names;
+    for (int a = 0; a < mesh.rank(); ++a) {
+      if (mask >> a & 1u) names.push_back(mesh.axis_names[static_cast<size_t>(a)]);
+    }
+    return fmt::format("{}", fmt::join(names, ", "));
+  }
+
   // The axes of `mask` larger than 1.
   unsigned Reduced(unsigned mask) const {
     unsigned out = 0;
@@ -433,14 +665,28 @@ class MpiTransport final : public Transport {
 
 class MpiEngine final : public Engine {
  public:
-  MpiEngine(MpiLaunch launch, MpiOptions options)
-      : launch_(std::move(launch)), options_(options), waiter_(launch_.rank, launch_.size, options.timeout_seconds) {}
+  MpiEngine(MpiLaunch launch, MpiOptions options, std::unique_ptr<Watchdog> watchdog, StopAt stop_at)
+      : launch_(std::move(launch)),
+        options_(options),
+        watchdog_(std::move(watchdog)),
+        waiter_(launch_.rank, launch_.size, *watchdog_),
+        stop_at_(stop_at) {
+    ReportProcesses();
+  }
 
   ~MpiEngine() override {
-    // Every rank passes here before any exits, so the root's report is written first.
+    // Every rank passes here before any exits, so the root's report is written first. The root stops
+    // watching for ended ranks between two barriers: after the first, a rank may exit at any time, but
+    // not before the root has passed it.
     waiter_.Await("every rank to finish", [&](MPI_Request* request) { return MPI_Ibarrier(MPI_COMM_WORLD, request); });
+    watchdog_->StopWatching();
+    watchdog_->MarkFinished();
+    waiter_.Await("every rank to finish (the second barrier)",
+                  [&](MPI_Request* request) { return MPI_Ibarrier(MPI_COMM_WORLD, request); });
     RestoreHandlers();
-    MPI_Finalize();
+    std::fflush(nullptr);  // the result stands whatever MPI_Finalize does
+    MaybeStop(stop_at_, StopAt::kFinalize, launch_.rank, launch_.size);
+    watchdog_->Run("MPI_Finalize", [] { return MPI_Finalize(); });
   }
 
   std::string_view name() const override { return "mpi"; }
@@ -454,8 +700,8 @@ class MpiEngine final : public Engine {
       EP_ASSIGN_OR_RETURN(RankBlock b, RankDevices(mesh, r, launch_.size));
       blocks.push_back(std::move(b));
     }
-    return std::unique_ptr<Transport>(
-        std::make_unique<MpiTransport>(mesh, std::move(blocks), launch_.rank, waiter_, options_.fault));
+    return std::unique_ptr<Transport>(std::make_unique<MpiTransport>(mesh, std::move(blocks), launch_.rank, waiter_,
+                                                                     *watchdog_, options_.fault, stop_at_));
   }
 
   int AgreeExitCode(int root_code) override {
@@ -466,9 +712,24 @@ class MpiEngine final : public Engine {
   }
 
  private:
+  // Every rank's host and process id to the root, which watches those on its host (Watchdog).
+  void ReportProcesses() {
+    const int64_t mine[2] = {static_cast<int64_t>(HostKey()), static_cast<int64_t>(::getpid())};
+    std::vector<int64_t> all(launch_.rank == 0 ? 2 * static_cast<size_t>(launch_.size) : 0);
+    waiter_.Await("every rank to report its process", [&](MPI_Request* request) {
+      return MPI_Igather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, 0, MPI_COMM_WORLD, request);
+    });
+    if (launch_.rank != 0) return;
+    std::vector<PeerProcess> peers;
+    for (size_t r = 0; r < all.size(); r += 2) peers.push_back({static_cast<uint64_t>(all[r]), all[r + 1]});
+    watchdog_->SetPeers(std::move(peers), /*watch=*/true);
+  }
+
   MpiLaunch launch_;
   MpiOptions options_;
+  std::unique_ptr<Watchdog> watchdog_;
   Waiter waiter_;
+  StopAt stop_at_;
 };
 
 }  // namespace
@@ -487,10 +748,16 @@ StatusOr<std::unique_ptr<Engine>> StartMpiEngine(const MpiOptions& options) {
                              "as root, Open MPI also needs --allow-run-as-root (or OMPI_ALLOW_RUN_AS_ROOT=1 and "
                              "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)"});
   }
+  EP_ASSIGN_OR_RETURN(const StopAt stop_at, ReadStopAt());
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) return Status::BadInput({}, "--engine mpi: MPI starts once per process");
-  if (MPI_Init(nullptr, nullptr) != MPI_SUCCESS) {
+  // MPI_Init waits for every rank (Open MPI exchanges their addresses), so it runs under the deadline.
+  // The signal handlers go in first, so a rank mpirun stops during start-up says so; MPI_Init may
+  // install its own for crashes, so they go in again after.
+  InstallHandlers(launch->rank, launch->size);
+  auto watchdog = std::make_unique<Watchdog>(launch->rank, launch->size, options.timeout_seconds);
+  if (watchdog->Run("MPI_Init", [] { return MPI_Init(nullptr, nullptr); }) != MPI_SUCCESS) {
     return Status::Internal(
         fmt::format("MPI_Init failed under {} (rank {} of {})", launch->launcher, launch->rank, launch->size));
   }
@@ -499,12 +766,17 @@ StatusOr<std::unique_ptr<Engine>> StartMpiEngine(const MpiOptions& options) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (rank != launch->rank || size != launch->size) {
+    // Printed first: MPI_Abort ends the job without returning, and Open MPI's banner says only that.
+    std::fprintf(stderr,
+                 "easyplan: internal error: MPI says rank %d of %d, the launcher (%s) rank %d of %d; the check did "
+                 "not start\n",
+                 rank, size, launch->launcher.c_str(), launch->rank, launch->size);
+    std::fflush(stderr);
     MPI_Abort(MPI_COMM_WORLD, 3);
-    return Status::Internal(
-        fmt::format("MPI says rank {} of {}, the launcher rank {} of {}", rank, size, launch->rank, launch->size));
+    ::_exit(3);
   }
   InstallHandlers(rank, size);
-  return std::unique_ptr<Engine>(std::make_unique<MpiEngine>(*launch, options));
+  return std::unique_ptr<Engine>(std::make_unique<MpiEngine>(*launch, options, std::move(watchdog), stop_at));
 }
 
 }  // namespace easyplan::kernels

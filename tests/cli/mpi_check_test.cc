@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -41,11 +42,22 @@ RunResult RunShell(const std::string& command) {
 }
 
 // mpirun with K processes on this machine's cores, however few (--oversubscribe). Open MPI refuses to
-// start as root without being told; CI runs as root in a container.
-std::string Mpirun(int processes) {
+// start as root without being told; CI runs as root in a container. `options` go to mpirun (`-x NAME=V`
+// sets a variable in every rank).
+std::string Mpirun(int processes, const std::string& options = "") {
   std::string command = std::string("'") + EASYPLAN_MPIRUN + "' --oversubscribe -np " + std::to_string(processes);
   if (::geteuid() == 0) command += " --allow-run-as-root";
+  if (!options.empty()) command += " " + options;
   return command + " \"$EASYPLAN\" ";
+}
+
+// RunShell, and how long it took in seconds. A job that hangs is stopped after 30 s (mpirun passes the
+// SIGTERM on to every rank, mpirun(1) "Signal Propagation") and fails with exit 124.
+RunResult RunTimed(const std::string& command, double* seconds) {
+  const auto start = std::chrono::steady_clock::now();
+  RunResult run = RunShell("timeout -k 5 30 " + command);
+  *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
 }
 
 int Count(const std::string& text, const std::string& what) {
@@ -185,11 +197,89 @@ TEST(MpiEngineFaults, StalledRankTimesOutWithExit3) {
 }
 
 TEST(MpiEngineFaults, KilledRankEndsTheRunAndTheRootSaysSo) {
-  // SIGKILL runs no handler: mpirun exits 128 + 9 and names the rank; the root still reports.
-  const RunResult run = RunShell(Mpirun(8) + kLlama + "--engine mpi --inject rank-kill");
-  EXPECT_EQ(run.exit_code, 137) << run.err;
-  EXPECT_NE(run.err.find("rank 7"), std::string::npos) << run.err;
+  // SIGKILL runs no handler: mpirun exits 128 + 9 and names the rank; the root says so itself before
+  // mpirun's teardown (whose SIGTERM often comes too late for output to get out). Several runs: the
+  // root's line used to go missing in 3 runs of 6.
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    double seconds = 0;
+    const RunResult run = RunTimed(Mpirun(8) + kLlama + "--engine mpi --inject rank-kill --mpi-timeout 3", &seconds);
+    EXPECT_EQ(run.exit_code, 137) << run.err;
+    EXPECT_NE(run.err.find("rank 0 of 8: rank 7 stopped answering (its process ended); the check did not finish"),
+              std::string::npos)
+        << "attempt " << attempt << ":\n"
+        << run.err;
+    EXPECT_EQ(run.out, "");
+    EXPECT_LT(seconds, 3 + 5);
+  }
+}
+
+// Every blocking MPI call has the deadline (docs/CHECK.md, "Faults end the run"). The job ends within
+// the timeout plus a few seconds of mpirun's teardown, exit 3, naming the call.
+TEST(MpiEngineDeadlines, RankStoppedAtStartUpEndsTheJobAfterTheTimeout) {
+  // The last rank stops (SIGSTOP) before easyplan starts, so the others wait in MPI_Init.
+  std::string command = Mpirun(8);
+  command.replace(command.rfind("\"$EASYPLAN\""), std::string("\"$EASYPLAN\"").size(),
+                  "sh -c 'if [ \"$OMPI_COMM_WORLD_RANK\" = 7 ]; then kill -STOP $$; fi; exec \"$0\" \"$@\"' "
+                  "\"$EASYPLAN\"");
+  double seconds = 0;
+  const RunResult run = RunTimed(command + kLlama + "--engine mpi --mpi-timeout 3", &seconds);
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_NE(run.err.find("easyplan: error: rank 0 of 8 waited 3 s for MPI_Init: a rank stopped answering or died; "
+                         "the check did not finish (--mpi-timeout sets the wait)"),
+            std::string::npos)
+      << run.err;
   EXPECT_EQ(run.out, "");
+  EXPECT_LT(seconds, 3 + 5);
+}
+
+// The test hook EASYPLAN_TEST_MPI_STOP stops the last rank with SIGSTOP just before a blocking call
+// easyplan makes, as a frozen process would.
+TEST(MpiEngineDeadlines, RankStoppedBeforeCommSplitIsNamed) {
+  double seconds = 0;
+  const RunResult run =
+      RunTimed(Mpirun(8, "-x EASYPLAN_TEST_MPI_STOP=split") + kLlama + "--engine mpi --mpi-timeout 3", &seconds);
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_NE(run.err.find("easyplan: error: rank 0 of 8 waited 3 s for MPI_Comm_split (the communicator over ("),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("rank 7 stopped answering (its process is stopped, as by SIGSTOP); the check did not finish"),
+            std::string::npos)
+      << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_LT(seconds, 3 + 5);
+}
+
+TEST(MpiEngineDeadlines, RankStoppedAfterTheResultEndsTheJobAndTheResultStands) {
+  double seconds = 0;
+  const RunResult run =
+      RunTimed(Mpirun(8, "-x EASYPLAN_TEST_MPI_STOP=finalize") + kLlama + "--engine mpi --mpi-timeout 3", &seconds);
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_EQ(Count(run.out, "check: pass"), 1) << run.out;
+  EXPECT_NE(run.err.find("easyplan: error: rank 0 of 8 waited 3 s for MPI_Finalize: rank 7 stopped answering (its "
+                         "process is stopped, as by SIGSTOP); the check finished and its output above stands, but the "
+                         "job did not end cleanly"),
+            std::string::npos)
+      << run.err;
+  // The check itself takes a few seconds here; the stall costs the timeout and mpirun's teardown.
+  EXPECT_LT(seconds, 30);
+}
+
+TEST(MpiEngineDeadlines, UnknownStopPointIsBadInput) {
+  const RunResult run = RunShell(Mpirun(2, "-x EASYPLAN_TEST_MPI_STOP=later") + kLlama + "--engine mpi");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("EASYPLAN_TEST_MPI_STOP is 'later', expected split or finalize"), std::string::npos)
+      << run.err;
+}
+
+TEST(MpiEngineFaults, RankDisagreeingWithTheLauncherIsPrintedBeforeTheAbort) {
+  // Each rank claims the other's rank: the launcher's variables and MPI disagree.
+  std::string command = std::string("'") + EASYPLAN_MPIRUN + "' --oversubscribe -np 2";
+  if (::geteuid() == 0) command += " --allow-run-as-root";
+  command += " sh -c 'OMPI_COMM_WORLD_RANK=$((1 - OMPI_COMM_WORLD_RANK)) exec \"$0\" \"$@\"' \"$EASYPLAN\" ";
+  const RunResult run = RunShell(command + kLlama + "--engine mpi --mpi-timeout 3");
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_NE(run.err.find("easyplan: internal error: MPI says rank "), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find(", the launcher (Open MPI) rank "), std::string::npos) << run.err;
 }
 
 TEST(MpiEngineOutput, OnlyTheRootWritesTheOutputFile) {
