@@ -12,6 +12,15 @@ bool ChosenByUser(const Model& model, const std::string& key) {
   return it != provenance.end() && it->is_string() && !it->get<std::string>().starts_with("default:");
 }
 
+// A routed MoE: any of the families' expert-count keys (schemas/families/*.yaml) is a positive integer.
+bool RoutedExperts(const Json& config) {
+  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}) {
+    auto it = config.find(key);
+    if (it != config.end() && it->is_number_integer() && it->get<int64_t>() > 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string QuantizedWeights(const Model& model, const TreeSpec& tree) {
@@ -64,6 +73,19 @@ std::vector<std::string> StepAssumptions(const Model& model, const StepAssumptio
     out.push_back(
         "attn_mechanism vanilla (EasyDeL's default): attention's score matrices go through HBM; --set "
         "attn_mechanism=flash_attn2 (GPU) or blockwise keeps them on chip");
+  }
+  // How the MoE block runs (kernels/model_fused_moe.cc) and what its routed bytes depend on.
+  if (step.priced && RoutedExperts(config)) {
+    std::string line =
+        "balanced routing: each expert receives top_k / experts of the tokens and each expert shard sends every "
+        "peer the rows it computed in the ragged all-to-all of EasyDeL's fused_moe path; skewed routing moves more";
+    const auto method = config.find("moe_method");
+    if (method != config.end() && method->is_string() && *method != "fused_moe") {
+      line += "; moe_method " + method->get<std::string>() +
+              " is priced as fused_moe, the one path whose collectives EasyDeL's code fixes (XLA partitions the "
+              "others)";
+    }
+    out.push_back(line);
   }
   return out;
 }

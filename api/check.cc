@@ -364,12 +364,16 @@ Json CheckToJson(const CheckRun& run) {
     comm["bytes_per_device"] = per_scope;
     Json records = Json::array();
     for (const kernels::CommRecord& r : n.comm.records) {
-      records.push_back(Json{{"kind", std::string(kernels::CollectiveName(r.kind))},
-                             {"scope", r.scope},
-                             {"op", r.op},
-                             {"operand", r.tensor_spec},
-                             {"group", r.group_size},
-                             {"bytes_per_device", r.bytes_per_device}});
+      if (r.backward == kernels::CommRecord::Backward::kOnly) continue;  // not executed by the forward check
+      Json record{{"kind", std::string(kernels::CollectiveName(r.kind))},
+                  {"scope", r.scope},
+                  {"op", r.op},
+                  {"operand", r.tensor_spec},
+                  {"group", r.group_size},
+                  {"bytes_per_device", r.bytes_per_device}};
+      // A routed collective: what cost prices under balanced routing, beside what this routing moved.
+      if (r.expected_bytes >= 0) record["expected_bytes_per_device"] = r.expected_bytes;
+      records.push_back(std::move(record));
     }
     comm["collectives"] = records;
     numeric["communication"] = comm;

@@ -88,6 +88,15 @@ std::string ToText(const CheckRun& run) {
                            n.comm.Bytes(kernels::CollectiveKind::kAllReduce, scope),
                            n.comm.Bytes(kernels::CollectiveKind::kAllToAll, scope));
       }
+      // Routed collectives move what the routing sends: this run's figure beside cost's expectation.
+      const int64_t routed = n.comm.Bytes(kernels::CollectiveKind::kAllToAll);
+      const int64_t expected = n.comm.ExpectedBytes(kernels::CollectiveKind::kAllToAll);
+      if (routed != expected) {
+        out += fmt::format(
+            "  routed: the MoE ragged all-to-alls moved {} bytes on the busiest device under this routing; cost "
+            "prices {} (assumed balanced routing)\n",
+            routed, expected);
+      }
     }
   }
   if (run.memory) {

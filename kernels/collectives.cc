@@ -39,7 +39,19 @@ std::string_view InjectionName(Injection injection) {
 int64_t CommLog::Bytes(CollectiveKind kind, std::string_view scope) const {
   int64_t total = 0;
   for (const CommRecord& r : records) {
-    if (r.kind == kind && (scope.empty() || r.scope == scope)) total += r.bytes_per_device;
+    if (r.kind == kind && r.backward != CommRecord::Backward::kOnly && (scope.empty() || r.scope == scope)) {
+      total += r.bytes_per_device;
+    }
+  }
+  return total;
+}
+
+int64_t CommLog::ExpectedBytes(CollectiveKind kind, std::string_view scope) const {
+  int64_t total = 0;
+  for (const CommRecord& r : records) {
+    if (r.kind == kind && r.backward != CommRecord::Backward::kOnly && (scope.empty() || r.scope == scope)) {
+      total += r.expected_bytes >= 0 ? r.expected_bytes : r.bytes_per_device;
+    }
   }
   return total;
 }
@@ -172,6 +184,37 @@ DistTensor Collectives::AllToAll(DistTensor t, int from, int to, const std::stri
   t.spec.dims[static_cast<size_t>(from)].clear();
   for (int a : axes) t.spec.dims[static_cast<size_t>(to)].push_back(a);
   return t;
+}
+
+DistTensor Collectives::RaggedAllToAll(DistTensor t, const std::vector<int>& axes,
+                                       const std::vector<int64_t>& received_rows, int64_t expected_rows,
+                                       int64_t row_elements, const std::string& why) {
+  const int64_t g = geo_.Tiles(axes);
+  if (g > 1) {
+    if (!Uniform(t))
+      transport_.AllReduce(t.local, axes, ReduceOp::kSum, Describe(CollectiveKind::kAllToAll, axes, why));
+    // What moves is rows, not the buffer: the busiest device's received rows, over every process (the
+    // root reports; the other processes keep their own devices' figure).
+    int64_t rows = received_rows.empty() ? expected_rows : 0;
+    if (!received_rows.empty()) {
+      const std::vector<int64_t> every = transport_.GatherValues(received_rows);
+      for (int64_t r : every.empty() ? received_rows : every) rows = std::max(rows, r);
+    }
+    Record(CollectiveKind::kAllToAll, why, t, axes, g, 0);
+    log_->records.back().bytes_per_device = rows * row_elements * bytes_per_element_;
+    log_->records.back().expected_bytes = expected_rows * row_elements * bytes_per_element_;
+  }
+  std::vector<int>& partial = t.spec.partial;
+  for (int a : axes) partial.erase(std::remove(partial.begin(), partial.end(), a), partial.end());
+  return t;
+}
+
+void Collectives::BackwardAllReduce(const DistTensor& t, const std::vector<int>& axes, int64_t block,
+                                    const std::string& why) {
+  const int64_t g = geo_.Tiles(axes);
+  if (g <= 1 || log_ == nullptr) return;
+  Record(CollectiveKind::kAllReduce, why, t, axes, g, block);
+  log_->records.back().backward = CommRecord::Backward::kOnly;
 }
 
 }  // namespace easyplan::kernels

@@ -36,13 +36,24 @@ struct CommRecord {
   int64_t bytes_per_device = 0;  ///< received by every device (groups are uniform)
   bool parameter = false;        ///< the operand was a model parameter (DistTensor::parameter)
   std::vector<int> axes;         ///< the mesh axes of the group
+  /// How the step model prices this collective in the backward pass: as its transpose (all-gather <->
+  /// reduce-scatter, the others as themselves), not at all (a shard_map boundary whose input gradient
+  /// is a psum of its own), or only there (that psum: nothing moves in the forward pass).
+  enum class Backward { kTranspose, kNone, kOnly };
+  Backward backward = Backward::kTranspose;
+  /// A routed collective (the MoE's ragged all-to-all): what balanced routing would move per device,
+  /// beside the measured `bytes_per_device`; -1 for every other collective.
+  int64_t expected_bytes = -1;
 };
 
 struct CommLog {
   std::vector<CommRecord> records;
   int64_t dropped_all_reduces = 0;  ///< by the kDropAllReduce injection
-  /// Total bytes per device of one kind (all scopes when scope is empty).
+  /// Total bytes per device of one kind in the forward pass (all scopes when scope is empty).
   int64_t Bytes(CollectiveKind kind, std::string_view scope = {}) const;
+  /// The same with a routed collective's bytes under balanced routing (CommRecord::expected_bytes): what
+  /// the step model prices, where Bytes is what this run's routing moved.
+  int64_t ExpectedBytes(CollectiveKind kind, std::string_view scope = {}) const;
   /// Scopes in first-use order.
   std::vector<std::string> Scopes() const;
 };
@@ -71,6 +82,19 @@ class Collectives {
   DistTensor ReduceScatter(DistTensor t, const std::vector<int>& axes, int dim, const std::string& why);
   /// Moves the whole entry of `from` to the minor end of `to`'s entry.
   DistTensor AllToAll(DistTensor t, int from, int to, const std::string& why);
+  /// EasyDeL's ragged all-to-all of expert outputs (easydel/layers/moe/_moe_module.py, the fused path's
+  /// jax.lax.ragged_all_to_all): every member of a group over `axes` sends the rows it computed to every
+  /// other, which rebuilds the group's whole row buffer. `t` holds each device's rows in place (zero
+  /// where another member computed the row) and is partial over `axes`; the rows' union is their sum,
+  /// exactly. `received_rows[i]` is how many rows local device i receives, `expected_rows` what balanced
+  /// routing gives, `row_elements` the elements of one row.
+  DistTensor RaggedAllToAll(DistTensor t, const std::vector<int>& axes, const std::vector<int64_t>& received_rows,
+                            int64_t expected_rows, int64_t row_elements, const std::string& why);
+  /// Records a collective of the backward pass only: an all-reduce over `axes` of `block` elements per
+  /// device (a shard_map's input gradient, summed over the axes its input is replicated on).
+  void BackwardAllReduce(const DistTensor& t, const std::vector<int>& axes, int64_t block, const std::string& why);
+  /// The log collectives are recorded in (nullptr when none).
+  CommLog* log() const { return log_; }
 
  private:
   /// Records the collective; `block` is the per-device block S in elements.

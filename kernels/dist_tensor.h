@@ -84,6 +84,9 @@ struct DistTensor {
   /// A model parameter (or a reshard of one), not an activation: its collectives recur in the
   /// backward pass as the step-time model counts them (kernels/step_time.h).
   bool parameter = false;
+  /// Which value these blocks hold: copies share it, every SPMD op's result gets a new one; 0 = not
+  /// known (a tensor built outside kernels/spmd.h). Lets identical reshards of one value run once.
+  uint64_t value_id = 0;
 
   int rank() const { return static_cast<int>(shape.size()); }
   /// The box device `d` holds. REQUIRES: even layout.

@@ -10,7 +10,7 @@ namespace easyplan::kernels {
 int64_t DryRunReport::Bytes(CollectiveKind kind) const {
   int64_t total = 0;
   for (const CommRecord& r : comm.records) {
-    if (r.kind == kind) total += r.bytes_per_device * Weight(r.scope);
+    if (r.kind == kind && r.backward != CommRecord::Backward::kOnly) total += r.bytes_per_device * Weight(r.scope);
   }
   return total;
 }

@@ -119,15 +119,15 @@ void ForwardPass::StoreLinearState(DistTensor conv, DistTensor recurrent) {
 }
 
 // x [B, S, in] . W [in, out] (+ b).
-DistTensor ForwardPass::Linear(DistTensor x, const std::string& prefix, bool bias) {
-  DistTensor y = s_.Dot(std::move(x), P(prefix + "/kernel"), DotDims{{}, {}, {2}, {0}}, prefix);
+DistTensor ForwardPass::Linear(DistTensor x, const std::string& prefix, bool bias, const DistSpec* user) {
+  DistTensor y = s_.Dot(std::move(x), P(prefix + "/kernel"), DotDims{{}, {}, {2}, {0}}, prefix, {.user = user});
   if (bias) y = s_.Add(std::move(y), s_.Lift(P(prefix + "/bias"), 3), prefix + " bias");
   return y;
 }
 
 // GPT-2's Conv1D in EasyDeL layout: kernel [out, in], y = x . W^T + b.
-DistTensor ForwardPass::Conv1D(DistTensor x, const std::string& prefix) {
-  DistTensor y = s_.Dot(std::move(x), P(prefix + "/kernel"), DotDims{{}, {}, {2}, {1}}, prefix);
+DistTensor ForwardPass::Conv1D(DistTensor x, const std::string& prefix, const DistSpec* user) {
+  DistTensor y = s_.Dot(std::move(x), P(prefix + "/kernel"), DotDims{{}, {}, {2}, {1}}, prefix, {.user = user});
   return s_.Add(std::move(y), s_.Lift(P(prefix + "/bias"), 3), prefix + " bias");
 }
 
@@ -282,7 +282,7 @@ DistTensor ForwardPass::LlamaAttention(DistTensor x, const std::string& p) {
     gate = s_.Map(std::move(gate), [](double g) { return 1.0 / (1.0 + std::exp(-g)); });
     o = s_.Mul(std::move(o), std::move(gate), p + " output gate");
   }
-  return Linear(std::move(o), p + "/o_proj", m_.o_bias);
+  return Linear(std::move(o), p + "/o_proj", m_.o_bias, &hidden_spec_);
 }
 
 DistTensor ForwardPass::MlaAttention(DistTensor x, const std::string& p) {
@@ -318,14 +318,14 @@ DistTensor ForwardPass::MlaAttention(DistTensor x, const std::string& p) {
       s_.Dot(std::move(scores), std::move(value), DotDims{{0, 1}, {0, 2}, {3}, {1}}, p + " p.v");  // [B,H,S,V]
   o = s_.Transpose(std::move(o), {0, 2, 1, 3});
   o = s_.Merge(std::move(o), 2, p + " heads");
-  return Linear(std::move(o), p + "/o_proj");
+  return Linear(std::move(o), p + "/o_proj", false, &hidden_spec_);
 }
 
 DistTensor ForwardPass::GatedMlp(DistTensor x, const std::string& p) {
   const bool b = m_.mlp_bias && p.find("experts") == std::string::npos;
   DistTensor gate = s_.Map(Linear(x, p + "/gate_proj", b), [](double v) { return v / (1.0 + std::exp(-v)); });
   DistTensor up = Linear(std::move(x), p + "/up_proj", b);
-  return Linear(s_.Mul(std::move(gate), std::move(up), p + " silu(gate) * up"), p + "/down_proj", b);
+  return Linear(s_.Mul(std::move(gate), std::move(up), p + " silu(gate) * up"), p + "/down_proj", b, &hidden_spec_);
 }
 
 // Top-k routing weights [B, S, E] (zero for unselected experts).
@@ -389,15 +389,16 @@ DistTensor ForwardPass::Experts(DistTensor x, const std::string& p) {
   const std::string w_up = e + (m_.mixtral_names ? "w3" : "up_proj") + "/kernel";
   const std::string w_down = e + (m_.mixtral_names ? "w2" : "down_proj") + "/kernel";
   DistTensor weights = Route(x, p);
-  DistTensor gate = s_.Dot(x, P(w_gate), DotDims{{}, {}, {2}, {1}}, w_gate);
-  gate = s_.Map(std::move(gate), [](double v) { return v / (1.0 + std::exp(-v)); });
-  DistTensor up = s_.Dot(std::move(x), P(w_up), DotDims{{}, {}, {2}, {1}}, w_up);
-  DistTensor act = s_.Mul(std::move(gate), std::move(up), p + " experts silu(gate) * up");
-  DistTensor y = s_.Dot(act, P(w_down), DotDims{{2}, {0}, {3}, {1}}, w_down);  // [E, B, S, H]
-  act = DistTensor();  // its last use: freed here, as a compiled program does, not at the end of scope
-  DistTensor w = s_.Unsqueeze(s_.Transpose(std::move(weights), {2, 0, 1}), 3);  // [E, B, S, 1]
-  y = s_.Mul(std::move(y), std::move(w), p + " weight each expert");
-  return s_.Squeeze(s_.Reduce(std::move(y), 0, ReduceOp::kSum, p + " sum over experts"), 0);
+  RoutedExperts experts;
+  experts.kernel = w_gate;
+  experts.outputs = [&](const DistTensor& tokens, const DistTensor&) {
+    DistTensor gate = s_.Dot(tokens, ExpertKernel(w_gate, 2), DotDims{{}, {}, {2}, {1}}, w_gate);  // [B,S,E,I]
+    gate = s_.Map(std::move(gate), [](double v) { return v / (1.0 + std::exp(-v)); });
+    DistTensor up = s_.Dot(tokens, ExpertKernel(w_up, 2), DotDims{{}, {}, {2}, {1}}, w_up);
+    DistTensor act = s_.Mul(std::move(gate), std::move(up), p + " experts silu(gate) * up");
+    return s_.Dot(act, ExpertKernel(w_down, 1), DotDims{{2}, {0}, {3}, {1}}, w_down);  // [E, B, S, H]
+  };
+  return FusedMoe(std::move(x), std::move(weights), experts, p);
 }
 
 DistTensor ForwardPass::Mlp(DistTensor x, int64_t layer, const std::string& base) {
@@ -451,14 +452,14 @@ DistTensor ForwardPass::Gpt2Layer(DistTensor h, int64_t layer) {
   DistTensor q = part(0), k = part(1), v = part(2);
   StoreCache(k, v);
   DistTensor o = Attend(std::move(q), std::move(k), std::move(v), p + "/attn");
-  o = Conv1D(std::move(o), p + "/attn/c_proj");
+  o = Conv1D(std::move(o), p + "/attn/c_proj", &hidden_spec_);
   h = s_.Add(std::move(h), s_.Reshard(std::move(o), hidden_spec_, "attention output constraint"), "residual");
   x = LayerNorm(h, p + "/ln_2");
   DistTensor f = Conv1D(std::move(x), p + "/mlp/c_fc");
   f = s_.Map(std::move(f), [](double z) {  // gelu_new
     return 0.5 * z * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (z + 0.044715 * z * z * z)));
   });
-  f = Conv1D(std::move(f), p + "/mlp/c_proj");
+  f = Conv1D(std::move(f), p + "/mlp/c_proj", &hidden_spec_);
   h = s_.Add(std::move(h), s_.Reshard(std::move(f), hidden_spec_, "mlp output constraint"), "residual");
   return s_.Reshard(std::move(h), hidden_spec_, "hidden-state constraint");
 }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -46,11 +47,12 @@ class ForwardPass {
   // cache's index vectors and whole otherwise (docs/MEMORY.md, "Serving").
   void StoreLinearState(DistTensor conv, DistTensor recurrent);
 
-  // x [B, S, in] . W [in, out] (+ b).
-  DistTensor Linear(DistTensor x, const std::string& prefix, bool bias = false);
+  // x [B, S, in] . W [in, out] (+ b). `user`: the constraint the caller puts on the result next (a
+  // projection back into the residual stream), which XLA's propagation follows (Spmd::Dot).
+  DistTensor Linear(DistTensor x, const std::string& prefix, bool bias = false, const DistSpec* user = nullptr);
 
   // GPT-2's Conv1D in EasyDeL layout: kernel [out, in], y = x . W^T + b.
-  DistTensor Conv1D(DistTensor x, const std::string& prefix);
+  DistTensor Conv1D(DistTensor x, const std::string& prefix, const DistSpec* user = nullptr);
 
   // RMS norm over the last dim without a weight (Llama4TextL2Norm).
   DistTensor L2Norm(DistTensor x, const std::string& what);
@@ -93,9 +95,26 @@ class ForwardPass {
   // Top-k routing weights [B, S, E] (zero for unselected experts).
   DistTensor Route(DistTensor x, const std::string& p);
 
-  // Every expert on every token, weighted by the routing weights (exactly the sparse sum, since
-  // unselected experts weigh zero): [B,S,H] x [E,H,I] -> [B,S,E,I]; [B,S,E,I] x [E,I,H] -> [E,B,S,H].
+  // The routed experts (Route's weights) through EasyDeL's fused MoE path (FusedMoe): each device runs its
+  // local experts on the tokens: [B,S,H] x [E,H,I] -> [B,S,E,I]; [B,S,E,I] x [E,I,H] -> [E,B,S,H].
   DistTensor Experts(DistTensor x, const std::string& p);
+
+  // The routed experts of one MoE block as the fused path runs them on a device's expert shard.
+  struct RoutedExperts {
+    /// (tokens [B, S, H], routing weights [B, S, E] sharded like the experts) -> each local expert's
+    /// output on every token [E, B, S, H], partial over the expert tensor axes.
+    std::function<DistTensor(const DistTensor& tokens, const DistTensor& weights)> outputs;
+    std::string kernel;            ///< a stacked expert kernel [E, ...]: where the experts lie
+    std::string down_bias;         ///< [E, H] added to each expert's output ("" = none)
+    bool weighted_outputs = true;  ///< combine by the routing weights (false: Llama 4 scales the inputs)
+  };
+  // EasyDeL's fused MoE (kernels/model_fused_moe.cc): entry gathers, local experts, psum_scatter over
+  // tp', ragged all-to-all over ep', unpermute. x [B, S, H], weights [B, S, E] -> [B, S, H].
+  DistTensor FusedMoe(DistTensor x, DistTensor weights, const RoutedExperts& experts, const std::string& p);
+  // A stacked expert tensor in the fused path's layout: experts over ep', `tensor_dim` over tp' (0: none).
+  DistTensor ExpertKernel(const std::string& name, int tensor_dim);
+  // The axes the expert dim is split over in the fused path, given a stored expert tensor.
+  PartitionSpec::Entry ExpertShardAxes(const DistTensor& stored) const;
 
   DistTensor Mlp(DistTensor x, int64_t layer, const std::string& base);
 

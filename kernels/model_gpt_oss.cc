@@ -28,7 +28,7 @@ DistTensor ForwardPass::SinkSoftmax(DistTensor scores, double scale, const std::
 }
 
 // GptOssMLP: GptOssTopKRouter (logits = x W^T + b; top-k; softmax over the k chosen values), then
-// GptOssExperts on every token weighted by the routing scores (zero for unselected experts):
+// GptOssExperts through EasyDeL's fused MoE path (FusedMoe), weighted by the routing scores:
 // gate_up = x @ gate_up_proj [E, H, 2I] + gate_up_proj_bias; gate = [..., ::2], up = [..., 1::2];
 // gate clamped above at limit, up to [-limit, limit]; out = ((up + 1) * gate * sigmoid(1.702 gate)) @ down_proj
 // [E, I, H] + down_proj_bias.
@@ -55,26 +55,28 @@ DistTensor ForwardPass::GptOssMoe(DistTensor x, const std::string& p) {
       },
       p + " router top-k softmax");
   const std::string e = p + "/experts/";
-  DistTensor gate_up = s_.Dot(std::move(x), P(e + "gate_up_proj"), DotDims{{}, {}, {2}, {1}}, e + "gate_up_proj");
-  gate_up = s_.Add(std::move(gate_up), s_.Lift(P(e + "gate_up_proj_bias"), 4), e + "gate_up_proj bias");  // [B,S,E,2I]
-  const int64_t width = gate_up.shape[3] / 2;  // read before the move: argument order is unspecified
-  gate_up = s_.Split(std::move(gate_up), 3, width, p + " interleaved gate / up");  // [B,S,E,I,2]
-  DistTensor gate = s_.Squeeze(s_.Narrow(gate_up, 4, 0, 1, p + " gate"), 4);
-  DistTensor up = s_.Squeeze(s_.Narrow(std::move(gate_up), 4, 1, 1, p + " up"), 4);
-  const double limit = m_.swiglu_limit;
-  gate = s_.Map(std::move(gate), [limit](double g) {
-    g = std::min(g, limit);
-    return g / (1.0 + std::exp(-1.702 * g));
-  });
-  up = s_.Map(std::move(up), [limit](double u) { return std::clamp(u, -limit, limit) + 1.0; });
-  DistTensor act = s_.Mul(std::move(gate), std::move(up), p + " experts (up + 1) * glu");
-  DistTensor y = s_.Dot(act, P(e + "down_proj"), DotDims{{2}, {0}, {3}, {1}}, e + "down_proj");  // [E, B, S, H]
-  act = DistTensor();
-  DistTensor bias = s_.Unsqueeze(s_.Unsqueeze(P(e + "down_proj_bias"), 1), 1);  // [E, 1, 1, H]
-  y = s_.Add(std::move(y), std::move(bias), e + "down_proj bias");
-  DistTensor w = s_.Unsqueeze(s_.Transpose(std::move(weights), {2, 0, 1}), 3);  // [E, B, S, 1]
-  y = s_.Mul(std::move(y), std::move(w), p + " weight each expert");
-  return s_.Squeeze(s_.Reduce(std::move(y), 0, ReduceOp::kSum, p + " sum over experts"), 0);
+  RoutedExperts experts;
+  experts.kernel = e + "gate_up_proj";
+  experts.down_bias = e + "down_proj_bias";
+  experts.outputs = [&](const DistTensor& tokens, const DistTensor&) {
+    DistTensor gate_up =
+        s_.Dot(tokens, ExpertKernel(e + "gate_up_proj", 2), DotDims{{}, {}, {2}, {1}}, e + "gate_up_proj");
+    DistTensor bias = s_.Lift(ExpertKernel(e + "gate_up_proj_bias", 1), 4);
+    gate_up = s_.Add(std::move(gate_up), std::move(bias), e + "gate_up_proj bias");  // [B,S,E,2I]
+    const int64_t width = gate_up.shape[3] / 2;  // read before the move: argument order is unspecified
+    gate_up = s_.Split(std::move(gate_up), 3, width, p + " interleaved gate / up");  // [B,S,E,I,2]
+    DistTensor gate = s_.Squeeze(s_.Narrow(gate_up, 4, 0, 1, p + " gate"), 4);
+    DistTensor up = s_.Squeeze(s_.Narrow(std::move(gate_up), 4, 1, 1, p + " up"), 4);
+    const double limit = m_.swiglu_limit;
+    gate = s_.Map(std::move(gate), [limit](double g) {
+      g = std::min(g, limit);
+      return g / (1.0 + std::exp(-1.702 * g));
+    });
+    up = s_.Map(std::move(up), [limit](double u) { return std::clamp(u, -limit, limit) + 1.0; });
+    DistTensor act = s_.Mul(std::move(gate), std::move(up), p + " experts (up + 1) * glu");
+    return s_.Dot(act, ExpertKernel(e + "down_proj", 1), DotDims{{2}, {0}, {3}, {1}}, e + "down_proj");  // [E,B,S,H]
+  };
+  return FusedMoe(std::move(x), std::move(weights), experts, p);
 }
 
 }  // namespace easyplan::kernels::internal

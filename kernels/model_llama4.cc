@@ -13,8 +13,8 @@ namespace easyplan::kernels::internal {
 // Llama4TextMoe: Llama4Router (logits = x W^T, no bias; top-k; score = sigmoid(chosen logit), 0 for the
 // others), every expert's INPUT scaled by its score (routed_in = x * router_scores), Llama4TextExperts
 // (gate_up = x @ gate_up_proj [E, H, 2I]; gate, up = gate_up.chunk(2, -1); (up * silu(gate)) @ down_proj
-// [E, I, H]) summed over experts, plus the shared SwiGLU expert. An unselected expert sees a zero input and
-// (no biases) gives zero, so computing every expert is exactly the sparse sum.
+// [E, I, H]) summed over the selected experts (EasyDeL's fused MoE path, FusedMoe), plus the shared SwiGLU
+// expert.
 DistTensor ForwardPass::Llama4Moe(DistTensor x, const std::string& p) {
   const int64_t k = m_.top_k;
   DistTensor logits = s_.Dot(x, P(p + "/router/kernel"), DotDims{{}, {}, {2}, {0}}, p + "/router");  // [B, S, E]
@@ -36,19 +36,23 @@ DistTensor ForwardPass::Llama4Moe(DistTensor x, const std::string& p) {
       },
       p + " router top-k sigmoid");
   DistTensor shared = GatedMlp(x, p + "/shared_expert");
-  DistTensor routed_in = s_.Mul(s_.Unsqueeze(std::move(scores), 3), s_.Unsqueeze(std::move(x), 2),
-                                p + " expert inputs scaled by the scores");  // [B, S, E, H]
   const std::string e = p + "/experts/";
-  DistTensor gate_up =
-      s_.Dot(std::move(routed_in), P(e + "gate_up_proj"), DotDims{{2}, {0}, {3}, {1}}, e + "gate_up_proj");
-  gate_up = s_.Split(std::move(gate_up), 3, 2, p + " gate / up halves");  // [E, B, S, 2, I]
-  DistTensor gate = s_.Squeeze(s_.Narrow(gate_up, 3, 0, 1, p + " gate"), 3);
-  DistTensor up = s_.Squeeze(s_.Narrow(std::move(gate_up), 3, 1, 1, p + " up"), 3);
-  gate = s_.Map(std::move(gate), [](double v) { return v / (1.0 + std::exp(-v)); });
-  DistTensor act = s_.Mul(std::move(gate), std::move(up), p + " experts silu(gate) * up");       // [E, B, S, I]
-  DistTensor y = s_.Dot(act, P(e + "down_proj"), DotDims{{0}, {0}, {3}, {1}}, e + "down_proj");  // [E, B, S, H]
-  act = DistTensor();
-  DistTensor routed = s_.Squeeze(s_.Reduce(std::move(y), 0, ReduceOp::kSum, p + " sum over experts"), 0);
+  RoutedExperts experts;
+  experts.kernel = e + "gate_up_proj";
+  experts.weighted_outputs = false;  // the scores scaled the inputs
+  experts.outputs = [&](const DistTensor& tokens, const DistTensor& local_scores) {
+    DistTensor routed_in = s_.Mul(s_.Unsqueeze(local_scores, 3), s_.Unsqueeze(tokens, 2),
+                                  p + " expert inputs scaled by the scores");  // [B, S, E, H]
+    DistTensor gate_up = s_.Dot(std::move(routed_in), ExpertKernel(e + "gate_up_proj", 2), DotDims{{2}, {0}, {3}, {1}},
+                                e + "gate_up_proj");
+    gate_up = s_.Split(std::move(gate_up), 3, 2, p + " gate / up halves");  // [E, B, S, 2, I]
+    DistTensor gate = s_.Squeeze(s_.Narrow(gate_up, 3, 0, 1, p + " gate"), 3);
+    DistTensor up = s_.Squeeze(s_.Narrow(std::move(gate_up), 3, 1, 1, p + " up"), 3);
+    gate = s_.Map(std::move(gate), [](double v) { return v / (1.0 + std::exp(-v)); });
+    DistTensor act = s_.Mul(std::move(gate), std::move(up), p + " experts silu(gate) * up");             // [E, B, S, I]
+    return s_.Dot(act, ExpertKernel(e + "down_proj", 1), DotDims{{0}, {0}, {3}, {1}}, e + "down_proj");  // [E,B,S,H]
+  };
+  DistTensor routed = FusedMoe(std::move(x), std::move(scores), experts, p);
   return s_.Add(std::move(shared), std::move(routed), p + " shared + routed");
 }
 

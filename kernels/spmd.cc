@@ -38,13 +38,6 @@ std::vector<int> AllDims(int rank) {
   return dims;
 }
 
-std::vector<int> Without(std::vector<int> dims, int skip) {
-  dims.erase(std::remove(dims.begin(), dims.end(), skip), dims.end());
-  return dims;
-}
-
-int64_t Bytes(const DistTensor& t) { return t.local.empty() ? 0 : t.local[0].size(); }
-
 // Calls f(index) for every multi-index of `shape` in row-major order (one index vector, no allocation
 // per element).
 template <typename F>
@@ -62,11 +55,47 @@ void ForEachIndex(const Dims& shape, F f) {
   }
 }
 
+// The entries of `spec` without mesh axes of size 1: they cut nothing and move nothing, so a spec that
+// names them is the same layout as one that does not (a ColumnWise weight names `fsdp` on a mesh whose
+// fsdp is 1). Dropping them keeps every "is this axis used" test about axes that exist.
+DistSpec Nontrivial(DistSpec spec, const MeshGeometry& geo) {
+  auto trivial = [&geo](int axis) { return geo.AxisSize(axis) == 1; };
+  for (Entry& e : spec.dims) e.erase(std::remove_if(e.begin(), e.end(), trivial), e.end());
+  spec.partial.erase(std::remove_if(spec.partial.begin(), spec.partial.end(), trivial), spec.partial.end());
+  return spec;
+}
+
+// `entry` without the axes in `taken`.
+Entry Minus(const Entry& entry, const Entry& taken) {
+  Entry out;
+  for (int a : entry) {
+    if (!Contains(taken, a)) out.push_back(a);
+  }
+  return out;
+}
+
+int64_t GlobalElements(const DistTensor& t) { return NumElements(t.shape); }
+
+// How many dims of `candidate` name the same axes as `user` does (XLA ranks a dot's output candidates by
+// their agreement with the sharding its user asks for).
+int Agreement(const std::vector<Entry>& candidate, const DistSpec& user) {
+  int agree = 0;
+  for (size_t d = 0; d < candidate.size() && d < user.dims.size(); ++d) {
+    if (!candidate[d].empty() && candidate[d] == user.dims[d]) ++agree;
+  }
+  return agree;
+}
+
 }  // namespace
 
-DistTensor Spmd::Place(const HostTensor& full, const DistSpec& spec) const { return Distribute(full, spec, geo_); }
+DistTensor Spmd::Place(const HostTensor& full, const DistSpec& spec) const {
+  DistTensor t = Distribute(full, spec, geo_);
+  t.value_id = ++last_value_id_;
+  return t;
+}
 
 DistTensor Spmd::Track(DistTensor t) const {
+  t.value_id = ++last_value_id_;
   if (meter_ == nullptr || depth_ != 1) return t;
   // Dropping the old charge first: an op that reused its operand's blocks (the last holder) frees
   // them as it produces the result, and the peak must not count both.
@@ -102,9 +131,10 @@ DistTensor Spmd::Reshard(DistTensor t, const DistSpec& wanted, const std::string
   const Nest nest(this);
   EP_CHECK(wanted.partial.empty() && wanted.dims.size() == t.spec.dims.size(), "reshard target");
   const int rank = t.rank();
+  t.spec = Nontrivial(std::move(t.spec), geo_);
   // A constraint that does not divide a dim leaves that dim replicated (activations only; parameters
   // come from the plan, which the numeric check requires to be even).
-  DistSpec target = wanted;
+  DistSpec target = Nontrivial(wanted, geo_);
   for (int d = 0; d < rank; ++d) {
     if (t.shape[static_cast<size_t>(d)] % geo_.Tiles(target.dims[static_cast<size_t>(d)]) != 0) {
       target.dims[static_cast<size_t>(d)].clear();
@@ -164,7 +194,32 @@ DistTensor Spmd::Reshard(DistTensor t, const DistSpec& wanted, const std::string
   return Track(std::move(t));
 }
 
-DistTensor Spmd::Dot(const DistTensor& lhs, const DistTensor& rhs, const DotDims& dims, const std::string& why) {
+DistTensor Spmd::ReshardOnce(const DistTensor& t, const DistSpec& target, const std::string& why) {
+  // XLA's common-subexpression elimination keeps one collective for one value moved to one layout: the
+  // all-gather of a normed hidden state feeds q, k and v (and gate and up) once, as Megatron's sequence
+  // parallelism gathers it once per block.
+  std::erase_if(reshards_, [](const ReshardMemo& m) { return m.source_charged && m.source_live.expired(); });
+  if (t.value_id != 0) {
+    for (const ReshardMemo& m : reshards_) {
+      if (m.source == t.value_id && m.target == target) return m.result;
+    }
+  }
+  DistTensor out = Reshard(t, target, why);
+  if (t.value_id != 0) {
+    if (reshards_.size() >= kReshardMemoSize) reshards_.erase(reshards_.begin());
+    ReshardMemo memo{t.value_id, t.live, t.live != nullptr, target, out};
+    // A gathered activation is a buffer the program holds while its consumers run (a gathered weight
+    // is transient, as every parameter gather inside a Dot is here).
+    memo.result.live.reset();
+    if (meter_ != nullptr && !out.parameter) memo.result.live = meter_->Charge(memo.result);
+    reshards_.push_back(std::move(memo));
+  }
+  return out;
+}
+
+DistTensor Spmd::Dot(const DistTensor& lhs, const DistTensor& rhs, const DotDims& dims, const std::string& why,
+                     const DotOptions& options) {
+  const DistSpec* user = options.user;
   const Nest nest(this);
   // The operands as they move: the caller's tensors until a step changes them.
   const DistTensor* pa = &lhs;
@@ -172,10 +227,24 @@ DistTensor Spmd::Dot(const DistTensor& lhs, const DistTensor& rhs, const DotDims
   std::optional<DistTensor> a_store, b_store;
   auto move_to = [this](const DistTensor*& p, std::optional<DistTensor>& store, const DistSpec& target,
                         const std::string& reason) {
-    if (p->spec.partial.empty() && p->spec.dims == target.dims) return;
-    store = Reshard(*p, target, reason);
+    if (p->spec.partial.empty() && Nontrivial(p->spec, geo_).dims == target.dims) return;
+    store = ReshardOnce(*p, target, reason);
     p = &*store;
   };
+  // A pending sum the caller lets through (one operand's only): the product is linear in it, so the
+  // result is partial over the same axes.
+  std::vector<int> passed;
+  auto hold_partial = [&](const DistTensor*& p, std::optional<DistTensor>& store) {
+    store = *p;
+    passed = Nontrivial(store->spec, geo_).partial;
+    store->spec.partial.clear();
+    p = &*store;
+  };
+  if (options.keep_partial && !pa->spec.partial.empty() && pb->spec.partial.empty()) {
+    hold_partial(pa, a_store);
+  } else if (options.keep_partial && !pb->spec.partial.empty() && pa->spec.partial.empty()) {
+    hold_partial(pb, b_store);
+  }
   if (!pa->spec.partial.empty()) {
     a_store = Resolve(*pa, why + " (lhs pending sum)");
     pa = &*a_store;
@@ -184,91 +253,123 @@ DistTensor Spmd::Dot(const DistTensor& lhs, const DistTensor& rhs, const DotDims
     b_store = Resolve(*pb, why + " (rhs pending sum)");
     pb = &*b_store;
   }
-  const DistTensor& a = *pa;
-  const DistTensor& b = *pb;
-  std::vector<int> a_nc = dims.lhs_batch, b_nc = dims.rhs_batch;
-  const std::vector<int> a_free = FreeDims(a.rank(), [&] {
-    std::vector<int> u = dims.lhs_batch;
-    u.insert(u.end(), dims.lhs_contract.begin(), dims.lhs_contract.end());
-    return u;
-  }());
-  const std::vector<int> b_free = FreeDims(b.rank(), [&] {
-    std::vector<int> u = dims.rhs_batch;
-    u.insert(u.end(), dims.rhs_contract.begin(), dims.rhs_contract.end());
-    return u;
-  }());
-  a_nc.insert(a_nc.end(), a_free.begin(), a_free.end());
+  const DistSpec sa = Nontrivial(pa->spec, geo_), sb = Nontrivial(pb->spec, geo_);
+  const int ra = pa->rank(), rb = pb->rank();
+  auto free_dims = [](int rank, std::vector<int> used, const std::vector<int>& more) {
+    used.insert(used.end(), more.begin(), more.end());
+    return FreeDims(rank, used);
+  };
+  const std::vector<int> a_free = free_dims(ra, dims.lhs_batch, dims.lhs_contract);
+  const std::vector<int> b_free = free_dims(rb, dims.rhs_batch, dims.rhs_contract);
+  const size_t nb = dims.lhs_batch.size();
 
-  // 1. Batch dims follow the lhs; the rhs drops those axes from its other dims.
-  DistSpec tb = b.spec;
-  const Entry a_batch_axes = AxesOf(a.spec, dims.lhs_batch);
-  for (int d = 0; d < b.rank(); ++d) {
-    if (Intersects(tb.dims[static_cast<size_t>(d)], a_batch_axes)) tb.dims[static_cast<size_t>(d)].clear();
+  // 1. The result's sharding, as XLA's sharding propagation infers a dot's output
+  //    (InferDotShardingFromOperands, xla/service/sharding_propagation.cc): each operand proposes its own
+  //    non-contracting shardings (its contracting dims replicated); the first candidate is the one that
+  //    agrees with the sharding the result's user constrains it to, else the larger operand's; the other
+  //    then fills the dims the first leaves replicated, with axes the first does not use.
+  std::vector<Entry> from_a, from_b;  // output order: batch, lhs free, rhs free
+  for (size_t i = 0; i < nb; ++i) {
+    from_a.push_back(sa.dims[static_cast<size_t>(dims.lhs_batch[i])]);
+    from_b.push_back(sb.dims[static_cast<size_t>(dims.rhs_batch[i])]);
   }
-  for (size_t i = 0; i < dims.lhs_batch.size(); ++i) {
-    tb.dims[static_cast<size_t>(dims.rhs_batch[i])] = a.spec.dims[static_cast<size_t>(dims.lhs_batch[i])];
+  for (int d : a_free) {
+    from_a.push_back(sa.dims[static_cast<size_t>(d)]);
+    from_b.emplace_back();
   }
-  // 2. No axis on a contracting dim of one operand and a non-contracting dim of the other, none twice
-  //    in the result.
-  const Entry a_nc_axes = AxesOf(a.spec, a_nc);
-  for (int d : dims.rhs_contract) {
-    if (Intersects(tb.dims[static_cast<size_t>(d)], a_nc_axes)) tb.dims[static_cast<size_t>(d)].clear();
-  }
-  const Entry a_all = AxesOf(a.spec, AllDims(a.rank()));
   for (int d : b_free) {
-    if (Intersects(tb.dims[static_cast<size_t>(d)], a_all)) tb.dims[static_cast<size_t>(d)].clear();
+    from_a.emplace_back();
+    from_b.push_back(sb.dims[static_cast<size_t>(d)]);
   }
-  move_to(pb, b_store, tb, why + " (rhs aligned to lhs)");
-  DistSpec ta = a.spec;
-  const Entry b_free_axes = AxesOf(pb->spec, b_free);
-  for (int d : dims.lhs_contract) {
-    if (Intersects(ta.dims[static_cast<size_t>(d)], b_free_axes)) ta.dims[static_cast<size_t>(d)].clear();
+  bool a_first = GlobalElements(*pa) >= GlobalElements(*pb);
+  if (user != nullptr) {
+    const DistSpec u = Nontrivial(*user, geo_);
+    const int agree_a = Agreement(from_a, u), agree_b = Agreement(from_b, u);
+    if (agree_a != agree_b) a_first = agree_a > agree_b;
   }
-  move_to(pa, a_store, ta, why + " (lhs contracting axis used by rhs)");
-  // 3. Contracting pairs: same sharding on both sides, else slice the unsharded side, else gather.
-  ta = pa->spec;
-  tb = pb->spec;
-  for (size_t i = 0; i < dims.lhs_contract.size(); ++i) {
-    Entry& ea = ta.dims[static_cast<size_t>(dims.lhs_contract[i])];
-    Entry& eb = tb.dims[static_cast<size_t>(dims.rhs_contract[i])];
-    if (ea == eb) continue;
-    const Entry b_other = AxesOf(tb, Without(AllDims(b.rank()), dims.rhs_contract[i]));
-    const Entry a_other = AxesOf(ta, Without(AllDims(a.rank()), dims.lhs_contract[i]));
-    const bool b_can_take =
-        !Intersects(ea, b_other) && a.shape[static_cast<size_t>(dims.lhs_contract[i])] % geo_.Tiles(ea) == 0;
-    const bool a_can_take = !Intersects(eb, a_other);
-    if (eb.empty() && b_can_take) {
-      eb = ea;
-    } else if (ea.empty() && a_can_take) {
-      ea = eb;
-    } else if (Bytes(*pb) <= Bytes(*pa) && b_can_take) {
-      eb = ea;  // gather the smaller rhs, then slice it like the lhs
-    } else if (a_can_take) {
-      ea = eb;
-    } else {
-      ea.clear();
-      eb.clear();
+  std::vector<Entry> out_dims = a_first ? from_a : from_b;
+  const std::vector<Entry>& second = a_first ? from_b : from_a;
+  Entry used;
+  for (const Entry& e : out_dims) used.insert(used.end(), e.begin(), e.end());
+  for (size_t d = 0; d < out_dims.size(); ++d) {
+    if (out_dims[d].empty() && !second[d].empty() && !Intersects(second[d], used)) {
+      out_dims[d] = second[d];
+      used.insert(used.end(), second[d].begin(), second[d].end());
     }
   }
-  move_to(pa, a_store, ta, why + " (lhs contracting dim)");
-  move_to(pb, b_store, tb, why + " (rhs contracting dim)");
+
+  // 2. Each operand's non-contracting dims take the result's sharding: an operand that shares it keeps its
+  //    layout, the other is gathered where it differs (dot_handler.cc's base cases: "LHS and output have
+  //    the same partitioned non-contracting dimensions" replicate the rhs, and the mirror case the lhs).
+  DistSpec ta = ReplicatedSpec(ra), tb = ReplicatedSpec(rb);
+  for (size_t i = 0; i < nb; ++i) {
+    ta.dims[static_cast<size_t>(dims.lhs_batch[i])] = out_dims[i];
+    tb.dims[static_cast<size_t>(dims.rhs_batch[i])] = out_dims[i];
+  }
+  for (size_t i = 0; i < a_free.size(); ++i) ta.dims[static_cast<size_t>(a_free[i])] = out_dims[nb + i];
+  for (size_t i = 0; i < b_free.size(); ++i) {
+    tb.dims[static_cast<size_t>(b_free[i])] = out_dims[nb + a_free.size() + i];
+  }
+
+  // 3. Contracting dims, with axes the result does not use: sharded alike on both operands, a local
+  //    partial product (Case 3, "group on contracting dims": the sum is resolved into the result's
+  //    sharding by its user, a reduce-scatter when that shards a dim on those axes); sharded on one
+  //    operand only, the other is sliced locally to match (free); sharded differently, the smaller
+  //    operand is resharded to line up with the larger, as PartitionDotGroupOnContractingImpl does.
+  auto axes_of = [](const DistSpec& s) {
+    Entry all;
+    for (const Entry& e : s.dims) all.insert(all.end(), e.begin(), e.end());
+    return all;
+  };
+  const bool a_larger = GlobalElements(*pa) >= GlobalElements(*pb);
+  for (size_t i = 0; i < dims.lhs_contract.size(); ++i) {
+    const size_t da = static_cast<size_t>(dims.lhs_contract[i]), db = static_cast<size_t>(dims.rhs_contract[i]);
+    const Entry ea = Minus(sa.dims[da], used), eb = Minus(sb.dims[db], used);
+    const int64_t size = pa->shape[da];
+    auto fits = [&](const Entry& e, const DistSpec& s) {
+      return !Intersects(e, axes_of(s)) && size % geo_.Tiles(e) == 0;
+    };
+    Entry pick;
+    if (ea == eb) {
+      pick = ea;
+    } else if (eb.empty() && fits(ea, tb)) {
+      pick = ea;
+    } else if (ea.empty() && fits(eb, ta)) {
+      pick = eb;
+    } else if (a_larger && fits(ea, tb)) {
+      pick = ea;
+    } else if (!a_larger && fits(eb, ta)) {
+      pick = eb;
+    }
+    if (Intersects(pick, axes_of(ta)) || Intersects(pick, axes_of(tb))) pick.clear();
+    ta.dims[da] = pick;
+    tb.dims[db] = pick;
+  }
+  move_to(pa, a_store, ta, why + (a_first ? " (lhs contracting dim)" : " (lhs aligned to the result)"));
+  move_to(pb, b_store, tb, why + (a_first ? " (rhs aligned to the result)" : " (rhs contracting dim)"));
   const DistTensor& x = *pa;
   const DistTensor& y = *pb;
   // 4. The local products.
   DistTensor out;
+  const DistSpec sx = Nontrivial(x.spec, geo_), sy = Nontrivial(y.spec, geo_);
   for (int d : dims.lhs_batch) out.shape.push_back(x.shape[static_cast<size_t>(d)]);
   for (int d : a_free) out.shape.push_back(x.shape[static_cast<size_t>(d)]);
   for (int d : b_free) out.shape.push_back(y.shape[static_cast<size_t>(d)]);
-  for (int d : dims.lhs_batch) out.spec.dims.push_back(x.spec.dims[static_cast<size_t>(d)]);
-  for (int d : a_free) out.spec.dims.push_back(x.spec.dims[static_cast<size_t>(d)]);
-  for (int d : b_free) out.spec.dims.push_back(y.spec.dims[static_cast<size_t>(d)]);
+  for (int d : dims.lhs_batch) out.spec.dims.push_back(sx.dims[static_cast<size_t>(d)]);
+  for (int d : a_free) out.spec.dims.push_back(sx.dims[static_cast<size_t>(d)]);
+  for (int d : b_free) out.spec.dims.push_back(sy.dims[static_cast<size_t>(d)]);
   for (int d : dims.lhs_contract) {
-    for (int axis : x.spec.dims[static_cast<size_t>(d)]) out.spec.partial.push_back(axis);
+    for (int axis : sx.dims[static_cast<size_t>(d)]) out.spec.partial.push_back(axis);
+  }
+  for (int axis : passed) {
+    EP_CHECK(!out.spec.Uses(axis) && !Contains(out.spec.partial, axis),
+             why + ": a passed-through pending sum's axis also shards the product");
+    out.spec.partial.push_back(axis);
   }
   std::sort(out.spec.partial.begin(), out.spec.partial.end());
   out.local.reserve(x.local.size());
   for (size_t dev = 0; dev < x.local.size(); ++dev) out.local.push_back(kernels::Dot(x.local[dev], y.local[dev], dims));
-  if (matmuls_ != nullptr) LogMatmul(x, y, out, dims, why);
+  if (matmuls_ != nullptr && options.matmul) LogMatmul(x, y, out, dims, why);
   return Track(std::move(out));
 }
 
@@ -282,7 +383,8 @@ void Spmd::LogMatmul(const DistTensor& x, const DistTensor& y, const DistTensor&
     scope_flops[dev] += flops;
     if (dev == 0 || flops > record.flops) {
       record.flops = flops;
-      record.elements = x.local[dev].size() + y.local[dev].size() + out.local[dev].size();
+      record.operand_elements = x.local[dev].size() + y.local[dev].size();
+      record.elements = record.operand_elements + out.local[dev].size();
       record.device = geo_.LocalDevice(dev);
     }
   }

@@ -4,11 +4,13 @@
 // SPMD ops over DistTensors. Every op decides from its operands' specs, by general rules, which
 // collectives it needs (as GSPMD does; docs/ARCHITECTURE.md "How check derives collectives"), then runs
 // the same exact host op on every device's local block:
-//  - Dot: batch dims follow the lhs; an axis that would appear twice in the result, or on a contracting
-//    dim of one operand and a non-contracting dim of the other, is gathered away; a contracting dim
-//    sharded the same way on both operands gives a local partial product (the result is `partial` over
-//    those axes); sharded on one operand only, the other operand is sliced locally when the axes are
-//    free in it, else the cheaper operand is gathered.
+//  - Dot: as XLA's SPMD partitioner (xla/service/spmd/dot_handler.cc) partitions a dot whose output
+//    sharding propagation inferred: the result takes the non-contracting shardings of both operands
+//    (the user-consistent or larger operand first); each operand is gathered where its non-contracting
+//    dims differ from the result's (tensor parallelism gathers the activation, FSDP the weight); a
+//    contracting dim sharded alike on both operands gives a local partial product (the result is
+//    `partial` over those axes, resolved by its user: a reduce-scatter into a sharded dim); sharded on
+//    one operand only, the other is sliced locally when the axes are free in it.
 //  - Reshard to a target spec: pending partial sums become a reduce-scatter when the target shards a
 //    dim by exactly those axes, else an all-reduce; an entry that moves whole to another dim is an
 //    all-to-all; an entry that is not a prefix of its target is all-gathered; a target that extends an
@@ -19,6 +21,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,11 +34,25 @@ namespace easyplan::kernels {
 
 /// One Dot as every device runs it on its blocks, for the device with the most FLOPs.
 struct MatmulRecord {
-  std::string scope;     ///< the collectives' scope when it ran ("layer 0")
-  std::string op;        ///< "self_attn/q_proj"
-  int64_t flops = 0;     ///< 2 x multiply-adds
-  int64_t elements = 0;  ///< operands' and result's elements: the HBM traffic, in elements
+  std::string scope;             ///< the collectives' scope when it ran ("layer 0")
+  std::string op;                ///< "self_attn/q_proj"
+  int64_t flops = 0;             ///< 2 x multiply-adds
+  int64_t elements = 0;          ///< operands' and result's elements: the HBM traffic, in elements
+  int64_t operand_elements = 0;  ///< of `elements`, the operands' (read in the matmul's input precision)
   int64_t device = 0;
+};
+
+/// How a Dot runs beyond its operands.
+struct DotOptions {
+  /// The sharding the caller constrains the result to next (XLA's "user sharding"): it decides which
+  /// operand's layout the result follows when the two disagree.
+  const DistSpec* user = nullptr;
+  /// An operand's pending partial sum passes through to the result instead of being all-reduced first
+  /// (the op is linear in it and the caller resolves the sum later, as a shard_map body does).
+  bool keep_partial = false;
+  /// Logged as a matmul (the step model's compute). False for a dot that stands for data movement (the
+  /// MoE's permutation of rows), which a runtime does not run as a matmul.
+  bool matmul = true;
 };
 
 struct MatmulLog {
@@ -51,7 +68,10 @@ class Spmd {
 
   /// Charges every tensor a (non-nested) op returns to `meter` from here on; nullptr stops. The meter
   /// must outlive the tensors charged to it.
-  void set_meter(LiveMeter* meter) { meter_ = meter; }
+  void set_meter(LiveMeter* meter) {
+    reshards_.clear();  // their charges belong to the meter that is going
+    meter_ = meter;
+  }
   LiveMeter* meter() const { return meter_; }
   /// Records every Dot in `log` from here on (nullptr stops): the step-time model's compute term.
   void set_matmul_log(MatmulLog* log) { matmuls_ = log; }
@@ -67,7 +87,8 @@ class Spmd {
   DistTensor Resolve(DistTensor t, const std::string& why);
 
   /// Operands are only copied when they need a collective or a local slice.
-  DistTensor Dot(const DistTensor& lhs, const DistTensor& rhs, const DotDims& dims, const std::string& why);
+  DistTensor Dot(const DistTensor& lhs, const DistTensor& rhs, const DotDims& dims, const std::string& why,
+                 const DotOptions& options = {});
 
   /// Elementwise f(x).
   DistTensor Map(DistTensor t, const std::function<double(double)>& f);
@@ -110,6 +131,9 @@ class Spmd {
 
  private:
   DistTensor LocalSlice(DistTensor t, int dim, const std::vector<int>& axes) const;
+  /// Reshard, once per value and target: a later request for the same value in the same layout reuses
+  /// the first result and moves nothing (XLA's CSE of identical collectives).
+  DistTensor ReshardOnce(const DistTensor& t, const DistSpec& target, const std::string& why);
   /// Records a Dot's per-device FLOPs and its busiest device in matmuls_ (set).
   void LogMatmul(const DistTensor& x, const DistTensor& y, const DistTensor& out, const DotDims& dims,
                  const std::string& why);
@@ -126,8 +150,22 @@ class Spmd {
   /// `t`, charged to the meter when this is the outermost op.
   DistTensor Track(DistTensor t) const;
 
+  struct ReshardMemo {
+    uint64_t source = 0;
+    /// The source's meter charge: once it is released the source is dead, and so is the memo entry
+    /// (a gathered activation lives as long as the value it was gathered from is used).
+    std::weak_ptr<const void> source_live;
+    bool source_charged = false;
+    DistSpec target;
+    DistTensor result;  ///< charged to the meter while the entry lives (an activation's gathered copy)
+  };
+  /// The last few operand reshards (a block's q/k/v, or gate/up, share one input).
+  static constexpr size_t kReshardMemoSize = 8;
+
   Collectives& comm_;
   const MeshGeometry& geo_;
+  std::vector<ReshardMemo> reshards_;
+  mutable uint64_t last_value_id_ = 0;
   LiveMeter* meter_ = nullptr;
   MatmulLog* matmuls_ = nullptr;
   mutable int depth_ = 0;

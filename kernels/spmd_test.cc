@@ -103,6 +103,66 @@ TEST_F(SpmdTest, ShardedOnOneOperandSlicesTheReplicatedOneLocally) {
   ExpectNear(Assemble(spmd_.Resolve(y, "t"), geo_), Dot(a, b, DotDims{{}, {}, {1}, {0}}));
 }
 
+TEST_F(SpmdTest, ColumnParallelGathersTheActivationNotTheWeight) {
+  // Megatron's column-parallel linear under XLA: activations [T, H(tp)] (EasyDeL's hidden states on tp),
+  // weight [H, O(tp)]. The result follows the weight's O(tp) (sharding propagation), so the activation's
+  // H is gathered (dot_handler.cc: "RHS and output have the same partitioned non-contracting dims"),
+  // never the weight; no partial sum is left.
+  const HostTensor a = Iota({4, 8}), b = Iota({8, 6});
+  DistTensor w = spmd_.Place(b, Spec({{}, {1}}));
+  w.parameter = true;
+  DistTensor y = spmd_.Dot(spmd_.Place(a, Spec({{0}, {1}})), w, DotDims{{}, {}, {1}, {0}}, "column-parallel");
+  EXPECT_TRUE(y.spec.partial.empty());
+  EXPECT_EQ(y.spec.dims, (std::vector<std::vector<int>>{{0}, {1}}));
+  ASSERT_EQ(log_.records.size(), 1u);
+  EXPECT_EQ(log_.records[0].kind, CollectiveKind::kAllGather);
+  EXPECT_FALSE(log_.records[0].parameter);
+  ExpectNear(Assemble(y, geo_), Dot(a, b, DotDims{{}, {}, {1}, {0}}));
+}
+
+TEST_F(SpmdTest, OneValueGatheredForSeveralDotsIsGatheredOnce) {
+  // q, k and v (or gate and up) read one normed hidden state: XLA's CSE leaves one all-gather.
+  const HostTensor a = Iota({4, 8});
+  const DistTensor x = spmd_.Place(a, Spec({{0}, {1}}));
+  for (int i = 0; i < 3; ++i) {
+    const HostTensor b = Iota({8, 6}, 0.02 * (i + 1));
+    DistTensor y = spmd_.Dot(x, spmd_.Place(b, Spec({{}, {1}})), DotDims{{}, {}, {1}, {0}}, "projection");
+    ExpectNear(Assemble(y, geo_), Dot(a, b, DotDims{{}, {}, {1}, {0}}));
+  }
+  EXPECT_EQ(Count(CollectiveKind::kAllGather), 1);
+}
+
+TEST_F(SpmdTest, TheUserShardingDecidesWhichOperandTheResultFollows) {
+  // Row-parallel output [T, O] from lhs [T(fsdp), I(tp)] and rhs [I(tp), O(fsdp)]: both propose fsdp for
+  // different dims. With the user asking for [T(fsdp), O(tp)] the lhs's batch sharding wins and the
+  // weight's O is gathered (FSDP), leaving a partial sum over tp for a reduce-scatter into O(tp).
+  const HostTensor a = Iota({4, 8}), b = Iota({8, 6});
+  const DistSpec user = Spec({{0}, {1}});
+  DistTensor y = spmd_.Dot(spmd_.Place(a, Spec({{0}, {1}})), spmd_.Place(b, Spec({{1}, {0}})),
+                           DotDims{{}, {}, {1}, {0}}, "row-parallel", {.user = &user});
+  EXPECT_EQ(y.spec.dims, (std::vector<std::vector<int>>{{0}, {}}));
+  EXPECT_EQ(y.spec.partial, std::vector<int>{1});
+  y = spmd_.Reshard(std::move(y), user, "hidden constraint");
+  EXPECT_EQ(Count(CollectiveKind::kReduceScatter), 1);
+  EXPECT_EQ(Count(CollectiveKind::kAllReduce), 0);
+  ExpectNear(Assemble(y, geo_), Dot(a, b, DotDims{{}, {}, {1}, {0}}));
+}
+
+TEST_F(SpmdTest, KeptPartialSumsPassThroughALinearDot) {
+  // A sum pending over tp stays pending through a selection (the fused MoE's row permutation).
+  const HostTensor a = Iota({4, 8}), sel = Iota({3, 4});
+  DistTensor x = spmd_.Dot(spmd_.Place(a, Spec({{}, {1}})), spmd_.Place(Iota({8, 6}), Spec({{1}, {}})),
+                           DotDims{{}, {}, {1}, {0}}, "partial");
+  ASSERT_EQ(x.spec.partial, std::vector<int>{1});
+  DistTensor y = spmd_.Dot(spmd_.Place(sel, Spec({{}, {}})), x, DotDims{{}, {}, {1}, {0}}, "select",
+                           {.keep_partial = true, .matmul = false});
+  EXPECT_EQ(y.spec.partial, std::vector<int>{1});
+  EXPECT_EQ(Count(CollectiveKind::kAllReduce), 0);
+  y = spmd_.Resolve(y, "t");
+  const HostTensor full = Dot(sel, Dot(a, Iota({8, 6}), DotDims{{}, {}, {1}, {0}}), DotDims{{}, {}, {1}, {0}});
+  ExpectNear(Assemble(y, geo_), full);
+}
+
 TEST_F(SpmdTest, BatchedDotWithDifferentBatchShardingReshardsTheRhs) {
   const HostTensor a = Iota({2, 4, 3}), b = Iota({2, 3, 6});
   const DotDims dims{{0}, {0}, {2}, {1}};

@@ -26,6 +26,24 @@ int64_t RingSteps(CollectiveKind kind, int64_t group) {
   return kind == CollectiveKind::kAllReduce ? 2 * (group - 1) : group - 1;
 }
 
+// One ring collective on `link`, as NCCL's tuner models it (src/graph/tuning.cc, ncclTopoTuneModel and
+// ncclTopoGetAlgoTime): a base latency, a latency per ring step and the bytes at the protocol's bus
+// bandwidth, under the protocol with the least time (Simple, or LL for small messages where the link
+// has it).
+double RingSeconds(const planner::LinkDomain& link, double efficiency, CollectiveKind kind, int64_t group,
+                   int64_t bytes) {
+  const double steps = static_cast<double>(RingSteps(kind, group));
+  const double bandwidth = link.bandwidth * efficiency;
+  double seconds =
+      link.base_latency + link.latency * steps + (bandwidth > 0 ? static_cast<double>(bytes) / bandwidth : 0);
+  if (link.low_latency) {
+    const planner::LinkDomain::LowLatency& ll = *link.low_latency;
+    const double ll_bandwidth = std::min(ll.bandwidth, bandwidth);
+    seconds = std::min(seconds, ll.base_latency + ll.latency * steps + static_cast<double>(bytes) / ll_bandwidth);
+  }
+  return seconds;
+}
+
 std::string AxesText(const Mesh& mesh, const std::vector<int>& axes) {
   std::vector<std::string> names;
   for (int a : axes) names.push_back(mesh.axis_names[static_cast<size_t>(a)]);
@@ -100,13 +118,17 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   const double hbm_rate = hw.hbm_bandwidth * hw.hbm_efficiency;
   for (const MatmulRecord& m : run.matmuls.records) {
     double flops = static_cast<double>(m.flops);
-    double bytes = static_cast<double>(m.elements * model.bytes_per_element);
+    const bool scores = IsAttentionScores(m.op);
+    // An fp8 projection reads its operands as one byte each (fp8 weights, or the cast activations and
+    // weights of a float8 training recipe) and writes its result in the activation dtype.
+    const int64_t operand_bytes = options.fp8_matmuls && !scores ? 1 : model.bytes_per_element;
+    double bytes = static_cast<double>(m.operand_elements * operand_bytes +
+                                       (m.elements - m.operand_elements) * model.bytes_per_element);
     if (IsExpertMatmul(m.op) && model.experts > 0 && model.top_k > 0) {
       const double routed = static_cast<double>(model.top_k) / static_cast<double>(model.experts);
       flops *= routed;
       bytes *= routed;
     }
-    const bool scores = IsAttentionScores(m.op);
     if (options.flash_attention && scores) bytes = 0;
     const double seconds = std::max(flops / (scores ? flop_rate : projection_rate), bytes / hbm_rate);
     const int64_t weight = run.Weight(m.scope);
@@ -161,9 +183,7 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     const bool network = CrossesNetwork(mesh, axes, hw);
     const planner::LinkDomain& link = network ? hw.network : hw.fast;
     c.link = network ? "network" : "fast";
-    const double bandwidth = link.bandwidth * hw.link_efficiency;
-    c.seconds = link.latency * static_cast<double>(RingSteps(c.kind, c.group)) +
-                (bandwidth > 0 ? static_cast<double>(c.bytes_per_device) / bandwidth : 0.0);
+    c.seconds = RingSeconds(link, hw.link_efficiency, c.kind, c.group, c.bytes_per_device);
     c.axes = AxesText(mesh, axes);
     const double total = c.seconds * static_cast<double>(c.count);
     cost.communication_s += total;
@@ -172,8 +192,19 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   };
   for (const CommRecord& r : run.comm.records) {
     const int64_t weight = run.Weight(r.scope);
-    cost.forward.Add(r.kind, r.bytes_per_device * weight);
-    PricedCollective f{"forward", r.scope, r.op, r.kind, "", r.group_size, weight * micro, r.bytes_per_device};
+    // A routed collective at what balanced routing moves (the assumption cost states).
+    const int64_t bytes = r.expected_bytes >= 0 ? r.expected_bytes : r.bytes_per_device;
+    if (r.backward == CommRecord::Backward::kOnly) {
+      if (!train) continue;
+      // A shard_map input's gradient summed over the axes it was replicated on: an activation
+      // gradient, on the backward's critical path.
+      PricedCollective b{"backward", r.scope, r.op, r.kind, "", r.group_size, weight * micro, bytes};
+      price(b, r.axes);
+      cost.backward.Add(b.kind, bytes * weight);
+      continue;
+    }
+    cost.forward.Add(r.kind, bytes * weight);
+    PricedCollective f{"forward", r.scope, r.op, r.kind, "", r.group_size, weight * micro, bytes};
     f.overlapped = r.parameter && r.kind == CollectiveKind::kAllGather;
     price(f, r.axes);
     layer_of(r.scope).communication_s += cost.collectives.back().seconds;
@@ -183,18 +214,19 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
       again.phase = "recompute";
       price(again, r.axes);
     }
+    if (r.backward == CommRecord::Backward::kNone) continue;
     PricedCollective b = f;
     b.phase = "backward";
     b.kind = Transpose(r.kind);
     // A gathered parameter's gradient is reduce-scattered back to its shards: deferred behind compute.
     b.overlapped = r.parameter;
     price(b, r.axes);
-    cost.backward.Add(b.kind, r.bytes_per_device * weight);
+    cost.backward.Add(b.kind, bytes * weight);
     if (r.parameter && r.kind == CollectiveKind::kAllGather) {
       PricedCollective regather = f;
       regather.phase = "backward";
       price(regather, r.axes);
-      cost.backward.Add(CollectiveKind::kAllGather, r.bytes_per_device * weight);
+      cost.backward.Add(CollectiveKind::kAllGather, bytes * weight);
     }
   }
   // Gradient sync: each parameter's gradient summed over the data axes it is replicated on.

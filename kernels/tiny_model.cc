@@ -228,6 +228,9 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
   m.sequence_axes = dims.axes.sequence;
   m.hidden_axes = dims.axes.hidden_state;
   m.head_axes = dims.axes.head;
+  m.expert_data_axes = dims.axes.expert_data;
+  m.expert_axes = dims.axes.expert;
+  m.expert_tensor_axes = dims.axes.expert_tensor;
   const int64_t batch_tiles = EntryTiles(plan.mesh, m.batch_axes);
   m.batch = batch_tiles > 1 ? batch_tiles : 2;
   m.seq = RoundUp(8, EntryTiles(plan.mesh, m.sequence_axes));

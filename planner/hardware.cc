@@ -21,7 +21,12 @@ const std::vector<std::string>& TopKeys() {
   return keys;
 }
 const std::vector<std::string>& LinkKeys() {
-  static const std::vector<std::string> keys = {"kind", "chips", "torus", "bandwidth", "latency"};
+  static const std::vector<std::string> keys = {"kind",    "chips",        "torus",      "bandwidth",
+                                                "latency", "base_latency", "low_latency"};
+  return keys;
+}
+const std::vector<std::string>& LowLatencyKeys() {
+  static const std::vector<std::string> keys = {"base_latency", "latency", "bandwidth"};
   return keys;
 }
 const std::vector<std::string>& EfficiencyKeys() {
@@ -166,6 +171,22 @@ class ProfileReader {
     EP_ASSIGN_OR_RETURN(domain.bandwidth, Positive(*bandwidth, pointer + "/bandwidth", "bytes per second"));
     EP_ASSIGN_OR_RETURN(const Json* latency, Required(*link, pointer, "latency", "seconds per ring step"));
     EP_ASSIGN_OR_RETURN(domain.latency, Positive(*latency, pointer + "/latency", "seconds"));
+    if (auto base = link->find("base_latency"); base != link->end()) {
+      EP_ASSIGN_OR_RETURN(domain.base_latency, Positive(*base, pointer + "/base_latency", "seconds"));
+    }
+    if (auto ll = link->find("low_latency"); ll != link->end()) {
+      const std::string ll_pointer = pointer + "/low_latency";
+      const std::string ll_what = "the low-latency protocol {base_latency, latency, bandwidth}";
+      EP_RETURN_IF_ERROR(CheckMapping(*ll, ll_pointer, LowLatencyKeys(), ll_what));
+      LinkDomain::LowLatency protocol;
+      EP_ASSIGN_OR_RETURN(const Json* ll_base, Required(*ll, ll_pointer, "base_latency", "seconds"));
+      EP_ASSIGN_OR_RETURN(protocol.base_latency, Positive(*ll_base, ll_pointer + "/base_latency", "seconds"));
+      EP_ASSIGN_OR_RETURN(const Json* ll_step, Required(*ll, ll_pointer, "latency", "seconds per ring step"));
+      EP_ASSIGN_OR_RETURN(protocol.latency, Positive(*ll_step, ll_pointer + "/latency", "seconds"));
+      EP_ASSIGN_OR_RETURN(const Json* ll_bw, Required(*ll, ll_pointer, "bandwidth", "bytes per second per chip"));
+      EP_ASSIGN_OR_RETURN(protocol.bandwidth, Positive(*ll_bw, ll_pointer + "/bandwidth", "bytes per second"));
+      domain.low_latency = protocol;
+    }
     return domain;
   }
 

@@ -30,7 +30,15 @@ struct LinkDomain {
   /// whole NVLink bandwidth of a GPU, the sum of a TPU chip's ICI links usable along one ring, the NIC
   /// bandwidth a GPU (or a TPU host, divided by its chips) has on the network.
   double bandwidth = 0;
-  double latency = 0;  ///< seconds per step of a ring collective (one hop)
+  double latency = 0;       ///< seconds per step of a ring collective (one hop)
+  double base_latency = 0;  ///< seconds a collective costs before its first step (NCCL's baseLat); 0 = none
+  /// NCCL's low-latency (LL) protocol, which its tuner picks for small messages: a lower per-step
+  /// latency at a fraction of the bandwidth. Absent (0) where the links have no such protocol (TPU ICI).
+  struct LowLatency {
+    double base_latency = 0, latency = 0;  ///< seconds, as above
+    double bandwidth = 0;                  ///< bytes per second per chip the protocol reaches (NCCL's llMaxBw)
+  };
+  std::optional<LowLatency> low_latency;
 };
 
 struct HardwareProfile {

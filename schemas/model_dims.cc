@@ -245,6 +245,36 @@ Status ReadAxes(const DimReader& r, ModelDims& d) {
   EP_ASSIGN_OR_RETURN(d.axes.sequence, r.AxisEntry("sequence_axis"));
   EP_ASSIGN_OR_RETURN(d.axes.hidden_state, r.AxisEntry("hidden_state_axis"));
   EP_ASSIGN_OR_RETURN(d.axes.head, r.AxisEntry("head_axis"));
+  // The five parallel axes by role, then the fold (each name placed once, as assign_axis skips a name
+  // already placed).
+  auto axis = [&r](const char* field, const char* fallback) -> StatusOr<std::vector<std::string>> {
+    EP_ASSIGN_OR_RETURN(std::vector<std::string> entry, r.AxisEntry(field));
+    if (entry.empty()) entry.push_back(fallback);
+    return entry;
+  };
+  EP_ASSIGN_OR_RETURN(const std::vector<std::string> dp, axis("data_parallel_axis", "dp"));
+  EP_ASSIGN_OR_RETURN(const std::vector<std::string> fsdp, axis("fully_sharded_data_parallel_axis", "fsdp"));
+  EP_ASSIGN_OR_RETURN(const std::vector<std::string> ep, axis("expert_parallel_axis", "ep"));
+  EP_ASSIGN_OR_RETURN(const std::vector<std::string> tp, axis("tensor_parallel_axis", "tp"));
+  EP_ASSIGN_OR_RETURN(const std::vector<std::string> sp, axis("sequence_parallel_axis", "sp"));
+  EP_ASSIGN_OR_RETURN(const bool fsdp_bound, r.Bool("fsdp_is_ep_bound", true));
+  EP_ASSIGN_OR_RETURN(const bool sp_bound, r.Bool("sp_is_ep_bound", true));
+  std::vector<std::string> placed;
+  auto place = [&placed](std::vector<std::string>& group, const std::vector<std::string>& names) {
+    for (const std::string& name : names) {
+      if (std::find(placed.begin(), placed.end(), name) != placed.end()) continue;
+      placed.push_back(name);
+      group.push_back(name);
+    }
+  };
+  ActivationAxes& a = d.axes;
+  place(a.expert_tensor, tp);
+  std::vector<std::string> ep_fsdp, ep_own, ep_sp;
+  place(ep_own, ep);
+  place(a.expert_data, dp);
+  place(fsdp_bound ? ep_fsdp : a.expert_data, fsdp);
+  place(sp_bound ? ep_sp : a.expert_data, sp);
+  for (auto* part : {&ep_fsdp, &ep_own, &ep_sp}) a.expert.insert(a.expert.end(), part->begin(), part->end());
   return Status();
 }
 

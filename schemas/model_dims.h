@@ -34,6 +34,10 @@ struct ActivationAxes {
   std::vector<std::string> sequence;      ///< partition_axis.sequence_axis
   std::vector<std::string> hidden_state;  ///< partition_axis.hidden_state_axis
   std::vector<std::string> head;          ///< partition_axis.head_axis
+  /// EasyDeL's expert mesh (easydel/infra/base_config.py _mesh_shape_ep): the model-mesh axes folded into
+  /// its dp, ep and tp axes. fsdp and sp join ep when fsdp_is_ep_bound / sp_is_ep_bound (the defaults),
+  /// else dp; ep is fsdp-major, as the row-major reshape of the device list orders them.
+  std::vector<std::string> expert_data, expert, expert_tensor;
 };
 
 /// Sizes are 0 when the config does not give them as a positive integer (a dense model has 0 experts).
