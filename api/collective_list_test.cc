@@ -25,8 +25,7 @@ using Priced = std::tuple<std::string, std::string, std::string, int64_t>;
 CostOptions Step(const std::string& mesh, const std::string& mode, int64_t batch, int64_t seq) {
   CostOptions options;
   options.plan.mesh = mesh;
-  options.memory.mode = mode == "decode" ? "serve" : mode;
-  options.decode = mode == "decode";
+  options.memory.mode = mode;
   options.memory.batch = batch;
   options.memory.seq = seq;
   options.memory.hardware = "h100-sxm";

@@ -52,8 +52,8 @@ std::string PolicyFlagValue(planner::CheckpointPolicy policy) {
   return policy == planner::CheckpointPolicy::kNone ? std::string() : std::string(CheckpointPolicyName(policy));
 }
 
-Status CheckCostOptions(const CostOptions& options) {
-  EP_RETURN_IF_ERROR(CheckMemoryOptions(options.memory));
+Status CheckCostOptions(const CostOptions& options, const std::string& command) {
+  EP_RETURN_IF_ERROR(CheckMemoryOptions(options.memory, command));
   if (options.memory.hardware.empty()) {
     return Status::BadInput({}, "--hardware is required: the step is priced on an accelerator's figures",
                             {"e.g. --hardware h100-sxm, --hardware tpu-v5p, or a profile file (docs/COST.md)"});
@@ -80,8 +80,11 @@ Status CheckStepPricing(const MemoryOptions& memory, int64_t microbatches, bool 
         {}, fmt::format("--batch {} is not divisible by --microbatches {}", *memory.batch, microbatches),
         {"each microbatch is an equal share of the global batch"});
   }
-  if (decode && memory.mode != "serve") {
-    return Status::BadInput({}, "--decode prices one decode step: it needs --mode serve");
+  if (decode) {
+    return Status::BadInput({},
+                            "--decode is now --mode decode: one decode step, each sequence's next token against a "
+                            "KV cache of --seq tokens",
+                            {"--mode prefill (or serve) prices the prompts' prefill"});
   }
   return CheckPrecision(precision);
 }
@@ -126,7 +129,7 @@ StatusOr<StepModel> StepModelOf(const PlanInputs& inputs, const planner::Plan& p
 
 MemoryOptions StepMemoryOptions(const MemoryOptions& memory, const StepSettings& s) {
   MemoryOptions step = memory;
-  step.mode = s.mode == planner::MemoryMode::kTrain ? "train" : "serve";
+  step.mode = std::string(planner::MemoryModeName(s.mode));
   step.batch = s.batch / std::max<int64_t>(1, s.microbatches);
   step.seq = s.seq;
   return step;
@@ -195,8 +198,8 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
   if (!inputs.has_config()) return Status::BadInput({}, "cost needs CONFIG: the forward pass comes from the config");
   StepSettings settings;
-  settings.mode = options.memory.mode == "train" ? planner::MemoryMode::kTrain : planner::MemoryMode::kServe;
-  settings.decode = options.decode;
+  settings.mode = MemoryModeOf(options.memory.mode);
+  settings.decode = settings.mode == planner::MemoryMode::kDecode;
   settings.batch = *options.memory.batch;
   settings.seq = *options.memory.seq;
   settings.microbatches = options.microbatches;

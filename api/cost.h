@@ -30,12 +30,12 @@ struct CostOptions {
   /// hardware (required: its figures price the step and its HBM is the budget) and the step state.
   MemoryOptions memory;
   int64_t microbatches = 1;        ///< gradient accumulation steps (train); divides batch
-  bool decode = false;             ///< serve: one decode step with a KV cache of --seq tokens instead of the prefill
+  bool decode = false;             ///< the retired --decode flag: an error naming --mode decode
   std::string precision = "bf16";  ///< the projections' matmul precision: bf16 or fp8 (attention stays bf16)
 };
 
-/// The option checks that need no config.
-Status CheckCostOptions(const CostOptions& options);
+/// The option checks that need no config; `command` names the command in messages (suggest shares them).
+Status CheckCostOptions(const CostOptions& options, const std::string& command = "cost");
 
 /// How a step of `memory` (mode, batch) is priced: --microbatches, --decode, --precision (cost, report).
 Status CheckStepPricing(const MemoryOptions& memory, int64_t microbatches, bool decode, const std::string& precision);

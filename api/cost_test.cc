@@ -75,8 +75,7 @@ TEST(CostTest, MicrobatchesRepeatTheStepAndRecomputationAddsAForward) {
 TEST(CostTest, DecodeReadsTheKvCache) {
   auto model = LoadExample("llama-3.1-8b");
   CostOptions options = Train("dp=1,fsdp=1,ep=1,tp=8,sp=1", 8, 8192);
-  options.memory.mode = "serve";
-  options.decode = true;
+  options.memory.mode = "decode";
   auto decode = Cost(model, options);
   ASSERT_TRUE(decode.ok()) << decode.status().ToString();
   options.memory.seq = 1024;

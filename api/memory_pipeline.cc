@@ -32,20 +32,30 @@ Status CheckDType(const std::string& flag, const std::string& value) {
 
 }  // namespace
 
-Status CheckMemoryOptions(const MemoryOptions& options) {
-  EP_RETURN_IF_ERROR(CheckMode("memory", options.mode, {"train", "serve"}));
+planner::MemoryMode MemoryModeOf(const std::string& mode) {
+  if (mode == "train") return planner::MemoryMode::kTrain;
+  if (mode == "prefill") return planner::MemoryMode::kPrefill;
+  if (mode == "decode") return planner::MemoryMode::kDecode;
+  return planner::MemoryMode::kServe;
+}
+
+Status CheckMemoryOptions(const MemoryOptions& options, const std::string& command) {
+  EP_RETURN_IF_ERROR(CheckMode(command, options.mode, {"train", "prefill", "decode", "serve"}));
   if (!options.batch || !options.seq) {
     return Status::BadInput({},
-                            std::string(options.batch ? "--seq" : "--batch") +
-                                " is required: memory sizes the activations of a step of --batch sequences of "
-                                "--seq tokens",
+                            std::string(options.batch ? "--seq" : "--batch") + " is required: " + command +
+                                " sizes the activations of a step of --batch sequences of --seq tokens (decode: "
+                                "one new token each against a KV cache of --seq tokens)",
                             {"e.g. --batch 8 --seq 4096"});
   }
   if (*options.batch < 1)
     return Status::BadInput({}, "--batch must be at least 1, found " + std::to_string(*options.batch));
   if (*options.seq < 1) return Status::BadInput({}, "--seq must be at least 1, found " + std::to_string(*options.seq));
   if (options.max_length) {
-    if (options.mode != "serve") return Status::BadInput({}, "--max-length sizes the KV cache: it needs --mode serve");
+    if (options.mode == "train") {
+      return Status::BadInput({},
+                              "--max-length sizes the KV cache: it needs a serving --mode (prefill, decode or serve)");
+    }
     if (*options.max_length < *options.seq) {
       return Status::BadInput({}, "--max-length " + std::to_string(*options.max_length) +
                                       " is shorter than the prompt: expected at least --seq " +
@@ -121,7 +131,7 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, cons
                                                   const StepActivations* activations, bool worst_only) {
   const bool train = options.mode == "train";
   planner::MemoryOptions memory;
-  memory.mode = train ? planner::MemoryMode::kTrain : planner::MemoryMode::kServe;
+  memory.mode = MemoryModeOf(options.mode);
   memory.optimizer = *planner::ParseOptimizer(options.optimizer);
   if (!options.grad_dtype.empty()) memory.grad_dtype = ParseDType(options.grad_dtype);
   memory.opt_state_dtype = *ParseDType(options.opt_state_dtype);
@@ -153,7 +163,9 @@ StatusOr<StepActivations> BuildStepActivations(const PlanInputs& inputs, const M
   const bool train = options.mode == "train";
   EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, inputs.model->ActivationTable());
   ActivationOptions step_flags;
-  step_flags.mode = train ? "train" : "prefill";
+  // A decode step: one query token per sequence against the cache of --seq tokens (the activation plan
+  // of EasyDeL's decode_* rules); the other modes run their whole sequences.
+  step_flags.mode = train ? "train" : options.mode == "decode" ? "decode" : "prefill";
   step_flags.batch = options.batch;
   step_flags.seq = options.seq;
   step_flags.dtype = options.activation_dtype;

@@ -21,8 +21,11 @@ namespace easyplan::api {
 /// --opt-state-dtype, --master-weights) differs from its default.
 bool HasStepStateOptions(const MemoryOptions& options);
 
-/// The option checks that need no config.
-Status CheckMemoryOptions(const MemoryOptions& options);
+/// The option checks that need no config; `command` names the command in messages.
+Status CheckMemoryOptions(const MemoryOptions& options, const std::string& command = "memory");
+
+/// --mode as a memory mode: train, serve, prefill or decode. REQUIRES: CheckMemoryOptions passed.
+planner::MemoryMode MemoryModeOf(const std::string& mode);
 
 /// The budget of --max-memory, else the memory of --hardware (a profile's HBM, or an accelerator of
 /// schemas/devices.yaml), else 80GiB; `label` receives how to show it ("80GiB", "h100-80g (80.0 GiB)",

@@ -202,8 +202,8 @@ std::string CostUnavailable(const ReportOptions& options) {
 
 StepSettings SettingsOf(const ReportOptions& options, planner::CheckpointPolicy policy) {
   StepSettings s;
-  s.mode = options.memory->mode == "train" ? planner::MemoryMode::kTrain : planner::MemoryMode::kServe;
-  s.decode = options.decode;
+  s.mode = MemoryModeOf(options.memory->mode);
+  s.decode = s.mode == planner::MemoryMode::kDecode;
   s.batch = *options.memory->batch;
   s.seq = *options.memory->seq;
   s.microbatches = options.microbatches;
@@ -240,7 +240,7 @@ Status CheckReportOptions(const ReportOptions& options) {
     }
     return Status();
   }
-  EP_RETURN_IF_ERROR(CheckMemoryOptions(*options.memory));
+  EP_RETURN_IF_ERROR(CheckMemoryOptions(*options.memory, "report"));
   return CheckStepPricing(*options.memory, options.microbatches, options.decode, options.precision);
 }
 

@@ -153,7 +153,7 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
   cost.memory = options.memory;
   cost.decode = options.decode;
   cost.precision = options.precision;
-  return CheckCostOptions(cost);
+  return CheckCostOptions(cost, "suggest");
 }
 
 namespace {
@@ -256,7 +256,7 @@ class Search {
     if (dims_.heads > 0 && dims_.heads % head_tiles != 0) return "heads not divisible by the head axes";
     if (dims_.kv_heads > 0 && dims_.kv_heads % head_tiles != 0) return "kv heads not divisible by the head axes";
     if (batch_ % Tiles(names_, sizes, dims_.axes.batch) != 0) return "batch not divisible by the batch axes";
-    if (!options_.decode) {
+    if (options_.memory.mode != "decode") {
       const int64_t seq_tiles = Tiles(names_, sizes, dims_.axes.sequence);
       if (seq_ % seq_tiles != 0) return "sequence not divisible by the sequence axes";
       if (std::string reason = attention_.Rejection(seq_, seq_tiles); !reason.empty()) return reason;
@@ -293,8 +293,8 @@ class Search {
     std::map<int64_t, kernels::DryRunReport> runs;
     for (int64_t p = 0; p < policies_; ++p) {
       StepSettings settings;
-      settings.mode = train_ ? planner::MemoryMode::kTrain : planner::MemoryMode::kServe;
-      settings.decode = options_.decode;
+      settings.mode = MemoryModeOf(options_.memory.mode);
+      settings.decode = settings.mode == planner::MemoryMode::kDecode;
       settings.fp8 = options_.precision == "fp8";
       settings.batch = batch_;
       settings.seq = seq_;
@@ -445,7 +445,7 @@ std::vector<std::string> ReproduceCommands(const SuggestOptions& o, const Candid
   commands.push_back("easyplan memory " + common + step + " --batch " + std::to_string(micro_batch) + seq);
   std::string cost = "easyplan cost " + common + step + " --batch " + std::to_string(*o.memory.batch) + seq;
   if (c.microbatches > 1) cost += " --microbatches " + std::to_string(c.microbatches);
-  if (o.decode) cost += " --decode";
+
   if (o.precision != "bf16") cost += " --precision " + ShellWord(o.precision);
   commands.push_back(cost);
   return commands;

@@ -47,10 +47,13 @@ std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInpu
                         const api::MemoryOptions& flags, const std::string& budget_label, bool mode_given) {
   const bool train = report.mode == planner::MemoryMode::kTrain;
   const Mesh& mesh = inputs.mesh;
-  std::string out =
-      fmt::format("{} memory of {} on mesh {} ({} devices), batch {}, seq {}", train ? "training" : "serving",
-                  inputs.config().value("model_type", std::string("model")), mesh.ToString(), mesh.NumDevices(),
-                  *flags.batch, *flags.seq);
+  std::string out = fmt::format("{} memory of {} on mesh {} ({} devices), batch {}, seq {}",
+                                train                                          ? "training"
+                                : report.mode == planner::MemoryMode::kDecode  ? "decode-step"
+                                : report.mode == planner::MemoryMode::kPrefill ? "prefill"
+                                                                               : "serving",
+                                inputs.config().value("model_type", std::string("model")), mesh.ToString(),
+                                mesh.NumDevices(), *flags.batch, *flags.seq);
   if (train) {
     out += fmt::format(", {} ({} state{}), gradient_checkpointing {}", flags.optimizer, flags.opt_state_dtype,
                        flags.master_weights ? ", float32 master weights" : "",
@@ -58,7 +61,7 @@ std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInpu
   } else {
     out += fmt::format(", KV cache of {} tokens", flags.max_length.value_or(*flags.seq));
   }
-  if (!mode_given) out += " (--mode train, the default; --mode serve for serving)";
+  if (!mode_given) out += " (--mode train, the default; --mode prefill or decode for serving)";
   out += "\n\n";
 
   // Devices with identical figures share a row; the worst row comes first.

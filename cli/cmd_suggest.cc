@@ -32,10 +32,11 @@ std::string Term(const api::TermDifference& t, double value) {
 std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& r) {
   const planner::HardwareProfile& hardware = *r.hardware;
   const bool train = o.memory.mode == "train";
-  std::string out = fmt::format(
-      "{} of {} on {} x {} ({}{}), {} batch {} x seq {}\n", train ? "training" : (o.decode ? "decode" : "prefill"),
-      r.model_type, SuggestDevices(o), hardware.name, hardware.description,
-      o.slices > 1 ? fmt::format(", {} slices", o.slices) : "", train ? "global" : "", *o.memory.batch, *o.memory.seq);
+  std::string out = fmt::format("{} of {} on {} x {} ({}{}), {} batch {} x seq {}\n",
+                                train ? "training" : (o.memory.mode == "decode" ? "decode" : "prefill"), r.model_type,
+                                SuggestDevices(o), hardware.name, hardware.description,
+                                o.slices > 1 ? fmt::format(", {} slices", o.slices) : "", train ? "global" : "",
+                                *o.memory.batch, *o.memory.seq);
   if (o.precision == "fp8") out.insert(out.size() - 1, ", fp8 projections");
   int64_t rejected = 0;
   for (const auto& [reason, count] : r.rejected) rejected += count;
@@ -131,7 +132,7 @@ std::function<int(Context&)> AddSuggestCommand(CLI::App& app) {
   cmd->add_option("--top", flags->suggest.top, "candidates shown (default 5)");
   cmd->add_option("--max-microbatches", flags->suggest.max_microbatches,
                   "train: most gradient accumulation steps tried when a step does not fit (default 64)");
-  cmd->add_flag("--decode", flags->suggest.decode, "serve: rank by one decode step with a KV cache of --seq tokens");
+  cmd->add_flag("--decode", flags->suggest.decode, "retired: --mode decode ranks by one decode step");
   AddPrecisionFlag(cmd, flags->suggest.precision);
   cmd->add_option("--format", flags->format, "table (default) or json");
   cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");

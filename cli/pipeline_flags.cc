@@ -48,10 +48,13 @@ CLI::Option* AddMemoryFlags(CLI::App* cmd, api::MemoryOptions& flags, bool mode_
   if (mode_defaults_to_train) flags.mode = "train";
   CLI::Option* mode = cmd->add_option(
       "--mode", flags.mode,
-      mode_defaults_to_train ? "train (default) or serve (prefill of the batch into the KV cache, then decode)"
-                             : "train or serve: the step whose memory and time are shown (none by default)");
+      mode_defaults_to_train
+          ? "train (default), prefill (the prompts into the KV cache), decode (one new token per sequence against "
+            "a cache of --seq tokens) or serve (prefill, then decode at the cache length)"
+          : "train, prefill, decode or serve: the step whose memory and time are shown (none by default)");
   cmd->add_option("--batch", flags.batch, "sequences per step (required)");
-  cmd->add_option("--seq", flags.seq, "tokens per sequence (required; serve: the prompt of one prefill step)");
+  cmd->add_option("--seq", flags.seq,
+                  "tokens per sequence (required; prefill and serve: the prompt; decode: the KV cache's length)");
   AddStepStateFlags(cmd, flags);
   cmd->add_option("--max-memory", flags.max_memory,
                   "the memory budget of one device, e.g. 80GiB (default: the --hardware's, else 80GiB)");
@@ -92,7 +95,7 @@ void AddPrecisionFlag(CLI::App* cmd, std::string& precision) {
 void AddStepPricingFlags(CLI::App* cmd, int64_t& microbatches, bool& decode, std::string& precision) {
   cmd->add_option("--microbatches", microbatches,
                   "train: gradient accumulation steps; each runs --batch / M sequences (default 1)");
-  cmd->add_flag("--decode", decode, "serve: one decode step with a KV cache of --seq tokens");
+  cmd->add_flag("--decode", decode, "retired: --mode decode prices one decode step");
   AddPrecisionFlag(cmd, precision);
 }
 

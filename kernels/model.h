@@ -107,6 +107,10 @@ using ParamLookup = std::function<const DistTensor&(const std::string& name)>;
 /// Runs the forward pass over `ids` [batch, seq] and returns the compared activations.
 std::vector<Activation> Forward(const ModelDesc& model, Spmd& spmd, const ParamLookup& param, const DistTensor& ids);
 
+/// EasyDeL's fused MoE path splits the routed experts over the folded expert axis (ModelDesc::expert_axes)
+/// inside shard_map, which needs the expert count divisible by it: BadInput naming the fold otherwise.
+Status CheckFusedMoe(const ModelDesc& model, const Mesh& mesh);
+
 /// The spec of an activation from PartitionAxis entries, dropping axes the mesh lacks or that repeat.
 DistSpec ActivationSpec(const Mesh& mesh, const std::vector<PartitionSpec::Entry>& entries);
 

@@ -47,6 +47,35 @@ std::vector<std::string> NamesOf(const Mesh& mesh, const std::vector<int>& axes)
 }
 
 }  // namespace
+}  // namespace easyplan::kernels::internal
+
+namespace easyplan::kernels {
+
+Status CheckFusedMoe(const ModelDesc& model, const Mesh& mesh) {
+  if (model.experts <= 0) return Status();
+  int64_t tiles = 1;
+  std::vector<std::string> names;
+  for (const std::string& name : model.expert_axes) {
+    for (int a = 0; a < mesh.rank(); ++a) {
+      if (mesh.axis_names[static_cast<size_t>(a)] == name) {
+        tiles *= mesh.shape[static_cast<size_t>(a)];
+        names.push_back(fmt::format("{}={}", name, mesh.shape[static_cast<size_t>(a)]));
+      }
+    }
+  }
+  if (model.experts % tiles == 0) return Status();
+  return Status::BadInput(
+      {},
+      fmt::format("the {} routed experts do not split over EasyDeL's folded expert axis of {} ({}): its fused MoE "
+                  "path (shard_map over the expert mesh) cannot run on this mesh",
+                  model.experts, tiles, fmt::join(names, " x ")),
+      {"fsdp and sp join the expert axis while fsdp_is_ep_bound / sp_is_ep_bound are true (the defaults); "
+       "--set fsdp_is_ep_bound=false keeps tokens sharded over fsdp and the experts whole inside the block"});
+}
+
+}  // namespace easyplan::kernels
+
+namespace easyplan::kernels::internal {
 
 PartitionSpec::Entry ForwardPass::ExpertShardAxes(const DistTensor& stored) const {
   // The stored expert dim already split over exactly the folded axes keeps its order (the fold is

@@ -343,6 +343,7 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
     return Status::BadInput({}, fmt::format("batch {} x sequence {} is not divisible by the activation layout {}",
                                             model.batch, model.seq, ids_spec.ToString(mesh)));
   }
+  EP_RETURN_IF_ERROR(CheckFusedMoe(model, mesh));
   HostTensor ids({model.batch, model.seq});
   uint64_t state = options.seed ^ 0x1D5ull;
   for (double& v : ids.data) v = static_cast<double>(SplitMix(&state) % static_cast<uint64_t>(model.vocab));

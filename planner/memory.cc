@@ -56,7 +56,19 @@ int64_t StepBytes(const ActivationPlan& plan, std::string_view name) {
 
 }  // namespace
 
-std::string_view MemoryModeName(MemoryMode mode) { return mode == MemoryMode::kTrain ? "train" : "serve"; }
+std::string_view MemoryModeName(MemoryMode mode) {
+  switch (mode) {
+    case MemoryMode::kTrain:
+      return "train";
+    case MemoryMode::kServe:
+      return "serve";
+    case MemoryMode::kPrefill:
+      return "prefill";
+    case MemoryMode::kDecode:
+      return "decode";
+  }
+  return "train";
+}
 
 std::string_view OptimizerName(Optimizer optimizer) {
   switch (optimizer) {

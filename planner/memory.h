@@ -25,7 +25,10 @@
 
 namespace easyplan::planner {
 
-enum class MemoryMode { kTrain, kServe };
+/// A step's mode: training, or serving: a prefill of the prompts (kPrefill; kServe is the same step under
+/// memory's older name, prefill then decode at the cache length), or one decode step (one new token per
+/// sequence against a KV cache of the cache length).
+enum class MemoryMode { kTrain, kServe, kPrefill, kDecode };
 std::string_view MemoryModeName(MemoryMode mode);
 
 /// Optimizer state per parameter element: adamw 2 (m, v), lion 1 (m), sgd 0 (optax.sgd without

@@ -45,6 +45,8 @@ def command(binary, run):
         cmd += ["--rules", os.path.join(ROOT, run["rules"])]
     if run.get("microbatches"):
         cmd += ["--microbatches", str(run["microbatches"])]
+    for setting in run.get("sets") or []:
+        cmd += ["--set", setting]
     if run.get("gradient_checkpointing"):
         cmd += ["--set", "gradient_checkpointing=" + run["gradient_checkpointing"]]
     if run.get("matmul_precision", "bf16") != "bf16":
