@@ -72,6 +72,26 @@ easyplan_build() {
   cmake --build "$EASYPLAN_BUILD_DIR" "$@" >&2
 }
 
+# easyplan_progress WHAT: reads a build's output on stdin and shows ninja's "[N/M] ..." lines as progress
+# on stderr: one updating line on a terminal, else a line every 10%. An up-to-date build prints nothing.
+# scripts/easyplan (first run) and scripts/python pipe their builds through it, so a build of minutes
+# is not silence.
+easyplan_progress() {
+  local what="$1" line percent shown=-1 any=0
+  while IFS= read -r line; do
+    [[ "$line" =~ ^\[([0-9]+)/([0-9]+)\] ]] || continue
+    any=1
+    percent=$((BASH_REMATCH[1] * 100 / BASH_REMATCH[2]))
+    if [[ -t 2 ]]; then
+      printf '\reasyplan: building %s %s/%s (%d%%)' "$what" "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "$percent" >&2
+    elif ((percent / 10 > shown)); then
+      shown=$((percent / 10))
+      echo "easyplan: building $what, ${percent}% (${BASH_REMATCH[1]}/${BASH_REMATCH[2]})" >&2
+    fi
+  done
+  if [[ -t 2 ]] && ((any)); then printf '\n' >&2; fi
+}
+
 # The release build: what users run (scripts/easyplan), what scripts/bench measures, and what
 # `cmake --install build-release` or `cpack` there installs. g++ -O2, no tests (its `all` is the
 # binary and the libraries; the benchmarks build on demand). Directory build-release/, or
