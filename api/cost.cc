@@ -184,7 +184,10 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
   if (t > 0) {
     estimate.tokens_per_s = static_cast<double>(estimate.tokens) / t;
     estimate.tokens_per_s_per_device = estimate.tokens_per_s / static_cast<double>(devices);
-    estimate.mfu = estimate.model_flops / (t * static_cast<double>(devices) * hardware.peak_flops_bf16);
+    // Against the peak of the precision the projections run in: fp8 MFU is a share of what fp8 could do.
+    estimate.mfu_peak = s.fp8 ? "fp8" : "bf16";
+    const double peak = s.fp8 ? hardware.peak_flops_fp8.value_or(hardware.peak_flops_bf16) : hardware.peak_flops_bf16;
+    estimate.mfu = estimate.model_flops / (t * static_cast<double>(devices) * peak);
   }
   estimate.fits = estimate.memory.fits;
   return estimate;
@@ -267,6 +270,7 @@ Json CostToJson(const CostResult& r) {
     out["tokens_per_s_per_device"] = e.tokens_per_s_per_device;
     out["mfu"] = e.mfu;
     out["mfu_convention"] = kMfuConvention;
+    out["mfu_peak"] = e.mfu_peak;
     out["active_params"] = e.active_params;
     out["model_flops"] = e.model_flops;
     out["compute_s"] = c.compute_s;

@@ -69,6 +69,7 @@ struct StepEstimate {
   int64_t active_params = 0;     ///< N of kMfuConvention
   double model_flops = 0;        ///< 6 (or 2) x N x tokens
   double tokens_per_s = 0, tokens_per_s_per_device = 0, mfu = 0;
+  std::string mfu_peak = "bf16";  ///< the precision whose peak MFU divides by: fp8 when the projections run in fp8
   bool fits = false;
 };
 

@@ -100,7 +100,13 @@ TEST(CostTest, Fp8HalvesTheProjectionsButNotAttention) {
   EXPECT_EQ(a.step_flops, b.step_flops);
   EXPECT_LT(b.compute_s, a.compute_s);
   EXPECT_GT(b.compute_s, a.compute_s / 2);
-  EXPECT_GT(fast->estimate->mfu, slow->estimate->mfu);
+  // MFU against the peak of the precision in use: faster in fp8, and still a share of the fp8 peak.
+  EXPECT_GT(fast->estimate->tokens_per_s, slow->estimate->tokens_per_s);
+  EXPECT_EQ(fast->estimate->mfu_peak, "fp8");
+  EXPECT_EQ(slow->estimate->mfu_peak, "bf16");
+  EXPECT_LT(fast->estimate->mfu, 1.0);
+  EXPECT_NEAR(fast->estimate->mfu * fast->estimate->step.step_time_s * 1979e12, fast->estimate->model_flops,
+              fast->estimate->model_flops * 1e-9);
   EXPECT_EQ(CostToJson(*fast)["precision"], "fp8");
   // A chip without fp8 matmuls, and a precision that is not one.
   CostOptions v5e = fp8;

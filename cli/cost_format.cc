@@ -51,7 +51,8 @@ std::string CostText(const api::CostResult& r, bool mode_given) {
        fmt::format("{} hidden behind compute", HumanSeconds(c.communication_s - c.exposed_communication_s))},
       {"tokens/s", HumanRate(e.tokens_per_s), fmt::format("{} per device", HumanRate(e.tokens_per_s_per_device))},
       {"MFU", fmt::format("{:.1f}%", e.mfu * 100),
-       fmt::format("{}·N·tokens, N = {} active parameters", train ? 6 : 2, WithThousands(e.active_params))},
+       fmt::format("{}·N·tokens against the {} peak, N = {} active parameters", train ? 6 : 2, e.mfu_peak,
+                   WithThousands(e.active_params))},
       {"memory", HumanBytesBinary(worst.total),
        fmt::format("worst device {} of {}: {}", worst.id, r.budget_label,
                    e.fits ? fmt::format("fits ({} headroom)", HumanBytesBinary(headroom))
