@@ -34,4 +34,26 @@ std::string FindingsToText(const std::vector<Finding>& findings) {
   return out;
 }
 
+bool IsBuiltinRuleNote(const Finding& finding) {
+  return finding.severity == Severity::kNote &&
+         (finding.code == planner::FindingCode::kDeadRule || finding.code == planner::FindingCode::kShadowedRule);
+}
+
+std::string FindingsForTerminal(const std::vector<Finding>& findings, bool verbose) {
+  if (verbose) return FindingsToText(findings);
+  std::vector<Finding> shown;
+  for (const Finding& finding : findings) {
+    if (!IsBuiltinRuleNote(finding)) shown.push_back(finding);
+  }
+  if (shown.empty()) return "";
+  std::string text = FindingsToText(shown);
+  const size_t hidden = findings.size() - shown.size();
+  if (hidden > 0) {
+    text.pop_back();  // the count line's newline
+    text += fmt::format(" ({} note{} on unused rules of the built-in table left out; --verbose shows them)\n", hidden,
+                        hidden == 1 ? "" : "s");
+  }
+  return text;
+}
+
 }  // namespace easyplan::api

@@ -66,13 +66,24 @@ std::optional<std::string> ConventionalAxis(const std::string& axis, const std::
   return std::nullopt;
 }
 
-// --mesh names the axes it sizes; the others are 1: "--mesh fsdp=8" is dp=1,fsdp=8,ep=1,tp=1,sp=1. An
-// axis that neither the config's sharding_axis_names, partition_axis nor the rules use is a typo.
-StatusOr<planner::AxisSizes> CompleteMeshAxes(const planner::AxisSizes& given, const Json& config,
+// True when `given` names no axis of `known`: a mesh of the user's own axes ("x=8,y=4").
+bool AllOwnAxes(const planner::AxisSizes& given, const std::vector<std::string>& known) {
+  return std::none_of(given.names.begin(), given.names.end(), [&](const std::string& axis) {
+    return std::find(known.begin(), known.end(), axis) != known.end();
+  });
+}
+
+// --mesh names the axes it sizes; the others are 1: "--mesh fsdp=8" is dp=1,fsdp=8,ep=1,tp=1,sp=1. With
+// a config, an axis that neither its sharding_axis_names, partition_axis nor the rules use is a typo.
+// Without one (a user's own --tree and --rules) the axes are the user's: a mesh of only their own axes
+// is taken as given, and an axis no rule uses is kept, since JAX replicates over a mesh axis a
+// PartitionSpec does not name; a typo then shows as the rule's axis the mesh lacks (unknown-axis).
+StatusOr<planner::AxisSizes> CompleteMeshAxes(const planner::AxisSizes& given, const Json& config, bool has_config,
                                               const RuleAxesFn& rule_axes) {
   const std::vector<std::string> names = ConfigAxisNames(config);
   std::vector<std::string> known = names;
   if (auto it = config.find("partition_axis"); it != config.end()) AddPartitionAxes(*it, &known);
+  if (!has_config && AllOwnAxes(given, known)) return given;
   // The rules are resolved only for an axis the config does not name (a rule file's own 'model').
   bool rules_added = false;
   for (const std::string& axis : given.names) {
@@ -84,6 +95,7 @@ StatusOr<planner::AxisSizes> CompleteMeshAxes(const planner::AxisSizes& given, c
       }
       if (std::find(known.begin(), known.end(), axis) != known.end()) continue;
     }
+    if (!has_config) continue;  // the user's axis, appended below
     std::string message = "--mesh names axis '" + axis + "', which this model's mesh does not have";
     std::optional<std::string> close = ConventionalAxis(axis, known);
     if (!close) close = SuggestClosest(axis, known);
@@ -132,7 +144,7 @@ StatusOr<Mesh> MeshFromOptions(const MeshOptions& options, const Json& config, b
   request.devices = options.devices;
   if (!options.mesh.empty()) {
     EP_ASSIGN_OR_RETURN(planner::AxisSizes given, planner::ParseAxisSizes(options.mesh, "--mesh"));
-    EP_ASSIGN_OR_RETURN(request.ici, CompleteMeshAxes(given, config, rule_axes));
+    EP_ASSIGN_OR_RETURN(request.ici, CompleteMeshAxes(given, config, has_config, rule_axes));
     *source = "--mesh";
   } else {
     EP_ASSIGN_OR_RETURN(std::vector<int64_t> dims, IntList(config, "sharding_axis_dims"));

@@ -110,6 +110,9 @@ int RunApp(int argc, const char* const* argv, Context& ctx) {
   app.allow_extras();
   LimitFlags limit_flags;
   limit_flags.Add(app);
+  bool verbose = false;
+  app.add_flag("--verbose", verbose,
+               "also print the notes a user cannot act on (rules of a built-in table that take no tensor)");
   std::map<std::string, std::function<int(Context&)>> runners;
   std::vector<std::string> names;
   for (const Command& command : AllCommands()) {
@@ -180,6 +183,7 @@ int RunApp(int argc, const char* const* argv, Context& ctx) {
     return kExitBadInput;
   }
   if (Status status = limit_flags.Apply(ctx.limits); !status.ok()) return ReportError(ctx, status);
+  ctx.verbose = ctx.verbose || verbose;
   return runners[chosen.front()->get_name()](ctx);
 }
 

@@ -33,7 +33,7 @@ StatusOr<int> RunActivations(const ActivationsCommandFlags& flags, Context& ctx)
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.config));
   EP_ASSIGN_OR_RETURN(api::ActivationsResult result, api::Activations(model, flags.mesh, flags.activations));
   ActivationsView view{&result.plan, result.model_type, result.mesh_source};
-  if (flags.format != "json" && !result.plan.findings.empty()) ctx.err << FindingsToText(result.plan.findings);
+  if (flags.format != "json") ctx.err << api::FindingsForTerminal(result.plan.findings, ctx.verbose);
   std::string text = flags.format == "json" ? api::ActivationsToJsonText(view) : ActivationsToTable(view);
   if (flags.format != "json" && (!flags.budget.hardware.empty() || !flags.budget.max_memory.empty()) &&
       result.plan.cache_bytes_per_device > 0) {

@@ -29,7 +29,7 @@ StatusOr<int> RunCost(const CostCommandFlags& flags, Context& ctx) {
   EP_ASSIGN_OR_RETURN(api::CostResult result, api::Cost(model, flags.cost));
   // The figures whenever the plan can be priced; a plan with errors adds its findings and exit 1.
   const bool errors = result.plan.HasErrors();
-  if (errors) ctx.err << FindingsToText(result.plan.findings);
+  if (errors) ctx.err << api::FindingsForTerminal(result.plan.findings, ctx.verbose);
   if (!result.estimate) return kExitFindings;
   std::string text;
   if (flags.format == "json") {

@@ -26,7 +26,7 @@ StatusOr<int> RunExport(ExportFlags flags, Context& ctx) {
   EP_RETURN_IF_ERROR(api::CheckPlanOptions(options.plan));
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, options.plan.config));
   EP_ASSIGN_OR_RETURN(api::ExportResult result, api::Export(model, options));
-  if (!result.findings.empty()) ctx.err << api::FindingsToText(result.findings);
+  ctx.err << api::FindingsForTerminal(result.findings, ctx.verbose);
   if (result.failed) return kExitFindings;
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, result.text));
   return kExitOk;

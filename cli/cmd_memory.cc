@@ -122,7 +122,7 @@ StatusOr<int> RunMemory(const MemoryCommandFlags& flags, Context& ctx) {
   // The figures whenever the plan can be laid out; a plan with errors adds its findings and exit 1.
   const planner::MemoryReport& report = *result.report;
   const bool errors = result.plan.HasErrors();
-  if (errors) ctx.err << FindingsToText(result.plan.findings);
+  if (errors) ctx.err << api::FindingsForTerminal(result.plan.findings, ctx.verbose);
   const std::string text =
       flags.format == "json" ? api::MemoryToJsonText(report, result.hardware, &result.plan.findings)
                              : MemoryTable(report, result.inputs, flags.memory, result.budget_label, flags.mode_given);

@@ -24,12 +24,9 @@ StatusOr<int> RunPlan(const PlanCommandFlags& flags, Context& ctx) {
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.plan.config));
   const api::PlanViewOptions view{flags.rank, flags.summary};
   EP_ASSIGN_OR_RETURN(api::PlanResult result, api::PlanModel(model, flags.plan, view));
-  if (result.plan.HasErrors()) {
-    // Like a compiler: no artifact when the plan is wrong; the findings say what to fix.
-    ctx.err << FindingsToText(result.plan.findings);
-    return kExitFindings;
-  }
-  if (!result.plan.findings.empty()) ctx.err << FindingsToText(result.plan.findings);
+  // The figures whenever the plan can be laid out, as memory and cost print theirs: a plan with errors
+  // adds its findings on stderr and exit 1 (a summary of what is wrong is still worth seeing).
+  ctx.err << api::FindingsForTerminal(result.plan.findings, ctx.verbose);
   std::string text;
   if (flags.format == "json") {
     text = api::PlanResultToJsonText(result, view);
@@ -43,7 +40,7 @@ StatusOr<int> RunPlan(const PlanCommandFlags& flags, Context& ctx) {
     text = PlanToTable(table);
   }
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
-  return kExitOk;
+  return result.plan.HasErrors() ? kExitFindings : kExitOk;
 }
 
 }  // namespace

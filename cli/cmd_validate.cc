@@ -39,7 +39,7 @@ StatusOr<int> RunValidate(const ValidateFlags& flags, Context& ctx) {
       whole_memory = fmt::format("; {} to {} (device {})", HumanBytesBinary(result.worst_memory->total),
                                  result.memory_mode, result.worst_memory->id);
     }
-    text = FindingsToText(result.findings);
+    text = api::FindingsForTerminal(result.findings, ctx.verbose);
     text += fmt::format("{}: {} tensors on mesh {} ({} devices); max {} {}per device (device {}){}{}\n",
                         result.failed ? "FAILED" : "ok", WithThousands(result.tensors), result.mesh.ToString(),
                         WithThousands(result.mesh.NumDevices()), HumanBytesBinary(result.summary.max),

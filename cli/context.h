@@ -19,6 +19,7 @@ struct Context {
   std::ostream& err;        // diagnostics
   std::string schemas_dir;  // "" = the embedded data files
   Limits limits;            // --max-input-bytes, --max-depth, --max-values (global flags)
+  bool verbose = false;     // --verbose: also the notes a user cannot act on (api::FindingsForTerminal)
 };
 
 /// Exit codes of every subcommand.

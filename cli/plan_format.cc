@@ -160,12 +160,12 @@ std::string PlanToTable(const PlanView& view) {
 std::string FindingsToJunit(const std::vector<Finding>& findings, bool strict) {
   // One test case per check, so a dashboard shows every check passing or failing across runs.
   constexpr FindingCode kCodes[] = {
-      FindingCode::kUnmatchedTensor,  FindingCode::kUnknownAxis,    FindingCode::kDuplicateAxis,
-      FindingCode::kIndivisible,      FindingCode::kOverBudget,     FindingCode::kLogicalIndivisible,
-      FindingCode::kTruncatedSpec,    FindingCode::kUnevenReplaced, FindingCode::kUnevenChunked,
-      FindingCode::kDeadRule,         FindingCode::kShadowedRule,   FindingCode::kLargeReplicated,
-      FindingCode::kNoCounterpart,    FindingCode::kExpertMesh,     FindingCode::kCacheReshard,
-      FindingCode::kRedundantCompute,
+      FindingCode::kUnmatchedTensor,  FindingCode::kUnknownAxis,     FindingCode::kDuplicateAxis,
+      FindingCode::kIndivisible,      FindingCode::kOverBudget,      FindingCode::kLogicalIndivisible,
+      FindingCode::kTruncatedSpec,    FindingCode::kUnevenReplaced,  FindingCode::kUnevenChunked,
+      FindingCode::kDeadRule,         FindingCode::kShadowedRule,    FindingCode::kLargeReplicated,
+      FindingCode::kNoCounterpart,    FindingCode::kExpertMesh,      FindingCode::kCacheReshard,
+      FindingCode::kRedundantCompute, FindingCode::kVocabReplicated, FindingCode::kFusedMisaligned,
   };
   std::map<FindingCode, std::vector<const Finding*>> by_code;
   for (const Finding& finding : findings) by_code[finding.code].push_back(&finding);

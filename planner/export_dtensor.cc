@@ -206,6 +206,10 @@ std::string TorchExport(const Plan& plan, const ParamTree& tree) {
     row["name"] = tensor.name;
     row["shape"] = Json(std::vector<int64_t>(tensor.shape.dims().begin(), tensor.shape.dims().end()));
     DTensorPlacements placements = PlacementsFor(plan.mesh, param.effective);
+    if (param.fused_misaligned) {
+      placements.placements.clear();
+      placements.reason = FusedMisalignedReason(plan, param);
+    }
     if (placements.reason.empty() && group.expert_layout && group.expert_layout->replicas() != plan.mesh.NumDevices()) {
       // A per-expert tensor lives on the devices holding its expert: a DTensor on that sub-mesh.
       if (std::optional<ExpertSubMesh> sub = ExpertSubMeshOf(plan.mesh, group, param.effective)) {

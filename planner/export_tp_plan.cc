@@ -120,6 +120,10 @@ TpPlanExport DeriveTpPlan(const std::vector<TpTensor>& tensors, const Mesh& mesh
       ++other_axes[it->second].tensors;
     }
     if (out.tp_size <= 1) continue;
+    if (!tensor.refused.empty()) {
+      unmapped_raw.emplace_back(tensor.name, tensor.refused);
+      continue;
+    }
     if (!tensor.in_model) {
       unmapped_raw.emplace_back(tensor.name,
                                 "only in the checkpoint layout, with no counterpart among the tensors the rules "
@@ -263,7 +267,8 @@ std::string HfTpPlanExport(const Plan& plan, const ParamTree& tree, const std::s
   tensors.reserve(plan.params.size());
   for (const ParamPlan& param : plan.params) {
     const TensorEntry& tensor = tree.tensors[static_cast<size_t>(param.tensor)];
-    tensors.push_back({tensor.name, tensor.shape, param.effective, param.origin != SpecOrigin::kNoCounterpart});
+    tensors.push_back({tensor.name, tensor.shape, param.effective, param.origin != SpecOrigin::kNoCounterpart,
+                       FusedMisalignedReason(plan, param)});
   }
   const TpPlanExport tp = DeriveTpPlan(tensors, plan.mesh, tp_axis);
   Json out = Json::object();

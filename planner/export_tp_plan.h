@@ -41,6 +41,8 @@ struct TpTensor {
   /// False for tensors only the checkpoint layout has (FP8 scales, a DeepSeek MTP layer; the plan
   /// replicates them): they get no style and are listed in `unmapped`.
   bool in_model = true;
+  /// Why no style can shard it (planner::FusedMisalignedReason); "" when one may. Listed in `unmapped`.
+  std::string refused;
 };
 
 struct TpUnmapped {

@@ -41,6 +41,10 @@ std::string_view FindingCodeName(FindingCode code) {
       return "cache-reshard";
     case FindingCode::kRedundantCompute:
       return "redundant-compute";
+    case FindingCode::kVocabReplicated:
+      return "vocab-replicated";
+    case FindingCode::kFusedMisaligned:
+      return "fused-misaligned";
   }
   return "unknown";
 }

@@ -33,6 +33,8 @@ enum class FindingCode {
                         ///< experts do not split evenly over it (activations, validate --mode)
   kCacheReshard,        ///< warning: decode steps constrain the KV cache differently from how it is stored
   kRedundantCompute,    ///< warning: an axis shards neither the batch nor a module's weights (computed whole)
+  kVocabReplicated,     ///< warning: a vocabulary its axes do not divide, replicated (EasyDeL runs it so)
+  kFusedMisaligned,     ///< warning: a fused dim's blocks straddle its parts (q|k|v): resharded after the split
 };
 
 /// "unmatched-tensor", "unknown-axis", ...: stable identifiers for JSON, JUnit and `--strict` lists.

@@ -152,6 +152,7 @@ class MeshPlanner {
     if (param.origin == SpecOrigin::kRule) {
       const int logical_dim = AddLogicalFinding(tensor, link, param, laid_out, outcome);
       AddIssueFindings(tensor, param, outcome, logical_dim);
+      AddFusedFinding(tensor, link, param, laid_out, outcome);
     }
     EP_ASSIGN_OR_RETURN(param.group, GroupOf(kind, tensor, link, param.effective, laid_out));
     AddLargeReplicatedFinding(tensor, param, outcome);
@@ -232,10 +233,138 @@ class MeshPlanner {
                                        matches_.config(), &dim, link ? &link->dim_of : nullptr)) {
       finding->rule = param.rule;
       finding->loc = rule_set_.rules[static_cast<size_t>(param.rule)].loc;
+      const int rule_dim = link && link->has_counterpart ? link->dim_of[static_cast<size_t>(dim)] : dim;
+      if (rule_dim < checked.size() && IsVocabulary(match_name) && ReplicatedWhole(param, laid_out, rule_dim)) {
+        MakeVocabReplicated(tensor, param, checked[rule_dim], *finding);
+      }
       Add(outcome, std::move(*finding), dim);
       return dim;
     }
     return -1;
+  }
+
+  /// A fused dim (q|k|v in one projection) split into blocks that do not end on its parts' boundaries:
+  /// a device holds the end of one part and the start of the next, so the model's slicing of the parts
+  /// makes XLA reshard them, and a torch colwise rank would hold parts of two (issue 34, Phi-3 on tp=8).
+  void AddFusedFinding(const TensorEntry& tensor, const LayoutLink* link, ParamPlan& param,
+                       const PartitionSpec& laid_out, TensorOutcome& outcome) {
+    if (!matches_.logical_dims()) return;
+    const std::string& match_name = link ? link->rule_name : tensor.name;
+    const rules::FusedDim* fused = matches_.logical_dims()->FindFused(match_name);
+    if (fused == nullptr) return;
+    const Shape& shape = link ? link->rule_shape : tensor.shape;
+    const int dim = fused->dim < 0 ? shape.rank() + fused->dim : fused->dim;
+    if (dim < 0 || dim >= shape.rank() || dim >= laid_out.size()) return;
+    const int64_t blocks = EntrySize(laid_out[dim]);
+    const int64_t size = shape[dim];
+    if (blocks <= 1 || size % blocks != 0) return;  // an uneven dim is the uneven-dim findings' business
+    const std::vector<int64_t> parts = rules::LogicalDims::FusedPartSizes(*fused, size, matches_.config());
+    if (parts.empty()) return;
+    const int64_t block = size / blocks;
+    int64_t boundary = 0;
+    for (size_t k = 0; k + 1 < parts.size(); ++k) {
+      boundary += parts[k];
+      if (boundary % block == 0) continue;
+      param.fused_misaligned = true;
+      // The message names the tensor's own dim (an HF tensor's dims are the rules' permuted).
+      int own_dim = dim;
+      if (link && link->has_counterpart) {
+        const auto at = std::find(link->dim_of.begin(), link->dim_of.end(), dim);
+        if (at != link->dim_of.end()) own_dim = static_cast<int>(at - link->dim_of.begin());
+      }
+      Finding finding = FusedFinding(tensor, *fused, parts, own_dim, laid_out[dim], block, boundary, k);
+      finding.rule = param.rule;
+      finding.loc = rule_set_.rules[static_cast<size_t>(param.rule)].loc;
+      Add(outcome, std::move(finding), dim);
+      return;
+    }
+  }
+
+  Finding FusedFinding(const TensorEntry& tensor, const rules::FusedDim& fused, const std::vector<int64_t>& parts,
+                       int dim, const PartitionSpec::Entry& entry, int64_t block, int64_t boundary, size_t part) const {
+    std::vector<std::string> axes;
+    for (const std::string& axis : entry) {
+      if (const std::optional<int> index = mesh_.AxisIndex(axis)) {
+        axes.push_back(fmt::format("{}={}", axis, mesh_.shape[static_cast<size_t>(*index)]));
+      }
+    }
+    int64_t total = 0;
+    for (int64_t p : parts) total += p;
+    // The block counts that keep every boundary on a block edge (each block inside one part).
+    std::vector<std::string> valid;
+    for (int64_t blocks : Divisors(total)) {
+      const int64_t edge = total / blocks;
+      int64_t at = 0;
+      bool aligned = true;
+      for (size_t k = 0; k + 1 < parts.size(); ++k) aligned = aligned && (at += parts[k]) % edge == 0;
+      if (aligned) valid.push_back(std::to_string(blocks));
+      if (valid.size() == 8) break;
+    }
+    Finding finding;
+    finding.code = FindingCode::kFusedMisaligned;
+    finding.message = fmt::format(
+        "{}: dim {} fuses {} ({}), and {} cuts it into blocks of {}: block {} holds the end of {} and the start of "
+        "{}, so XLA reshards the parts after the model slices them apart",
+        tensor.name, dim, fmt::join(fused.names, "|"), fmt::join(parts, "|"), fmt::join(axes, " x "), block,
+        boundary / block, fused.names[part], fused.names[part + 1]);
+    finding.tensor = tensor.name;
+    finding.count = 1;
+    finding.notes.push_back(fmt::format(
+        "a torch colwise plan would give one rank parts of both {} and {}: `export --to torch` and `--to hf-tp-plan` "
+        "refuse this tensor",
+        fused.names[part], fused.names[part + 1]));
+    finding.notes.push_back(fmt::format("block counts whose edges fall on the parts' boundaries: {}{}",
+                                        fmt::join(valid, ", "), valid.size() == 8 ? ", ..." : ""));
+    return finding;
+  }
+
+  /// The product of the mesh sizes of an entry's axes (axes the mesh lacks count 1: their own finding).
+  int64_t EntrySize(const PartitionSpec::Entry& entry) const {
+    int64_t size = 1;
+    for (const std::string& axis : entry) {
+      if (const std::optional<int> index = mesh_.AxisIndex(axis)) size *= mesh_.shape[static_cast<size_t>(*index)];
+    }
+    return size;
+  }
+
+  /// True when the counted dim of the tensor the rules see as `rule_name` counts vocabulary entries.
+  bool IsVocabulary(const std::string& rule_name) const {
+    const rules::LogicalDim* logical = matches_.logical_dims()->Find(rule_name);
+    return logical != nullptr &&
+           std::find(logical->count_keys.begin(), logical->count_keys.end(), "vocab_size") != logical->count_keys.end();
+  }
+
+  /// True when the uneven-dim correction left rule dim `dim` whole (--uneven replicate) rather than
+  /// refusing it (--uneven error) or chunking it.
+  static bool ReplicatedWhole(const ParamPlan& param, const PartitionSpec& laid_out, int dim) {
+    if (dim < laid_out.size() && !laid_out[dim].empty()) return false;
+    return std::none_of(param.issues.begin(), param.issues.end(), [dim](const SpecIssue& issue) {
+      return issue.dim == dim && issue.kind == SpecIssue::Kind::kIndivisible;
+    });
+  }
+
+  /// A vocabulary its axes do not divide is no error where the dim is replicated: EasyDeL replicates it
+  /// and runs (eformer's correction), at the price of the bytes the axes would have split, which the
+  /// finding gives beside the padded size that shards it (nanoGPT pads GPT-2's 50,257 entries to 50,304;
+  /// Megatron-LM pads with --make-vocab-size-divisible-by).
+  void MakeVocabReplicated(const TensorEntry& tensor, const ParamPlan& param, const PartitionSpec::Entry& counted,
+                           Finding& finding) const {
+    int64_t tiles = 1;
+    for (const PartitionSpec::Entry& entry : param.effective.entries()) tiles *= EntrySize(entry);
+    const int64_t product = EntrySize(counted);
+    const int64_t bytes = ByteSize(tensor.shape.NumElements().value_or(0), DTypeBits(tensor.dtype)).value_or(0);
+    const int64_t per_device = bytes / std::max<int64_t>(tiles, 1);
+    const int64_t sharded = per_device / std::max<int64_t>(product, 1);
+    finding.code = FindingCode::kVocabReplicated;
+    finding.message += fmt::format(
+        "; the dim is replicated, as EasyDeL runs it: {} of this tensor per device where {} would do ({} more)",
+        HumanBytesBinary(per_device), HumanBytesBinary(sharded), HumanBytesBinary(per_device - sharded));
+    for (std::string& note : finding.notes) {
+      if (note.starts_with("or pad the vocabulary")) {
+        note = "to shard it, pad the vocabulary" + note.substr(std::string_view("or pad the vocabulary").size()) +
+               " (nanoGPT pads GPT-2's 50,257 entries to 50,304; Megatron-LM: --make-vocab-size-divisible-by)";
+      }
+    }
   }
 
   /// The layout group of a tensor: looked up once per group slot, then by the full key, so slots

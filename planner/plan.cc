@@ -92,4 +92,17 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
                                   .keep_params = request.keep_params});
 }
 
+std::string FusedMisalignedReason(const Plan& plan, const ParamPlan& param) {
+  if (!param.fused_misaligned) return "";
+  std::string why = "its fused dim's blocks straddle the parts it holds";
+  for (const Finding& finding : plan.findings) {
+    if (finding.code != FindingCode::kFusedMisaligned || finding.rule != param.rule) continue;
+    // The finding names its first tensor; the reason is about this one: the part after "NAME: ".
+    const size_t colon = finding.message.find(": ");
+    why = colon == std::string::npos ? finding.message : finding.message.substr(colon + 2);
+    break;
+  }
+  return "one rank would hold parts of two of what this tensor fuses (fused-misaligned: " + why + ")";
+}
+
 }  // namespace easyplan::planner

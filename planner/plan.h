@@ -85,6 +85,9 @@ struct ParamPlan {
   PartitionSpec effective;  ///< after CorrectSpec, on this tensor's dims
   std::vector<SpecIssue> issues;
   int group = 0;  ///< index into Plan::groups
+  /// A fused dim (rules/_logical_dims.yaml `fused`) whose blocks straddle its parts: the torch and
+  /// transformers exports refuse the tensor (the plan's fused-misaligned finding says why).
+  bool fused_misaligned = false;
 };
 
 /// Tensors that are laid out identically.
@@ -138,6 +141,11 @@ StatusOr<PartitionSpec> ResolveRuleSpec(const rules::Rule& rule, const rules::Pr
 /// spec that cannot be resolved, a mesh above max_devices, a size overflow) are returned as a Status; problems of
 /// single tensors and rules (unmatched, unknown axis, indivisible, truncated, dead rules, ...) become findings.
 StatusOr<Plan> BuildPlan(const PlanRequest& request);
+
+/// Why an export that gives each rank one contiguous block (torch DTensor, transformers' tp_plan) refuses
+/// `param`, a fused projection whose blocks straddle its parts (ParamPlan::fused_misaligned): the plan's
+/// fused-misaligned finding for its rule. "" when the parameter is not such a tensor.
+std::string FusedMisalignedReason(const Plan& plan, const ParamPlan& param);
 
 }  // namespace easyplan::planner
 

@@ -19,6 +19,10 @@ namespace re2 {
 class RE2;
 }  // namespace re2
 
+namespace easyplan::schemas {
+class SchemaReader;
+}  // namespace easyplan::schemas
+
 namespace easyplan::rules {
 
 struct RE2SetHolder;
@@ -28,6 +32,16 @@ struct LogicalDim {
   int dim = 0;  ///< negative counts from the end
   std::vector<std::string> count_keys;
   std::string what;  ///< "attention heads"
+  SourceLoc loc;
+};
+
+/// A dim that holds several parts one after another (transformers' Phi-3 qkv_proj: rows q, then k,
+/// then v): part k's share of the dim is its count over the sum of the counts.
+struct FusedDim {
+  std::string pattern;
+  int dim = 0;                          ///< negative counts from the end
+  std::vector<std::string> names;       ///< "q", "k", "v"
+  std::vector<std::string> count_keys;  ///< one config key per part
   SourceLoc loc;
 };
 
@@ -43,6 +57,13 @@ class LogicalDims {
   /// The first entry whose pattern occurs in `name`, or nullptr.
   const LogicalDim* Find(std::string_view name) const;
 
+  /// The first fused dim whose pattern occurs in `name`, or nullptr.
+  const FusedDim* FindFused(std::string_view name) const;
+
+  /// The part sizes of `fused` in elements of a dim of `size`, or empty when a count is missing or the
+  /// counts do not divide the size.
+  static std::vector<int64_t> FusedPartSizes(const FusedDim& fused, int64_t size, const Json& config);
+
   /// True when no pattern can tell two digits of a number component apart (IsNumberBlind), so a name
   /// and its NumberShape find the same entry.
   bool number_blind() const { return number_blind_; }
@@ -52,7 +73,10 @@ class LogicalDims {
 
  private:
   LogicalDims() = default;
+  static Status ParseFused(const Document& doc, schemas::SchemaReader& reader, LogicalDims& dims);
   std::vector<LogicalDim> dims_;
+  std::vector<FusedDim> fused_;
+  std::vector<std::unique_ptr<re2::RE2>> fused_patterns_;  // one per fused_ entry (a handful)
   bool number_blind_ = true;
   std::unique_ptr<RE2SetHolder> set_;  // every pattern in one RE2::Set: one pass per name
 };
