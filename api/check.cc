@@ -191,6 +191,33 @@ Status CompareMemory(const CheckOptions& flags, const PlanInputs& full, NumericS
   return Status();
 }
 
+// --level all runs what it can: a family without a reference forward pass still gets the layout check,
+// with the reason the numeric one did not run. --level numeric asked for it, so there it stays an error.
+StatusOr<std::string> NumericSkipReason(const CheckOptions& flags, const PlanInputs& inputs) {
+  if (flags.level != "all" || !inputs.has_config()) return std::string();
+  StatusOr<schemas::NumericCheckSpec> spec =
+      ForwardPassOf(*inputs.model, "the numeric check", "the layout check ran alone");
+  if (spec.ok()) return std::string();
+  const Status status = spec.status();
+  if (status.kind() != ErrorKind::kBadInput) return status;
+  std::string reason = status.diag().message;
+  for (const std::string& note : status.diag().notes) reason += " (" + note + ")";
+  return reason;
+}
+
+// --inject drop-all-reduce on a forward that issues no all-reduce would change nothing, and the check
+// would pass: a fault test must not pass vacuously, so that is bad input (docs/CHECK.md).
+Status CheckInjected(Injection injection, const CheckRun& run) {
+  if (injection != Injection::kDropAllReduce || !run.root) return Status();
+  if (run.numeric && run.numeric->comm.dropped_all_reduces > 0) return Status();
+  const std::string why = run.numeric
+                              ? "the forward pass of this plan issues no all-reduce"
+                              : "the numeric check did not run (" +
+                                    (run.numeric_skipped.empty() ? "--level layout" : run.numeric_skipped) + ")";
+  return Status::BadInput({}, "--inject drop-all-reduce had nothing to inject: " + why,
+                          {"choose a mesh whose forward all-reduces partial sums, e.g. one with tp > 1"});
+}
+
 // The MPI engine's own faults (docs/CHECK.md), named by --inject beside the plan mutations.
 constexpr std::pair<const char*, kernels::MpiOptions::Fault> kEngineFaults[] = {
     {"rank-crash", kernels::MpiOptions::Fault::kCrash},
@@ -263,7 +290,8 @@ StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckO
   if (flags.level != "numeric" && root) {
     run.layout = kernels::CheckLayouts(plan, *inputs.tree, {.injection = injection});
   }
-  if (flags.level != "layout") {
+  EP_ASSIGN_OR_RETURN(run.numeric_skipped, NumericSkipReason(flags, inputs));
+  if (flags.level != "layout" && run.numeric_skipped.empty()) {
     EP_ASSIGN_OR_RETURN(NumericSetup setup, SetUpNumeric(flags, inputs, plan));
     if (flags.memory) EP_RETURN_IF_ERROR(AddServeCache(setup));
     kernels::NumericOptions options{
@@ -272,6 +300,7 @@ StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckO
     if (flags.memory && root) EP_RETURN_IF_ERROR(CompareMemory(flags, inputs, setup, *run.numeric, run));
     run.numeric_setup = std::move(setup);
   }
+  EP_RETURN_IF_ERROR(CheckInjected(injection, run));
   return run;
 }
 
@@ -316,6 +345,7 @@ Json CheckToJson(const CheckRun& run) {
                          {"errors_total", l.errors_total},
                          {"errors", errors}};
   }
+  if (!run.numeric_skipped.empty()) out["numeric_skipped"] = run.numeric_skipped;
   if (run.numeric) {
     const kernels::NumericReport& n = *run.numeric;
     const NumericSetup& s = *run.numeric_setup;

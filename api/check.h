@@ -68,6 +68,9 @@ struct CheckRun {
   std::optional<kernels::LayoutCheckResult> layout;
   std::optional<NumericSetup> numeric_setup;
   std::optional<kernels::NumericReport> numeric;
+  /// --level all on a family without a reference forward pass: why the numeric check did not run (the
+  /// layout check still did, and decides the outcome). Empty when it ran or was not asked for.
+  std::string numeric_skipped;
   uint64_t seed = 0;
   bool root = true;  ///< false on an MPI rank other than 0, which prints nothing
   /// --memory: what the forward measured per device against `easyplan memory`'s prediction.

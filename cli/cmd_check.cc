@@ -40,6 +40,7 @@ std::string ToText(const CheckRun& run) {
       out += fmt::format("  ... and {} more errors\n", l.errors_total - static_cast<int64_t>(l.errors.size()));
     }
   }
+  if (!run.numeric_skipped.empty()) out += "numeric: skipped: " + run.numeric_skipped + "\n";
   if (run.numeric) {
     const kernels::NumericReport& n = *run.numeric;
     const NumericSetup& s = *run.numeric_setup;
@@ -136,7 +137,7 @@ StatusOr<int> RunCheck(const CheckFlags& flags, Context& ctx, kernels::Engine& e
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.check.plan.config));
   EP_ASSIGN_OR_RETURN(CheckRun run, api::Check(model, flags.check, &engine));
   if (run.plan.HasErrors()) {
-    ctx.err << FindingsToText(run.plan.findings);
+    ctx.err << api::FindingsForTerminal(run.plan.findings, ctx.verbose);
     return kExitFindings;
   }
   if (!run.root) return kExitOk;  // the root reports, and its exit code is everyone's
@@ -153,7 +154,7 @@ int RunCheckCommand(const CheckFlags& flags, Context& ctx) {
   StatusOr<std::unique_ptr<kernels::Engine>> engine = api::StartEngine(flags.check);  // checks the options first
   if (!engine.ok()) return ReportError(ctx, engine.status());
   std::ostream dropped(nullptr);
-  Context quiet{ctx.fs, ctx.in, dropped, dropped, ctx.schemas_dir, ctx.limits};
+  Context quiet{ctx.fs, ctx.in, dropped, dropped, ctx.schemas_dir, ctx.limits, ctx.verbose};
   Context& here = (*engine)->root() ? ctx : quiet;
   const StatusOr<int> code = RunCheck(flags, here, **engine);
   return (*engine)->AgreeExitCode(code.ok() ? *code : ReportError(here, code.status()));
