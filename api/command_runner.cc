@@ -1,5 +1,9 @@
 #include "api/command_runner.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 #include "api/activation_pipeline.h"
 #include "api/activations_json.h"
 #include "api/check.h"
@@ -89,6 +93,37 @@ StatusOr<CommandOutput> RunMemory(const std::shared_ptr<const Model>& model, con
 }
 
 }  // namespace
+
+StatusOr<std::shared_ptr<const Model>> ModelWithOptions(const std::shared_ptr<const Model>& model,
+                                                        const ConfigOptions& options) {
+  const ConfigOptions& own = model->options();
+  const std::pair<bool, const char*> fixed[] = {
+      {options.defaults != own.defaults, "defaults"},
+      {options.overrides != own.overrides, "overrides"},
+      {options.devices != own.devices, "devices"},
+      {options.strict != own.strict, "strict"},
+      {options.schemas_dir != own.schemas_dir, "schemas_dir"},
+  };
+  for (const auto& [differs, name] : fixed) {
+    if (!differs) continue;
+    return Status::BadInput(
+        {}, fmt::format("{}= is an option of the Model, which resolved its config once without it", name),
+        {fmt::format("give it when loading the Model, easyplan.Model(config, {}=...), or to a function that loads "
+                     "one, e.g. easyplan.plan(config, {}=...)",
+                     name, name)});
+  }
+  const bool own_prefix =
+      options.sets.size() >= own.sets.size() && std::equal(own.sets.begin(), own.sets.end(), options.sets.begin());
+  if (!own_prefix) return Status::Internal("a call's --set values do not start with its Model's own");
+  if (options.sets.size() == own.sets.size()) return model;
+  if (!model->has_config()) {
+    return Status::BadInput({}, "set= changes a config, and this Model has none (EasyDeL's defaults alone)",
+                            {"load the Model from a config: easyplan.Model(config, set=...)"});
+  }
+  const std::vector<std::string> extra(options.sets.begin() + static_cast<std::ptrdiff_t>(own.sets.size()),
+                                       options.sets.end());
+  return model->WithSets(extra);
+}
 
 StatusOr<std::shared_ptr<const PlanResult>> PlanCommand(const std::shared_ptr<const Model>& model,
                                                         const CommandOptions& options, Json* extra) {

@@ -30,6 +30,15 @@ struct CommandOutput {
 StatusOr<std::shared_ptr<const PlanResult>> PlanCommand(const std::shared_ptr<const Model>& model,
                                                         const CommandOptions& options, Json* extra);
 
+/// The model a call on `model` with config options `options` runs on (the Python module's Model
+/// methods, which take every option of their command): `model` itself when the options are its own;
+/// with more `set` values than its own, `model` resolved again with them after its own (Model::WithSets,
+/// as the CLI applies --set after the file). Any other config option that differs from the model's
+/// (defaults, overrides, devices, strict, schemas_dir) is bad input naming it, with how to give it:
+/// those shape the resolved config and its tree, which a Model computes once. An option is never dropped.
+StatusOr<std::shared_ptr<const Model>> ModelWithOptions(const std::shared_ptr<const Model>& model,
+                                                        const ConfigOptions& options);
+
 /// `command` (see CommandNames()) on `model` with `options`. Bad input is a Status; findings are not.
 StatusOr<CommandOutput> RunCommand(const std::shared_ptr<const Model>& model, const std::string& command,
                                    const CommandOptions& options);

@@ -156,7 +156,8 @@ py::dict RunPlan(const PyModel& self, const std::string& options_json, const std
   Outcome outcome = Guarded([&](Outcome&) -> Status {
     EP_ASSIGN_OR_RETURN(api::CommandOptions parsed, ParseCommandOptions(self, "plan", options_json, tree_json));
     view = {parsed.rank, parsed.summary};
-    EP_ASSIGN_OR_RETURN(result, api::PlanCommand(self.model, parsed, &extra));
+    EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, api::ModelWithOptions(self.model, parsed.plan.config));
+    EP_ASSIGN_OR_RETURN(result, api::PlanCommand(model, parsed, &extra));
     return Status();
   });
   py::dict out = OutcomeDict(outcome);
@@ -172,7 +173,9 @@ py::dict Run(const PyModel& self, const std::string& command, const std::string&
   api::CommandOutput result;
   Outcome outcome = Guarded([&](Outcome&) -> Status {
     EP_ASSIGN_OR_RETURN(api::CommandOptions parsed, ParseCommandOptions(self, command, options_json, tree_json));
-    EP_ASSIGN_OR_RETURN(result, api::RunCommand(self.model, command, parsed));
+    // A call's own config options (set=, devices=, ...) are honoured or refused, never dropped.
+    EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, api::ModelWithOptions(self.model, parsed.plan.config));
+    EP_ASSIGN_OR_RETURN(result, api::RunCommand(model, command, parsed));
     return Status();
   });
   py::dict out = OutcomeDict(outcome);

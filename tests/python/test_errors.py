@@ -70,3 +70,29 @@ def test_findings_do_not_raise():
 def test_warnings_become_python_warnings():
     with pytest.warns(UserWarning, match="hiden_size"):
         easyplan.resolve({"model_type": "llama", "hiden_size": 8})
+
+
+# Issue 34: a Model's methods took set= and devices= and dropped them. An option a call cannot honour
+# raises; set= is honoured (the config resolved again after the Model's own).
+
+
+def test_a_models_methods_honour_set():
+    model = easyplan.Model(LLAMA)
+    assert model.resolve(set={"attn_mechanism": "ring"})["attn_mechanism"] == "ring"
+    assert model.resolve()["attn_mechanism"] != "ring"  # the Model itself is unchanged
+    options = dict(mesh="fsdp=8", mode="train", batch=8, seq=8192)
+    saved = {"gradient_checkpointing": "nothing_saveable"}
+    expected = easyplan.memory(LLAMA, set=saved, **options)
+    assert model.memory(set=saved, **options) == expected
+    assert easyplan.memory(model, set=saved, **options) == expected
+    assert model.memory(**options) != expected
+
+
+def test_a_models_methods_refuse_the_config_options_of_the_model():
+    model = easyplan.Model(LLAMA)
+    for option in (dict(devices=16), dict(defaults="init"), dict(strict=True)):
+        with pytest.raises(easyplan.BadInputError) as raised:
+            model.plan(**option)
+        name = next(iter(option))
+        assert raised.value.message == f"{name}= is an option of the Model, which resolved its config once without it"
+        assert any(f"easyplan.Model(config, {name}=...)" in note for note in raised.value.notes)

@@ -198,6 +198,10 @@ class Model:
     ``devices``, ``strict`` and ``schemas_dir``. Every stage that does not depend on the mesh (the
     tree, the rule matches) is computed on first use and kept, so planning it on many meshes repeats
     only the mesh-dependent work. Safe to use from many threads.
+
+    A method's ``set=`` is applied after the Model's own (its config resolved again for that call, as
+    ``--set`` after the file); the other config options belong to the Model, and a method given one
+    raises :class:`BadInputError` naming it rather than ignoring it.
     """
 
     def __init__(self, config=None, **config_options):
@@ -318,7 +322,9 @@ def _write_atomically(path, text):
 def _split(config, options):
     """(Model, command options): a Model is used as it is; else one is loaded with the config options."""
     if isinstance(config, Model):
-        given = sorted(k for k in options if k in _CONFIG_OPTIONS and options[k] is not None)
+        # set= is honoured by the Model's methods (its config resolved again with them); the other config
+        # options shape the Model itself.
+        given = sorted(k for k in options if k in _CONFIG_OPTIONS and k != "set" and options[k] is not None)
         if given:
             raise BadInputError({"message": "config options " + ", ".join(given) + " belong to the Model: pass "
                                             "them to easyplan.Model(...)",
