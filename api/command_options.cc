@@ -311,7 +311,7 @@ CostOptions CommandOptions::Cost() const {
 ReportOptions CommandOptions::Report() const {
   ReportOptions options;
   options.plan = plan;
-  if (!memory.mode.empty()) options.memory = memory;
+  SetReportStep(memory, options);
   options.microbatches = microbatches;
   options.decode = decode;
   options.precision = precision;

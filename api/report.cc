@@ -1,5 +1,7 @@
 #include "api/report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -230,9 +232,49 @@ Json CostJson(const StepEstimate& e, const StepSettings& s, const planner::Hardw
   return out;
 }
 
+// The first step flag `memory` holds beyond its defaults, as the CLI spells it; "" when none.
+std::string FirstStepFlag(const MemoryOptions& memory) {
+  const MemoryOptions defaults;
+  const std::pair<bool, const char*> flags[] = {
+      {memory.batch.has_value(), "--batch"},
+      {memory.seq.has_value(), "--seq"},
+      {memory.max_length.has_value(), "--max-length"},
+      {memory.optimizer != defaults.optimizer, "--optimizer"},
+      {memory.grad_dtype != defaults.grad_dtype, "--grad-dtype"},
+      {memory.opt_state_dtype != defaults.opt_state_dtype, "--opt-state-dtype"},
+      {memory.master_weights, "--master-weights"},
+      {memory.max_memory != defaults.max_memory, "--max-memory"},
+      {memory.hardware != defaults.hardware, "--hardware"},
+  };
+  for (const auto& [given, flag] : flags) {
+    if (given) return flag;
+  }
+  return "";
+}
+
 }  // namespace
 
+void SetReportStep(const MemoryOptions& memory, ReportOptions& options) {
+  options.memory.reset();
+  options.step_flag_without_mode.clear();
+  if (!memory.mode.empty()) {
+    options.memory = memory;
+  } else {
+    options.step_flag_without_mode = FirstStepFlag(memory);
+  }
+}
+
 Status CheckReportOptions(const ReportOptions& options) {
+  // Without --mode the page has no step. A step flag given anyway was meant for one: refused rather than
+  // dropped, since the page would silently show parameters only (issue 34; docs/REPORT.md).
+  if (!options.step_flag_without_mode.empty()) {
+    return Status::BadInput(
+        {},
+        fmt::format("report: {} describes a step, and no --mode says which step: without --mode the page shows "
+                    "parameters only",
+                    options.step_flag_without_mode),
+        {"add --mode train, prefill, decode or serve (e.g. --mode train --batch 8 --seq 4096)"});
+  }
   if (!options.memory) {
     if (options.microbatches != 1 || options.decode || options.precision != "bf16") {
       return Status::BadInput({}, "--microbatches, --decode and --precision price a step: they need --mode",

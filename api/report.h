@@ -32,7 +32,14 @@ struct ReportOptions {
   std::string precision = "bf16";
   /// Training: replaces the config's gradient_checkpointing (a `suggest` candidate's policy).
   std::optional<planner::CheckpointPolicy> policy;
+  /// A step flag given without --mode ("--batch"), which CheckReportOptions refuses (SetReportStep).
+  std::string step_flag_without_mode;
 };
+
+/// Sets options.memory from the step flags: the step when --mode is given; without --mode there is no
+/// step (the page draws parameters only), and a step flag that was given anyway (--batch, --seq,
+/// --hardware, ...) is kept in step_flag_without_mode so the options are refused instead of dropped.
+void SetReportStep(const MemoryOptions& memory, ReportOptions& options);
 
 /// The checks of the step and pricing options that need no config (CheckPlanOptions checks the plan's).
 Status CheckReportOptions(const ReportOptions& options);

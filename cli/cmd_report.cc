@@ -19,7 +19,7 @@ struct ReportCommandFlags {
 
 StatusOr<int> RunReport(const ReportCommandFlags& flags, Context& ctx) {
   api::ReportOptions options = flags.report;
-  if (!flags.memory.mode.empty()) options.memory = flags.memory;
+  api::SetReportStep(flags.memory, options);
   EP_RETURN_IF_ERROR(api::CheckPlanOptions(options.plan));
   EP_RETURN_IF_ERROR(api::CheckReportOptions(options));
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, options.plan.config));

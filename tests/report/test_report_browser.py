@@ -69,6 +69,18 @@ def test_devices_show_the_plans_and_memorys_bytes(report):
     verdict = page.evaluate("({...document.getElementById('verdict').dataset})")
     assert int(verdict["errors"]) == plan["summary"]["errors"]
     assert int(verdict["warnings"]) == plan["summary"]["warnings"]
+    assert int(verdict["notes"]) == sum(f["severity"] == "note" for f in plan["findings"])
+
+
+def test_the_verdict_counts_findings_by_severity(report):
+    # Issue 34: the header said "no findings" above a list of notes. It names every severity present.
+    _, page, plan, _, _ = report
+    text = page.evaluate("document.getElementById('verdict').textContent")
+    counts = {s + "s": sum(f["severity"] == s for f in plan["findings"]) for s in ("error", "warning", "note")}
+    for severity, count in counts.items():
+        if count:
+            assert f"{count} {severity if count > 1 else severity[:-1]}" in text, text
+    assert ("no findings" in text) == (sum(counts.values()) == 0), text
 
 
 def test_memory_bars_add_up_to_each_devices_total(report):
