@@ -92,6 +92,28 @@ class ProfileReader {
     return number;
   }
 
+  /// A Positive figure of at least `minimum`, which `minimum_text` spells as the message shows it: a
+  /// rate far below any accelerator's is a typo, and dividing by it prices a step at infinity.
+  StatusOr<double> AtLeast(const Json& value, const std::string& pointer, std::string_view unit, double minimum,
+                           std::string_view minimum_text) const {
+    EP_ASSIGN_OR_RETURN(const double number, Positive(value, pointer, unit));
+    if (number < minimum) {
+      return Error(pointer, "expected at least " + std::string(minimum_text) + ", found " + JsonForMessage(value));
+    }
+    return number;
+  }
+
+  /// A peak matmul rate: at least 1 TFLOP/s, below every accelerator easyplan prices (a v5e does 197).
+  StatusOr<double> PeakFlops(const Json& value, const std::string& pointer) const {
+    return AtLeast(value, pointer, "FLOP per second", 1e12, "1e12 FLOP per second (1 TFLOP/s)");
+  }
+
+  /// A memory or link bandwidth: at least 1 GB/s, below any HBM or interconnect (PCIe 1.0 x1 is 0.25 GB/s
+  /// per direction, a datacenter NIC 12.5 GB/s or more).
+  StatusOr<double> Bandwidth(const Json& value, const std::string& pointer) const {
+    return AtLeast(value, pointer, "bytes per second", 1e9, "1e9 bytes per second (1 GB/s)");
+  }
+
   /// An integer at least `minimum`.
   StatusOr<int64_t> Integer(const Json& value, const std::string& pointer, int64_t minimum,
                             std::string_view what) const {
@@ -168,7 +190,7 @@ class ProfileReader {
     }
     EP_ASSIGN_OR_RETURN(const Json* bandwidth,
                         Required(*link, pointer, "bandwidth", "bytes per second per chip and direction"));
-    EP_ASSIGN_OR_RETURN(domain.bandwidth, Positive(*bandwidth, pointer + "/bandwidth", "bytes per second"));
+    EP_ASSIGN_OR_RETURN(domain.bandwidth, Bandwidth(*bandwidth, pointer + "/bandwidth"));
     EP_ASSIGN_OR_RETURN(const Json* latency, Required(*link, pointer, "latency", "seconds per ring step"));
     EP_ASSIGN_OR_RETURN(domain.latency, Positive(*latency, pointer + "/latency", "seconds"));
     if (auto base = link->find("base_latency"); base != link->end()) {
@@ -184,7 +206,7 @@ class ProfileReader {
       EP_ASSIGN_OR_RETURN(const Json* ll_step, Required(*ll, ll_pointer, "latency", "seconds per ring step"));
       EP_ASSIGN_OR_RETURN(protocol.latency, Positive(*ll_step, ll_pointer + "/latency", "seconds"));
       EP_ASSIGN_OR_RETURN(const Json* ll_bw, Required(*ll, ll_pointer, "bandwidth", "bytes per second per chip"));
-      EP_ASSIGN_OR_RETURN(protocol.bandwidth, Positive(*ll_bw, ll_pointer + "/bandwidth", "bytes per second"));
+      EP_ASSIGN_OR_RETURN(protocol.bandwidth, Bandwidth(*ll_bw, ll_pointer + "/bandwidth"));
       domain.low_latency = protocol;
     }
     return domain;
@@ -218,12 +240,12 @@ StatusOr<HardwareProfile> ParseHardwareProfile(const Document& doc, const std::s
   EP_ASSIGN_OR_RETURN(profile.hbm_bytes, reader.Bytes(*hbm, "/hbm_bytes"));
   EP_ASSIGN_OR_RETURN(const Json* hbm_bandwidth,
                       reader.Required(root, "", "hbm_bandwidth", "bytes per second, e.g. 2765e9"));
-  EP_ASSIGN_OR_RETURN(profile.hbm_bandwidth, reader.Positive(*hbm_bandwidth, "/hbm_bandwidth", "bytes per second"));
+  EP_ASSIGN_OR_RETURN(profile.hbm_bandwidth, reader.Bandwidth(*hbm_bandwidth, "/hbm_bandwidth"));
   EP_ASSIGN_OR_RETURN(const Json* bf16,
                       reader.Required(root, "", "peak_flops_bf16", "dense FLOP per second, e.g. 459e12"));
-  EP_ASSIGN_OR_RETURN(profile.peak_flops_bf16, reader.Positive(*bf16, "/peak_flops_bf16", "FLOP per second"));
+  EP_ASSIGN_OR_RETURN(profile.peak_flops_bf16, reader.PeakFlops(*bf16, "/peak_flops_bf16"));
   if (auto fp8 = root.find("peak_flops_fp8"); fp8 != root.end()) {
-    EP_ASSIGN_OR_RETURN(profile.peak_flops_fp8, reader.Positive(*fp8, "/peak_flops_fp8", "FLOP per second"));
+    EP_ASSIGN_OR_RETURN(profile.peak_flops_fp8, reader.PeakFlops(*fp8, "/peak_flops_fp8"));
   }
   EP_ASSIGN_OR_RETURN(const Json* per_host,
                       reader.Required(root, "", "chips_per_host", "the chips one host drives (TPU 4 or 8, GPU 8)"));

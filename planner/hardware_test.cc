@@ -112,6 +112,40 @@ TEST(HardwareProfileTest, InfiniteBandwidthIsRejected) {  // the cost model divi
   EXPECT_NE(error.find("/fast/bandwidth: expected a positive number of bytes per second"), std::string::npos) << error;
 }
 
+// issue 36: a profile with peak_flops_bf16: 1e-300 priced a step at `step time inf s`.
+TEST(HardwareProfileTest, PeakBelowOneTeraflopIsRejectedWithTheRange) {
+  const std::string error = ErrorOf(With("peak_flops_bf16", "peak_flops_bf16: 1e-300"));
+  EXPECT_NE(error.find("chip.yaml:4:"), std::string::npos) << error;
+  EXPECT_NE(error.find("/peak_flops_bf16: expected at least 1e12 FLOP per second (1 TFLOP/s), found 1e-300"),
+            std::string::npos)
+      << error;
+  EXPECT_NE(ErrorOf(With("hbm_bytes", "hbm_bytes: 16GiB\npeak_flops_fp8: 9.9e11"))
+                .find("/peak_flops_fp8: expected at least 1e12 FLOP per second (1 TFLOP/s), found 990000000000.0"),
+            std::string::npos);
+  StatusOr<HardwareProfile> one_teraflop = ParseProfile(With("peak_flops_bf16", "peak_flops_bf16: 1e12"));
+  EXPECT_TRUE(one_teraflop.ok()) << one_teraflop.status().ToString();
+}
+
+TEST(HardwareProfileTest, BandwidthBelowOneGigabytePerSecondIsRejectedWithTheRange) {
+  const std::string range = "expected at least 1e9 bytes per second (1 GB/s), found 1e-300";
+  EXPECT_NE(ErrorOf(With("hbm_bandwidth", "hbm_bandwidth: 1e-300")).find("/hbm_bandwidth: " + range),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(With("fast", "fast: {kind: ici, chips: 256, torus: [16, 16], bandwidth: 1e-300, latency: 1e-6}"))
+                .find("chip.yaml:6:"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(With("network", "network: {kind: dcn, chips: 0, bandwidth: 1e-300, latency: 14e-6}"))
+                .find("/network/bandwidth: " + range),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(With("network",
+                         "network: {kind: dcn, chips: 0, bandwidth: 9e10, latency: 14e-6, low_latency: "
+                         "{base_latency: 6.6e-6, latency: 0.6e-6, bandwidth: 1e-300}}"))
+                .find("/network/low_latency/bandwidth: " + range),
+            std::string::npos);
+  StatusOr<HardwareProfile> one_gigabyte =
+      ParseProfile(With("network", "network: {kind: dcn, chips: 0, bandwidth: 1e9, latency: 14e-6}"));
+  EXPECT_TRUE(one_gigabyte.ok()) << one_gigabyte.status().ToString();
+}
+
 TEST(HardwareProfileTest, EfficiencyMustBeAFractionUpToOne) {
   EXPECT_NE(ErrorOf(With("efficiency", "efficiency: {matmul: 1.2, link: 0.8, hbm: 0.9}"))
                 .find("/efficiency/matmul: expected a fraction in (0, 1], found 1.2"),
