@@ -12,14 +12,16 @@
 namespace easyplan::cli {
 
 std::string HumanSeconds(double seconds) {
-  if (seconds == 0) return "0 s";
+  if (FiniteFigure(seconds, "a time") == 0) return "0 s";
   const double magnitude = std::fabs(seconds);
   if (magnitude >= 1) return fmt::format("{:.3g} s", seconds);
   if (magnitude >= 1e-3) return fmt::format("{:.3g} ms", seconds * 1e3);
   return fmt::format("{:.3g} us", seconds * 1e6);
 }
 
-std::string HumanRate(double per_second) { return WithThousands(static_cast<int64_t>(std::llround(per_second))); }
+std::string HumanRate(double per_second) {
+  return WithThousands(static_cast<int64_t>(std::llround(FiniteFigure(per_second, "a rate"))));
+}
 
 std::string CostText(const api::CostResult& r, bool mode_given) {
   const api::StepEstimate& e = *r.estimate;

@@ -6,6 +6,8 @@
 #include <string_view>
 
 #include "core/ascii.h"
+#include "core/human.h"
+#include "core/json_pointer.h"
 
 namespace easyplan {
 namespace {
@@ -67,9 +69,46 @@ std::string Quoted(const std::string& text) {
 
 std::string StringText(const std::string& text) { return IsPlainSafe(text) ? text : Quoted(text); }
 
+/// A NaN or an infinity in an output document and its JSON pointer (relative to the document).
+struct NonFinite {
+  std::string pointer;
+  double value = 0;
+};
+
+/// The first NaN or infinity of `value`, or nullopt when it has none. The pointer is built on the way
+/// back up, so a document without one costs a walk and no strings.
+std::optional<NonFinite> FirstNonFinite(const Json& value) {
+  if (value.is_number_float()) {
+    const double number = value.get<double>();
+    return std::isfinite(number) ? std::nullopt : std::optional<NonFinite>(NonFinite{"", number});
+  }
+  std::optional<NonFinite> found;
+  if (value.is_object()) {
+    for (const auto& [key, member] : value.items()) {
+      if ((found = FirstNonFinite(member))) {
+        found->pointer = PointerToMember("", key) + found->pointer;
+        return found;
+      }
+    }
+  } else if (value.is_array()) {
+    for (size_t i = 0; i < value.size(); ++i) {
+      if ((found = FirstNonFinite(value[i]))) {
+        found->pointer = PointerToElement("", i) + found->pointer;
+        return found;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+/// Throws NonFiniteFigure (core/human.h) naming the first NaN or infinity of an output document.
+void RequireFinite(const Json& value) {
+  if (std::optional<NonFinite> found = FirstNonFinite(value)) {
+    FiniteFigure(found->value, found->pointer.empty() ? "the output" : "the output's " + found->pointer);
+  }
+}
+
 std::string FloatText(double value) {
-  if (std::isnan(value)) return ".nan";
-  if (std::isinf(value)) return value > 0 ? ".inf" : "-.inf";
   std::string text = Json(value).dump();
   const size_t exponent = text.find_first_of("eE");
   if (exponent != std::string::npos && text.find('.') == std::string::npos) {
@@ -170,10 +209,12 @@ void EmitBlock(const Json& value, size_t indent, std::string* out) {
 }  // namespace
 
 std::string EmitJson(const Json& value) {
+  RequireFinite(value);
   return value.dump(2, ' ', /*ensure_ascii=*/false, Json::error_handler_t::replace) + "\n";
 }
 
 std::string EmitYaml(const Json& value) {
+  RequireFinite(value);
   if (IsInline(value)) return InlineText(value) + "\n";
   if (value.is_array()) {
     const std::optional<std::string> flow = FlowSequence(value);

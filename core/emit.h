@@ -12,7 +12,9 @@ namespace easyplan {
 
 /// 2-space indented JSON, keys in stored order, UTF-8 kept as is (invalid UTF-8 becomes U+FFFD),
 /// ending with "\n". Numbers render as nlohmann does: 500000.0 -> `500000.0`, 1e-05 -> `1e-05`;
-/// NaN and infinities, which JSON cannot express, render as `null`.
+/// A NaN or an infinity is a bug in whatever computed it (inputs never hold one: the resolver and the
+/// hardware reader refuse them): it throws NonFiniteFigure (core/human.h) naming its JSON pointer,
+/// which main() turns into an internal error (exit 3), never `null` or `inf` in an output.
 std::string EmitJson(const Json& value);
 
 /// Block-style YAML that a YAML 1.2 core-schema reader (ParseYamlDocument) reads back as `value`:
@@ -31,7 +33,7 @@ std::string EmitJson(const Json& value);
 /// blocks (a mapping item starts on the dash line). Empty containers are `{}` and `[]`.
 /// Scalars: `null`, `true`/`false`, integers as EmitJson writes them, floats too except that an
 /// exponent form gets a ".0" mantissa (1e-05 -> `1.0e-05`) so YAML 1.1 readers such as PyYAML also
-/// see a float, and non-finite floats are `.inf`, `-.inf`, `.nan`. Strings and keys are plain when
+/// see a float; a NaN or an infinity throws NonFiniteFigure as in EmitJson. Strings and keys are plain when
 /// they match [A-Za-z_][A-Za-z0-9_./-]* and are not a null/bool spelling nor y/n/yes/no/on/off in
 /// any case; otherwise JSON-escaped and double-quoted. A top-level scalar is written alone. Ends
 /// with "\n".

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
 
 namespace easyplan {
 namespace {
@@ -40,6 +41,15 @@ std::string WithThousands(int64_t value) {
   }
   if (value < 0) out.push_back('-');
   return std::string(out.rbegin(), out.rend());
+}
+
+double FiniteFigure(double value, std::string_view what) {
+  if (std::isfinite(value)) return value;
+  throw NonFiniteFigure(fmt::format(
+      "{} is {}: easyplan computed a figure that is not a finite number, which is a bug, not a fault of the input "
+      "(please report the command line)",
+      what.empty() ? std::string("a figure") : std::string(what),
+      std::isnan(value) ? "NaN" : (value > 0 ? "inf" : "-inf")));
 }
 
 std::string HumanBytesBinary(int64_t bytes) {
