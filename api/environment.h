@@ -5,12 +5,14 @@
 // (the copies built into the binary, or a checkout's schemas/ and rules/), and the limits on what it
 // reads (core/limits.h). The CLI fills one from its flags; a library caller takes Environment::Real().
 
+#include <functional>
 #include <istream>
 #include <memory>
 #include <string>
 
 #include "core/file_system.h"
 #include "core/limits.h"
+#include "core/status.h"
 #include "schemas/data_source.h"
 
 namespace easyplan::api {
@@ -20,6 +22,9 @@ struct Environment {
   std::istream* in = nullptr;            ///< read for a CONFIG or tree of "-"; null: "-" is bad input
   std::string schemas_dir;               ///< "" = the data files built into the library
   Limits limits;
+  /// Receives the warnings found after the config is resolved (a key given twice in a --rules file or a
+  /// --hardware profile), once per file; null drops them. The CLI prints them to stderr.
+  std::function<void(const Diag&)> warn;
 
   /// The real file system, no standard input, the built-in data files, default limits.
   static Environment Real();

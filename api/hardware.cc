@@ -33,11 +33,13 @@ std::vector<std::string> HardwareNames(const Environment& env) {
   return names;
 }
 
-StatusOr<planner::HardwareProfile> LoadHardwareProfile(const Environment& env, const std::string& name_or_file) {
+StatusOr<planner::HardwareProfile> LoadHardwareProfile(const Environment& env, const std::string& name_or_file,
+                                                       std::vector<Diag>* duplicate_keys) {
   if (name_or_file.empty()) return Status::BadInput({}, "--hardware is empty: expected a profile name or a YAML file");
   if (IsHardwareFile(name_or_file)) {
     // A user's profile: the same format as the built-in ones (LoadOverridesDocument reads YAML by suffix).
     EP_ASSIGN_OR_RETURN(Document doc, LoadOverridesDocument(env, name_or_file));
+    if (duplicate_keys != nullptr) *duplicate_keys = doc.DuplicateKeyWarnings();
     return planner::ParseHardwareProfile(doc, StemOf(name_or_file));
   }
   const std::vector<std::string> names = HardwareNames(env);

@@ -23,7 +23,9 @@ std::vector<std::string> HardwareNames(const Environment& env);
 
 /// The profile `name_or_file` names. BadInput for an unknown name (with a did-you-mean and the list of
 /// names), an unreadable file, or a profile with a wrong field (naming the file, line and key).
-StatusOr<planner::HardwareProfile> LoadHardwareProfile(const Environment& env, const std::string& name_or_file);
+/// `duplicate_keys`, when given, receives a warning per key the file gives twice (the last value is used).
+StatusOr<planner::HardwareProfile> LoadHardwareProfile(const Environment& env, const std::string& name_or_file,
+                                                       std::vector<Diag>* duplicate_keys = nullptr);
 
 }  // namespace easyplan::api
 

@@ -44,6 +44,36 @@ TEST(HardwareLookupTest, AFileIsNamedByItsStemAndErrorsNameTheFile) {
   EXPECT_FALSE(LoadHardwareProfile(Environment::Real(), dir + "missing.yaml").ok());
 }
 
+// issue 36: a key given twice in a profile silently took the last value.
+TEST(HardwareLookupTest, DuplicateKeyIsAWarningNamingBothLinesAndAnErrorUnderStrict) {
+  const std::string file = testing::SourceDir() + "/tests/fixtures/hardware/duplicate-key.yaml";
+  std::vector<Diag> duplicates;
+  StatusOr<planner::HardwareProfile> profile = LoadHardwareProfile(Environment::Real(), file, &duplicates);
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  EXPECT_DOUBLE_EQ(profile->peak_flops_bf16, 100e12);  // the last value, as for a config
+  ASSERT_EQ(duplicates.size(), 1u);
+  EXPECT_EQ(duplicates[0].ToString(), file + ":10:18: warning: /peak_flops_bf16: key given more than once, at " + file +
+                                          ":6:18 and " + file + ":10:18; the last value is used");
+
+  std::vector<Diag> warned;
+  Environment env = Environment::Real();
+  env.warn = [&warned](const Diag& warning) { warned.push_back(warning); };
+  auto model = Model::Load(env, ConfigSource::None(), {});
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  ASSERT_TRUE((*model)->Hardware(file).ok());
+  ASSERT_TRUE((*model)->Hardware(file).ok());
+  EXPECT_EQ(warned.size(), 1u);  // once per file
+
+  ConfigOptions strict;
+  strict.strict = true;
+  auto strict_model = Model::Load(env, ConfigSource::None(), strict);
+  ASSERT_TRUE(strict_model.ok()) << strict_model.status().ToString();
+  StatusOr<const planner::HardwareProfile*> refused = (*strict_model)->Hardware(file);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().diag().severity, Severity::kError);
+  EXPECT_NE(refused.status().ToString().find(":6:18 and "), std::string::npos) << refused.status().ToString();
+}
+
 TEST(HardwareLookupTest, UnknownNameSuggestsAVariantAndListsEveryName) {
   StatusOr<planner::HardwareProfile> profile = LoadHardwareProfile(Environment::Real(), "h100");
   ASSERT_FALSE(profile.ok());

@@ -177,7 +177,25 @@ StatusOr<const rules::RuleSet*> Model::Rules(const std::string& rules, int64_t m
     // An alias (kimi_k2) plans with the rules of the family it names (deepseek_v3).
     return library_.ForModelType(resolved_.family.empty() ? model_type_ : resolved_.family);
   }
-  return library_.FromFile(*env_.fs, rules, env_.limits.max_input_bytes, static_cast<size_t>(max_rules));
+  EP_ASSIGN_OR_RETURN(const rules::RuleSet* set,
+                      library_.FromFile(*env_.fs, rules, env_.limits.max_input_bytes, static_cast<size_t>(max_rules)));
+  if (rule_files_reported_.insert(set).second || options_.strict) {
+    EP_RETURN_IF_ERROR(ReportDuplicateKeys(set->duplicate_keys));
+  }
+  return set;
+}
+
+Status Model::ReportDuplicateKeys(const std::vector<Diag>& warnings) const {
+  for (const Diag& warning : warnings) {
+    if (options_.strict) {
+      Diag error = warning;
+      error.severity = Severity::kError;
+      error.notes.push_back("--strict: warnings are errors");
+      return Status::Error(std::move(error));
+    }
+    if (env_.warn) env_.warn(warning);
+  }
+  return Status();
 }
 
 StatusOr<const rules::Presets*> Model::Presets() const {
@@ -210,7 +228,13 @@ StatusOr<const std::vector<planner::DeviceKind>*> Model::DeviceKinds() const {
 
 StatusOr<const planner::HardwareProfile*> Model::Hardware(const std::string& name_or_file) const {
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const planner::HardwareProfile> profile,
-                      hardware_.Get(name_or_file, [&] { return LoadHardwareProfile(env_, name_or_file); }));
+                      hardware_.Get(name_or_file, [&]() -> StatusOr<planner::HardwareProfile> {
+                        std::vector<Diag> duplicate_keys;
+                        EP_ASSIGN_OR_RETURN(planner::HardwareProfile profile,
+                                            LoadHardwareProfile(env_, name_or_file, &duplicate_keys));
+                        EP_RETURN_IF_ERROR(ReportDuplicateKeys(duplicate_keys));
+                        return profile;
+                      }));
   return profile.get();  // owned by hardware_, which lives as long as the model
 }
 

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -103,7 +104,8 @@ class Model {
   /// The family's numeric_check declaration (`check`'s tiny model); nullptr when it has none.
   StatusOr<const schemas::NumericCheckDecl*> NumericCheck(const std::string& model_type) const;
 
-  /// `rules`: "builtin" (by model_type) or a rule file of at most `max_rules` rules.
+  /// `rules`: "builtin" (by model_type) or a rule file of at most `max_rules` rules. A key the file gives
+  /// twice is a warning through Environment::warn (once), an error under --strict.
   StatusOr<const rules::RuleSet*> Rules(const std::string& rules, int64_t max_rules) const;
   StatusOr<const rules::Presets*> Presets() const;
   StatusOr<const rules::LogicalDims*> LogicalDims() const;
@@ -111,7 +113,8 @@ class Model {
   /// schemas/devices.yaml: the named devices of `memory --device`.
   StatusOr<const std::vector<planner::DeviceKind>*> DeviceKinds() const;
   /// `--hardware NAME|FILE` (api/hardware.h): a profile of schemas/hardware/, or a YAML file (a path
-  /// with '/' or ending in .yaml/.yml), loaded once per spelling and kept.
+  /// with '/' or ending in .yaml/.yml), loaded once per spelling and kept. A key the file gives twice is
+  /// a warning through Environment::warn, an error under --strict.
   StatusOr<const planner::HardwareProfile*> Hardware(const std::string& name_or_file) const;
 
   /// How each tensor of `tree` is seen by `rule_set` when the two are in different layouts (EasyDeL
@@ -130,6 +133,9 @@ class Model {
   static StatusOr<std::shared_ptr<const Model>> Resolve(Environment env, ConfigOptions options, bool has_config,
                                                         Document config, std::optional<Document> overrides,
                                                         std::vector<Diag>* diags);
+  /// A key given twice in a user's --rules file or --hardware profile (Document::DuplicateKeyWarnings):
+  /// each warning goes to env_.warn, or under --strict the first is the error, as for a config.
+  Status ReportDuplicateKeys(const std::vector<Diag>& warnings) const;
 
   Environment env_;
   ConfigOptions options_;
@@ -144,6 +150,7 @@ class Model {
   mutable std::mutex data_mutex_;
   mutable schemas::SchemaSet schemas_;
   mutable rules::RuleLibrary library_;
+  mutable std::set<const rules::RuleSet*> rule_files_reported_;  // their duplicate keys, warned once
 
   using TreeKey = decltype(std::declval<TreeSpec>().Key());
   OnceMap<TreeKey, ParamTree> trees_;

@@ -28,6 +28,7 @@ api::Environment EnvironmentOf(Context& ctx) {
   env.in = &ctx.in;
   env.schemas_dir = ctx.schemas_dir;
   env.limits = ctx.limits;
+  env.warn = [&ctx](const Diag& warning) { PrintDiag(ctx, warning); };
   return env;
 }
 

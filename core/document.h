@@ -32,7 +32,7 @@ class Document {
   Document() = default;
   /// A document built by code (or by a parser): positions are optional, keyed by JSON pointer.
   Document(std::string file, Json root, std::map<std::string, Position> positions = {},
-           std::vector<std::string> duplicate_keys = {});
+           std::vector<std::string> duplicate_keys = {}, std::map<std::string, Position> first_positions = {});
 
   const Json& root() const { return root_; }
   /// Positions are not updated when the root is edited: Locate() still answers for the pointers
@@ -54,11 +54,24 @@ class Document {
   /// wins, as in Python's json), in the order of their second appearance, each listed once.
   const std::vector<std::string>& duplicate_keys() const { return duplicate_keys_; }
 
+  /// Where the first value of a duplicate key was (Locate() answers with the last, the one used):
+  /// file + pointer + line:column, or no line when the parser did not record it (an encoded document).
+  SourceLoc LocateFirst(std::string_view duplicate_pointer) const;
+
+  /// "key given twice, at config.json:3:17 and config.json:7:17; the last value is used": the message
+  /// of a duplicate key's warning (or error under --strict), naming the line of each value.
+  std::string DuplicateKeyMessage(std::string_view duplicate_pointer) const;
+
+  /// One warning per duplicate key, at its last value, with DuplicateKeyMessage: what a reader of a
+  /// hand-edited file (a --rules file, a --hardware profile) reports, or refuses under --strict.
+  std::vector<Diag> DuplicateKeyWarnings() const;
+
  private:
   std::string file_;
   Json root_;
   std::map<std::string, Position> positions_;
   std::vector<std::string> duplicate_keys_;
+  std::map<std::string, Position> first_positions_;  ///< by duplicate key's pointer
 };
 
 }  // namespace easyplan

@@ -58,6 +58,7 @@ class JsonScanner {
 
   PositionMap& positions() { return positions_; }
   std::vector<std::string>& duplicates() { return duplicates_; }
+  std::map<std::string, Document::Position>& first_positions() { return first_positions_; }
 
   /// The position of a byte offset, counted from the start of the text.
   Position PositionOf(size_t offset) const {
@@ -163,7 +164,7 @@ class JsonScanner {
       ++pos_;
       const size_t parent_size = pointer.size();
       AppendPointerKey(pointer, key);
-      const std::optional<size_t> existing = keys.Note(key, pointer, &positions_, &duplicates_);
+      const std::optional<size_t> existing = keys.Note(key, pointer, &positions_, &duplicates_, &first_positions_);
       Json value;
       EP_RETURN_IF_ERROR(Value(pointer, depth + 1, &value));
       SetMember(out, existing, std::move(key), std::move(value));
@@ -367,6 +368,7 @@ class JsonScanner {
   size_t line_start_ = 0;  // offset of the first byte of line_
   PositionMap positions_;
   std::vector<std::string> duplicates_;
+  std::map<std::string, Document::Position> first_positions_;  // of each duplicate key
 };
 
 }  // namespace
@@ -376,7 +378,8 @@ StatusOr<Document> ParseJsonDocument(std::string_view text, std::string file, co
   JsonScanner scanner(text, file, limits);
   Json root;
   EP_RETURN_IF_ERROR(scanner.Run(&root));
-  return Document(std::move(file), std::move(root), std::move(scanner.positions()), std::move(scanner.duplicates()));
+  return Document(std::move(file), std::move(root), std::move(scanner.positions()), std::move(scanner.duplicates()),
+                  std::move(scanner.first_positions()));
 }
 
 std::optional<Json> ParseJsonValue(std::string_view text) {

@@ -118,6 +118,10 @@ TEST(JsonDocumentTest, DuplicateKeysLastValueWinsAndIsRecorded) {
   EXPECT_EQ(doc.root().dump(), R"({"a":4,"b":{"c":2}})");
   EXPECT_EQ(doc.duplicate_keys(), (std::vector<std::string>{"/b/c", "/a"}));
   EXPECT_EQ(At(doc, "/a"), "2:7");
+  EXPECT_EQ(doc.LocateFirst("/a").ToString(), "config.json:1:7");  // the first value, for the warning
+  EXPECT_EQ(doc.LocateFirst("/b/c").ToString(), "config.json:1:28");
+  EXPECT_EQ(doc.DuplicateKeyMessage("/a"),
+            "key given more than once, at config.json:1:7 and config.json:2:7; the last value is used");
   // "/a/x" belonged to the replaced value, so it now resolves to the new "/a".
   EXPECT_EQ(At(doc, "/a/x"), "2:7");
   EXPECT_EQ(At(doc, "/b/c"), "1:36");

@@ -22,10 +22,11 @@ class KeyTracker {
   /// Records that `key` (whose member is at `pointer`) was seen; returns the index of its earlier
   /// member, or nullopt for a new key (which will be member number size()). A repeated key replaces
   /// the earlier value in place (Python's json keeps the first position and the last value), so the
-  /// positions recorded under it are dropped and the pointer is reported once.
+  /// positions recorded under it are dropped and the pointer is reported once, with the position of
+  /// its first value kept in `first_positions` (so a warning can name both lines).
   std::optional<size_t> Note(const std::string& key, const std::string& pointer,
-                             std::map<std::string, Document::Position>* positions,
-                             std::vector<std::string>* duplicates);
+                             std::map<std::string, Document::Position>* positions, std::vector<std::string>* duplicates,
+                             std::map<std::string, Document::Position>* first_positions);
 
  private:
   struct Member {

@@ -236,6 +236,7 @@ class YamlConverter {
 
   PositionMap& positions() { return positions_; }
   std::vector<std::string>& duplicates() { return duplicates_; }
+  std::map<std::string, Document::Position>& first_positions() { return first_positions_; }
 
   Status Error(const YAML::Mark& mark, std::string reason, std::vector<std::string> notes = {}) const {
     SourceLoc loc{file_, "", 0, 0};
@@ -304,7 +305,7 @@ class YamlConverter {
       }
       const size_t parent_size = pointer.size();
       AppendPointerKey(pointer, key);
-      const std::optional<size_t> existing = keys.Note(key, pointer, &positions_, &duplicates_);
+      const std::optional<size_t> existing = keys.Note(key, pointer, &positions_, &duplicates_, &first_positions_);
       Json value;
       EP_RETURN_IF_ERROR(Convert(*value_node, pointer, depth + 1, &value));
       SetMember(out, existing, std::move(key), std::move(value));
@@ -318,6 +319,7 @@ class YamlConverter {
   size_t values_ = 0;
   PositionMap positions_;
   std::vector<std::string> duplicates_;
+  std::map<std::string, Document::Position> first_positions_;  // of each duplicate key
 };
 
 }  // namespace
@@ -357,7 +359,7 @@ StatusOr<Document> ParseYamlDocument(std::string_view text, std::string file, co
     std::string pointer;
     EP_RETURN_IF_ERROR(converter.Convert(*documents[0], pointer, 0, &root));
     return Document(std::move(file), std::move(root), std::move(converter.positions()),
-                    std::move(converter.duplicates()));
+                    std::move(converter.duplicates()), std::move(converter.first_positions()));
   } catch (const YAML::Exception& e) {
     SourceLoc loc{file, "", 0, 0};
     if (e.mark.line >= 0) {

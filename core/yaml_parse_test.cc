@@ -123,6 +123,9 @@ TEST(YamlDocumentTest, DuplicateKeysLastValueWinsAndIsRecorded) {
   EXPECT_EQ(At(doc, "/a"), "4:4");
   EXPECT_EQ(At(doc, "/a/x"), "4:4");
   EXPECT_EQ(At(doc, "/b"), "6:4");
+  EXPECT_EQ(doc.LocateFirst("/a").ToString(), "request.yaml:2:3");  // the first value, for the warning
+  EXPECT_EQ(doc.DuplicateKeyMessage("/b"),
+            "key given more than once, at request.yaml:3:4 and request.yaml:6:4; the last value is used");
 }
 
 TEST(YamlDocumentTest, AliasesAreExpanded) {

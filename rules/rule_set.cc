@@ -87,6 +87,7 @@ StatusOr<RuleSet> ParseRuleSet(const Document& doc, const Presets& presets, size
   EP_RETURN_IF_ERROR(reader.CheckKeys(root, "", {"layout", "model_types", "rules", "doc"}));
   RuleSet set;
   set.source = doc.file();
+  set.duplicate_keys = doc.DuplicateKeyWarnings();
   EP_ASSIGN_OR_RETURN(std::string layout, reader.String(root, "", "layout", false));
   if (!layout.empty()) {
     std::optional<Layout> parsed = ParseLayout(layout);

@@ -52,6 +52,9 @@ struct RuleSet {
   std::vector<Rule> rules;
   std::string source;    ///< file as messages show it
   bool builtin = false;  ///< one of easyplan's tables (rules/<family>.yaml), not the user's --rules file
+  /// A warning per key given twice in the file (Document::DuplicateKeyWarnings), naming both lines: the
+  /// last value is used, as for a config; api::Model reports them, or refuses the file under --strict.
+  std::vector<Diag> duplicate_keys;
 };
 
 /// Parses a rule file (YAML or JSON). Every pattern is compiled here (RE2); an invalid pattern, or

@@ -3,6 +3,7 @@
 #include "schemas/resolver.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -63,9 +64,15 @@ class Resolver {
     Json config = root;
     for (const auto& key : config.items()) origin_[key.key()] = kFile;
     for (const std::string& pointer : input_.config.duplicate_keys()) {
-      Warn(input_.config.Locate(pointer), "key appears more than once; the last value is used");
+      Warn(input_.config.Locate(pointer), input_.config.DuplicateKeyMessage(pointer));
+    }
+    if (input_.overrides) {
+      for (const std::string& pointer : input_.overrides->duplicate_keys()) {
+        Warn(input_.overrides->Locate(pointer), input_.overrides->DuplicateKeyMessage(pointer));
+      }
     }
     EP_RETURN_IF_ERROR(ApplyOverrides(config));
+    EP_RETURN_IF_ERROR(RefuseNonFinite(config, ""));
     for (const auto& item : config.items()) input_order_.push_back(item.key());
 
     // The family: model_type selects the schema; unknown or missing still resolves base defaults.
@@ -156,6 +163,26 @@ class Resolver {
   }
 
   // ---- Inputs ------------------------------------------------------------------------------------
+
+  // A YAML overrides file can write `.inf` or `.nan`; JSON cannot, and every output that echoes the
+  // config is JSON or YAML read back as JSON, whose emitters treat a non-finite number as a bug
+  // (core/emit.h). So such a value is refused where it is written.
+  Status RefuseNonFinite(const Json& value, const std::string& pointer) const {
+    if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+      const double number = value.get<double>();
+      return Bad(pointer, std::string("expected a finite number, found ") +
+                              (std::isnan(number) ? ".nan" : (number > 0 ? ".inf" : "-.inf")));
+    }
+    if (value.is_object()) {
+      for (const auto& [key, member] : value.items()) {
+        EP_RETURN_IF_ERROR(RefuseNonFinite(member, PointerToMember(pointer, key)));
+      }
+    } else if (value.is_array()) {
+      for (size_t i = 0; i < value.size(); ++i)
+        EP_RETURN_IF_ERROR(RefuseNonFinite(value[i], PointerToElement(pointer, i)));
+    }
+    return Status();
+  }
 
   Status ApplyOverrides(Json& config) {
     if (input_.overrides) {

@@ -7,6 +7,7 @@
 #include "core/file_system.h"
 #include "core/json_parse.h"
 #include "core/yaml_parse.h"
+#include "tests/test_util.h"
 
 namespace easyplan::schemas {
 namespace {
@@ -181,6 +182,17 @@ TEST_F(ResolverTest, PrecedenceIsFileThenOverridesThenSet) {
   EXPECT_EQ(result->provenance["num_attention_heads"], "set");
 }
 
+// issue 36: outputs never print inf or NaN, and a YAML overrides file is the one input that can hold one.
+TEST_F(ResolverTest, NonFiniteOverrideIsRefusedWhereItIsWritten) {
+  auto result = Resolve(R"({"model_type": "toy"})", {}, {}, "hidden_size: 64\nrope: {theta: [1.0, .inf]}\n");
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().diag().ToString(),
+            "over.yaml:2:21: error: /rope/theta/1: expected a finite number, found .inf");
+  result = Resolve(R"({"model_type": "toy"})", {}, {}, "rope_theta: .nan\n");
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().diag().message, "expected a finite number, found .nan");
+}
+
 TEST_F(ResolverTest, AliasFillsStoredNameAndBothArePresent) {
   auto result = Resolve(R"({"model_type": "toy", "n_embd": 96})");
   ASSERT_TRUE(result.ok());
@@ -350,6 +362,25 @@ TEST_F(ResolverTest, GeometryIsEvaluatedBesideTheConfigNotIntoIt) {
   EXPECT_FALSE(resolved->config.contains("gated_mlp"));
   EXPECT_EQ(resolved->geometry[""]["num_local_experts"], 8);
   EXPECT_EQ(resolved->geometry[""]["gated_mlp"], false);
+}
+
+// docs/SCHEMAS.md ("Every check") lists each check of every built-in family, so the page cannot fall
+// behind a schema file (issue 36: "the docs list every check").
+TEST(FamilyChecksTest, EveryBuiltInCheckIsListedInSchemasMd) {
+  const std::string doc = testing::ReadTestFile(testing::SourceDir() + "/docs/SCHEMAS.md");
+  SchemaSet schemas(DataSource::Embedded());
+  for (const std::string& name : schemas.FamilyNames()) {
+    StatusOr<const FamilySchema*> family = schemas.Family(name);
+    ASSERT_TRUE(family.ok()) << family.status().ToString();
+    if (*family == nullptr || (*family)->model_type != name) continue;  // an alias runs its target's checks
+    for (const CheckSpec& check : (*family)->checks) {
+      std::string require;
+      for (char c : check.require.text()) require += c == '|' ? std::string("\\|") : std::string(1, c);
+      const std::string row = "| " + name + " | `" + check.key + "` | `" + require + "`";
+      EXPECT_NE(doc.find(row), std::string::npos)
+          << "docs/SCHEMAS.md has no row " << row << " (" << check.loc.ToString() << ")";
+    }
+  }
 }
 
 }  // namespace
