@@ -302,14 +302,20 @@ class Evaluator {
       if (!r) return Error("integer overflow in " + std::to_string(x) + " " + op + " " + std::to_string(y));
       return Json(*r);
     }
-    double x = AsDouble(a), y = AsDouble(b);
-    if (op == "+") return Json(x + y);
-    if (op == "-") return Json(x - y);
-    if (op == "*") return Json(x * y);
-    if (y == 0.0) return Error("division by zero");
-    if (op == "/") return Json(x / y);
-    if (op == "//") return Json(std::floor(x / y));
-    return Json(x - std::floor(x / y) * y);
+    const double x = AsDouble(a), y = AsDouble(b);
+    if (op != "+" && op != "-" && op != "*" && y == 0.0) return Error("division by zero");
+    const double r = op == "+"    ? x + y
+                     : op == "-"  ? x - y
+                     : op == "*"  ? x * y
+                     : op == "/"  ? x / y
+                     : op == "//" ? std::floor(x / y)
+                                  : x - std::floor(x / y) * y;
+    // Python gives inf here; JSON has none, and every output that shows the config is JSON or YAML read
+    // back as JSON (core/emit.h refuses non-finite numbers as a bug), so it is an error naming the operands.
+    if (!std::isfinite(r)) {
+      return Error("float overflow in " + JsonForMessage(a) + " " + op + " " + JsonForMessage(b));
+    }
+    return Json(r);
   }
 
   // Every list element an evaluation builds is charged here, so nested comprehensions cannot

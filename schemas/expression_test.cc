@@ -68,6 +68,13 @@ TEST(ExpressionTest, OverflowIsAnErrorNotAWrongValue) {
             "expression 'x * 4': integer overflow in 4611686018427387904 * 4");
 }
 
+// issue 36: Python would give inf, which no output can show (core/emit.h).
+TEST(ExpressionTest, FloatOverflowIsAnErrorNotInfinity) {
+  EXPECT_EQ(EvalError("theta * 10", Json{{"theta", 1e308}}), "expression 'theta * 10': float overflow in 1e+308 * 10");
+  EXPECT_EQ(EvalError("x / 1e-300", Json{{"x", 1e300}}), "expression 'x / 1e-300': float overflow in 1e+300 / 1e-300");
+  EXPECT_EQ(Eval("theta * 2", Json{{"theta", 5e307}}), 1e308);
+}
+
 TEST(ExpressionTest, DivisionByZeroIsAnError) {
   EXPECT_EQ(EvalError("h // n", Json{{"h", 8}, {"n", 0}}), "expression 'h // n': integer division by zero (8 // 0)");
 }
