@@ -89,6 +89,14 @@ class ProfileReader {
     if (!(number > 0) || !std::isfinite(number) || (at_most_one && number > 1)) {
       return Error(pointer, "expected " + expected + ", found " + JsonForMessage(value));
     }
+    // Plausible ranges, so that no step is priced at infinity (a 1e-300 efficiency or a 1e307 s latency
+    // did): nothing runs at under 1% of its peak, and a ring step of over a second is no interconnect.
+    if (at_most_one && number < 0.01) {
+      return Error(pointer, "expected a fraction of at least 0.01 (1%), found " + JsonForMessage(value));
+    }
+    if (unit == "seconds" && number > 1) {
+      return Error(pointer, "expected at most 1 second (latencies are microseconds), found " + JsonForMessage(value));
+    }
     return number;
   }
 

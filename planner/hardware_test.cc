@@ -146,6 +146,18 @@ TEST(HardwareProfileTest, BandwidthBelowOneGigabytePerSecondIsRejectedWithTheRan
   EXPECT_TRUE(one_gigabyte.ok()) << one_gigabyte.status().ToString();
 }
 
+// issue 36: a 1e-300 efficiency or a 1e307 s latency priced a step at infinity (an internal error now).
+TEST(HardwareProfileTest, EfficiencyBelowOnePercentAndLatencyAboveOneSecondAreRejected) {
+  EXPECT_NE(ErrorOf(With("efficiency", "efficiency: {matmul: 1e-300, link: 0.8, hbm: 0.9}"))
+                .find("/efficiency/matmul: expected a fraction of at least 0.01 (1%), found 1e-300"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(With("network", "network: {kind: dcn, chips: 0, bandwidth: 3.125e9, latency: 1e307}"))
+                .find("/network/latency: expected at most 1 second (latencies are microseconds), found 1e+307"),
+            std::string::npos);
+  StatusOr<HardwareProfile> edges = ParseProfile(With("efficiency", "efficiency: {matmul: 0.01, link: 1, hbm: 0.5}"));
+  EXPECT_TRUE(edges.ok()) << edges.status().ToString();
+}
+
 TEST(HardwareProfileTest, EfficiencyMustBeAFractionUpToOne) {
   EXPECT_NE(ErrorOf(With("efficiency", "efficiency: {matmul: 1.2, link: 0.8, hbm: 0.9}"))
                 .find("/efficiency/matmul: expected a fraction in (0, 1], found 1.2"),
