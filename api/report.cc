@@ -12,6 +12,7 @@
 #include "api/memory_pipeline.h"
 #include "api/plan_json.h"
 #include "api/plan_pipeline.h"
+#include "core/emit.h"
 #include "planner/findings.h"
 #include "planner/layout.h"
 
@@ -411,6 +412,7 @@ StatusOr<ReportResult> SuggestReport(const std::shared_ptr<const Model>& model, 
 
 std::string ReportPage(const Json& data) {
   // "</" inside a <script> element would end it early: JSON allows the escaped "<\/" instead.
+  RequireFinite(data);  // dump() would write a NaN or an infinity as null (core/emit.h)
   std::string json = data.dump();
   std::string safe;
   safe.reserve(json.size());

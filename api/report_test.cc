@@ -2,12 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <map>
 
 #include "api/cost.h"
 #include "api/memory_pipeline.h"
 #include "api/plan_pipeline.h"
 #include "api/test_models.h"
+#include "core/human.h"
 #include "tests/test_util.h"
 
 namespace easyplan::api {
@@ -228,6 +230,18 @@ TEST(ReportTest, LargeMeshesAggregateIntoBlocksOfConsecutiveDevices) {
     const auto first = bytes.begin() + static_cast<std::ptrdiff_t>(b) * size;
     EXPECT_EQ(blocks["max"][b].get<int64_t>(), *std::max_element(first, first + size));
     EXPECT_EQ(blocks["min"][b].get<int64_t>(), *std::min_element(first, first + size));
+  }
+}
+
+// issue 36: the page's JSON was nlohmann's dump, which writes a NaN or an infinity as null.
+TEST(ReportTest, NonFiniteFigureIsAnInternalErrorNotNull) {
+  Json data = Json::object();
+  data["estimate"] = {{"mfu", std::numeric_limits<double>::quiet_NaN()}};
+  try {
+    (void)ReportPage(data);
+    ADD_FAILURE() << "a NaN reached the page";
+  } catch (const NonFiniteFigure& e) {
+    EXPECT_NE(std::string(e.what()).find("the output's /estimate/mfu is NaN"), std::string::npos) << e.what();
   }
 }
 

@@ -101,13 +101,6 @@ std::optional<NonFinite> FirstNonFinite(const Json& value) {
   return std::nullopt;
 }
 
-/// Throws NonFiniteFigure (core/human.h) naming the first NaN or infinity of an output document.
-void RequireFinite(const Json& value) {
-  if (std::optional<NonFinite> found = FirstNonFinite(value)) {
-    FiniteFigure(found->value, found->pointer.empty() ? "the output" : "the output's " + found->pointer);
-  }
-}
-
 std::string FloatText(double value) {
   std::string text = Json(value).dump();
   const size_t exponent = text.find_first_of("eE");
@@ -207,6 +200,12 @@ void EmitBlock(const Json& value, size_t indent, std::string* out) {
 }
 
 }  // namespace
+
+void RequireFinite(const Json& value) {
+  if (std::optional<NonFinite> found = FirstNonFinite(value)) {
+    FiniteFigure(found->value, found->pointer.empty() ? "the output" : "the output's " + found->pointer);
+  }
+}
 
 std::string EmitJson(const Json& value) {
   RequireFinite(value);

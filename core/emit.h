@@ -17,6 +17,10 @@ namespace easyplan {
 /// which main() turns into an internal error (exit 3), never `null` or `inf` in an output.
 std::string EmitJson(const Json& value);
 
+/// The guard EmitJson and EmitYaml apply, for a writer of JSON text of its own (the report page):
+/// throws NonFiniteFigure naming the JSON pointer of the first NaN or infinity in `value`.
+void RequireFinite(const Json& value);
+
 /// Block-style YAML that a YAML 1.2 core-schema reader (ParseYamlDocument) reads back as `value`:
 ///
 ///     name: llama
