@@ -158,6 +158,24 @@ TEST(CollectiveListTest, MixtralOnEp8MovesExpertOutputsAndNoExpertWeights) {
   }
 }
 
+// EasyDeL's fused path splits the experts over the folded expert axis inside shard_map, and
+// use_expert_tensor_mode raises unless the expert mesh's tp is 1 (_moe_module.py, _sparse_moe_call): cost
+// refuses what EasyDeL cannot run, naming the fold and the way out.
+TEST(CollectiveListTest, FusedMoeRefusesMeshesEasyDelCannotRun) {
+  const auto mixtral = LoadExample("mixtral-8x7b");
+  const std::string fold = Cost(mixtral, Step("fsdp=16", "train", 16, 1024)).status().ToString();
+  EXPECT_NE(fold.find("the 8 routed experts do not split over EasyDeL's folded expert axis of 16"), std::string::npos)
+      << fold;
+  EXPECT_NE(fold.find("fsdp_is_ep_bound=false"), std::string::npos) << fold;
+  const auto unbound = mixtral->WithSets({"fsdp_is_ep_bound=false"});
+  ASSERT_TRUE(unbound.ok());
+  EXPECT_TRUE(Cost(*unbound, Step("fsdp=16", "train", 16, 1024)).ok());
+  const auto tensor_mode = mixtral->WithSets({"use_expert_tensor_mode=true"});
+  ASSERT_TRUE(tensor_mode.ok());
+  const std::string tp = Cost(*tensor_mode, Step("tp=2", "train", 8, 1024)).status().ToString();
+  EXPECT_NE(tp.find("use_expert_tensor_mode needs the expert mesh's tp of 1, found 2"), std::string::npos) << tp;
+}
+
 // Serving engines speed decode up with tensor parallelism: each device reads 1/tp of the weights and
 // of the KV cache, and a layer adds only small collectives (issue 33). The step time must not grow
 // with tp, for the 8B from tp=1 to tp=8 and for the 70B in bf16 from tp=2 to tp=8.

@@ -173,6 +173,16 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
     step.decode_cache_tokens = s.seq;
     step.kv_cache_bytes = estimate.memory.Worst().kv_cache;
   }
+  if (train) {
+    // The optimizer update reads the parameters, gradients and optimizer state and writes the parameters
+    // and the state (optax's adamw: m, v and the parameters); each microbatch after the first also reads
+    // and writes the accumulated gradients. The loss reads the float32 logits in the forward, and reads
+    // them and writes their gradient in the backward.
+    const planner::DeviceMemory& worst = estimate.memory.Worst();
+    const int64_t accumulations = std::max<int64_t>(0, s.microbatches - 1);
+    step.update_bytes = 2 * worst.params + worst.grads * (1 + 2 * accumulations) + 2 * worst.optimizer;
+    step.loss_bytes = 3 * estimate.memory.breakdown.logits;
+  }
   EP_ASSIGN_OR_RETURN(estimate.step, kernels::PriceStep(run, plan, *inputs.tree, desc, hardware, step));
 
   const int64_t devices = plan.mesh.NumDevices();
@@ -271,10 +281,17 @@ Json CostToJson(const CostResult& r) {
     out["mfu"] = e.mfu;
     out["mfu_convention"] = kMfuConvention;
     out["mfu_peak"] = e.mfu_peak;
+    if (r.settings.mode == planner::MemoryMode::kDecode) {
+      out["tpot_s"] = c.step_time_s;
+    } else if (r.settings.mode != planner::MemoryMode::kTrain) {
+      out["ttft_s"] = c.step_time_s;
+    }
     out["active_params"] = e.active_params;
     out["model_flops"] = e.model_flops;
     out["compute_s"] = c.compute_s;
     out["recompute_s"] = c.recompute_s;
+    out["memory_bound_s"] = c.memory_bound_s;
+    out["optimizer_update_s"] = c.update_s;
     out["communication_s"] = c.communication_s;
     out["exposed_communication_s"] = c.exposed_communication_s;
     out["fits"] = e.fits;

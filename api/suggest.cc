@@ -142,6 +142,16 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
         {"each slice (or node) holds devices / slices chips"});
   }
   if (options.top < 1) return Status::BadInput({}, "--top must be at least 1");
+  if (options.max_tpot_ms) {
+    if (options.memory.mode != "decode") {
+      return Status::BadInput({}, "--max-tpot bounds the time per output token: it needs --mode decode",
+                              {"e.g. --mode decode --batch 1 --seq 4096 --max-tpot 20"});
+    }
+    if (!std::isfinite(*options.max_tpot_ms) || *options.max_tpot_ms <= 0) {
+      return Status::BadInput(
+          {}, fmt::format("--max-tpot must be a positive number of milliseconds, found {}", *options.max_tpot_ms));
+    }
+  }
   if (options.max_microbatches < 1) return Status::BadInput({}, "--max-microbatches must be at least 1");
   if (!options.plan.mesh.empty() || !options.plan.dcn.empty()) {
     return Status::BadInput({}, "suggest chooses the mesh: --mesh and --dcn do not apply",
@@ -336,6 +346,10 @@ class Search {
       candidate.microbatches = settings.microbatches;
       EP_ASSIGN_OR_RETURN(candidate.estimate, EstimateStep(inputs, plan, step_model, hardware_, options_.memory,
                                                            budget_, settings, &*fitting, &run->second));
+      if (options_.max_tpot_ms && candidate.estimate.step.step_time_s * 1e3 > *options_.max_tpot_ms) {
+        part.Reject("time per output token above --max-tpot", 1);
+        continue;
+      }
       part.ranked.push_back(std::move(candidate));
     }
     return Status();
@@ -390,7 +404,15 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
     for (const auto& [reason, count] : part.rejected) result.rejected[reason] += count;
     for (Candidate& c : part.ranked) result.ranked.push_back(std::move(c));
   }
-  std::stable_sort(result.ranked.begin(), result.ranked.end(), [](const Candidate& a, const Candidate& b) {
+  // Decode ranks by tokens/s per device (what a serving fleet buys), the others by step time; for one
+  // batch on one device count the two orders agree, and the rate says what the ranking means.
+  const bool decode = options.memory.mode == "decode";
+  std::stable_sort(result.ranked.begin(), result.ranked.end(), [decode](const Candidate& a, const Candidate& b) {
+    if (decode) {
+      const int64_t ar = std::llround(a.estimate.tokens_per_s_per_device * 1e3);
+      const int64_t br = std::llround(b.estimate.tokens_per_s_per_device * 1e3);
+      if (ar != br) return ar > br;
+    }
     // Whole nanoseconds: sums in another order differ in the last bits, which is no difference.
     const int64_t at = std::llround(a.estimate.step.step_time_s * 1e9);
     const int64_t bt = std::llround(b.estimate.step.step_time_s * 1e9);
@@ -480,6 +502,7 @@ Json SuggestToJson(const SuggestOptions& options, const SuggestResult& result) {
     item["microbatches"] = c.microbatches;
     item["rules"] = c.rules;
     item["step_time_s"] = e.step.step_time_s;
+    if (options.memory.mode == "decode") item["tpot_s"] = e.step.step_time_s;
     item["tokens_per_s"] = e.tokens_per_s;
     item["tokens_per_s_per_device"] = e.tokens_per_s_per_device;
     item["mfu"] = e.mfu;

@@ -35,6 +35,9 @@ struct SuggestOptions {
   int64_t max_microbatches = 64;
   bool decode = false;
   std::string precision = "bf16";  ///< the projections' matmul precision (CostOptions::precision)
+  /// --mode decode: candidates whose time per output token (one decode step) exceeds this many
+  /// milliseconds are dropped.
+  std::optional<double> max_tpot_ms;
   std::vector<std::string> rules;  ///< --rules files tried besides the built-in rules
 };
 

@@ -46,8 +46,11 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
     out += "nothing fits; rejected:\n";
   } else {
     const size_t shown = std::min(r.ranked.size(), static_cast<size_t>(o.top));
+    // A decode step is a time per output token, and what ranks decode is tokens/s per device.
+    const bool decode = o.memory.mode == "decode";
     std::vector<std::vector<std::string>> rows = {{"#", "mesh", "dcn", "gradient_checkpointing", "micro", "memory",
-                                                   "headroom", "step time", "tokens/s", "MFU", "exposed comm"}};
+                                                   "headroom", decode ? "TPOT" : "step time",
+                                                   decode ? "tokens/s/device" : "tokens/s", "MFU", "exposed comm"}};
     for (size_t i = 0; i < shown; ++i) {
       const api::Candidate& c = r.ranked[i];
       const api::StepEstimate& e = c.estimate;
@@ -56,8 +59,9 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
       rows.push_back({std::to_string(i + 1), c.MeshFlag(), c.DcnFlag().empty() ? "-" : c.DcnFlag(),
                       train ? (policy.empty() ? "none" : policy) : "-", std::to_string(c.microbatches),
                       HumanBytesBinary(worst.total), HumanBytesBinary(e.memory.memory_per_device - worst.total),
-                      HumanSeconds(e.step.step_time_s), HumanRate(e.tokens_per_s), fmt::format("{:.1f}%", e.mfu * 100),
-                      HumanSeconds(e.step.exposed_communication_s)});
+                      HumanSeconds(e.step.step_time_s),
+                      decode ? HumanRate(e.tokens_per_s_per_device) : HumanRate(e.tokens_per_s),
+                      fmt::format("{:.1f}%", e.mfu * 100), HumanSeconds(e.step.exposed_communication_s)});
     }
     out += Columns(rows, {4, 5, 6, 7, 8, 9, 10});
     if (r.ranked.size() >= 2) {
@@ -133,6 +137,8 @@ std::function<int(Context&)> AddSuggestCommand(CLI::App& app) {
   cmd->add_option("--max-microbatches", flags->suggest.max_microbatches,
                   "train: most gradient accumulation steps tried when a step does not fit (default 64)");
   cmd->add_flag("--decode", flags->suggest.decode, "retired: --mode decode ranks by one decode step");
+  cmd->add_option("--max-tpot", flags->suggest.max_tpot_ms,
+                  "decode: drop candidates whose time per output token exceeds MS milliseconds");
   AddPrecisionFlag(cmd, flags->suggest.precision);
   cmd->add_option("--format", flags->format, "table (default) or json");
   cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");

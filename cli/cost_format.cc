@@ -39,7 +39,7 @@ std::string CostText(const api::CostResult& r, bool mode_given) {
     out += fmt::format(", {} microbatch{}, gradient_checkpointing {}", s.microbatches, s.microbatches == 1 ? "" : "es",
                        planner::CheckpointPolicyName(s.policy));
   }
-  if (!mode_given) out += " (--mode train, the default; --mode serve for serving)";
+  if (!mode_given) out += " (--mode train, the default; --mode prefill or decode for serving)";
   out += "\n\n";
   const planner::DeviceMemory& worst = e.memory.Worst();
   const int64_t headroom = e.memory.memory_per_device - worst.total;
@@ -48,7 +48,8 @@ std::string CostText(const api::CostResult& r, bool mode_given) {
        fmt::format("compute {} + exposed communication {}", HumanSeconds(c.compute_s),
                    HumanSeconds(c.exposed_communication_s))},
       {"compute", HumanSeconds(c.compute_s),
-       fmt::format("{} recomputed; busiest device, roofline per matmul", HumanSeconds(c.recompute_s))},
+       fmt::format("{} recomputed, {} memory-bound ops; busiest device, roofline per matmul",
+                   HumanSeconds(c.recompute_s), HumanSeconds(c.memory_bound_s))},
       {"communication", HumanSeconds(c.communication_s),
        fmt::format("{} hidden behind compute", HumanSeconds(c.communication_s - c.exposed_communication_s))},
       {"tokens/s", HumanRate(e.tokens_per_s), fmt::format("{} per device", HumanRate(e.tokens_per_s_per_device))},
@@ -60,6 +61,16 @@ std::string CostText(const api::CostResult& r, bool mode_given) {
                    e.fits ? fmt::format("fits ({} headroom)", HumanBytesBinary(headroom))
                           : fmt::format("does not fit (over by {})", HumanBytesBinary(-headroom)))},
   };
+  // Serving latency: a prefill step is the batch's time to first token, a decode step the time per output
+  // token at the cache length.
+  if (s.mode == planner::MemoryMode::kDecode) {
+    totals.insert(totals.begin() + 1,
+                  {"TPOT", HumanSeconds(c.step_time_s),
+                   fmt::format("time per output token, each sequence's next against {} cached", s.seq)});
+  } else if (!train) {
+    totals.insert(totals.begin() + 1,
+                  {"TTFT", HumanSeconds(c.step_time_s), "time to first token: the batch's prompts prefilled"});
+  }
   out += Columns(totals, {1});
 
   out += "\ncommunication per device (one microbatch):\n";

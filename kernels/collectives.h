@@ -95,6 +95,8 @@ class Collectives {
   void BackwardAllReduce(const DistTensor& t, const std::vector<int>& axes, int64_t block, const std::string& why);
   /// The log collectives are recorded in (nullptr when none).
   CommLog* log() const { return log_; }
+  /// What a collective moves per element (the activation dtype).
+  int64_t bytes_per_element() const { return bytes_per_element_; }
 
  private:
   /// Records the collective; `block` is the per-device block S in elements.

@@ -234,6 +234,8 @@ DistTensor ForwardPass::Attend(DistTensor q, DistTensor k, DistTensor v, const s
   const int64_t kv = k.shape[2];
   const int64_t d = q.shape[3];
   q = s_.Split(std::move(q), 2, kv, what + " query groups");  // [B, S, Hkv, G, D]
+  // From the scores to the probabilities: what a fused attention kernel keeps on chip.
+  const Spmd::AttentionCore core(s_);
   DistTensor scores =
       s_.Dot(std::move(q), std::move(k), DotDims{{0, 2}, {0, 2}, {4}, {3}}, what + " q.k");  // [B,Hkv,S,G,T]
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
@@ -309,6 +311,7 @@ DistTensor ForwardPass::MlaAttention(DistTensor x, const std::string& p) {
     DistTensor shared_pe = s_.Broadcast(s_.Unsqueeze(k_pe, 2), 2, m_.heads);
     StoreCache(s_.Concat(k_nope, std::move(shared_pe), 3, p + " cached key"), value);
   }
+  const Spmd::AttentionCore core(s_);
   DistTensor s1 = s_.Dot(std::move(q_nope), std::move(k_nope), DotDims{{0, 2}, {0, 2}, {3}, {3}}, p + " q_nope.k_nope");
   DistTensor s2 = s_.Dot(std::move(q_pe), std::move(k_pe), DotDims{{0}, {0}, {3}, {2}}, p + " q_pe.k_pe");  // [B,S,H,T]
   s2 = s_.Transpose(std::move(s2), {0, 2, 1, 3});

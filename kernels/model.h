@@ -78,6 +78,7 @@ struct ModelDesc {
   /// EasyDeL's expert mesh folded out of the model mesh (schemas::ActivationAxes): the axes routed
   /// experts run data-parallel, expert-parallel and tensor-parallel over in the fused MoE path.
   PartitionSpec::Entry expert_data_axes, expert_axes, expert_tensor_axes;
+  bool expert_tensor_mode = false;  ///< use_expert_tensor_mode
   int64_t batch = 2, seq = 8;
   int64_t bytes_per_element = 2;  ///< what a collective moves per element (the activation dtype)
   // The KV cache a prefill of `seq` tokens fills (serving): when set, every attention layer also stores

@@ -53,6 +53,22 @@ namespace easyplan::kernels {
 
 Status CheckFusedMoe(const ModelDesc& model, const Mesh& mesh) {
   if (model.experts <= 0) return Status();
+  if (model.expert_tensor_mode) {
+    // _sparse_moe_call: "if self.config.use_expert_tensor_mode: if tp_size != 1: raise ValueError".
+    int64_t tp = 1;
+    for (const std::string& name : model.expert_tensor_axes) {
+      for (int a = 0; a < mesh.rank(); ++a) {
+        if (mesh.axis_names[static_cast<size_t>(a)] == name) tp *= mesh.shape[static_cast<size_t>(a)];
+      }
+    }
+    if (tp != 1) {
+      return Status::BadInput({},
+                              fmt::format("use_expert_tensor_mode needs the expert mesh's tp of 1, found {}: "
+                                          "EasyDeL's fused MoE path raises on this mesh",
+                                          tp),
+                              {"--set use_expert_tensor_mode=false, or a mesh with tp=1"});
+    }
+  }
   int64_t tiles = 1;
   std::vector<std::string> names;
   for (const std::string& name : model.expert_axes) {

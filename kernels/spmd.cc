@@ -94,8 +94,8 @@ DistTensor Spmd::Place(const HostTensor& full, const DistSpec& spec) const {
   return t;
 }
 
-DistTensor Spmd::Track(DistTensor t) const {
-  t.value_id = ++last_value_id_;
+DistTensor Spmd::Track(DistTensor t, bool same_value) const {
+  if (!same_value) t.value_id = ++last_value_id_;
   if (meter_ == nullptr || depth_ != 1) return t;
   // Dropping the old charge first: an op that reused its operand's blocks (the last holder) frees
   // them as it produces the result, and the peak must not count both.
@@ -122,7 +122,7 @@ DistTensor Spmd::LocalSlice(DistTensor t, int dim, const std::vector<int>& axes)
 
 DistTensor Spmd::Resolve(DistTensor t, const std::string& why) {
   const Nest nest(this);
-  if (t.spec.partial.empty()) return Track(std::move(t));
+  if (t.spec.partial.empty()) return Track(std::move(t), /*same_value=*/true);
   const std::vector<int> axes = t.spec.partial;
   return Track(comm_.AllReduce(std::move(t), axes, ReduceOp::kSum, why));
 }
@@ -135,6 +135,7 @@ DistTensor Spmd::Reshard(DistTensor t, const DistSpec& wanted, const std::string
   // A constraint that does not divide a dim leaves that dim replicated (activations only; parameters
   // come from the plan, which the numeric check requires to be even).
   DistSpec target = Nontrivial(wanted, geo_);
+  if (t.spec.partial.empty() && t.spec.dims == target.dims) return Track(std::move(t), /*same_value=*/true);
   for (int d = 0; d < rank; ++d) {
     if (t.shape[static_cast<size_t>(d)] % geo_.Tiles(target.dims[static_cast<size_t>(d)]) != 0) {
       target.dims[static_cast<size_t>(d)].clear();
@@ -391,18 +392,46 @@ void Spmd::LogMatmul(const DistTensor& x, const DistTensor& y, const DistTensor&
   matmuls_->records.push_back(std::move(record));
 }
 
+Spmd::Operand Spmd::OperandOf(const DistTensor& t) {
+  Operand o{t.value_id, 0};
+  for (const HostTensor& x : t.local) o.elements = std::max(o.elements, x.size());
+  return o;
+}
+
+DistTensor Spmd::LogMemoryOp(std::vector<Operand> inputs, DistTensor out, const std::string& why) {
+  if (matmuls_ == nullptr) return out;
+  const int64_t bytes = comm_.bytes_per_element();
+  MemoryOpRecord record{comm_.scope(), why, 0, OperandOf(out).elements * bytes, attention_core_};
+  for (const Operand& in : inputs) {
+    if (in.value != 0 && in.value == last_memory_value_) {
+      // Fused with the op that produced it: its result never reached HBM.
+      for (auto it = matmuls_->memory_ops.rbegin(); it != matmuls_->memory_ops.rend(); ++it) {
+        it->written = 0;
+        break;
+      }
+      continue;
+    }
+    record.read += in.elements * bytes;
+  }
+  matmuls_->memory_ops.push_back(std::move(record));
+  last_memory_value_ = out.value_id;
+  return out;
+}
+
 DistTensor Spmd::Map(DistTensor t, const std::function<double(double)>& f) {
   const Nest nest(this);
   t = Resolve(std::move(t), "elementwise op needs full values");
+  const Operand in = OperandOf(t);
   for (HostTensor& x : t.local) {
     for (double& v : x.data) v = f(v);
   }
-  return Track(std::move(t));
+  return LogMemoryOp({in}, Track(std::move(t)), "elementwise");
 }
 
 DistTensor Spmd::MapIndexed(DistTensor t, const std::function<double(double, const Dims&)>& f) {
   const Nest nest(this);
   t = Resolve(std::move(t), "elementwise op needs full values");
+  const Operand in = OperandOf(t);
   for (int64_t dev = 0; dev < static_cast<int64_t>(t.local.size()); ++dev) {
     HostTensor& x = t.local[static_cast<size_t>(dev)];
     if (x.meta) continue;
@@ -415,7 +444,7 @@ DistTensor Spmd::MapIndexed(DistTensor t, const std::function<double(double, con
       ++flat;
     });
   }
-  return Track(std::move(t));
+  return LogMemoryOp({in}, Track(std::move(t)), "elementwise (indexed)");
 }
 
 DistTensor Spmd::Binary(DistTensor a, DistTensor b, const std::function<double(double, double)>& f,
@@ -454,6 +483,7 @@ DistTensor Spmd::Binary(DistTensor a, DistTensor b, const std::function<double(d
     a = Reshard(std::move(a), ta, why + " (lhs)");
     b = Reshard(std::move(b), tb, why + " (rhs aligned to lhs)");
   }
+  const std::vector<Operand> operands = {OperandOf(a), OperandOf(b)};
   DistTensor out{Dims(a.shape.size()), target, {}};
   for (size_t k = 0; k < a.shape.size(); ++k) out.shape[k] = std::max(a.shape[k], b.shape[k]);
   out.spec.partial = keep_partial ? a.spec.partial : std::vector<int>{};
@@ -487,7 +517,7 @@ DistTensor Spmd::Binary(DistTensor a, DistTensor b, const std::function<double(d
   // not broadcast, as a compiled elementwise op does: its charge ends before the result's begins.
   // An lhs the caller still holds shares its charge, which then stays.
   if (a.shape == out.shape) a.live.reset();
-  return Track(std::move(out));
+  return LogMemoryOp(operands, Track(std::move(out)), why);
 }
 
 DistTensor Spmd::Add(DistTensor a, DistTensor b, const std::string& why) {
@@ -505,6 +535,7 @@ DistTensor Spmd::Mul(DistTensor a, DistTensor b, const std::string& why) {
 DistTensor Spmd::Reduce(DistTensor t, int dim, ReduceOp op, const std::string& why) {
   const Nest nest(this);
   t = Resolve(std::move(t), why + " (pending sum)");
+  const Operand reduced = OperandOf(t);
   const size_t d = static_cast<size_t>(dim);
   const Entry axes = t.spec.dims[d];
   for (HostTensor& x : t.local) {
@@ -532,9 +563,10 @@ DistTensor Spmd::Reduce(DistTensor t, int dim, ReduceOp op, const std::string& w
   if (op == ReduceOp::kSum) {
     t.spec.partial.insert(t.spec.partial.end(), axes.begin(), axes.end());
     std::sort(t.spec.partial.begin(), t.spec.partial.end());
-    return Track(Resolve(std::move(t), why + " (reduced dim was sharded)"));
+    return LogMemoryOp({reduced}, Track(Resolve(std::move(t), why + " (reduced dim was sharded)")), why);
   }
-  return Track(comm_.AllReduce(std::move(t), axes, ReduceOp::kMax, why + " (reduced dim was sharded)"));
+  return LogMemoryOp(
+      {reduced}, Track(comm_.AllReduce(std::move(t), axes, ReduceOp::kMax, why + " (reduced dim was sharded)")), why);
 }
 
 DistTensor Spmd::Softmax(DistTensor t, int dim, const std::string& why) {
@@ -583,11 +615,12 @@ DistTensor Spmd::Local(DistTensor t, const std::vector<int>& whole,
     if (!t.spec.dims[static_cast<size_t>(d)].empty())
       t = comm_.AllGather(std::move(t), d, why + " (needs the whole dim)");
   }
+  const Operand in = OperandOf(t);
   for (int64_t dev = 0; dev < static_cast<int64_t>(t.local.size()); ++dev) {
     HostTensor& x = t.local[static_cast<size_t>(dev)];
     if (!x.meta) f(x, t.BoxOf(geo_, geo_.LocalDevice(static_cast<size_t>(dev))));
   }
-  return Track(std::move(t));
+  return LogMemoryOp({in}, Track(std::move(t)), why);
 }
 
 DistTensor Spmd::Transpose(DistTensor t, const std::vector<int>& perm) const {
@@ -709,7 +742,8 @@ DistTensor Spmd::Embed(DistTensor table, DistTensor ids, const std::string& why)
     }
     out.local.push_back(std::move(x));
   }
-  return Track(std::move(out));
+  const Operand rows{0, OperandOf(out).elements};  // the table rows it reads, one per output row
+  return LogMemoryOp({rows}, Track(std::move(out)), why);
 }
 
 }  // namespace easyplan::kernels

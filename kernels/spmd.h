@@ -55,8 +55,20 @@ struct DotOptions {
   bool matmul = true;
 };
 
+/// One memory-bound op (elementwise, reduction, gather of rows) as the busiest device runs it: the bytes it
+/// reads from and writes to HBM. An op that consumes the previous op's result directly is fused with it,
+/// as XLA's loop fusion keeps such a chain on chip: that result is neither written nor read again.
+struct MemoryOpRecord {
+  std::string scope;
+  std::string op;
+  int64_t read = 0, written = 0;  ///< bytes
+  /// Inside attention's core (scores, mask, softmax): a fused attention kernel keeps these on chip.
+  bool attention_core = false;
+};
+
 struct MatmulLog {
   std::vector<MatmulRecord> records;
+  std::vector<MemoryOpRecord> memory_ops;
   std::map<std::string, std::vector<int64_t>> scope_flops;  ///< per scope, per device
 };
 
@@ -75,6 +87,18 @@ class Spmd {
   LiveMeter* meter() const { return meter_; }
   /// Records every Dot in `log` from here on (nullptr stops): the step-time model's compute term.
   void set_matmul_log(MatmulLog* log) { matmuls_ = log; }
+  /// Marks the ops run while it lives as attention's core (MemoryOpRecord::attention_core).
+  class AttentionCore {
+   public:
+    explicit AttentionCore(Spmd& spmd) : spmd_(spmd), was_(spmd.attention_core_) { spmd.attention_core_ = true; }
+    ~AttentionCore() { spmd_.attention_core_ = was_; }
+    AttentionCore(const AttentionCore&) = delete;
+    AttentionCore& operator=(const AttentionCore&) = delete;
+
+   private:
+    Spmd& spmd_;
+    bool was_;
+  };
   /// Stops charging `t` (what the model keeps apart from its activations: the KV cache).
   void Untrack(DistTensor& t) const;
 
@@ -134,6 +158,15 @@ class Spmd {
   /// Reshard, once per value and target: a later request for the same value in the same layout reuses
   /// the first result and moves nothing (XLA's CSE of identical collectives).
   DistTensor ReshardOnce(const DistTensor& t, const DistSpec& target, const std::string& why);
+  /// An operand of a memory-bound op, seen before the op runs: which value it is and its largest block.
+  struct Operand {
+    uint64_t value = 0;
+    int64_t elements = 0;
+  };
+  static Operand OperandOf(const DistTensor& t);
+  /// Records a memory-bound op in matmuls_ (set): its operands read (unless fused with the previous op's
+  /// result) and `out` written. Returns `out`.
+  DistTensor LogMemoryOp(std::vector<Operand> inputs, DistTensor out, const std::string& why);
   /// Records a Dot's per-device FLOPs and its busiest device in matmuls_ (set).
   void LogMatmul(const DistTensor& x, const DistTensor& y, const DistTensor& out, const DotDims& dims,
                  const std::string& why);
@@ -148,7 +181,8 @@ class Spmd {
     const Spmd* spmd;
   };
   /// `t`, charged to the meter when this is the outermost op.
-  DistTensor Track(DistTensor t) const;
+  /// `same_value`: `t` holds the value it held (a constraint that moves nothing): it keeps its value id.
+  DistTensor Track(DistTensor t, bool same_value = false) const;
 
   struct ReshardMemo {
     uint64_t source = 0;
@@ -165,6 +199,8 @@ class Spmd {
   Collectives& comm_;
   const MeshGeometry& geo_;
   std::vector<ReshardMemo> reshards_;
+  bool attention_core_ = false;
+  uint64_t last_memory_value_ = 0;  ///< the previous memory-bound op's result (fusion)
   mutable uint64_t last_value_id_ = 0;
   LiveMeter* meter_ = nullptr;
   MatmulLog* matmuls_ = nullptr;

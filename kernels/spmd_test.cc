@@ -148,6 +148,25 @@ TEST_F(SpmdTest, TheUserShardingDecidesWhichOperandTheResultFollows) {
   ExpectNear(Assemble(y, geo_), Dot(a, b, DotDims{{}, {}, {1}, {0}}));
 }
 
+TEST_F(SpmdTest, MemoryBoundOpsAreLoggedAndAChainFuses) {
+  // x -> x*x -> sum: the square never reaches HBM (XLA's loop fusion), so the log reads x once and
+  // writes only the sum; an op on a value that was not the previous result reads it again.
+  MatmulLog log;
+  spmd_.set_matmul_log(&log);
+  const DistTensor x = spmd_.Place(Iota({4, 8}), Spec({{}, {}}));
+  DistTensor square = spmd_.Map(x, [](double v) { return v * v; });
+  DistTensor sum = spmd_.Reduce(std::move(square), 1, ReduceOp::kSum, "sum");
+  DistTensor again = spmd_.Map(x, [](double v) { return v + 1; });
+  ASSERT_EQ(log.memory_ops.size(), 3u);
+  EXPECT_EQ(log.memory_ops[0].read, 32 * 4);  // x, 4-byte elements
+  EXPECT_EQ(log.memory_ops[0].written, 0);    // fused into the sum
+  EXPECT_EQ(log.memory_ops[1].read, 0);
+  EXPECT_EQ(log.memory_ops[1].written, 4 * 4);
+  EXPECT_EQ(log.memory_ops[2].read, 32 * 4);  // x again
+  EXPECT_EQ(log.memory_ops[2].written, 32 * 4);
+  spmd_.set_matmul_log(nullptr);
+}
+
 TEST_F(SpmdTest, KeptPartialSumsPassThroughALinearDot) {
   // A sum pending over tp stays pending through a selection (the fused MoE's row permutation).
   const HostTensor a = Iota({4, 8}), sel = Iota({3, 4});

@@ -114,6 +114,10 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     return Status::BadInput({hw.source}, "hardware profile '" + hw.name + "' has no fp8 matmuls (no peak_flops_fp8)");
   }
   const double flop_rate = hw.peak_flops_bf16 * hw.matmul_efficiency;
+  // A fused attention kernel's q.k and p.v run at the rate its authors measured (the profile's
+  // attention efficiency), not a plain matmul's.
+  const double scores_rate =
+      options.flash_attention ? hw.peak_flops_bf16 * hw.attention_efficiency.value_or(hw.matmul_efficiency) : flop_rate;
   const double projection_rate = options.fp8_matmuls ? *hw.peak_flops_fp8 * hw.matmul_efficiency : flop_rate;
   const double hbm_rate = hw.hbm_bandwidth * hw.hbm_efficiency;
   for (const MatmulRecord& m : run.matmuls.records) {
@@ -130,7 +134,7 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
       bytes *= routed;
     }
     if (options.flash_attention && scores) bytes = 0;
-    const double seconds = std::max(flops / (scores ? flop_rate : projection_rate), bytes / hbm_rate);
+    const double seconds = std::max(flops / (scores ? scores_rate : projection_rate), bytes / hbm_rate);
     const int64_t weight = run.Weight(m.scope);
     forward_s += seconds * static_cast<double>(weight);
     cost.forward_flops += static_cast<int64_t>(flops) * weight;
@@ -153,7 +157,23 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
       if (scope.starts_with("layer ")) layer.compute_s += per_layer;
     }
   }
-  // Backward: input and weight gradients, twice the forward; recomputation per policy.
+  const double matmul_forward_s = forward_s;
+  // Memory-bound ops (norms, rotary embeddings, activations, residual adds, softmax, routing): their bytes
+  // at the HBM rate, a fused chain counted once (MemoryOpRecord); a fused attention kernel keeps its
+  // core on chip. The backward of an op reads its result's gradient and its saved inputs and writes
+  // its inputs' gradients: the result's bytes plus twice the inputs'.
+  double memory_forward_s = 0, memory_backward_s = 0;
+  for (const MemoryOpRecord& m : run.matmuls.memory_ops) {
+    if (options.flash_attention && m.attention_core) continue;
+    const double weight = static_cast<double>(run.Weight(m.scope));
+    const double seconds = static_cast<double>(m.read + m.written) / hbm_rate;
+    forward_s += seconds * weight;
+    memory_forward_s += seconds * weight;
+    memory_backward_s += static_cast<double>(m.written + 2 * m.read) / hbm_rate * weight;
+    layer_of(m.scope).compute_s += seconds;
+  }
+  // Backward: input and weight gradients, twice the forward's matmuls, and the memory-bound ops'
+  // gradients; recomputation per policy.
   double recompute_s = 0;
   int64_t recompute_flops = 0;
   bool recompute_collectives = false;
@@ -173,8 +193,16 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     }
   }
   const int64_t phases = train ? 3 : 1;
+  const double backward_s = train ? 2 * matmul_forward_s + memory_backward_s : 0;
+  // Once per step: the optimizer update (and gradient accumulation) and, per microbatch, the loss over
+  // the logits, both memory-bound (the bytes the caller counted, StepOptions).
+  const double update_s = static_cast<double>(options.update_bytes) / hbm_rate;
+  const double loss_s = static_cast<double>(options.loss_bytes) / hbm_rate;
   cost.recompute_s = recompute_s * static_cast<double>(micro);
-  cost.compute_s = (forward_s * static_cast<double>(phases) + recompute_s) * static_cast<double>(micro);
+  cost.update_s = update_s;
+  cost.memory_bound_s =
+      (memory_forward_s + (train ? memory_backward_s : 0) + loss_s) * static_cast<double>(micro) + update_s;
+  cost.compute_s = (forward_s + backward_s + recompute_s + loss_s) * static_cast<double>(micro) + update_s;
   cost.step_flops = (cost.forward_flops * phases + recompute_flops) * micro;
 
   // Communication.

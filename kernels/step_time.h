@@ -52,6 +52,11 @@ struct StepOptions {
   /// dry run of a one-token forward does not contain. 0 = not a decode step.
   int64_t decode_cache_tokens = 0;
   int64_t kv_cache_bytes = 0;
+  /// Training, once per step: the bytes the optimizer update reads and writes (parameters, gradients,
+  /// optimizer state) and gradient accumulation adds, per device.
+  int64_t update_bytes = 0;
+  /// Training, per microbatch: the bytes the loss reads and writes over the logits (forward and backward).
+  int64_t loss_bytes = 0;
 };
 
 /// Bytes per device of each collective kind (all-gather, reduce-scatter, all-reduce, all-to-all).
@@ -90,6 +95,8 @@ struct StepCost {
   int64_t forward_flops = 0;           ///< the busiest device, one forward of one microbatch (top-k counted)
   int64_t step_flops = 0;              ///< the busiest device, the whole step
   double recompute_s = 0;              ///< of compute_s: the forward work the checkpoint policy repeats
+  double memory_bound_s = 0;           ///< of compute_s: memory-bound ops, the loss and the optimizer update
+  double update_s = 0;                 ///< of compute_s: the optimizer update, once per step
   KindBytes forward, backward;         ///< per device, one forward / backward of one microbatch
   std::vector<PricedCollective> collectives;
   std::vector<LayerCost> layers;

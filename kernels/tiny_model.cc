@@ -231,6 +231,7 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
   m.expert_data_axes = dims.axes.expert_data;
   m.expert_axes = dims.axes.expert;
   m.expert_tensor_axes = dims.axes.expert_tensor;
+  m.expert_tensor_mode = dims.axes.expert_tensor_mode;
   const int64_t batch_tiles = EntryTiles(plan.mesh, m.batch_axes);
   m.batch = batch_tiles > 1 ? batch_tiles : 2;
   m.seq = RoundUp(8, EntryTiles(plan.mesh, m.sequence_axes));

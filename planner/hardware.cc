@@ -30,7 +30,7 @@ const std::vector<std::string>& LowLatencyKeys() {
   return keys;
 }
 const std::vector<std::string>& EfficiencyKeys() {
-  static const std::vector<std::string> keys = {"matmul", "link", "hbm"};
+  static const std::vector<std::string> keys = {"matmul", "link", "hbm", "attention"};
   return keys;
 }
 // The link kinds the step-time model knows, per domain: a torus (ici) or a switch (the others).
@@ -268,6 +268,10 @@ StatusOr<HardwareProfile> ParseHardwareProfile(const Document& doc, const std::s
                                    std::pair<std::string, double*>{"hbm", &profile.hbm_efficiency}}) {
     EP_ASSIGN_OR_RETURN(const Json* value, reader.Required(*efficiency, "/efficiency", key, "a fraction in (0, 1]"));
     EP_ASSIGN_OR_RETURN(*field, reader.Positive(*value, "/efficiency/" + key, "", /*at_most_one=*/true));
+  }
+  if (auto attention = efficiency->find("attention"); attention != efficiency->end()) {
+    EP_ASSIGN_OR_RETURN(profile.attention_efficiency,
+                        reader.Positive(*attention, "/efficiency/attention", "", /*at_most_one=*/true));
   }
   return profile;
 }

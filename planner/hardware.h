@@ -57,6 +57,9 @@ struct HardwareProfile {
   double matmul_efficiency = 1;
   double link_efficiency = 1;
   double hbm_efficiency = 1;
+  /// Of the peak FLOP/s in a fused attention kernel's forward and backward (flash attention), as its
+  /// authors measured it on this chip; absent where none is published (the matmul efficiency stands in).
+  std::optional<double> attention_efficiency;
 };
 
 /// Parses one profile file. BadInput naming the file and key for a missing or wrong field (a

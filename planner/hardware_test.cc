@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "core/yaml_parse.h"
 #include "planner/memory.h"
@@ -263,9 +264,23 @@ TEST(CostValidationDataTest, RunsNameProfilesMeshesAndConfigsThatExist) {
       ASSERT_TRUE(run["mesh"].contains(axis)) << id << " dcn axis " << axis;
       EXPECT_EQ(run["mesh"][axis].get<int64_t>() % factor.get<int64_t>(), 0) << id << " dcn axis " << axis;
     }
-    for (const char* key : {"global_batch", "seq", "published", "source", "layout_confidence"}) {
+    // A training run's step, or a serving run's batch and tokens (docs/COST.md#validation-data).
+    const bool serving = run.contains("serving");
+    for (const char* key :
+         serving ? std::vector<const char*>{"published", "source", "layout_confidence"}
+                 : std::vector<const char*>{"global_batch", "seq", "published", "source", "layout_confidence"}) {
       EXPECT_TRUE(run.contains(key)) << id << " has no " << key;
     }
+    if (serving) {
+      for (const char* key : {"batch", "input", "output"}) {
+        EXPECT_TRUE(run["serving"].contains(key)) << id << " serving has no " << key;
+      }
+      const Json& published = run["published"];
+      EXPECT_TRUE(published.contains("ttft_ms") || published.contains("tpot_ms") ||
+                  published.contains("output_tokens_per_s_per_chip"))
+          << id << " publishes no serving figure";
+    }
+    EXPECT_TRUE(run["source"].contains("url")) << id << " names no source";
     const Json& config = run["model"]["config"];
     if (config.is_string()) {
       EXPECT_TRUE(std::filesystem::exists(testing::SourceDir() + "/" + config.get<std::string>())) << id;

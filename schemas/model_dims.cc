@@ -259,6 +259,7 @@ Status ReadAxes(const DimReader& r, ModelDims& d) {
   EP_ASSIGN_OR_RETURN(const std::vector<std::string> sp, axis("sequence_parallel_axis", "sp"));
   EP_ASSIGN_OR_RETURN(const bool fsdp_bound, r.Bool("fsdp_is_ep_bound", true));
   EP_ASSIGN_OR_RETURN(const bool sp_bound, r.Bool("sp_is_ep_bound", true));
+  EP_ASSIGN_OR_RETURN(d.axes.expert_tensor_mode, r.Bool("use_expert_tensor_mode", false));
   std::vector<std::string> placed;
   auto place = [&placed](std::vector<std::string>& group, const std::vector<std::string>& names) {
     for (const std::string& name : names) {

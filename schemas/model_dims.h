@@ -38,6 +38,8 @@ struct ActivationAxes {
   /// its dp, ep and tp axes. fsdp and sp join ep when fsdp_is_ep_bound / sp_is_ep_bound (the defaults),
   /// else dp; ep is fsdp-major, as the row-major reshape of the device list orders them.
   std::vector<std::string> expert_data, expert, expert_tensor;
+  /// use_expert_tensor_mode: the experts' kernels are laid out on tp instead of over ep.
+  bool expert_tensor_mode = false;
 };
 
 /// Sizes are 0 when the config does not give them as a positive integer (a dense model has 0 experts).

@@ -8,6 +8,9 @@ The figure compared is the run's published tokens/s per chip when the source giv
 depend on how the source counts model FLOPs), else its MFU. The error is estimate / published - 1.
 No constant of the step-time model is fitted to these runs: every row is a held-out comparison.
 
+Serving rows (a `serving:` block: batch, input and output tokens) compare a time to first token, a time
+per output token or output tokens/s per chip, priced from `cost --mode prefill` and `--mode decode`.
+
 --check exits 1 unless every run with a config is priced (a test that the data and the tool agree,
 whatever the errors are); without it the exit code is 0 once the table is printed.
 """
@@ -28,14 +31,14 @@ def axis_flag(sizes):
     return ",".join(f"{axis}={size}" for axis, size in sizes.items())
 
 
-def command(binary, run):
-    """The `easyplan cost` command of one run: --mesh with each DCN factor divided out, plus --dcn."""
+def base_command(binary, run, mode, batch, seq):
+    """The `easyplan cost` command of one step of a run: --mesh with each DCN factor divided out, plus --dcn."""
     mesh = dict(run["mesh"])
     dcn = run.get("dcn") or {}
     for axis, factor in dcn.items():
         mesh[axis] //= factor
     cmd = [binary, "cost", os.path.join(ROOT, run["model"]["config"]), "--hardware", run["hardware"],
-           "--mode", "train", "--batch", str(run["global_batch"]), "--seq", str(run["seq"]),
+           "--mode", mode, "--batch", str(batch), "--seq", str(seq),
            "--mesh", axis_flag(mesh), "--format", "json",
            # The published runs ran, so they fit; the table compares time, not the memory model's verdict.
            "--max-memory", "1PiB"]
@@ -43,22 +46,88 @@ def command(binary, run):
         cmd += ["--dcn", axis_flag(dcn)]
     if run.get("rules"):
         cmd += ["--rules", os.path.join(ROOT, run["rules"])]
-    if run.get("microbatches"):
-        cmd += ["--microbatches", str(run["microbatches"])]
     for setting in run.get("sets") or []:
         cmd += ["--set", setting]
-    if run.get("gradient_checkpointing"):
-        cmd += ["--set", "gradient_checkpointing=" + run["gradient_checkpointing"]]
     if run.get("matmul_precision", "bf16") != "bf16":
         cmd += ["--precision", run["matmul_precision"]]
     return cmd
 
 
+def command(binary, run):
+    """A training run's step."""
+    cmd = base_command(binary, run, "train", run["global_batch"], run["seq"])
+    if run.get("microbatches"):
+        cmd += ["--microbatches", str(run["microbatches"])]
+    if run.get("gradient_checkpointing"):
+        cmd += ["--set", "gradient_checkpointing=" + run["gradient_checkpointing"]]
+    return cmd
+
+
+def cost(cmd):
+    """easyplan cost's JSON, or the reason there is none."""
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    # Exit 1 is a finding (a plan error, or no fit): the JSON still comes, without an estimate on errors.
+    try:
+        result = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return None, f"easyplan cost exited {done.returncode}: {done.stderr.strip()[:200]}"
+    if "step_time_s" not in result:
+        return None, "the plan has errors: " + "; ".join(f.get("message", "") for f in result.get("findings", []))
+    return result, None
+
+
+# The serving figures a run can publish: the metric's name, the published key, and how easyplan's steps
+# give it. A static batch of B prompts of I tokens generating O tokens each is one prefill (the time to
+# first token) and O decode steps, whose cache grows from I to I + O: a decode step's time is affine in
+# the cache length, so O steps take O x the step at the mean cache length I + O / 2.
+SERVING_METRICS = [
+    ("TTFT ms", "ttft_ms"),
+    ("TPOT ms", "tpot_ms"),
+    ("out tokens/s/chip", "output_tokens_per_s_per_chip"),
+]
+
+
+def price_serving(binary, run, row):
+    serving = run["serving"]
+    batch, prompt, generated = serving["batch"], serving["input"], serving["output"]
+    published = run["published"]
+    for metric, key in SERVING_METRICS:
+        if published.get(key):
+            row["metric"], row["published"] = metric, float(published[key])
+            break
+    prefill, why = cost(base_command(binary, run, "prefill", batch, prompt))
+    if why:
+        row["skipped"] = why
+        return row
+    if row["metric"] == "TTFT ms":
+        row["estimate"], result = prefill["step_time_s"] * 1e3, prefill
+    else:
+        decode, why = cost(base_command(binary, run, "decode", batch, prompt + generated // 2))
+        if why:
+            row["skipped"] = why
+            return row
+        result = decode
+        if row["metric"] == "TPOT ms":
+            row["estimate"] = decode["step_time_s"] * 1e3
+        else:
+            total = prefill["step_time_s"] + generated * decode["step_time_s"]
+            row["estimate"] = batch * generated / total / run["chips"]
+    row["error"] = row["estimate"] / row["published"] - 1
+    row["exposed_share"] = result["exposed_communication_s"] / result["step_time_s"]
+    return row
+
+
 def price(binary, run):
     """One row: the compared figure, published and estimated, or the reason there is none."""
     row = {"id": run["id"], "hardware": run["hardware"], "chips": run["chips"],
-           "confidence": run.get("layout_confidence", "")}
+           "confidence": run.get("layout_confidence", ""), "kind": "serving" if run.get("serving") else "training"}
     published = run.get("published") or {}
+    if run.get("serving"):
+        if not run["model"].get("config"):
+            row["metric"], row["published"] = "-", 0.0
+            row["skipped"] = "no config file written for the model (see its notes)"
+            return row
+        return price_serving(binary, run, row)
     if published.get("tokens_per_s_per_chip"):
         row["metric"], row["published"] = "tokens/s/chip", float(published["tokens_per_s_per_chip"])
     else:
@@ -66,16 +135,9 @@ def price(binary, run):
     if not run["model"].get("config"):
         row["skipped"] = "no config file written for the model (see its notes)"
         return row
-    cmd = command(binary, run)
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    # Exit 1 is a finding (a plan error, or no fit): the JSON still comes, without an estimate on errors.
-    try:
-        result = json.loads(done.stdout)
-    except json.JSONDecodeError:
-        row["skipped"] = f"easyplan cost exited {done.returncode}: {done.stderr.strip()[:200]}"
-        return row
-    if "step_time_s" not in result:
-        row["skipped"] = "the plan has errors: " + "; ".join(f.get("message", "") for f in result.get("findings", []))
+    result, why = cost(command(binary, run))
+    if why:
+        row["skipped"] = why
         return row
     per_chip = result["tokens_per_s"] / run["chips"]
     row["estimate"] = per_chip if row["metric"] == "tokens/s/chip" else result["mfu"]
@@ -85,26 +147,38 @@ def price(binary, run):
 
 
 def figure(metric, value):
-    return f"{value:,.0f}" if metric == "tokens/s/chip" else f"{value:.1%}"
+    if metric == "MFU":
+        return f"{value:.1%}"
+    if metric.endswith("ms"):
+        return f"{value:,.1f}"
+    return f"{value:,.0f}"
+
+
+def summary(rows, kind):
+    errors = [r["error"] for r in rows if "error" in r and r["kind"] == kind]
+    if not errors:
+        return f"no {kind} run priced"
+    priced = [abs(e) for e in errors]
+    within = sum(e <= 0.25 for e in priced)
+    off = sum(e >= 1.0 or e <= -0.5 for e in errors)  # estimate / published >= 2 or <= 1/2
+    return (f"{len(priced)} {kind} runs: median |error| {statistics.median(priced):.0%}, {within} within 25%, "
+            f"{off} off by 2x or more")
 
 
 def markdown(rows):
-    lines = ["| run | hardware | chips | layout | figure | published | easyplan | error | exposed comm. |",
-             "| --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: |"]
+    lines = ["| run | kind | hardware | chips | layout | figure | published | easyplan | error | exposed comm. |",
+             "| --- | --- | --- | ---: | --- | --- | ---: | ---: | ---: | ---: |"]
     for r in rows:
+        lead = f"| {r['id']} | {r['kind']} | {r['hardware']} | {r['chips']} | {r['confidence']} | {r['metric']} | "
         if "skipped" in r:
-            lines.append(f"| {r['id']} | {r['hardware']} | {r['chips']} | {r['confidence']} | {r['metric']} | "
-                         f"{figure(r['metric'], r['published'])} | skipped: {r['skipped']} | | |")
+            lines.append(lead + f"{figure(r['metric'], r['published'])} | skipped: {r['skipped']} | | |")
             continue
-        lines.append(f"| {r['id']} | {r['hardware']} | {r['chips']} | {r['confidence']} | {r['metric']} | "
-                     f"{figure(r['metric'], r['published'])} | {figure(r['metric'], r['estimate'])} | "
+        lines.append(lead + f"{figure(r['metric'], r['published'])} | {figure(r['metric'], r['estimate'])} | "
                      f"{r['error']:+.0%} | {r['exposed_share']:.0%} |")
-    priced = [abs(r["error"]) for r in rows if "error" in r]
-    if priced:
-        within = sum(e <= 0.25 for e in priced)
-        lines.append("")
-        lines.append(f"{len(priced)} runs priced: median |error| {statistics.median(priced):.0%}, "
-                     f"{within} within 25%; exposed comm. is the share of the step easyplan leaves uncovered.")
+    lines.append("")
+    lines.append(summary(rows, "training") + "; " + summary(rows, "serving") + ".")
+    lines.append("No constant is fitted to these rows, so each row's leave-one-out error is its in-sample error. "
+                 "Exposed comm. is the share of the (last priced) step easyplan leaves uncovered.")
     return "\n".join(lines)
 
 
