@@ -191,13 +191,14 @@ StatusOr<CommandOutput> RunCommand(const std::shared_ptr<const Model>& model, co
     if (options.suggest_report && !result.ranked.empty()) {
       EP_ASSIGN_OR_RETURN(ReportResult page, SuggestReport(model, suggest, result));
       extra = Json::object();
-      extra["report"] = ReportPage(page.data);
+      EP_ASSIGN_OR_RETURN(extra["report"], ReportPage(page.data, model->env().limits));
     }
     return CommandOutput{EmitJson(SuggestToJson(suggest, result)), true, result.ranked.empty(), std::move(extra)};
   }
   if (command == "report") {
     EP_ASSIGN_OR_RETURN(ReportResult result, Report(model, options.Report()));
-    return CommandOutput{ReportPage(result.data), false, result.Failed(), Json()};
+    EP_ASSIGN_OR_RETURN(std::string page, ReportPage(result.data, model->env().limits));
+    return CommandOutput{std::move(page), false, result.Failed(), Json()};
   }
   if (command == "export") {
     EP_ASSIGN_OR_RETURN(ExportResult result,

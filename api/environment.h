@@ -9,6 +9,7 @@
 #include <istream>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "core/file_system.h"
 #include "core/limits.h"
@@ -32,6 +33,10 @@ struct Environment {
   /// The data files of this environment.
   schemas::DataSource Data() const;
 };
+
+/// An artifact of `bytes` (estimated before it is built, else measured) against limits.max_output_bytes:
+/// past it, bad input naming `what`, the size and the --max-output-bytes flag (docs/RELIABILITY.md).
+Status CheckOutputSize(std::string_view what, uint64_t bytes, bool estimated, const Limits& limits);
 
 }  // namespace easyplan::api
 

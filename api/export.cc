@@ -4,6 +4,7 @@
 #include "api/plan_inputs.h"
 #include "api/plan_pipeline.h"
 #include "planner/export.h"
+#include "planner/export_dtensor.h"
 
 namespace easyplan::api {
 namespace {
@@ -41,6 +42,13 @@ StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, ExportO
     result.failed = true;
     return result;
   }
+  const Limits& limits = model->env().limits;
+  const std::string what = "the " + std::string(format.info->name) + " export";
+  if (format.info->format == planner::ExportFormat::kTorch) {
+    // Devices x tensors: refused before anything is built.
+    EP_RETURN_IF_ERROR(
+        CheckOutputSize(what, planner::TorchExportSizeEstimate(plan, *inputs.tree), /*estimated=*/true, limits));
+  }
   const planner::ActivationTable* table = nullptr;
   if (format.info->needs_activation_table) {
     EP_ASSIGN_OR_RETURN(table, model->ActivationTable());
@@ -58,6 +66,7 @@ StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, ExportO
     return PlanResultToJsonText(planned);
   };
   EP_ASSIGN_OR_RETURN(result.text, planner::ExportPlan(format.info->name, export_inputs, format.options));
+  EP_RETURN_IF_ERROR(CheckOutputSize(what, result.text.size(), /*estimated=*/false, limits));
   return result;
 }
 

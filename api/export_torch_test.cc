@@ -8,6 +8,7 @@
 #include "api/export.h"
 #include "api/plan_pipeline.h"
 #include "api/test_models.h"
+#include "planner/export_dtensor.h"
 
 namespace easyplan::api {
 namespace {
@@ -59,6 +60,44 @@ TEST(ExportTorchTest, PerExpertTensorsAreDTensorsOnTheSubMeshThatHoldsTheirExper
     EXPECT_EQ(elements, numel) << row["name"];
   }
   EXPECT_EQ(experts, 32 * 8 * 3);  // every w1, w2, w3 of 8 experts in 32 layers
+}
+
+// The estimate export refuses a torch artifact by (planner::TorchExportSizeEstimate, O(tensors)) stays
+// near the real size, dense and per-expert, small and large meshes: the bulk is one line per rank.
+TEST(ExportTorchTest, SizeEstimateIsCloseToTheArtifact) {
+  for (const auto& [example, mesh] : std::vector<std::pair<std::string, std::string>>{
+           {"llama-3.1-8b", "fsdp=8"}, {"llama-3.1-8b", "fsdp=256,tp=4"}, {"mixtral-8x7b", "fsdp=4,ep=2,tp=2"}}) {
+    auto model = LoadExample(example);
+    ExportOptions options;
+    options.plan.mesh = mesh;
+    options.plan.layout = "hf";
+    options.layout_given = true;
+    options.to = "torch";
+    auto exported = Export(model, options);
+    ASSERT_TRUE(exported.ok()) << exported.status().ToString();
+    auto plan = PlanModel(model, options.plan);
+    ASSERT_TRUE(plan.ok());
+    const double estimate = static_cast<double>(planner::TorchExportSizeEstimate(plan->plan, *plan->inputs.tree));
+    const double actual = static_cast<double>(exported->text.size());
+    EXPECT_GT(estimate, 0.7 * actual) << example << " " << mesh;
+    EXPECT_LT(estimate, 1.3 * actual) << example << " " << mesh;
+  }
+}
+
+// Past --max-output-bytes the export is refused, naming the flag and the estimated size.
+TEST(ExportTorchTest, RefusedPastTheOutputLimit) {
+  Environment env = Environment::Real();
+  env.limits.max_output_bytes = 10000;
+  auto model = Model::Load(env, ConfigSource::Path(Example("llama-3.1-8b")), {});
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  ExportOptions options;
+  options.plan.mesh = "fsdp=8";
+  options.to = "torch";
+  auto exported = Export(*model, options);
+  ASSERT_FALSE(exported.ok());
+  EXPECT_NE(exported.status().ToString().find("the torch export would be about"), std::string::npos)
+      << exported.status().ToString();
+  EXPECT_NE(exported.status().ToString().find("raise it with --max-output-bytes N"), std::string::npos);
 }
 
 }  // namespace

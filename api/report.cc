@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "api/cost.h"
+#include "api/environment.h"
 #include "api/memory_json.h"
 #include "api/memory_pipeline.h"
 #include "api/plan_json.h"
@@ -408,6 +409,12 @@ StatusOr<ReportResult> SuggestReport(const std::shared_ptr<const Model>& model, 
   suggest["pareto_ranks"] = std::move(front);
   report.data["suggest"] = std::move(suggest);
   return report;
+}
+
+StatusOr<std::string> ReportPage(const Json& data, const Limits& limits) {
+  std::string page = ReportPage(data);
+  EP_RETURN_IF_ERROR(CheckOutputSize("the report page", page.size(), /*estimated=*/false, limits));
+  return page;
 }
 
 std::string ReportPage(const Json& data) {

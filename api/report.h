@@ -17,6 +17,7 @@
 #include "api/options.h"
 #include "api/suggest.h"
 #include "core/json.h"
+#include "core/limits.h"
 #include "core/status.h"
 
 namespace easyplan::api {
@@ -67,6 +68,8 @@ ReportOptions CandidateReportOptions(const SuggestOptions& options, const Candid
 
 /// The HTML page of `data`.
 std::string ReportPage(const Json& data);
+/// The same, refused past limits.max_output_bytes (bad input naming --max-output-bytes).
+StatusOr<std::string> ReportPage(const Json& data, const Limits& limits);
 
 /// The embedded template (api/report/report.html).
 std::string_view ReportTemplate();

@@ -31,6 +31,8 @@ struct LimitFlags {
   std::optional<int64_t> max_input_bytes;
   std::optional<int64_t> max_depth;
   std::optional<int64_t> max_values;
+  std::optional<int64_t> max_layers;
+  std::optional<int64_t> max_output_bytes;
 
   void Add(CLI::App& app) {
     const Limits defaults;
@@ -42,6 +44,12 @@ struct LimitFlags {
     app.add_option("--max-values", max_values,
                    "refuse documents with more values than this, YAML aliases counted at each use (default " +
                        std::to_string(defaults.max_values) + ")");
+    app.add_option("--max-layers", max_layers,
+                   "refuse configs with more layers (num_hidden_layers) than this (default " +
+                       std::to_string(defaults.max_layers) + ")");
+    app.add_option("--max-output-bytes", max_output_bytes,
+                   "refuse to build an export or report page larger than this (default " +
+                       std::to_string(defaults.max_output_bytes) + ")");
   }
 
   // Applies the flags that were given to `limits`; a value out of range is a usage error.
@@ -62,6 +70,14 @@ struct LimitFlags {
     if (max_values) {
       EP_RETURN_IF_ERROR(check("--max-values", *max_values, INT64_MAX));
       limits.max_values = static_cast<size_t>(*max_values);
+    }
+    if (max_layers) {
+      EP_RETURN_IF_ERROR(check("--max-layers", *max_layers, INT64_MAX));
+      limits.max_layers = *max_layers;
+    }
+    if (max_output_bytes) {
+      EP_RETURN_IF_ERROR(check("--max-output-bytes", *max_output_bytes, INT64_MAX));
+      limits.max_output_bytes = static_cast<size_t>(*max_output_bytes);
     }
     return Status();
   }

@@ -24,7 +24,8 @@ StatusOr<int> RunReport(const ReportCommandFlags& flags, Context& ctx) {
   EP_RETURN_IF_ERROR(api::CheckReportOptions(options));
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, options.plan.config));
   EP_ASSIGN_OR_RETURN(api::ReportResult result, api::Report(model, options));
-  EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, api::ReportPage(result.data)));
+  EP_ASSIGN_OR_RETURN(const std::string page, api::ReportPage(result.data, model->env().limits));
+  EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, page));
   return result.Failed() ? kExitFindings : kExitOk;
 }
 

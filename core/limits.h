@@ -28,6 +28,17 @@ struct Limits {
   /// time one document costs after parsing: at most a few hundred bytes per value.
   size_t max_values = 1000000;
 
+  /// Layers (`num_hidden_layers`, in a config and in each sub-config) one model may have. Flag:
+  /// --max-layers. The largest published models have about 130; every pipeline's time and memory
+  /// grow with the layers (a 10^6-layer config took 21-41 s and 4-8 GB in plan, cost, suggest and
+  /// report), so the count is refused where the resolver first reads it.
+  int64_t max_layers = 4096;
+
+  /// Largest artifact a command builds in memory: an `export` (the torch format grows with devices x
+  /// tensors: 262,144 devices gave 1.49 GB) or a `report` page. Flag: --max-output-bytes. The torch
+  /// export is estimated before it is built, every artifact measured once built.
+  size_t max_output_bytes = size_t{256} << 20;
+
   /// --max-depth may not exceed this: deeper recursion would risk overflowing the stack (yaml-cpp
   /// itself refuses 2000 levels).
   static constexpr int kMaxDepthCeiling = 1000;

@@ -259,4 +259,25 @@ std::string TorchExport(const Plan& plan, const ParamTree& tree) {
   return EmitJson(out);
 }
 
+uint64_t TorchExportSizeEstimate(const Plan& plan, const ParamTree& tree) {
+  // EmitJson's layout: a rank is one line of a "ranks" array (12 spaces, its digits, ",\n"); each
+  // distinct shard is an object of about 136 bytes plus two lines per dim (local_shape, global_offset).
+  const int64_t devices = plan.mesh.NumDevices();
+  const double digits = static_cast<double>(std::to_string(std::max<int64_t>(devices - 1, 0)).size());
+  double bytes = 64.0 * static_cast<double>(plan.mesh.shape.size()) + 128;  // the device mesh
+  for (const ParamPlan& param : plan.params) {
+    const TensorEntry& tensor = tree.tensors[static_cast<size_t>(param.tensor)];
+    const LayoutGroup& group = plan.groups[static_cast<size_t>(param.group)];
+    const double dims = static_cast<double>(tensor.shape.rank());
+    bytes +=
+        96 + static_cast<double>(tensor.name.size()) + 20 * dims + 24.0 * static_cast<double>(plan.mesh.shape.size());
+    if (param.fused_misaligned) continue;  // no shards
+    int64_t ranks = devices;
+    if (group.expert_layout && group.expert_layout->replicas() != devices) ranks = group.expert_layout->replicas();
+    const int64_t shards = std::clamp<int64_t>(ranks / std::max<int64_t>(group.layout.replicas(), 1), 1, ranks);
+    bytes += static_cast<double>(ranks) * (14.0 + digits) + static_cast<double>(shards) * (136.0 + 2 * dims * 19.0);
+  }
+  return bytes >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(bytes);
+}
+
 }  // namespace easyplan::planner

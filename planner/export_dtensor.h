@@ -84,6 +84,12 @@ std::optional<ExpertSubMesh> ExpertSubMeshOf(const Mesh& mesh, const LayoutGroup
 /// "not_expressible" with the reason. REQUIRES: the plan kept its params.
 std::string TorchExport(const Plan& plan, const ParamTree& tree);
 
+/// About how many bytes TorchExport(plan, tree) writes, in O(tensors) time and no memory: every rank
+/// listed in each tensor's shards (tensors x devices lines), every distinct shard (its local shape and
+/// offset) and a fixed share per tensor.
+/// The command refuses an export past --max-output-bytes before building it (docs/RELIABILITY.md).
+uint64_t TorchExportSizeEstimate(const Plan& plan, const ParamTree& tree);
+
 }  // namespace easyplan::planner
 
 #endif  // EASYPLAN_PLANNER_EXPORT_DTENSOR_H_

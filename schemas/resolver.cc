@@ -253,6 +253,8 @@ class Resolver {
         }
       }
     }
+    // The layer count, before any default or derived field is computed from it (docs/RELIABILITY.md).
+    EP_RETURN_IF_ERROR(CheckLayerCount(config, prefix, family));
     // 2. Family defaults for missing fields (EasyDeL attributes are left to step 3: its default wins).
     for (const FamilySchema* schema : chain.schemas) {
       for (const FieldSpec& field : schema->fields) {
@@ -290,6 +292,25 @@ class Resolver {
       }
     }
     return Status();
+  }
+
+  // num_hidden_layers (under the family's own name for it, gpt2's n_layer) at most limits.max_layers:
+  // every later stage repeats per layer. A value of the wrong type is left to the type check.
+  Status CheckLayerCount(const Json& config, const std::string& prefix, const FamilySchema* family) const {
+    std::string key = "num_hidden_layers";
+    if (family != nullptr) {
+      for (const auto& [alias, stored] : family->attribute_map) {
+        if (alias == key) key = stored;
+      }
+    }
+    auto it = config.find(key);
+    if (it == config.end() || !it->is_number_integer()) return Status();
+    const int64_t layers = it->get<int64_t>();  // the parsers refuse integers past int64
+    if (layers <= options_.limits.max_layers) return Status();
+    return Bad(PointerToMember(prefix, key),
+               key + " is " + std::to_string(layers) + ", more than the limit of " +
+                   std::to_string(options_.limits.max_layers) + " layers",
+               {LimitNote("--max-layers", static_cast<uint64_t>(options_.limits.max_layers))});
   }
 
   bool IsEasyDelAttribute(const std::string& name) const {
