@@ -398,6 +398,7 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   SuggestResult result;
   result.model_type = model->model_type();
   result.hardware = hardware;
+  result.limits = model->env().limits;
   for (Partial& part : parts) {
     EP_RETURN_IF_ERROR(part.status);
     result.considered += part.considered;
@@ -450,25 +451,56 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   return result;
 }
 
-std::vector<std::string> ReproduceCommands(const SuggestOptions& o, const Candidate& c) {
-  std::string common = ShellWord(o.plan.config.config.empty() ? "CONFIG" : o.plan.config.config);
-  for (const std::string& set : o.plan.config.sets) common += " --set " + ShellWord(set);
-  if (c.rules != "builtin") common += " --rules " + ShellWord(c.rules);
+std::vector<std::string> ReproduceCommands(const SuggestOptions& o, const Candidate& c, const Limits& limits) {
+  const auto flag = [](const std::string& name, const std::string& value) {
+    return " " + name + " " + ShellWord(value);
+  };
+  // The config options: what the model is.
+  const ConfigOptions& config = o.plan.config;
+  std::string common = ShellWord(config.config.empty() ? "CONFIG" : config.config);
+  const ConfigOptions defaults;
+  if (config.defaults != defaults.defaults) common += flag("--defaults", config.defaults);
+  if (!config.overrides.empty()) common += flag("--overrides", config.overrides);
+  for (const std::string& set : config.sets) common += flag("--set", set);
+  if (config.strict) common += " --strict";
+  if (!config.schemas_dir.empty()) common += flag("--schemas-dir", config.schemas_dir);
+  // The limits the search ran under, where raised or lowered (a model past the default --max-layers).
+  const Limits default_limits;
+  if (limits.max_input_bytes != default_limits.max_input_bytes) {
+    common += " --max-input-bytes " + std::to_string(limits.max_input_bytes);
+  }
+  if (limits.max_depth != default_limits.max_depth) common += " --max-depth " + std::to_string(limits.max_depth);
+  if (limits.max_values != default_limits.max_values) common += " --max-values " + std::to_string(limits.max_values);
+  if (limits.max_layers != default_limits.max_layers) common += " --max-layers " + std::to_string(limits.max_layers);
+  // The plan: the candidate's rules and mesh, the user's --uneven.
+  if (c.rules != "builtin") common += flag("--rules", c.rules);
   common += " --mesh " + c.MeshFlag();
   if (!c.DcnFlag().empty()) common += " --dcn " + c.DcnFlag();
-  std::string step = " --hardware " + ShellWord(o.memory.hardware) + " --mode " + o.memory.mode;
-  const std::string remat = PolicyFlagValue(c.policy);
-  const bool train = o.memory.mode == "train";
-  if (train) step += " --set gradient_checkpointing=" + (remat.empty() ? std::string("''") : remat);
-  const int64_t micro_batch = *o.memory.batch / c.microbatches;
-  const std::string seq = " --seq " + std::to_string(*o.memory.seq);
+  const PlanOptions plan_defaults;
+  if (o.plan.uneven != plan_defaults.uneven) common += flag("--uneven", o.plan.uneven);
+  // The step: its mode, state and budget.
+  const MemoryOptions& m = o.memory;
+  const MemoryOptions memory_defaults;
+  std::string step = flag("--hardware", m.hardware) + flag("--mode", m.mode);
+  const bool train = m.mode == "train";
+  if (train) {
+    const std::string remat = PolicyFlagValue(c.policy);
+    step += " --set gradient_checkpointing=" + (remat.empty() ? std::string("''") : remat);
+  }
+  if (m.max_length) step += " --max-length " + std::to_string(*m.max_length);
+  if (m.optimizer != memory_defaults.optimizer) step += flag("--optimizer", m.optimizer);
+  if (m.grad_dtype != memory_defaults.grad_dtype) step += flag("--grad-dtype", m.grad_dtype);
+  if (m.opt_state_dtype != memory_defaults.opt_state_dtype) step += flag("--opt-state-dtype", m.opt_state_dtype);
+  if (m.master_weights) step += " --master-weights";
+  if (!m.max_memory.empty()) step += flag("--max-memory", m.max_memory);
+  const int64_t micro_batch = *m.batch / c.microbatches;
+  const std::string seq = " --seq " + std::to_string(*m.seq);
   std::vector<std::string> commands;
   commands.push_back("easyplan plan " + common);
   commands.push_back("easyplan memory " + common + step + " --batch " + std::to_string(micro_batch) + seq);
-  std::string cost = "easyplan cost " + common + step + " --batch " + std::to_string(*o.memory.batch) + seq;
+  std::string cost = "easyplan cost " + common + step + " --batch " + std::to_string(*m.batch) + seq;
   if (c.microbatches > 1) cost += " --microbatches " + std::to_string(c.microbatches);
-
-  if (o.precision != "bf16") cost += " --precision " + ShellWord(o.precision);
+  if (o.precision != "bf16") cost += flag("--precision", o.precision);
   commands.push_back(cost);
   return commands;
 }
@@ -516,7 +548,7 @@ Json SuggestToJson(const SuggestOptions& options, const SuggestResult& result) {
     item["headroom"] = e.memory.memory_per_device - worst.total;
     item["forward_communication"] = KindBytesJson(e.step.forward);
     Json commands = Json::array();
-    for (const std::string& command : ReproduceCommands(options, c)) commands.push_back(command);
+    for (const std::string& command : ReproduceCommands(options, c, result.limits)) commands.push_back(command);
     item["commands"] = std::move(commands);
     candidates.push_back(std::move(item));
     if (std::find(result.pareto.begin(), result.pareto.end(), shown[n]) != result.pareto.end()) pareto.push_back(n);

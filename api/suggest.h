@@ -22,6 +22,7 @@
 #include "api/model.h"
 #include "api/options.h"
 #include "core/json.h"
+#include "core/limits.h"
 
 namespace easyplan::api {
 
@@ -74,12 +75,17 @@ struct SuggestResult {
   std::map<std::string, int64_t> rejected;
   std::vector<size_t> pareto;                       ///< indices into ranked: memory against step time
   std::vector<TermDifference> winner_vs_runner_up;  ///< largest difference first
+  Limits limits;  ///< the environment's (core/limits.h): the reproduce commands repeat the raised ones
 };
 
 StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const SuggestOptions& options);
 
-/// The commands that reproduce a candidate: plan, memory and cost, with the user's CONFIG and --set.
-std::vector<std::string> ReproduceCommands(const SuggestOptions& options, const Candidate& candidate);
+/// The commands that reproduce a candidate: plan, memory and cost, with every option of `options` that
+/// changes a figure (the config options, --uneven, the step's state, --max-memory, --hardware,
+/// --precision) and every limit of `limits` that is not its default, each word quoted for a POSIX shell.
+/// `memory` prints the memory of one microbatch, `cost` the whole step.
+std::vector<std::string> ReproduceCommands(const SuggestOptions& options, const Candidate& candidate,
+                                           const Limits& limits = {});
 
 /// `suggest --format json`: the top candidates and every Pareto one, ranked, with the search's counts.
 Json SuggestToJson(const SuggestOptions& options, const SuggestResult& result);

@@ -163,6 +163,44 @@ TEST(SuggestTest, CommandsReproduceTheCandidate) {
   EXPECT_NE(commands[2].find("--batch 16 --seq 2048"), std::string::npos);
 }
 
+// Every option that changes a figure is repeated, each word quoted for a shell (issue 36 item 5; the
+// commands are run and compared in tests/cli/suggest_reproduce_test.cc).
+TEST(SuggestTest, CommandsRepeatEveryOptionThatChangesAFigure) {
+  auto model = LoadExample("llama-3.1-8b");
+  SuggestOptions options = Options(8, "h100-sxm", 8, 1024);
+  options.plan.config.config = "my dir/config.json";
+  options.plan.config.overrides = "o.yaml";
+  options.plan.config.sets = {"rope_scaling=null", "name=it's"};
+  options.plan.config.schemas_dir = "schemas";
+  options.plan.config.defaults = "init";
+  options.plan.uneven = "chunk";
+  options.memory.optimizer = "sgd";
+  options.memory.grad_dtype = "float32";
+  options.memory.opt_state_dtype = "bfloat16";
+  options.memory.master_weights = true;
+  options.memory.max_memory = "70GiB";
+  options.precision = "fp8";
+  Candidate c;
+  c.axis_names = {"dp", "fsdp", "ep", "tp", "sp"};
+  c.mesh = {1, 8, 1, 1, 1};
+  c.dcn = {1, 1, 1, 1, 1};
+  c.rules = "builtin";
+  c.microbatches = 2;
+  Limits limits;
+  limits.max_layers = 5000;
+  const std::vector<std::string> commands = ReproduceCommands(options, c, limits);
+  ASSERT_EQ(commands.size(), 3u);
+  const std::string common =
+      "'my dir/config.json' --defaults init --overrides o.yaml --set rope_scaling=null --set 'name=it'\\''s' "
+      "--schemas-dir schemas --max-layers 5000 --mesh dp=1,fsdp=8,ep=1,tp=1,sp=1 --uneven chunk";
+  const std::string step =
+      " --hardware h100-sxm --mode train --set gradient_checkpointing='' --optimizer sgd --grad-dtype float32 "
+      "--opt-state-dtype bfloat16 --master-weights --max-memory 70GiB";
+  EXPECT_EQ(commands[0], "easyplan plan " + common);
+  EXPECT_EQ(commands[1], "easyplan memory " + common + step + " --batch 4 --seq 1024");
+  EXPECT_EQ(commands[2], "easyplan cost " + common + step + " --batch 8 --seq 1024 --microbatches 2 --precision fp8");
+}
+
 TEST(SuggestTest, OptionErrorsNameTheFlag) {
   auto model = LoadExample("gpt2");
   SuggestOptions options = Options(8, "h100-sxm", 8, 1024);

@@ -93,7 +93,7 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
     out += "\nreproduce:\n";
     const size_t shown = std::min(r.ranked.size(), static_cast<size_t>(o.top));
     for (size_t i = 0; i < shown; ++i) {
-      const std::vector<std::string> commands = api::ReproduceCommands(o, r.ranked[i]);
+      const std::vector<std::string> commands = api::ReproduceCommands(o, r.ranked[i], r.limits);
       for (size_t k = 0; k < commands.size(); ++k) {
         out += fmt::format("  {:<4}{}\n", k == 0 ? fmt::format("#{}", i + 1) : "", commands[k]);
       }
@@ -114,7 +114,8 @@ StatusOr<int> RunSuggest(const SuggestCommandFlags& flags, Context& ctx) {
       PrintDiag(ctx, Diag{Severity::kNote, {}, "nothing fits: no report written to " + flags.report, {}});
     } else {
       EP_ASSIGN_OR_RETURN(api::ReportResult page, api::SuggestReport(model, flags.suggest, result));
-      EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.report, api::ReportPage(page.data)));
+      EP_ASSIGN_OR_RETURN(const std::string html, api::ReportPage(page.data, model->env().limits));
+      EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.report, html));
     }
   }
   EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
