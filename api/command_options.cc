@@ -156,7 +156,14 @@ void AddStepState(std::vector<Entry>& e) {
 StatusOr<std::vector<Entry>> EntriesOf(const std::string& command) {
   std::vector<Entry> e;
   AddConfig(e);
-  if (command == "model") return e;  // a Model's own options: the config ones alone
+  if (command == "model") {  // a Model's own options: the config ones and the limits of its Environment
+    e.push_back({"max_layers",
+                 OptionalInt([](CommandOptions& o) -> std::optional<int64_t>& { return o.max_layers; }, "max_layers")});
+    e.push_back({"max_output_bytes",
+                 OptionalInt([](CommandOptions& o) -> std::optional<int64_t>& { return o.max_output_bytes; },
+                             "max_output_bytes")});
+    return e;
+  }
   if (command == "resolve") {
     e.push_back({"provenance", Bool([](CommandOptions& o) -> bool& { return o.provenance; }, "provenance")});
   } else if (command == "tree") {
@@ -287,6 +294,19 @@ std::optional<std::string> RenamedOption(const std::string& name) {
 }
 
 }  // namespace
+
+Status CommandOptions::ApplyLimits(Limits* limits) const {
+  for (const auto& [name, value] :
+       {std::pair{"max_layers", max_layers}, std::pair{"max_output_bytes", max_output_bytes}}) {
+    if (value && *value < 1) {
+      return Status::BadInput({"", std::string("/") + name},
+                              std::string("option ") + name + " must be at least 1, found " + std::to_string(*value));
+    }
+  }
+  if (max_layers) limits->max_layers = *max_layers;
+  if (max_output_bytes) limits->max_output_bytes = static_cast<size_t>(*max_output_bytes);
+  return Status();
+}
 
 ValidateOptions CommandOptions::Validate() const {
   ValidateOptions options;

@@ -18,6 +18,7 @@
 #include "api/suggest.h"
 #include "api/validate.h"
 #include "core/json.h"
+#include "core/limits.h"
 
 namespace easyplan::api {
 
@@ -50,6 +51,13 @@ struct CommandOptions {
   int64_t max_microbatches = 64;        ///< suggest
   std::vector<std::string> rule_files;  ///< suggest: --rules, repeatable
   bool suggest_report = false;          ///< suggest: also the page of SuggestReport
+  /// Model (the Python module's keyword arguments): the limits of core/limits.h its Environment gets;
+  /// the CLI's are the global flags --max-layers and --max-output-bytes.
+  std::optional<int64_t> max_layers;
+  std::optional<int64_t> max_output_bytes;
+
+  /// Applies max_layers and max_output_bytes to `limits`; a value below 1 is bad input naming it.
+  Status ApplyLimits(Limits* limits) const;
 
   ValidateOptions Validate() const;
   CostOptions Cost() const;

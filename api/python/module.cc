@@ -113,6 +113,7 @@ py::dict Load(const std::string& kind, const std::string& payload, const std::st
     }
     api::Environment env = api::Environment::Real();
     if (!parsed.plan.config.schemas_dir.empty()) env.schemas_dir = parsed.plan.config.schemas_dir;
+    EP_RETURN_IF_ERROR(parsed.ApplyLimits(&env.limits));
     EP_ASSIGN_OR_RETURN(loaded, api::Model::Load(std::move(env), std::move(source), parsed.plan.config, &o.diags));
     return Status();
   });

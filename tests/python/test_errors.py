@@ -96,3 +96,16 @@ def test_a_models_methods_refuse_the_config_options_of_the_model():
         name = next(iter(option))
         assert raised.value.message == f"{name}= is an option of the Model, which resolved its config once without it"
         assert any(f"easyplan.Model(config, {name}=...)" in note for note in raised.value.notes)
+
+
+def test_the_limits_are_model_options():
+    # --max-layers and --max-output-bytes (docs/RELIABILITY.md "Limits") as the Model's keyword arguments.
+    with pytest.raises(easyplan.BadInputError, match="raise it with --max-layers N"):
+        easyplan.resolve(LLAMA, set={"num_hidden_layers": 5000})
+    assert easyplan.resolve(LLAMA, set={"num_hidden_layers": 5000}, max_layers=5000)["num_hidden_layers"] == 5000
+    with pytest.raises(easyplan.BadInputError, match="the torch export would be about"):
+        easyplan.Model(LLAMA, max_output_bytes=1000).export("torch", mesh="fsdp=8")
+    with pytest.raises(easyplan.BadInputError, match="max_layers must be at least 1, found 0"):
+        easyplan.Model(LLAMA, max_layers=0)
+    with pytest.raises(easyplan.BadInputError, match="belong to the Model"):
+        easyplan.resolve(easyplan.Model(LLAMA), max_layers=10)

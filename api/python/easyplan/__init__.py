@@ -195,7 +195,8 @@ def _tree_json(tree, layout):
 class Model:
     """One model, resolved once: its config (a path, dict, JSON text or None for EasyDeL's defaults)
     with the config options ``defaults``, ``set`` (a list of ``"KEY=VALUE"`` or a dict), ``overrides``,
-    ``devices``, ``strict`` and ``schemas_dir``. Every stage that does not depend on the mesh (the
+    ``devices``, ``strict`` and ``schemas_dir``, and the limits ``max_layers`` and ``max_output_bytes``
+    (the CLI's global ``--max-layers`` and ``--max-output-bytes``). Every stage that does not depend on the mesh (the
     tree, the rule matches) is computed on first use and kept, so planning it on many meshes repeats
     only the mesh-dependent work. Safe to use from many threads.
 
