@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -58,8 +59,18 @@ class SuggestReproduceTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(SuggestReproduceTest, PrintedCommandsGiveTheCandidatesFigures) {
   const Case& c = GetParam();
-  const ShellRun suggest = Shell("easyplan suggest " + c.args + " --format json");
-  ASSERT_EQ(suggest.exit_code, 0) << c.args << "\n" << suggest.err;
+  // @OVERRIDES@: an overrides file in a directory whose name needs quoting in a shell.
+  std::string args = c.args;
+  const fs::path dir = fs::temp_directory_path() / ("easyplan reproduce's " + std::to_string(::getpid()));
+  if (const size_t at = args.find("@OVERRIDES@"); at != std::string::npos) {
+    fs::create_directories(dir);
+    std::ofstream(dir / "over rides.yaml") << "rope_theta: 100000.0\n";
+    std::string quoted = "'";
+    for (char ch : (dir / "over rides.yaml").string()) quoted += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    args.replace(at, std::string("@OVERRIDES@").size(), quoted + "'");
+  }
+  const ShellRun suggest = Shell("easyplan suggest " + args + " --format json");
+  ASSERT_EQ(suggest.exit_code, 0) << args << "\n" << suggest.err;
   const Json result = Json::parse(suggest.out);
   const Json& candidates = result.at("candidates");
   ASSERT_FALSE(candidates.empty());
@@ -91,6 +102,7 @@ TEST_P(SuggestReproduceTest, PrintedCommandsGiveTheCandidatesFigures) {
     EXPECT_NEAR(cost_json.at("step_time_s").get<double>(), step, 1e-9 * step);
     EXPECT_NEAR(cost_json.at("mfu").get<double>(), candidate.at("mfu").get<double>(), 1e-9);
   }
+  fs::remove_all(dir);
 }
 
 const std::string kGpt2 = "examples/gpt2 --devices 4 --hardware h100-sxm";
@@ -98,20 +110,23 @@ const std::string kLlama = "examples/llama-3.1-8b --devices 8 --hardware h100-sx
 
 INSTANTIATE_TEST_SUITE_P(
     OptionSets, SuggestReproduceTest,
-    ::testing::Values(Case{"optimizer_sgd", kLlama + " --batch 8 --seq 2048 --optimizer sgd"},
-                      Case{"max_memory", kGpt2 + " --batch 16 --seq 1024 --max-memory 3GiB"},
-                      Case{"step_state", kGpt2 + " --batch 8 --seq 1024 --optimizer lion --grad-dtype float32 "
-                                                 "--opt-state-dtype bfloat16 --master-weights"},
-                      Case{"set_and_quoting", kGpt2 +
-                                                  " --batch 8 --seq 512 --set gradient_checkpointing=nothing_saveable "
-                                                  "--set 'n_positions=2048' --uneven chunk"},
-                      Case{"precision_fp8", kLlama + " --batch 8 --seq 2048 --precision fp8"},
-                      Case{"prefill_max_length", kGpt2 + " --mode prefill --batch 8 --seq 256 --max-length 1024"},
-                      Case{"decode", kLlama + " --mode decode --batch 8 --seq 4096"},
-                      Case{"slices", "examples/gpt2 --devices 8 --slices 2 --hardware tpu-v5p --batch 16 --seq 512"},
-                      Case{"raised_layer_limit",
-                           kGpt2 + " --batch 8 --seq 256 --set n_layer=5000 --max-layers 5000 --max-memory 1024TiB",
-                           1}),
-    [](const ::testing::TestParamInfo<Case>& info) { return info.param.name; });
+    ::testing::Values(
+        Case{"optimizer_sgd", kLlama + " --batch 8 --seq 2048 --optimizer sgd"},
+        Case{"max_memory", kGpt2 + " --batch 16 --seq 1024 --max-memory 3GiB"},
+        Case{"step_state", kGpt2 + " --batch 8 --seq 1024 --optimizer lion --grad-dtype float32 "
+                                   "--opt-state-dtype bfloat16 --master-weights"},
+        Case{"set_and_quoting", kGpt2 + " --batch 8 --seq 512 --set gradient_checkpointing=nothing_saveable "
+                                        "--set 'n_positions=2048' --uneven chunk"},
+        Case{"precision_fp8", kLlama + " --batch 8 --seq 2048 --precision fp8"},
+        Case{"prefill_max_length", kGpt2 + " --mode prefill --batch 8 --seq 256 --max-length 1024"},
+        Case{"decode", kLlama + " --mode decode --batch 8 --seq 4096"},
+        Case{"slices", "examples/gpt2 --devices 8 --slices 2 --hardware tpu-v5p --batch 16 --seq 512"},
+        Case{"files_and_quoting",
+             "examples/llama-3.1-8b --devices 8 --hardware tests/fixtures/hardware/custom-gpu.yaml --batch 8 "
+             "--seq 2048 --rules rules/llama.yaml --overrides @OVERRIDES@ --defaults init",
+             4},
+        Case{"raised_layer_limit",
+             kGpt2 + " --batch 8 --seq 256 --set n_layer=5000 --max-layers 5000 --max-memory 1024TiB", 1}),
+    [](const ::testing::TestParamInfo<Case>& param) { return param.param.name; });
 
 }  // namespace
