@@ -94,7 +94,9 @@ TEST(CollectiveListTest, LlamaOnFsdp8GathersWeightsAndReduceScattersTheirGradien
   EXPECT_EQ(Collectives(cost, "layer 0", "forward"), forward);
   EXPECT_EQ(Collectives(cost, "layer 0", "backward"), backward);
   for (const kernels::PricedCollective& c : cost.estimate->step.collectives) {
-    if (c.phase != "gradient") EXPECT_TRUE(c.overlapped) << c.op << ": FSDP's collectives are prefetched";
+    if (c.phase != "gradient") {
+      EXPECT_TRUE(c.overlapped) << c.op << ": FSDP's collectives are prefetched";
+    }
   }
 }
 
