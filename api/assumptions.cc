@@ -43,7 +43,7 @@ std::vector<std::string> StepAssumptions(const Model& model, const StepAssumptio
   const Json& config = model.config();
   std::vector<std::string> out;
   // Which defaults of EasyDeL's add_basic_configurations (easydel/infra/base_config.py) move a figure.
-  if (step.train && !ChosenByUser(model, "gradient_checkpointing") &&
+  if (step.train && !step.policy_searched && !ChosenByUser(model, "gradient_checkpointing") &&
       config.value("gradient_checkpointing", std::string()).empty()) {
     out.push_back(
         "gradient_checkpointing none (EasyDeL's default): every layer's activations are kept for the backward; "

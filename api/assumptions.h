@@ -12,8 +12,9 @@
 namespace easyplan::api {
 
 struct StepAssumptionsOf {
-  bool train = true;    ///< a training step, else serving
-  bool priced = false;  ///< cost: the attention kernel's traffic counts too
+  bool train = true;             ///< a training step, else serving
+  bool priced = false;           ///< cost: the attention kernel's traffic counts too
+  bool policy_searched = false;  ///< suggest tries every checkpoint policy: the config's is no assumption
   /// The tree the figures count: a template tree says how it holds a quantized checkpoint, and that its
   /// parameters are float32 when neither the config nor --dtype names a dtype.
   const TreeSpec* tree = nullptr;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <thread>
 
+#include "api/assumptions.h"
 #include "api/memory_pipeline.h"
 #include "api/plan_inputs.h"
 #include "planner/expert_mesh.h"
@@ -399,6 +400,8 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   result.model_type = model->model_type();
   result.hardware = hardware;
   result.limits = model->env().limits;
+  result.assumptions =
+      StepAssumptions(*model, {.train = options.memory.mode == "train", .priced = true, .policy_searched = true});
   for (Partial& part : parts) {
     EP_RETURN_IF_ERROR(part.status);
     result.considered += part.considered;
@@ -570,6 +573,7 @@ Json SuggestToJson(const SuggestOptions& options, const SuggestResult& result) {
     why.push_back(std::move(item));
   }
   out["winner_vs_runner_up"] = std::move(why);
+  out["assumed"] = result.assumptions;
   return out;
 }
 

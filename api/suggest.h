@@ -76,6 +76,8 @@ struct SuggestResult {
   std::vector<size_t> pareto;                       ///< indices into ranked: memory against step time
   std::vector<TermDifference> winner_vs_runner_up;  ///< largest difference first
   Limits limits;  ///< the environment's (core/limits.h): the reproduce commands repeat the raised ones
+  /// The EasyDeL defaults every candidate was priced under (api/assumptions.h), as `cost` states them.
+  std::vector<std::string> assumptions;
 };
 
 StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const SuggestOptions& options);

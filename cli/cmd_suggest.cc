@@ -89,6 +89,9 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
   std::vector<std::vector<std::string>> reasons;
   for (const auto& [reason, count] : by_count) reasons.push_back({WithThousands(count), reason});
   out += reasons.empty() ? "  none\n" : Columns(reasons, {0}, "  ");
+  // What every candidate was priced under, as cost says it (the winner can change with attn_mechanism).
+  if (!r.assumptions.empty()) out += "\n";
+  for (const std::string& line : r.assumptions) out += "assumed " + line + "\n";
   if (!r.ranked.empty()) {
     out += "\nreproduce:\n";
     const size_t shown = std::min(r.ranked.size(), static_cast<size_t>(o.top));
