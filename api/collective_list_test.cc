@@ -178,6 +178,24 @@ TEST(CollectiveListTest, FusedMoeRefusesMeshesEasyDelCannotRun) {
   EXPECT_NE(tp.find("use_expert_tensor_mode needs the expert mesh's tp of 1, found 2"), std::string::npos) << tp;
 }
 
+// A decode step reads the weights of the experts its tokens reach and no others: one token of
+// Qwen3-30B-A3B (top-8 of 128 experts) reads 1/16 of the expert weights, sixteen tokens all of them
+// (balanced routing), so the step is several times longer, where a routed share of every expert's
+// weights would make it nearly as short.
+TEST(CollectiveListTest, MoeDecodeReadsTheWeightsOfTheExpertsItsTokensReach) {
+  const auto model = LoadExample("qwen3-30b-a3b");
+  auto step = [&](int64_t batch) {
+    CostOptions options = Step("fsdp=1", "decode", batch, 512);
+    options.memory.max_memory = "1PiB";
+    auto cost = Cost(model, options);
+    EXPECT_TRUE(cost.ok()) << cost.status().ToString();
+    return cost.ok() && cost->estimate ? cost->estimate->step.compute_s : 0.0;
+  };
+  const double one = step(1), sixteen = step(16);
+  EXPECT_GT(sixteen, 5 * one);
+  EXPECT_LT(sixteen, 16 * one);
+}
+
 // Serving engines speed decode up with tensor parallelism: each device reads 1/tp of the weights and
 // of the KV cache, and a layer adds only small collectives (issue 33). The step time must not grow
 // with tp, for the 8B from tp=1 to tp=8 and for the 70B in bf16 from tp=2 to tp=8.

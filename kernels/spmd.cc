@@ -385,6 +385,7 @@ void Spmd::LogMatmul(const DistTensor& x, const DistTensor& y, const DistTensor&
     if (dev == 0 || flops > record.flops) {
       record.flops = flops;
       record.operand_elements = x.local[dev].size() + y.local[dev].size();
+      record.weight_elements = y.parameter ? y.local[dev].size() : 0;
       record.elements = record.operand_elements + out.local[dev].size();
       record.device = geo_.LocalDevice(dev);
     }

@@ -39,6 +39,7 @@ struct MatmulRecord {
   int64_t flops = 0;             ///< 2 x multiply-adds
   int64_t elements = 0;          ///< operands' and result's elements: the HBM traffic, in elements
   int64_t operand_elements = 0;  ///< of `elements`, the operands' (read in the matmul's input precision)
+  int64_t weight_elements = 0;   ///< of `operand_elements`, the rhs's when it is a parameter (a weight)
   int64_t device = 0;
 };
 

@@ -120,6 +120,13 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
       options.flash_attention ? hw.peak_flops_bf16 * hw.attention_efficiency.value_or(hw.matmul_efficiency) : flop_rate;
   const double projection_rate = options.fp8_matmuls ? *hw.peak_flops_fp8 * hw.matmul_efficiency : flop_rate;
   const double hbm_rate = hw.hbm_bandwidth * hw.hbm_efficiency;
+  // The data-parallel degree of the fused MoE block (its tokens are split over these axes only).
+  int64_t expert_data_tiles = 1;
+  for (const std::string& name : model.expert_data_axes) {
+    for (int a = 0; a < mesh.rank(); ++a) {
+      if (mesh.axis_names[static_cast<size_t>(a)] == name) expert_data_tiles *= mesh.shape[static_cast<size_t>(a)];
+    }
+  }
   for (const MatmulRecord& m : run.matmuls.records) {
     double flops = static_cast<double>(m.flops);
     const bool scores = IsAttentionScores(m.op);
@@ -129,9 +136,16 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     double bytes = static_cast<double>(m.operand_elements * operand_bytes +
                                        (m.elements - m.operand_elements) * model.bytes_per_element);
     if (IsExpertMatmul(m.op) && model.experts > 0 && model.top_k > 0) {
+      // Balanced routing: each expert computes top_k / experts of the rows, and reads its weights once
+      // if any row reaches it. A group's tokens x top_k draws reach min(1, draws / experts) of the
+      // experts, all of them in training, few in a small decode batch.
       const double routed = static_cast<double>(model.top_k) / static_cast<double>(model.experts);
+      const double draws = static_cast<double>(model.batch) * static_cast<double>(model.seq) /
+                           static_cast<double>(expert_data_tiles) * static_cast<double>(model.top_k);
+      const double touched = std::min(1.0, draws / static_cast<double>(model.experts));
+      const double weight_bytes = static_cast<double>(m.weight_elements * operand_bytes);
       flops *= routed;
-      bytes *= routed;
+      bytes = (bytes - weight_bytes) * routed + weight_bytes * touched;
     }
     if (options.flash_attention && scores) bytes = 0;
     const double seconds = std::max(flops / (scores ? scores_rate : projection_rate), bytes / hbm_rate);
