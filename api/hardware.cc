@@ -1,5 +1,6 @@
 #include "api/hardware.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "api/config_input.h"
@@ -50,11 +51,19 @@ StatusOr<planner::HardwareProfile> LoadHardwareProfile(const Environment& env, c
     return planner::ParseHardwareProfile(doc, name);
   }
   std::string message = "--hardware '" + name_or_file + "' is not a known hardware profile";
+  // A device of schemas/devices.yaml ("h100-80g": a part and its memory) names its part: the profiles of
+  // that part come first ("h100-sxm"), not the nearest spelling ("a100-80g", another GPU).
+  std::string part = name_or_file;
+  if (const size_t dash = part.rfind('-'); dash != std::string::npos && dash + 2 < part.size() && part.back() == 'g' &&
+                                           std::all_of(part.begin() + static_cast<std::ptrdiff_t>(dash) + 1,
+                                                       part.end() - 1, [](char c) { return c >= '0' && c <= '9'; })) {
+    part.resize(dash);
+  }
   // A part named without its variant ("h100" for "h100-sxm", "tpu-v5" for "tpu-v5e") before the
   // nearest spelling ("h200", "tpu-v4").
   std::optional<std::string> suggestion;
   for (const std::string& name : names) {
-    if (!suggestion && name_or_file.size() >= 3 && name.starts_with(name_or_file)) suggestion = name;
+    if (!suggestion && part.size() >= 3 && name.starts_with(part)) suggestion = name;
   }
   if (!suggestion) suggestion = SuggestClosest(name_or_file, names);
   if (suggestion) message += " (did you mean '" + *suggestion + "'?)";

@@ -86,6 +86,16 @@ TEST(HardwareLookupTest, UnknownNameSuggestsAVariantAndListsEveryName) {
             std::string::npos);
 }
 
+// A device name of schemas/devices.yaml (a part and its memory) points at its part's profile, not at the
+// nearest spelling: h100-80g once suggested a100-80g, another GPU.
+TEST(HardwareLookupTest, ADeviceNameSuggestsTheProfileOfItsPart) {
+  for (const auto& [device, profile] : {std::pair{"h100-80g", "h100-sxm"}, std::pair{"b200-192g", "b200"},
+                                        std::pair{"tpu-v5p-95g", "tpu-v5p"}, std::pair{"h200-141g", "h200"}}) {
+    const std::string message = LoadHardwareProfile(Environment::Real(), device).status().diag().message;
+    EXPECT_NE(message.find(std::string("(did you mean '") + profile + "'?)"), std::string::npos) << message;
+  }
+}
+
 TEST(HardwareLookupTest, TheModelKeepsEachProfileAfterFirstUse) {
   auto model = Model::Load(Environment::Real(), ConfigSource::None(), {});
   ASSERT_TRUE(model.ok());
