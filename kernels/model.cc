@@ -4,6 +4,16 @@
 
 namespace easyplan::kernels {
 
+std::vector<int> EntryAxes(const Mesh& mesh, const PartitionSpec::Entry& names) {
+  return ActivationSpec(mesh, {names}).dims[0];
+}
+
+int64_t EntryTiles(const Mesh& mesh, const PartitionSpec::Entry& names) {
+  int64_t tiles = 1;
+  for (int axis : EntryAxes(mesh, names)) tiles *= mesh.shape[static_cast<size_t>(axis)];
+  return tiles;
+}
+
 DistSpec ActivationSpec(const Mesh& mesh, const std::vector<PartitionSpec::Entry>& entries) {
   DistSpec spec = ReplicatedSpec(static_cast<int>(entries.size()));
   std::vector<bool> used(mesh.shape.size(), false);

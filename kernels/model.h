@@ -112,6 +112,11 @@ std::vector<Activation> Forward(const ModelDesc& model, Spmd& spmd, const ParamL
 /// inside shard_map, which needs the expert count divisible by it: BadInput naming the fold otherwise.
 Status CheckFusedMoe(const ModelDesc& model, const Mesh& mesh);
 
+/// The mesh axes an entry of names selects (Mesh::AxisIndex; names the mesh lacks are skipped), and
+/// their product of sizes.
+std::vector<int> EntryAxes(const Mesh& mesh, const PartitionSpec::Entry& names);
+int64_t EntryTiles(const Mesh& mesh, const PartitionSpec::Entry& names);
+
 /// The spec of an activation from PartitionAxis entries, dropping axes the mesh lacks or that repeat.
 DistSpec ActivationSpec(const Mesh& mesh, const std::vector<PartitionSpec::Entry>& entries);
 

@@ -30,13 +30,10 @@
 namespace easyplan::kernels::internal {
 namespace {
 
+// The axes of `names` that cut anything (size > 1): the groups the block's collectives run over.
 std::vector<int> AxisIndices(const Mesh& mesh, const PartitionSpec::Entry& names) {
-  std::vector<int> axes;
-  for (const std::string& name : names) {
-    for (int a = 0; a < mesh.rank(); ++a) {
-      if (mesh.axis_names[static_cast<size_t>(a)] == name && mesh.shape[static_cast<size_t>(a)] > 1) axes.push_back(a);
-    }
-  }
+  std::vector<int> axes = EntryAxes(mesh, names);
+  std::erase_if(axes, [&mesh](int a) { return mesh.shape[static_cast<size_t>(a)] == 1; });
   return axes;
 }
 
@@ -55,12 +52,7 @@ Status CheckFusedMoe(const ModelDesc& model, const Mesh& mesh) {
   if (model.experts <= 0) return Status();
   if (model.expert_tensor_mode) {
     // _sparse_moe_call: "if self.config.use_expert_tensor_mode: if tp_size != 1: raise ValueError".
-    int64_t tp = 1;
-    for (const std::string& name : model.expert_tensor_axes) {
-      for (int a = 0; a < mesh.rank(); ++a) {
-        if (mesh.axis_names[static_cast<size_t>(a)] == name) tp *= mesh.shape[static_cast<size_t>(a)];
-      }
-    }
+    const int64_t tp = EntryTiles(mesh, model.expert_tensor_axes);
     if (tp != 1) {
       return Status::BadInput({},
                               fmt::format("use_expert_tensor_mode needs the expert mesh's tp of 1, found {}: "
@@ -69,15 +61,10 @@ Status CheckFusedMoe(const ModelDesc& model, const Mesh& mesh) {
                               {"--set use_expert_tensor_mode=false, or a mesh with tp=1"});
     }
   }
-  int64_t tiles = 1;
+  const int64_t tiles = EntryTiles(mesh, model.expert_axes);
   std::vector<std::string> names;
-  for (const std::string& name : model.expert_axes) {
-    for (int a = 0; a < mesh.rank(); ++a) {
-      if (mesh.axis_names[static_cast<size_t>(a)] == name) {
-        tiles *= mesh.shape[static_cast<size_t>(a)];
-        names.push_back(fmt::format("{}={}", name, mesh.shape[static_cast<size_t>(a)]));
-      }
-    }
+  for (int a : EntryAxes(mesh, model.expert_axes)) {
+    names.push_back(fmt::format("{}={}", mesh.axis_names[static_cast<size_t>(a)], mesh.shape[static_cast<size_t>(a)]));
   }
   if (model.experts % tiles == 0) return Status();
   return Status::BadInput(

@@ -405,11 +405,8 @@ DistTensor Spmd::LogMemoryOp(std::vector<Operand> inputs, DistTensor out, const 
   MemoryOpRecord record{comm_.scope(), why, 0, OperandOf(out).elements * bytes, attention_core_};
   for (const Operand& in : inputs) {
     if (in.value != 0 && in.value == last_memory_value_) {
-      // Fused with the op that produced it: its result never reached HBM.
-      for (auto it = matmuls_->memory_ops.rbegin(); it != matmuls_->memory_ops.rend(); ++it) {
-        it->written = 0;
-        break;
-      }
+      // Fused with the op that produced it (the last record): its result never reached HBM.
+      matmuls_->memory_ops.back().written = 0;
       continue;
     }
     record.read += in.elements * bytes;

@@ -121,12 +121,7 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   const double projection_rate = options.fp8_matmuls ? *hw.peak_flops_fp8 * hw.matmul_efficiency : flop_rate;
   const double hbm_rate = hw.hbm_bandwidth * hw.hbm_efficiency;
   // The data-parallel degree of the fused MoE block (its tokens are split over these axes only).
-  int64_t expert_data_tiles = 1;
-  for (const std::string& name : model.expert_data_axes) {
-    for (int a = 0; a < mesh.rank(); ++a) {
-      if (mesh.axis_names[static_cast<size_t>(a)] == name) expert_data_tiles *= mesh.shape[static_cast<size_t>(a)];
-    }
-  }
+  const int64_t expert_data_tiles = EntryTiles(mesh, model.expert_data_axes);
   for (const MatmulRecord& m : run.matmuls.records) {
     double flops = static_cast<double>(m.flops);
     const bool scores = IsAttentionScores(m.op);

@@ -17,14 +17,6 @@ constexpr ModelFamily kFamilies[] = {ModelFamily::kLlama,  ModelFamily::kMoe,   
 
 int64_t RoundUp(int64_t value, int64_t unit) { return (value + unit - 1) / unit * unit; }
 
-int64_t EntryTiles(const Mesh& mesh, const std::vector<std::string>& entry) {
-  int64_t tiles = 1;
-  for (const std::string& name : entry) {
-    if (std::optional<int> k = mesh.AxisIndex(name)) tiles *= mesh.shape[static_cast<size_t>(*k)];
-  }
-  return tiles;
-}
-
 // The named sizes of docs/CHECK.md (and this module's header) for one full model on one mesh.
 std::map<std::string, int64_t> TinySizes(const schemas::ModelDims& full, const Mesh& mesh, planner::UnevenMode uneven) {
   const int64_t devices = mesh.NumDevices();
