@@ -17,6 +17,20 @@ struct RE2SetHolder {
   re2::RE2::Set set{re2::RE2::Options(), re2::RE2::UNANCHORED};
 };
 
+namespace {
+
+// An entry's `dim`: a tensor dim index, negative from the end.
+StatusOr<int> DimIndex(schemas::SchemaReader& reader, const Json& entry, const std::string& pointer) {
+  auto index = entry.find("dim");
+  if (index == entry.end() || !index->is_number_integer() || index->get<int64_t>() < -16 ||
+      index->get<int64_t>() > 16) {
+    return reader.Error(pointer + "/dim", "expected a dim index between -16 and 16");
+  }
+  return index->get<int>();
+}
+
+}  // namespace
+
 LogicalDims::LogicalDims(LogicalDims&&) noexcept = default;
 LogicalDims& LogicalDims::operator=(LogicalDims&&) noexcept = default;
 LogicalDims::~LogicalDims() = default;
@@ -41,12 +55,7 @@ StatusOr<LogicalDims> LogicalDims::Parse(const Document& doc) {
     LogicalDim dim;
     EP_ASSIGN_OR_RETURN(dim.pattern, reader.String(entry, pointer, "match", true));
     EP_ASSIGN_OR_RETURN(dim.what, reader.String(entry, pointer, "what", true));
-    auto index = entry.find("dim");
-    if (index == entry.end() || !index->is_number_integer() || index->get<int64_t>() < -16 ||
-        index->get<int64_t>() > 16) {
-      return reader.Error(pointer + "/dim", "expected a dim index between -16 and 16");
-    }
-    dim.dim = index->get<int>();
+    EP_ASSIGN_OR_RETURN(dim.dim, DimIndex(reader, entry, pointer));
     auto keys = entry.find("count");
     if (keys == entry.end() || !keys->is_array() || keys->empty()) {
       return reader.Error(pointer + "/count", "expected a list of config keys");
@@ -78,12 +87,7 @@ Status LogicalDims::ParseFused(const Document& doc, schemas::SchemaReader& reade
     EP_RETURN_IF_ERROR(reader.CheckKeys(entry, pointer, {"match", "dim", "parts"}));
     FusedDim fused;
     EP_ASSIGN_OR_RETURN(fused.pattern, reader.String(entry, pointer, "match", true));
-    auto index = entry.find("dim");
-    if (index == entry.end() || !index->is_number_integer() || index->get<int64_t>() < -16 ||
-        index->get<int64_t>() > 16) {
-      return reader.Error(pointer + "/dim", "expected a dim index between -16 and 16");
-    }
-    fused.dim = index->get<int>();
+    EP_ASSIGN_OR_RETURN(fused.dim, DimIndex(reader, entry, pointer));
     // parts: [{q: num_attention_heads}, {k: num_key_value_heads}, ...], in the dim's order.
     auto parts = entry.find("parts");
     if (parts == entry.end() || !parts->is_array() || parts->size() < 2) {
