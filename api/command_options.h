@@ -1,78 +1,95 @@
 #ifndef EASYPLAN_API_COMMAND_OPTIONS_H_
 #define EASYPLAN_API_COMMAND_OPTIONS_H_
 
-// Every command's options by name: the table that turns named values (the Python module's keyword
-// arguments, passed as a JSON object) into the option structs of api/options.h. The names are the
-// CLI's flags without the leading dashes, dashes as underscores (`--max-tensors` -> max_tensors); an
-// unknown name, or a value of the wrong type, is bad input naming the option, what it expects and the
-// closest known name.
+// The options of one command, whichever it is: what the command table (api/command_table.h) fills
+// from the CLI's flags or the Python module's keyword arguments. Each concept is held once, in its
+// group (the config in plan.config, the tree, rules and mesh in plan, the step in memory, ...); the
+// pipelines' option structs are assembled from it (Validate(), Cost(), ...), so no command keeps a copy
+// of its own.
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "api/check.h"
 #include "api/cost.h"
+#include "api/export.h"
 #include "api/options.h"
 #include "api/report.h"
 #include "api/suggest.h"
 #include "api/validate.h"
-#include "core/json.h"
 #include "core/limits.h"
 
 namespace easyplan::api {
 
-/// The options of one command, whichever it is; each command reads the fields it uses.
+/// The input limits of core/limits.h as options: the CLI's global flags (--max-layers, ...) and the
+/// Python Model's keyword arguments. Only those given replace the Environment's own.
+struct LimitOptions {
+  int64_t max_input_bytes = static_cast<int64_t>(Limits().max_input_bytes);
+  int64_t max_depth = Limits().max_depth;
+  int64_t max_values = static_cast<int64_t>(Limits().max_values);
+  int64_t max_layers = Limits().max_layers;
+  int64_t max_output_bytes = static_cast<int64_t>(Limits().max_output_bytes);
+
+  /// Sets the limits whose names are in `given`. REQUIRES: their declared checks passed (ApplyOptions).
+  void ApplyTo(Limits* limits, const std::set<std::string>& given) const;
+};
+
 struct CommandOptions {
-  PlanOptions plan;           ///< with the config options (plan.config) of every command
-  bool layout_given = false;  ///< plan.layout was given (export: torch formats default to hf)
-  TreeOptions tree;
-  MeshOptions mesh;
-  ActivationOptions activations;
+  /// The config (plan.config), the tree (plan.tree, from, layout, dtype, max_tensors), the rules
+  /// (plan.rules, uneven, max_rules) and the mesh (plan.mesh, dcn, max_devices).
+  PlanOptions plan;
+  /// The step: mode, batch, seq, the state a step holds (max_length, optimizer, ...), and the device
+  /// (max_memory, hardware). `activations` and `validate` read mode, batch and seq from here too.
   MemoryOptions memory;
-  std::string max_memory;               ///< validate
-  std::string hardware;                 ///< validate (memory's is memory.hardware)
-  bool provenance = false;              ///< resolve
-  bool diff = false;                    ///< tree
-  std::optional<int64_t> rank;          ///< plan: the device whose view is shown
-  bool summary = false;                 ///< plan
-  std::string pattern;                  ///< explain
-  std::string to;                       ///< export
-  std::string format = "text";          ///< export: text | json
-  std::string level = "all";            ///< check
-  uint64_t seed = 0;                    ///< check
-  bool check_memory = false;            ///< check --memory
-  int64_t max_numeric_devices = 64;     ///< check
-  int64_t microbatches = 1;             ///< cost
-  bool decode = false;                  ///< cost, suggest
-  std::string precision = "bf16";       ///< cost, suggest
-  int64_t slices = 1;                   ///< suggest
-  int64_t top = 5;                      ///< suggest
-  int64_t max_microbatches = 64;        ///< suggest
+  /// The attention options of `activations` (its mode, batch and seq are memory's: see Activations()).
+  ActivationOptions attention;
+  LimitOptions limits;
+
+  // Defaults are the pipelines' own (their option structs), so a default is written once.
+  bool provenance = false;                             ///< resolve
+  bool include_buffers = false;                        ///< tree
+  bool diff = false;                                   ///< tree
+  std::optional<int64_t> rank;                         ///< plan: the device whose view is shown
+  bool summary = false;                                ///< plan
+  std::string pattern;                                 ///< explain
+  std::string to;                                      ///< export
+  std::string export_format = ExportOptions().format;  ///< export: text | json
+  std::string level = CheckOptions().level;
+  uint64_t seed = CheckOptions().seed;
+  bool check_memory = CheckOptions().memory;  ///< check --memory
+  int64_t max_numeric_devices = CheckOptions().max_numeric_devices;
+  std::string engine = CheckOptions().engine;
+  double mpi_timeout_seconds = CheckOptions().mpi_timeout_seconds;
+  std::string inject = CheckOptions().inject;  ///< check (mutation tests)
+  int64_t microbatches = CostOptions().microbatches;
+  bool decode = false;                              ///< the retired --decode
+  std::string precision = CostOptions().precision;  ///< cost, suggest, report
+  int64_t slices = SuggestOptions().slices;
+  int64_t top = SuggestOptions().top;
+  int64_t max_microbatches = SuggestOptions().max_microbatches;
+  std::optional<double> max_tpot_ms;    ///< suggest
   std::vector<std::string> rule_files;  ///< suggest: --rules, repeatable
-  bool suggest_report = false;          ///< suggest: also the page of SuggestReport
-  /// Model (the Python module's keyword arguments): the limits of core/limits.h its Environment gets;
-  /// the CLI's are the global flags --max-layers and --max-output-bytes.
-  std::optional<int64_t> max_layers;
-  std::optional<int64_t> max_output_bytes;
+  std::string report;                   ///< suggest: also the page of SuggestReport, written to this path
+  std::string format;                   ///< the CLI's rendering of the result (the default is per command)
+  std::string output;                   ///< where the CLI (and Python's report) writes it; "" = stdout
+  bool verbose = false;                 ///< the CLI's --verbose
 
-  /// Applies max_layers and max_output_bytes to `limits`; a value below 1 is bad input naming it.
-  Status ApplyLimits(Limits* limits) const;
+  /// The option names (keyword spelling) the caller gave, as opposed to defaults.
+  std::set<std::string> given;
+  bool Given(const std::string& name) const { return given.count(name) > 0; }
 
+  ActivationOptions Activations() const;
+  MeshOptions Mesh() const;
   ValidateOptions Validate() const;
   CostOptions Cost() const;
   ReportOptions Report() const;
   SuggestOptions Suggest() const;
+  CheckOptions Check() const;
+  ExportOptions Export() const;
 };
-
-/// The commands the table knows, in the CLI's order.
-const std::vector<std::string>& CommandNames();
-
-/// The option names `command` accepts (the config options included).
-StatusOr<std::vector<std::string>> OptionNames(const std::string& command);
-
-/// Applies `options` (a JSON object of name -> value; null means "not given") to `out` for `command`.
-Status ApplyOptions(const std::string& command, const Json& options, CommandOptions* out);
 
 }  // namespace easyplan::api
 

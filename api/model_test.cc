@@ -4,8 +4,7 @@
 
 #include <thread>
 
-#include "api/command_options.h"
-#include "api/command_runner.h"
+#include "api/command_table.h"
 #include "api/plan_inputs.h"
 #include "api/test_models.h"
 #include "core/emit.h"
@@ -183,11 +182,14 @@ TEST(CommandOptionsTest, OneNamePerConceptInEveryCommand) {
   }
 }
 
-TEST(CommandRunnerTest, ResolveIsWhatTheCliPrints) {
+TEST(CommandTableTest, ResolveIsWhatTheCliPrints) {
   auto model = LoadExample("llama-3.1-8b");
-  auto out = RunCommand(model, "resolve", CommandOptions{});
+  auto spec = FindCommand("resolve");
+  ASSERT_TRUE(spec.ok());
+  const CommandOptions options = DefaultOptions("resolve");
+  auto out = RunCommand(**spec, {model, nullptr}, options);
   ASSERT_TRUE(out.ok());
-  EXPECT_EQ(out->text, EmitJson(model->config()));
+  EXPECT_EQ((*spec)->document(*out, options), EmitJson(model->config()));
 }
 
 }  // namespace

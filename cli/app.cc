@@ -1,11 +1,12 @@
 #include "cli/app.h"
 
-#include <charconv>
-#include <cstdint>
+#include <CLI/CLI.hpp>
+#include <algorithm>
 #include <map>
-#include <optional>
+#include <memory>
 #include <ostream>
 
+#include "api/command_table.h"
 #include "cli/commands.h"
 #include "core/did_you_mean.h"
 
@@ -26,95 +27,94 @@ void AddOptionSpellings(const CLI::App& app, std::vector<std::string>* names) {
   }
 }
 
-// The global limit flags (core/limits.h), accepted before or after the subcommand.
-struct LimitFlags {
-  std::optional<int64_t> max_input_bytes;
-  std::optional<int64_t> max_depth;
-  std::optional<int64_t> max_values;
-  std::optional<int64_t> max_layers;
-  std::optional<int64_t> max_output_bytes;
+// One option of the command table on a CLI11 app: its text is kept as given and becomes a value
+// after parsing (api::ParseOptionText), so every option is checked by its declaration (ApplyOptions).
+struct BoundOption {
+  api::CommandOption option;
+  CLI::Option* cli = nullptr;
+  std::string text;
+  std::vector<std::string> texts;  ///< repeatable options
+};
 
-  void Add(CLI::App& app) {
-    const Limits defaults;
-    app.add_option("--max-input-bytes", max_input_bytes,
-                   "refuse input files larger than this (default " + std::to_string(defaults.max_input_bytes) + ")");
-    app.add_option("--max-depth", max_depth,
-                   "refuse JSON/YAML nested deeper than this (default " + std::to_string(defaults.max_depth) +
-                       ", at most " + std::to_string(Limits::kMaxDepthCeiling) + ")");
-    app.add_option("--max-values", max_values,
-                   "refuse documents with more values than this, YAML aliases counted at each use (default " +
-                       std::to_string(defaults.max_values) + ")");
-    app.add_option("--max-layers", max_layers,
-                   "refuse configs with more layers (num_hidden_layers) than this (default " +
-                       std::to_string(defaults.max_layers) + ")");
-    app.add_option("--max-output-bytes", max_output_bytes,
-                   "refuse to build an export or report page larger than this (default " +
-                       std::to_string(defaults.max_output_bytes) + ")");
-  }
+// The flags of one command (or the global ones), bound to storage that outlives the parse.
+struct BoundFlags {
+  std::string command;  ///< an api command, or "global"
+  std::vector<std::unique_ptr<BoundOption>> options;
 
-  // Applies the flags that were given to `limits`; a value out of range is a usage error.
-  Status Apply(Limits& limits) const {
-    const auto check = [](const char* flag, int64_t value, int64_t most) {
-      if (value >= 1 && value <= most) return Status();
-      return Status::BadInput({}, std::string(flag) + " must be between 1 and " + std::to_string(most) + ", found " +
-                                      std::to_string(value));
-    };
-    if (max_input_bytes) {
-      EP_RETURN_IF_ERROR(check("--max-input-bytes", *max_input_bytes, INT64_MAX));
-      limits.max_input_bytes = static_cast<size_t>(*max_input_bytes);
+  // The given options as the JSON object api::ApplyOptions reads, in --help order.
+  Json Given() const {
+    Json out = Json::object();
+    for (const auto& bound : options) {
+      if (bound->cli->count() == 0) continue;
+      const api::OptionSpec& spec = *bound->option.spec;
+      if (spec.type == api::OptionType::kFlag) {
+        out[std::string(spec.name)] = true;
+      } else if (spec.type == api::OptionType::kStrings || spec.type == api::OptionType::kSets) {
+        out[std::string(spec.name)] = bound->texts;
+      } else {
+        // The text passed the option's type check when it was parsed (TypeCheck).
+        StatusOr<Json> value = api::ParseOptionText(spec.type, bound->text);
+        out[std::string(spec.name)] = value.ok() ? *value : Json(bound->text);
+      }
     }
-    if (max_depth) {
-      EP_RETURN_IF_ERROR(check("--max-depth", *max_depth, Limits::kMaxDepthCeiling));
-      limits.max_depth = static_cast<int>(*max_depth);
-    }
-    if (max_values) {
-      EP_RETURN_IF_ERROR(check("--max-values", *max_values, INT64_MAX));
-      limits.max_values = static_cast<size_t>(*max_values);
-    }
-    if (max_layers) {
-      EP_RETURN_IF_ERROR(check("--max-layers", *max_layers, INT64_MAX));
-      limits.max_layers = *max_layers;
-    }
-    if (max_output_bytes) {
-      EP_RETURN_IF_ERROR(check("--max-output-bytes", *max_output_bytes, INT64_MAX));
-      limits.max_output_bytes = static_cast<size_t>(*max_output_bytes);
-    }
-    return Status();
+    return out;
   }
 };
 
-// CLI11 converts integers with strtoll(base 0): "010" would be octal 8, "0x10" hex, and a value past
-// INT64_MAX saturates instead of failing. Every integer option therefore takes plain decimal only,
-// checked here for range, and normalised ("+010" -> "10") before CLI11 converts it.
-CLI::Validator DecimalInt64() {
-  return CLI::Validator(
-      [](std::string& text) -> std::string {
-        std::string_view digits = text;
-        const bool negative = digits.starts_with('-');
-        if (negative || digits.starts_with('+')) digits.remove_prefix(1);
-        if (digits.empty() || digits.find_first_not_of("0123456789") != std::string_view::npos) {
-          return "expected a decimal integer, found '" + text + "'";
-        }
-        while (digits.size() > 1 && digits.front() == '0') digits.remove_prefix(1);
-        std::string normal = (negative ? "-" : "") + std::string(digits);
-        int64_t value = 0;
-        auto [end, error] = std::from_chars(normal.data(), normal.data() + normal.size(), value);
-        if (error != std::errc() || end != normal.data() + normal.size()) {
-          return "'" + text + "' is out of range (at most " + std::to_string(INT64_MAX) + ")";
-        }
-        text = normal;
-        return "";
-      },
-      /*validator_desc=*/"");
+const char* TypeName(api::OptionType type) {
+  switch (type) {
+    case api::OptionType::kInt:
+      return "INT";
+    case api::OptionType::kUnsigned:
+      return "UINT";
+    case api::OptionType::kNumber:
+      return "FLOAT";
+    default:
+      return "TEXT";
+  }
 }
 
-// Adds DecimalInt64 to every integer option of `app` and its subcommands.
-void CheckIntegerOptions(CLI::App& app) {
-  for (CLI::Option* option : app.get_options()) {
-    if (std::string_view(option->get_type_name()).starts_with("INT") && option->get_expected_max() > 0)
-      option->transform(DecimalInt64());
+// CLI11 alone would read integers with strtoll(base 0) ("010" octal, "0x10" hex, values past INT64_MAX
+// clamped): each value is checked by the api's own reading of its type instead, as it is parsed.
+CLI::Validator TypeCheck(api::OptionType type) {
+  return CLI::Validator([type](std::string& text) { return api::CheckOptionText(type, text); },
+                        /*validator_desc=*/"");
+}
+
+void Bind(CLI::App* app, BoundFlags& flags, std::string_view command) {
+  flags.command = command;
+  const StatusOr<std::vector<api::CommandOption>> options = api::OptionsOf(command);
+  for (const api::CommandOption& option : *options) {
+    if (option.surface == api::Surface::kPython) continue;
+    auto bound = std::make_unique<BoundOption>();
+    bound->option = option;
+    const api::OptionSpec& spec = *option.spec;
+    const std::string help = option.HelpText();
+    if (spec.type == api::OptionType::kFlag) {
+      bound->cli = app->add_flag(option.Flag(), help);
+    } else if (spec.type == api::OptionType::kStrings || spec.type == api::OptionType::kSets) {
+      bound->cli = app->add_option(option.Flag(), bound->texts, help);
+    } else {
+      bound->cli = app->add_option(option.Flag(), bound->text, help);
+      bound->cli->type_name(TypeName(spec.type));
+      if (spec.type == api::OptionType::kInt || spec.type == api::OptionType::kUnsigned ||
+          spec.type == api::OptionType::kNumber) {
+        bound->cli->transform(TypeCheck(spec.type));
+      }
+    }
+    if (option.required) bound->cli->required();
+    if (spec.hidden) bound->cli->group("");
+    flags.options.push_back(std::move(bound));
   }
-  for (CLI::App* sub : app.get_subcommands({})) CheckIntegerOptions(*sub);
+  // A flag an earlier easyplan had: hidden, and given at all, a parse error (exit 2) naming its successor.
+  for (const api::RenamedOption& renamed : api::RenamedOptions()) {
+    if (std::find(renamed.commands.begin(), renamed.commands.end(), command) == renamed.commands.end()) continue;
+    std::string old_flag = "--" + std::string(renamed.name);
+    std::replace(old_flag.begin(), old_flag.end(), '_', '-');
+    const std::string message = old_flag + " was renamed: use " + std::string(renamed.replacement);
+    app->add_option(old_flag)->group("")->expected(0, 1)->each(
+        [message](const std::string&) { throw CLI::ValidationError(message); });
+  }
 }
 
 }  // namespace
@@ -124,25 +124,21 @@ int RunApp(int argc, const char* const* argv, Context& ctx) {
   app.set_version_flag("--version", "easyplan " EASYPLAN_VERSION);
   app.require_subcommand(0, 1);
   app.allow_extras();
-  LimitFlags limit_flags;
-  limit_flags.Add(app);
-  bool verbose = false;
-  app.add_flag("--verbose", verbose,
-               "also print the notes a user cannot act on (rules of a built-in table that take no tensor)");
-  std::map<std::string, std::function<int(Context&)>> runners;
+  BoundFlags global;
+  Bind(&app, global, "global");
+  std::map<std::string, BoundFlags> flags;
   std::vector<std::string> names;
-  for (const Command& command : AllCommands()) {
-    runners[command.name] = command.add(app);
-    names.push_back(command.name);
-  }
-  CheckIntegerOptions(app);
-  for (CLI::App* sub : app.get_subcommands({})) {
+  for (const api::CommandSpec& command : api::AllCommands()) {
+    const std::string name(command.name);
+    CLI::App* sub = app.add_subcommand(name, std::string(command.summary));
+    Bind(sub, flags[name], name);
     sub->allow_extras();
     sub->fallthrough();  // the global flags also work after the subcommand
+    names.push_back(name);
   }
 
   // An unknown subcommand is the most common slip: answer it before CLI11 does, with a suggestion.
-  if (argc > 1 && argv[1][0] != '-' && runners.count(argv[1]) == 0) {
+  if (argc > 1 && argv[1][0] != '-' && flags.count(argv[1]) == 0) {
     std::string word = argv[1];
     std::string hint = "commands: ";
     for (size_t i = 0; i < names.size(); ++i) hint += (i ? ", " : "") + names[i];
@@ -198,9 +194,28 @@ int RunApp(int argc, const char* const* argv, Context& ctx) {
     ctx.err << app.help();
     return kExitBadInput;
   }
-  if (Status status = limit_flags.Apply(ctx.limits); !status.ok()) return ReportError(ctx, status);
-  ctx.verbose = ctx.verbose || verbose;
-  return runners[chosen.front()->get_name()](ctx);
+  // The global flags (the input limits, --verbose), checked by their declarations like every option.
+  api::CommandOptions run_options;
+  if (Status status = api::ApplyOptions("global", global.Given(), &run_options, api::Surface::kCli); !status.ok()) {
+    return ReportError(ctx, status);
+  }
+  run_options.limits.ApplyTo(&ctx.limits, run_options.given);
+  ctx.verbose = ctx.verbose || run_options.verbose;
+
+  const std::string name = chosen.front()->get_name();
+  const StatusOr<const api::CommandSpec*> spec = api::FindCommand(name);
+  if (!spec.ok()) return ReportError(ctx, spec.status());
+  api::CommandOptions options = api::DefaultOptions(name);
+  if (Status status = api::ApplyOptions(name, flags[name].Given(), &options, api::Surface::kCli); !status.ok()) {
+    return ReportError(ctx, status);
+  }
+  options.verbose = ctx.verbose;
+  for (const Command& command : AllCommands()) {
+    if (command.name != name) continue;
+    if (command.prepare != nullptr) command.prepare(options);
+    if (command.drive != nullptr) return command.drive(**spec, options, ctx);
+  }
+  return RunCommandLine(**spec, options, ctx);
 }
 
 }  // namespace easyplan::cli

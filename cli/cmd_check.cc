@@ -6,8 +6,8 @@
 #include <ostream>
 
 #include "api/check.h"
+#include "api/findings_text.h"
 #include "cli/commands.h"
-#include "cli/pipeline_flags.h"
 #include "cli/plan_format.h"
 #include "core/emit.h"
 
@@ -18,12 +18,6 @@ using api::CheckRun;
 using api::kPeakBandHigh;
 using api::kPeakBandLow;
 using api::NumericSetup;
-
-struct CheckFlags {
-  api::CheckOptions check;
-  std::string format = "text";
-  std::string output;
-};
 
 std::string Sci(double v) { return v == 0 ? "0" : fmt::format("{:.1e}", v); }
 std::string IndexText(const kernels::Dims& index) { return fmt::format("[{}]", fmt::join(index, ", ")); }
@@ -132,58 +126,27 @@ std::string ToText(const CheckRun& run) {
   return out;
 }
 
-StatusOr<int> RunCheck(const CheckFlags& flags, Context& ctx, kernels::Engine& engine) {
-  EP_RETURN_IF_ERROR(api::CheckPlanOptions(flags.check.plan));
-  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.check.plan.config));
-  EP_ASSIGN_OR_RETURN(CheckRun run, api::Check(model, flags.check, &engine));
+}  // namespace
+
+Status RenderCheck(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx) {
+  const CheckRun& run = std::get<CheckRun>(result.value);
   if (run.plan.HasErrors()) {
     ctx.err << api::FindingsForTerminal(run.plan.findings, ctx.verbose);
-    return kExitFindings;
+    return Status();
   }
-  if (!run.root) return kExitOk;  // the root reports, and its exit code is everyone's
-  const std::string text = flags.format == "json" ? EmitJson(api::CheckToJson(run)) : ToText(run);
-  EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
-  return run.ok() ? kExitOk : kExitFindings;
+  if (!run.root) return Status();  // the root reports, and its exit code is everyone's
+  return WriteOutput(ctx, options.output, options.format == "json" ? EmitJson(api::CheckToJson(run)) : ToText(run));
 }
 
 // Starts the engine (MPI under mpirun), runs the check on it, and agrees on the root's exit code. Only
 // the root (every in-process run) writes anything: other MPI ranks get a context whose streams drop it.
-int RunCheckCommand(const CheckFlags& flags, Context& ctx) {
-  const Status format = CheckChoice("--format", flags.format, {"text", "json"});
-  if (!format.ok()) return ReportError(ctx, format);
-  StatusOr<std::unique_ptr<kernels::Engine>> engine = api::StartEngine(flags.check);  // checks the options first
-  if (!engine.ok()) return ReportError(ctx, engine.status());
+int DriveCheck(const api::CommandSpec& spec, const api::CommandOptions& options, Context& ctx) {
+  StatusOr<std::unique_ptr<kernels::Engine>> engine = api::StartEngine(options.Check());  // checks the options
+  if (!engine.ok()) return ExitCode(engine.status(), ctx);
   std::ostream dropped(nullptr);
   Context quiet{ctx.fs, ctx.in, dropped, dropped, ctx.schemas_dir, ctx.limits, ctx.verbose};
   Context& here = (*engine)->root() ? ctx : quiet;
-  const StatusOr<int> code = RunCheck(flags, here, **engine);
-  return (*engine)->AgreeExitCode(code.ok() ? *code : ReportError(here, code.status()));
-}
-
-}  // namespace
-
-std::function<int(Context&)> AddCheckCommand(CLI::App& app) {
-  auto flags = std::make_shared<CheckFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "check", "execute the plan on simulated devices: layout tiling and a sharded-vs-unsharded forward pass");
-  AddPlanFlags(cmd, flags->check.plan);
-  cmd->add_option("--level", flags->check.level, "layout, numeric or all (default)");
-  cmd->add_option("--seed", flags->check.seed, "seed of the pseudo-random weights and tokens (default 0)");
-  cmd->add_option("--format", flags->format, "text (default) or json");
-  cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
-  cmd->add_flag("--memory", flags->check.memory,
-                "numeric: compare each simulated device's parameter, residual-stream, logits and KV-cache bytes "
-                "with `easyplan memory` (docs/MEMORY.md)");
-  cmd->add_option("--max-numeric-devices", flags->check.max_numeric_devices,
-                  "refuse the numeric check above this many simulated devices (default 64)");
-  cmd->add_option("--engine", flags->check.engine,
-                  "where the numeric check's devices run: in-process (default), or mpi under `mpirun -np K` "
-                  "(K processes, devices/K each; docs/CHECK.md)");
-  cmd->add_option("--mpi-timeout", flags->check.mpi_timeout_seconds,
-                  "--engine mpi: seconds any rank waits for the others before ending the run (default 60)");
-  // Mutation tests only (docs/CHECK.md): deliberately break the run to prove the check fails.
-  cmd->add_option("--inject", flags->check.inject)->group("");
-  return [flags](Context& ctx) { return RunCheckCommand(*flags, ctx); };
+  return (*engine)->AgreeExitCode(RunCommandLine(spec, options, here, engine->get()));
 }
 
 }  // namespace easyplan::cli

@@ -9,24 +9,16 @@
 #include <tuple>
 
 #include "api/assumptions.h"
+#include "api/findings_text.h"
 #include "api/memory_json.h"
 #include "api/memory_pipeline.h"
 #include "cli/commands.h"
-#include "cli/pipeline_flags.h"
 #include "cli/plan_format.h"
 #include "cli/text_table.h"
 #include "core/human.h"
 
 namespace easyplan::cli {
 namespace {
-
-struct MemoryCommandFlags {
-  api::PlanOptions plan;
-  api::MemoryOptions memory;
-  std::string format = "table";
-  std::string output;
-  bool mode_given = false;  ///< else --mode is train, and the output says so
-};
 
 /// "0-3,8,10-11" for sorted ids.
 std::string IdRanges(const std::vector<int64_t>& ids) {
@@ -113,38 +105,19 @@ std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInpu
   return out;
 }
 
-StatusOr<int> RunMemory(const MemoryCommandFlags& flags, Context& ctx) {
-  EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"table", "json"}));
-  EP_RETURN_IF_ERROR(api::CheckMemoryOptions(flags.memory));
-  EP_RETURN_IF_ERROR(api::CheckPlanOptions(flags.plan));
-  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.plan.config));
-  EP_ASSIGN_OR_RETURN(api::MemoryResult result, api::Memory(model, flags.plan, flags.memory));
-  // The figures whenever the plan can be laid out; a plan with errors adds its findings and exit 1.
-  const planner::MemoryReport& report = *result.report;
-  const bool errors = result.plan.HasErrors();
-  if (errors) ctx.err << api::FindingsForTerminal(result.plan.findings, ctx.verbose);
-  const std::string text =
-      flags.format == "json" ? api::MemoryToJsonText(report, result.hardware, &result.plan.findings)
-                             : MemoryTable(report, result.inputs, flags.memory, result.budget_label, flags.mode_given);
-  EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
-  return report.fits && !errors ? kExitOk : kExitFindings;
-}
-
 }  // namespace
 
-std::function<int(Context&)> AddMemoryCommand(CLI::App& app) {
-  auto flags = std::make_shared<MemoryCommandFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "memory", "will it fit: parameters, gradients, optimizer state, activations, KV cache per device");
-  AddPlanFlags(cmd, flags->plan);
-  CLI::Option* mode = AddMemoryFlags(cmd, flags->memory, /*mode_defaults_to_train=*/true);
-  cmd->add_option("--format", flags->format, "table (default) or json");
-  cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
-  return [flags, mode](Context& ctx) {
-    flags->mode_given = mode->count() > 0;
-    StatusOr<int> code = RunMemory(*flags, ctx);
-    return code.ok() ? *code : ReportError(ctx, code.status());
-  };
+Status RenderMemory(const api::CommandResult& run, const api::CommandOptions& options, Context& ctx) {
+  const api::MemoryResult& result = std::get<api::MemoryResult>(run.value);
+  // The figures whenever the plan can be laid out; a plan with errors adds its findings and exit 1.
+  const planner::MemoryReport& report = *result.report;
+  if (result.plan.HasErrors()) ctx.err << api::FindingsForTerminal(result.plan.findings, ctx.verbose);
+  // Without --mode the step is a training step, and the table says so.
+  const std::string text =
+      options.format == "json"
+          ? api::MemoryToJsonText(report, result.hardware, &result.plan.findings)
+          : MemoryTable(report, result.inputs, options.memory, result.budget_label, options.Given("mode"));
+  return WriteOutput(ctx, options.output, text);
 }
 
 }  // namespace easyplan::cli

@@ -10,20 +10,12 @@
 #include "api/suggest.h"
 #include "cli/commands.h"
 #include "cli/cost_format.h"
-#include "cli/pipeline_flags.h"
 #include "cli/text_table.h"
 #include "core/emit.h"
 #include "core/human.h"
 
 namespace easyplan::cli {
 namespace {
-
-struct SuggestCommandFlags {
-  api::SuggestOptions suggest;
-  std::string format = "table";
-  std::string output;
-  std::string report;  ///< --report FILE: the winner's page with every candidate (api::SuggestReport)
-};
 
 std::string Term(const api::TermDifference& t, double value) {
   return t.unit == "bytes" ? HumanBytesBinary(static_cast<int64_t>(value)) : HumanSeconds(value);
@@ -105,54 +97,20 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
   return out;
 }
 
-StatusOr<int> RunSuggest(const SuggestCommandFlags& flags, Context& ctx) {
-  EP_RETURN_IF_ERROR(CheckChoice("--format", flags.format, {"table", "json"}));
-  EP_RETURN_IF_ERROR(api::CheckSuggestOptions(flags.suggest));
-  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, flags.suggest.plan.config));
-  EP_ASSIGN_OR_RETURN(api::SuggestResult result, api::Suggest(model, flags.suggest));
-  const std::string text =
-      flags.format == "json" ? EmitJson(api::SuggestToJson(flags.suggest, result)) : SuggestText(flags.suggest, result);
-  if (!flags.report.empty()) {
-    if (result.ranked.empty()) {
-      PrintDiag(ctx, Diag{Severity::kNote, {}, "nothing fits: no report written to " + flags.report, {}});
-    } else {
-      EP_ASSIGN_OR_RETURN(api::ReportResult page, api::SuggestReport(model, flags.suggest, result));
-      EP_ASSIGN_OR_RETURN(const std::string html, api::ReportPage(page.data, model->env().limits));
-      EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.report, html));
-    }
-  }
-  EP_RETURN_IF_ERROR(WriteOutput(ctx, flags.output, text));
-  return result.ranked.empty() ? kExitFindings : kExitOk;
-}
-
 }  // namespace
 
-std::function<int(Context&)> AddSuggestCommand(CLI::App& app) {
-  auto flags = std::make_shared<SuggestCommandFlags>();
-  CLI::App* cmd = app.add_subcommand(
-      "suggest", "search every mesh, checkpoint policy and microbatch count; rank what fits by step time");
-  AddConfigFlags(cmd, flags->suggest.plan.config, /*config_optional=*/false);
-  cmd->add_option("--slices", flags->suggest.slices,
-                  "slow-network domains (TPU slices, GPU nodes): factors of dp x fsdp cross them (default 1)");
-  cmd->add_option("--rules", flags->suggest.rules, "a rule file tried besides the built-in rules (repeatable)");
-  cmd->add_option("--uneven", flags->suggest.plan.uneven, "replicate (default), error or chunk, as plan takes it");
-  AddMemoryFlags(cmd, flags->suggest.memory, /*mode_defaults_to_train=*/true);
-  cmd->add_option("--top", flags->suggest.top, "candidates shown (default 5)");
-  cmd->add_option("--max-microbatches", flags->suggest.max_microbatches,
-                  "train: most gradient accumulation steps tried when a step does not fit (default 64)");
-  cmd->add_flag("--decode", flags->suggest.decode, "retired: --mode decode ranks by one decode step");
-  cmd->add_option("--max-tpot", flags->suggest.max_tpot_ms,
-                  "decode: drop candidates whose time per output token exceeds MS milliseconds");
-  AddPrecisionFlag(cmd, flags->suggest.precision);
-  cmd->add_option("--format", flags->format, "table (default) or json");
-  cmd->add_option("-o,--output", flags->output, "write to FILE (atomically) instead of stdout");
-  cmd->add_option("--report", flags->report,
-                  "also write an HTML page (as `report` draws it) of the winner, with every candidate and the Pareto "
-                  "chart, to FILE");
-  return [flags](Context& ctx) {
-    StatusOr<int> code = RunSuggest(*flags, ctx);
-    return code.ok() ? *code : ReportError(ctx, code.status());
-  };
+Status RenderSuggest(const api::CommandResult& run, const api::CommandOptions& options, Context& ctx) {
+  const api::SuggestValue& value = std::get<api::SuggestValue>(run.value);
+  const std::string text = options.format == "json" ? EmitJson(api::SuggestToJson(value.options, value.result))
+                                                    : SuggestText(value.options, value.result);
+  if (!options.report.empty()) {
+    if (!value.page) {
+      PrintDiag(ctx, Diag{Severity::kNote, {}, "nothing fits: no report written to " + options.report, {}});
+    } else {
+      EP_RETURN_IF_ERROR(WriteOutput(ctx, options.report, *value.page));
+    }
+  }
+  return WriteOutput(ctx, options.output, text);
 }
 
 }  // namespace easyplan::cli

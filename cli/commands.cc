@@ -1,32 +1,52 @@
 #include "cli/commands.h"
 
+#include "cli/config_flags.h"
+
 namespace easyplan::cli {
 
 const std::vector<Command>& AllCommands() {
   static const std::vector<Command> kCommands = {
-      {"resolve", "print the complete config EasyDeL would use, with every default and derived field",
-       AddResolveCommand},
-      {"tree", "list every tensor of the model: name, shape, dtype, size", AddTreeCommand},
-      {"plan", "lay the partition rules on the mesh: the shards and bytes of every device", AddPlanCommand},
-      {"explain", "show how the rules and the mesh decide the sharding of matching tensors", AddExplainCommand},
-      {"validate", "check a plan for CI: unmatched tensors, bad axes, indivisible dims, dead rules, memory",
-       AddValidateCommand},
-      {"activations", "the attention, hidden-state, KV-cache and expert-mesh shardings of a runtime mode",
-       AddActivationsCommand},
-      {"memory", "will it fit: parameters, gradients, optimizer state, activations, KV cache per device",
-       AddMemoryCommand},
-      {"export", "write the plan for another runtime: jax, jax-json, xla-hlo, shardy, torch, hf-tp-plan, json",
-       AddExportCommand},
-      {"check", "execute the plan on simulated devices: layout tiling and a sharded-vs-unsharded forward pass",
-       AddCheckCommand},
-      {"cost", "estimated step time on an accelerator: compute, communication, overlap, tokens/s, MFU, memory",
-       AddCostCommand},
-      {"suggest", "search every mesh, checkpoint policy and microbatch count; rank what fits by step time",
-       AddSuggestCommand},
-      {"report", "one self-contained HTML page of the plan: mesh, memory per device, tensors, findings",
-       AddReportCommand},
+      {"resolve", RenderResolve},
+      {"tree", RenderTree},
+      {"plan", RenderPlan},
+      {"explain", RenderExplain, PrepareExplain},
+      {"validate", RenderValidate},
+      {"activations", RenderActivations},
+      {"memory", RenderMemory},
+      {"export", RenderExport},
+      {"check", RenderCheck, nullptr, DriveCheck},
+      {"cost", RenderCost},
+      {"suggest", RenderSuggest},
+      {"report", RenderReport},
   };
   return kCommands;
+}
+
+int ExitCode(const StatusOr<api::Outcome>& outcome, Context& ctx) {
+  if (!outcome.ok()) return ReportError(ctx, outcome.status());
+  return *outcome == api::Outcome::kOk ? kExitOk : kExitFindings;
+}
+
+namespace {
+
+StatusOr<api::Outcome> Run(const api::CommandSpec& spec, const Command& command, const api::CommandOptions& options,
+                           Context& ctx, kernels::Engine* engine) {
+  EP_RETURN_IF_ERROR(api::CheckCommandOptions(spec, options));
+  const api::ConfigOptions config = spec.model_config ? spec.model_config(options) : options.plan.config;
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, config));
+  EP_ASSIGN_OR_RETURN(api::CommandResult result, api::RunCommand(spec, {model, engine}, options));
+  EP_RETURN_IF_ERROR(command.render(result, options, ctx));
+  return result.outcome;
+}
+
+}  // namespace
+
+int RunCommandLine(const api::CommandSpec& spec, const api::CommandOptions& options, Context& ctx,
+                   kernels::Engine* engine) {
+  for (const Command& command : AllCommands()) {
+    if (command.name == spec.name) return ExitCode(Run(spec, command, options, ctx, engine), ctx);
+  }
+  return ReportError(ctx, Status::Internal("the CLI has no renderer for '" + std::string(spec.name) + "'"));
 }
 
 }  // namespace easyplan::cli

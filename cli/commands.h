@@ -1,57 +1,56 @@
 #ifndef EASYPLAN_CLI_COMMANDS_H_
 #define EASYPLAN_CLI_COMMANDS_H_
 
-#include <CLI/CLI.hpp>
-#include <functional>
-#include <string>
+// How the CLI shows each command of the command table (api/command_table.h). The flags, --help and
+// the checks of every option come from that table (cli/app.cc); here is only what is the CLI's own:
+// each command's renderer (cmd_<name>.cc: tables, text, JUnit, ...), and the one place an outcome
+// becomes an exit code.
+
+#include <string_view>
 #include <vector>
 
+#include "api/command_table.h"
 #include "cli/context.h"
+#include "kernels/engine.h"
 
 namespace easyplan::cli {
 
-/// One subcommand: `add` registers its flags on the app and returns the function that runs it after
-/// parsing (the flags struct lives in that closure).
 struct Command {
-  std::string name;
-  std::string help;
-  std::function<std::function<int(Context&)>(CLI::App& app)> add;
+  std::string_view name;  ///< a name of api::AllCommands()
+  /// Writes `result` as `options` say (stdout or -o, findings on stderr). The exit code is the outcome's.
+  Status (*render)(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx) = nullptr;
+  /// What only the command line needs after parsing (explain: with --tree and no CONFIG, the one
+  /// positional is the pattern).
+  void (*prepare)(api::CommandOptions& options) = nullptr;
+  /// Replaces RunCommandLine when the command needs more around its run (check: its engine).
+  int (*drive)(const api::CommandSpec& spec, const api::CommandOptions& options, Context& ctx) = nullptr;
 };
 
-/// Every subcommand, in the order `easyplan --help` lists them.
+/// Every command's renderer, in api::AllCommands() order.
 const std::vector<Command>& AllCommands();
 
-/// Registers `resolve`; defined in cmd_resolve.cc.
-std::function<int(Context&)> AddResolveCommand(CLI::App& app);
+/// The exit code of a run: 0 ok, 1 findings, 2 bad input (its message printed), 3 internal error.
+int ExitCode(const StatusOr<api::Outcome>& outcome, Context& ctx);
 
-/// Registers `tree`; defined in cmd_tree.cc.
-std::function<int(Context&)> AddTreeCommand(CLI::App& app);
+/// Runs `spec` as parsed: its option checks, the model (its warnings printed), the pipeline (on
+/// `engine` for check) and the renderer. Returns the exit code.
+int RunCommandLine(const api::CommandSpec& spec, const api::CommandOptions& options, Context& ctx,
+                   kernels::Engine* engine = nullptr);
 
-/// Registers `plan`, `explain` and `validate`; defined in cmd_plan.cc, cmd_explain.cc, cmd_validate.cc.
-std::function<int(Context&)> AddPlanCommand(CLI::App& app);
-std::function<int(Context&)> AddExplainCommand(CLI::App& app);
-std::function<int(Context&)> AddValidateCommand(CLI::App& app);
-
-/// Registers `activations`; defined in cmd_activations.cc.
-std::function<int(Context&)> AddActivationsCommand(CLI::App& app);
-
-/// Registers `export`; defined in cmd_export.cc.
-std::function<int(Context&)> AddExportCommand(CLI::App& app);
-
-/// Registers `memory`; defined in cmd_memory.cc.
-std::function<int(Context&)> AddMemoryCommand(CLI::App& app);
-
-/// Registers `check`; defined in cmd_check.cc.
-std::function<int(Context&)> AddCheckCommand(CLI::App& app);
-
-/// Registers `cost`; defined in cmd_cost.cc.
-std::function<int(Context&)> AddCostCommand(CLI::App& app);
-
-/// Registers `suggest`; defined in cmd_suggest.cc.
-std::function<int(Context&)> AddSuggestCommand(CLI::App& app);
-
-/// Registers `report`; defined in cmd_report.cc.
-std::function<int(Context&)> AddReportCommand(CLI::App& app);
+Status RenderResolve(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx);
+Status RenderTree(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx);
+Status RenderPlan(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx);
+Status RenderExplain(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx);
+void PrepareExplain(api::CommandOptions& options);
+Status RenderValidate(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx);
+Status RenderActivations(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx);
+Status RenderMemory(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx);
+Status RenderExport(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx);
+Status RenderCheck(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx);
+int DriveCheck(const api::CommandSpec& spec, const api::CommandOptions& options, Context& ctx);
+Status RenderCost(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx);
+Status RenderSuggest(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx);
+Status RenderReport(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx);
 
 }  // namespace easyplan::cli
 

@@ -4,24 +4,6 @@
 
 namespace easyplan::cli {
 
-void AddConfigFlags(CLI::App* cmd, api::ConfigOptions& options, bool config_optional) {
-  auto* config = cmd->add_option("CONFIG", options.config, "config.json, a directory holding one, or - for stdin");
-  if (!config_optional) config->required();
-  cmd->add_option("--defaults", options.defaults,
-                  "EasyDeL defaults for missing attributes: add_basic (a loaded config, the default) or init "
-                  "(the EasyDeLBaseConfig constructor)");
-  cmd->add_option("--set", options.sets,
-                  "KEY=VALUE override (repeatable); VALUE is JSON or a string; "
-                  "dotted keys reach into objects: rope_scaling.factor=8");
-  cmd->add_option("--overrides", options.overrides, "YAML or JSON object of overrides (below --set)");
-  cmd->add_option("--devices", options.devices,
-                  "device count: fills the -1 in sharding_axis_dims and checks "
-                  "the product");
-  cmd->add_flag("--strict", options.strict, "treat warnings (likely typos, unknown model_type) as errors");
-  cmd->add_option("--schemas-dir", options.schemas_dir,
-                  "read schemas/ from this checkout directory instead of the built-in copies");
-}
-
 api::Environment EnvironmentOf(Context& ctx) {
   api::Environment env;
   env.fs = std::shared_ptr<const FileSystem>(std::shared_ptr<const void>(), &ctx.fs);  // not owned

@@ -1,11 +1,9 @@
 #ifndef EASYPLAN_CLI_CONFIG_FLAGS_H_
 #define EASYPLAN_CLI_CONFIG_FLAGS_H_
 
-// The flags every command that reads a CONFIG shares with `resolve` (--set, --overrides, --defaults,
-// --strict, --schemas-dir), bound to api::ConfigOptions, and loading the api::Model they name with
-// the resolver's warnings printed.
+// Loading the api::Model a command's config options name (CONFIG, --set, --overrides, --defaults,
+// --strict, --schemas-dir: the command table's config group), with the resolver's warnings printed.
 
-#include <CLI/CLI.hpp>
 #include <memory>
 
 #include "api/choices.h"
@@ -17,9 +15,6 @@
 namespace easyplan::cli {
 
 using api::CheckChoice;
-
-/// Registers CONFIG (required unless `config_optional`) and the resolve flags on `cmd`.
-void AddConfigFlags(CLI::App* cmd, api::ConfigOptions& options, bool config_optional = false);
 
 /// The api environment of this run: the context's file system, stdin, data files and limits.
 api::Environment EnvironmentOf(Context& ctx);

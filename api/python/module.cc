@@ -1,7 +1,7 @@
 // The Python module's native half (`easyplan._easyplan`): loads api::Models and runs commands through
-// api/command_runner.h, with the GIL released while C++ works. Everything the user sees (keyword
-// arguments, the Plan class, the exception types) is shaped in easyplan/__init__.py. No C++ exception
-// crosses into the interpreter: every entry point returns {"error": ...} instead.
+// the command table (api/command_table.h), with the GIL released while C++ works; the table itself, as
+// JSON, is what easyplan/__init__.py builds its functions, signatures and docstrings from. No C++
+// exception crosses into the interpreter: every entry point returns {"error": ...} instead.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "api/command_options.h"
-#include "api/command_runner.h"
+#include "api/command_table.h"
 #include "api/model.h"
 #include "api/plan_pipeline.h"
 #include "core/document.h"
+#include "core/file_system.h"
 #include "core/json_parse.h"
 #include "core/tree_json.h"
 
@@ -101,7 +101,7 @@ py::dict Load(const std::string& kind, const std::string& payload, const std::st
   std::shared_ptr<const api::Model> loaded;
   Outcome outcome = Guarded([&](Outcome& o) -> Status {
     EP_ASSIGN_OR_RETURN(Json options, ParseOptions(options_json));
-    api::CommandOptions parsed;
+    api::CommandOptions parsed = api::DefaultOptions("model");
     EP_RETURN_IF_ERROR(api::ApplyOptions("model", options, &parsed));
     api::ConfigSource source;
     if (kind == "path") {
@@ -113,7 +113,7 @@ py::dict Load(const std::string& kind, const std::string& payload, const std::st
     }
     api::Environment env = api::Environment::Real();
     if (!parsed.plan.config.schemas_dir.empty()) env.schemas_dir = parsed.plan.config.schemas_dir;
-    EP_RETURN_IF_ERROR(parsed.ApplyLimits(&env.limits));
+    parsed.limits.ApplyTo(&env.limits, parsed.given);
     EP_ASSIGN_OR_RETURN(loaded, api::Model::Load(std::move(env), std::move(source), parsed.plan.config, &o.diags));
     return Status();
   });
@@ -135,19 +135,35 @@ struct PyPlan {
   }
 };
 
-StatusOr<api::CommandOptions> ParseCommandOptions(const PyModel& self, const std::string& command,
+StatusOr<api::CommandOptions> ParseCommandOptions(const PyModel& self, const api::CommandSpec& spec,
                                                   const std::string& options_json,
                                                   const std::optional<std::string>& tree_json) {
   EP_ASSIGN_OR_RETURN(Json options, ParseOptions(options_json));
-  api::CommandOptions parsed;
+  api::CommandOptions parsed = api::DefaultOptions(spec.name);
   parsed.plan.config = self.model->options();
-  EP_RETURN_IF_ERROR(api::ApplyOptions(command, options, &parsed));
+  EP_RETURN_IF_ERROR(api::ApplyOptions(std::string(spec.name), options, &parsed));
   if (tree_json) {
-    const int64_t max_tensors = command == "tree" ? parsed.tree.max_tensors : parsed.plan.max_tensors;
-    EP_ASSIGN_OR_RETURN(ParamTree tree, ParseTreeJson(*tree_json, "<tree>", Limits{}, max_tensors));
+    EP_ASSIGN_OR_RETURN(ParamTree tree, ParseTreeJson(*tree_json, "<tree>", Limits{}, parsed.plan.max_tensors));
     parsed.plan.given_tree = std::make_shared<const ParamTree>(std::move(tree));
   }
   return parsed;
+}
+
+/// A command as the CLI runs it (api/command_table.h): the options checked by their declarations and
+/// the command's own checks, the model (honouring or refusing the call's config options), the run, and
+/// the files the call names written through the model's file system (atomically, an existing file's
+/// mode kept, a path that cannot be written bad input).
+StatusOr<api::CommandResult> RunCommand(const PyModel& self, const api::CommandSpec& spec,
+                                        const api::CommandOptions& parsed) {
+  EP_RETURN_IF_ERROR(api::CheckCommandOptions(spec, parsed));
+  // A call's own config options (set=, devices=, ...) are honoured or refused, never dropped.
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, api::ModelWithOptions(self.model, parsed.plan.config));
+  EP_ASSIGN_OR_RETURN(api::CommandResult result, api::RunCommand(spec, {model, nullptr}, parsed));
+  if (spec.files) {
+    RealFileSystem fs;  // a Model's environment is always the real one (api::Environment::Real)
+    for (const auto& [path, text] : spec.files(result, parsed)) EP_RETURN_IF_ERROR(fs.WriteFileAtomically(path, text));
+  }
+  return result;
 }
 
 py::dict RunPlan(const PyModel& self, const std::string& options_json, const std::optional<std::string>& tree_json) {
@@ -155,10 +171,12 @@ py::dict RunPlan(const PyModel& self, const std::string& options_json, const std
   api::PlanViewOptions view;
   Json extra;
   Outcome outcome = Guarded([&](Outcome&) -> Status {
-    EP_ASSIGN_OR_RETURN(api::CommandOptions parsed, ParseCommandOptions(self, "plan", options_json, tree_json));
+    EP_ASSIGN_OR_RETURN(const api::CommandSpec* spec, api::FindCommand("plan"));
+    EP_ASSIGN_OR_RETURN(api::CommandOptions parsed, ParseCommandOptions(self, *spec, options_json, tree_json));
     view = {parsed.rank, parsed.summary};
-    EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, api::ModelWithOptions(self.model, parsed.plan.config));
-    EP_ASSIGN_OR_RETURN(result, api::PlanCommand(model, parsed, &extra));
+    EP_ASSIGN_OR_RETURN(api::CommandResult run, RunCommand(self, *spec, parsed));
+    result = std::get<std::shared_ptr<const api::PlanResult>>(run.value);
+    EP_ASSIGN_OR_RETURN(extra, api::PlanSummaryJson(*result));
     return Status();
   });
   py::dict out = OutcomeDict(outcome);
@@ -171,20 +189,20 @@ py::dict RunPlan(const PyModel& self, const std::string& options_json, const std
 
 py::dict Run(const PyModel& self, const std::string& command, const std::string& options_json,
              const std::optional<std::string>& tree_json) {
-  api::CommandOutput result;
+  std::string text;
+  bool failed = false;
   Outcome outcome = Guarded([&](Outcome&) -> Status {
-    EP_ASSIGN_OR_RETURN(api::CommandOptions parsed, ParseCommandOptions(self, command, options_json, tree_json));
-    // A call's own config options (set=, devices=, ...) are honoured or refused, never dropped.
-    EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, api::ModelWithOptions(self.model, parsed.plan.config));
-    EP_ASSIGN_OR_RETURN(result, api::RunCommand(model, command, parsed));
+    EP_ASSIGN_OR_RETURN(const api::CommandSpec* spec, api::FindCommand(command));
+    EP_ASSIGN_OR_RETURN(api::CommandOptions parsed, ParseCommandOptions(self, *spec, options_json, tree_json));
+    EP_ASSIGN_OR_RETURN(api::CommandResult result, RunCommand(self, *spec, parsed));
+    text = spec->document(result, parsed);
+    failed = result.outcome == api::Outcome::kFindings;
     return Status();
   });
   py::dict out = OutcomeDict(outcome);
   if (outcome.status.ok() && !outcome.internal) {
-    out["text"] = result.text;
-    out["json"] = result.json;
-    out["failed"] = result.findings_failed;
-    out["extra"] = result.extra.is_null() ? py::object(py::none()) : py::object(py::str(result.extra.dump()));
+    out["text"] = text;
+    out["failed"] = failed;
   }
   return out;
 }
@@ -200,11 +218,6 @@ PYBIND11_MODULE(_easyplan, m) {
       .def("plan", &RunPlan, py::arg("options_json"), py::arg("tree_json") = py::none());
   py::class_<PyPlan>(m, "_Plan").def("json", &PyPlan::Json);
   m.def("load", &Load, py::arg("kind"), py::arg("payload"), py::arg("name"), py::arg("options_json"));
-  m.def("commands", [] { return easyplan::api::CommandNames(); });
-  m.def("option_names", [](const std::string& command) -> py::object {
-    auto names = easyplan::api::OptionNames(command);
-    if (!names.ok()) return py::none();
-    return py::cast(*names);
-  });
+  m.def("command_table", [] { return easyplan::api::CommandTableJson().dump(); });
   m.attr("__version__") = EASYPLAN_VERSION;
 }

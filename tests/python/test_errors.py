@@ -105,7 +105,8 @@ def test_the_limits_are_model_options():
     assert easyplan.resolve(LLAMA, set={"num_hidden_layers": 5000}, max_layers=5000)["num_hidden_layers"] == 5000
     with pytest.raises(easyplan.BadInputError, match="the torch export would be about"):
         easyplan.Model(LLAMA, max_output_bytes=1000).export("torch", mesh="fsdp=8")
-    with pytest.raises(easyplan.BadInputError, match="max_layers must be at least 1, found 0"):
+    # Checked by its declaration, as every option is: the message names the flag, as the CLI prints it.
+    with pytest.raises(easyplan.BadInputError, match="--max-layers must be at least 1, found 0"):
         easyplan.Model(LLAMA, max_layers=0)
     with pytest.raises(easyplan.BadInputError, match="belong to the Model"):
         easyplan.resolve(easyplan.Model(LLAMA), max_layers=10)

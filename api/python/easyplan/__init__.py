@@ -1,8 +1,11 @@
 """easyplan: the configuration compiler and sharding planner, from Python.
 
 Every function mirrors an ``easyplan`` command and takes the CLI's options as keyword arguments
-(``--max-tensors`` becomes ``max_tensors``; ``--from`` is ``from_``). Results are plain Python data
-equal to the command's ``--format json`` output::
+(``--max-tensors`` becomes ``max_tensors``; ``--from`` is ``from_``). The functions, their signatures
+and their docstrings are built from easyplan's command table (api/command_table.h), the one list of
+every command and option the CLI's flags and ``--help`` come from too, so ``help(easyplan.cost)`` lists
+every option ``easyplan cost --help`` does. Results are plain Python data equal to the command's
+``--format json`` output::
 
     import easyplan
     plan = easyplan.plan("examples/llama-3.1-8b", mesh="dp=1,fsdp=4,ep=1,tp=2,sp=1")
@@ -22,9 +25,9 @@ artifact for a plan with errors, raises :class:`PlanError` with them. The native
 releases the GIL, so threads can plan at once; a :class:`Model` is safe to share between them.
 """
 
+import inspect as _inspect
 import json as _json
-import os as _os
-import tempfile as _tempfile
+import keyword as _pykeyword
 import warnings as _warnings
 
 from . import _easyplan
@@ -92,28 +95,45 @@ class PlanError(ValueError):
 
 
 def _raise_on_error(result):
+    """The one place a native result becomes an exception: bad input, a bug, and (for a command whose
+    plan with errors has no artifact, export) the findings."""
     for diag in result.get("diags", []):
         if diag["severity"] == "warning":
-            _warnings.warn(diag["text"], stacklevel=3)
+            _warnings.warn(diag["text"], stacklevel=4)
     error = result.get("error")
-    if error is None:
-        return result
-    if error.get("kind") == "bad_input":
-        raise BadInputError(error)
-    raise InternalError(error.get("text", error.get("message", "internal error")))
+    if error is not None:
+        if error.get("kind") == "bad_input":
+            raise BadInputError(error)
+        raise InternalError(error.get("text", error.get("message", "internal error")))
+    spec = _COMMANDS.get(result.get("command"))
+    if spec and spec["findings_instead_of_artifact"] and result.get("failed"):
+        raise PlanError(_json.loads(result["text"])["findings"])
+    return result
 
 
-_CONFIG_OPTIONS = frozenset(_easyplan.option_names("model"))
+# ---- the command table: every command and option, as the CLI declares them ----
+
+_TABLE = _json.loads(_easyplan.command_table())
+_COMMANDS = {command["name"]: command for command in _TABLE["commands"]}
+_MODEL_OPTIONS = [o for o in _TABLE["model"] if o["surface"] != "cli"]
+_CONFIG_OPTIONS = frozenset(o["name"] for o in _MODEL_OPTIONS)
+
+
+def _keyword(name):
+    """An option's Python keyword: its name, with ``_`` after a Python keyword (``from`` -> ``from_``)."""
+    return name + "_" if _pykeyword.iskeyword(name) else name
 
 
 def _option_dict(options):
     """Keyword arguments as the native option table reads them (from_ -> from, None = not given)."""
     out = {}
     for key, value in options.items():
-        if key == "from_":
-            key = "from"
+        if key.endswith("_") and _pykeyword.iskeyword(key[:-1]):
+            key = key[:-1]
         if isinstance(value, tuple):
             value = list(value)
+        if hasattr(value, "__fspath__"):
+            value = value.__fspath__()
         out[key] = value
     return out
 
@@ -194,15 +214,16 @@ def _tree_json(tree, layout):
 
 class Model:
     """One model, resolved once: its config (a path, dict, JSON text or None for EasyDeL's defaults)
-    with the config options ``defaults``, ``set`` (a list of ``"KEY=VALUE"`` or a dict), ``overrides``,
-    ``devices``, ``strict`` and ``schemas_dir``, and the limits ``max_layers`` and ``max_output_bytes``
-    (the CLI's global ``--max-layers`` and ``--max-output-bytes``). Every stage that does not depend on the mesh (the
-    tree, the rule matches) is computed on first use and kept, so planning it on many meshes repeats
-    only the mesh-dependent work. Safe to use from many threads.
+    with the config options (``defaults``, ``set``, ``overrides``, ``devices``, ``strict``,
+    ``schemas_dir``) and the input limits (``max_layers``, ``max_output_bytes``, ...: the CLI's global
+    flags). Every stage that does not depend on the mesh (the tree, the rule matches) is computed on
+    first use and kept, so planning it on many meshes repeats only the mesh-dependent work. Safe to use
+    from many threads.
 
-    A method's ``set=`` is applied after the Model's own (its config resolved again for that call, as
-    ``--set`` after the file); the other config options belong to the Model, and a method given one
-    raises :class:`BadInputError` naming it rather than ignoring it.
+    Its methods are the commands (``model.cost(...)`` is ``easyplan cost``), taking every option of
+    their command. A method's ``set=`` is applied after the Model's own (its config resolved again for
+    that call, as ``--set`` after the file); the other config options belong to the Model, and a method
+    given one raises :class:`BadInputError` naming it rather than ignoring it.
     """
 
     def __init__(self, config=None, **config_options):
@@ -218,106 +239,25 @@ class Model:
         return _json.loads(self._config_text)
 
     def _run(self, command, options):
-        tree = options.get("tree")
-        layout = options.get("layout") if command != "activations" else None
-        tree_json = _tree_json(tree, layout)
+        """Runs `command`: its result as the CLI's ``--format json`` prints it (explain, export, report:
+        their text), or a :class:`Plan` for plan."""
+        spec = _COMMANDS[command]
+        names = {o["name"]: o for o in spec["options"]}
+        tree_json = None
+        if "tree" in names:
+            layout = options.get("layout") if names.get("layout", {}).get("group") == "tree" else None
+            tree_json = _tree_json(options.get("tree"), layout)
         if tree_json is not None:
             options = dict(options)
             del options["tree"]
         options_json = _json.dumps(_option_dict(options))
         if command == "plan":
-            return _raise_on_error(self._model.plan(options_json, tree_json))
-        return _raise_on_error(self._model.run(command, options_json, tree_json))
-
-    def resolve(self, **options):
-        """The resolved config; ``provenance=True`` wraps it as {"config", "provenance"}."""
-        return _json.loads(self._run("resolve", options)["text"])
-
-    def tree(self, **options):
-        """The parameter tree (``easyplan tree --format json``)."""
-        return _json.loads(self._run("tree", options)["text"])
-
-    def plan(self, **options):
-        """The shard plan on a mesh, as a :class:`Plan` (``easyplan plan --format json``)."""
-        result = self._run("plan", options)
-        return Plan(result["plan"], _json.loads(result["extra"]))
-
-    def validate(self, **options):
-        """The plan's findings for CI (``easyplan validate --format json``); ``result["ok"]`` is the verdict."""
-        return _json.loads(self._run("validate", options)["text"])
-
-    def explain(self, pattern, **options):
-        """How the rules and the mesh decide the sharding of tensors whose name ``pattern`` finds (text)."""
-        return self._run("explain", dict(options, pattern=pattern))["text"]
-
-    def activations(self, **options):
-        """The activation, KV-cache and expert-mesh shardings of a runtime mode (``easyplan activations``)."""
-        return _json.loads(self._run("activations", options)["text"])
-
-    def memory(self, **options):
-        """The bytes every device holds for a training or serving step (``easyplan memory --format json``).
-        A plan with errors still has its figures, with "ok": False and its "findings" added."""
-        return _json.loads(self._run("memory", options)["text"])
-
-    def check(self, **options):
-        """Execute the plan on simulated devices (``easyplan check --format json``): the layout check,
-        and a tiny model's sharded forward pass against the unsharded one; ``result["ok"]`` is the verdict."""
-        return _json.loads(self._run("check", options)["text"])
-
-    def cost(self, **options):
-        """One configuration's estimated step on ``hardware`` (``easyplan cost --format json``): step time,
-        compute, communication, exposed communication, tokens/s, MFU, memory and the plan's "findings"
-        (a plan with errors is priced as it is laid out; only one that cannot be priced gives
-        {"ok": False, "findings": [...]})."""
-        return _json.loads(self._run("cost", options)["text"])
-
-    def suggest(self, report=None, **options):
-        """Every mesh, checkpoint policy and microbatch count for ``devices`` chips of ``hardware``,
-        ranked by step time (``easyplan suggest --format json``): candidates, rejections, Pareto front.
-        ``report="page.html"`` also writes the winner's page with every candidate (``suggest --report``)
-        when something fits."""
-        if report is None:
-            return _json.loads(self._run("suggest", options)["text"])
-        result = self._run("suggest", dict(options, report=True))
-        extra = _json.loads(result["extra"]) if result["extra"] else None
-        if extra and "report" in extra:
-            _write_atomically(report, extra["report"])
-        return _json.loads(result["text"])
-
-    def report(self, output=None, **options):
-        """The plan as one self-contained HTML page (``easyplan report``): mesh, memory per device (with
-        ``mode``, ``batch`` and ``seq``), step time per layer (with ``hardware`` too), tensors, findings.
-        Returns the page; ``output="plan.html"`` also writes it (atomically)."""
-        page = self._run("report", options)["text"]
-        if output is not None:
-            _write_atomically(output, page)
-        return page
-
-
-    def export(self, to, **options):
-        """The plan as another runtime reads it (``easyplan export --to TO``), as text: ``jax`` (a Python
-        module), ``jax-json``, ``xla-hlo``, ``shardy`` (``format="json"`` for JSON instead of lines),
-        ``torch``, ``hf-tp-plan`` or ``json``. ``torch`` and ``hf-tp-plan`` plan HF tensor names unless
-        ``layout`` or ``tree`` is given. A plan with errors raises :class:`PlanError`."""
-        result = self._run("export", dict(options, to=to))
-        if result["failed"]:
-            raise PlanError(_json.loads(result["text"])["findings"])
-        return result["text"]
-
-
-def _write_atomically(path, text):
-    """Writes ``text`` to ``path`` through a temporary file beside it, so a reader never sees half a page."""
-    path = _os.fspath(path)
-    directory = _os.path.dirname(_os.path.abspath(path))
-    fd, temp = _tempfile.mkstemp(prefix=".easyplan-", dir=directory)
-    try:
-        with _os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        _os.replace(temp, path)
-    except BaseException:
-        if _os.path.exists(temp):
-            _os.unlink(temp)
-        raise
+            result = _raise_on_error(self._model.plan(options_json, tree_json))
+            return Plan(result["plan"], _json.loads(result["extra"]))
+        result = self._model.run(command, options_json, tree_json)
+        result["command"] = command
+        _raise_on_error(result)
+        return result["text"] if spec["text_artifact"] else _json.loads(result["text"])
 
 
 def _split(config, options):
@@ -337,78 +277,135 @@ def _split(config, options):
     return Model(config, **model_options), rest
 
 
-def resolve(config, **options):
-    """``easyplan resolve``: the complete config EasyDeL would use, every default and derived field."""
-    model, rest = _split(config, options)
-    return model.resolve(**rest)
+# ---- the functions, built from the command table ----
+
+_ANNOTATIONS = {"flag": "bool", "string": "str", "int": "int", "unsigned": "int", "number": "float",
+                "strings": "str | Sequence[str]", "mesh": "MeshLike", "sets": "SetLike"}
+_PYTHON_TYPES = {"PathLike": "str | os.PathLike[str]"}
+_RETURNS = {"plan": "a :class:`Plan`", "explain": "the explanation (text)",
+            "export": "the artifact (text); a plan with errors raises :class:`PlanError`",
+            "report": "the page (HTML text); ``output`` also writes it"}
 
 
-def tree(config=None, **options):
-    """``easyplan tree``: every tensor of the model (name, shape, dtype) and the totals."""
-    model, rest = _split(config, options)
-    return model.tree(**rest)
+def _annotation(option):
+    if option["python_type"]:
+        return _PYTHON_TYPES.get(option["python_type"], option["python_type"])
+    return _ANNOTATIONS[option["type"]]
 
 
-def plan(config=None, **options):
-    """``easyplan plan``: lay the partition rules on the mesh. Returns a :class:`Plan`."""
-    model, rest = _split(config, options)
-    return model.plan(**rest)
+def _python_options(spec, method):
+    """The options a function of `spec` takes as keywords, in --help order: every option Python may give
+    (a method leaves out the config options that belong to its Model, all but ``set``)."""
+    out = []
+    for option in spec["options"]:
+        if option["surface"] == "cli" or option["hidden"] or option["name"] in spec["python_positional"]:
+            continue
+        if method and option["group"] == "config" and option["name"] != "set":
+            continue
+        out.append(option)
+    if not method:
+        out += [o for o in _MODEL_OPTIONS if o["group"] == "limits"]
+    return out
 
 
-def validate(config=None, **options):
-    """``easyplan validate``: findings for CI (unmatched tensors, bad axes, indivisible dims, memory)."""
-    model, rest = _split(config, options)
-    return model.validate(**rest)
+def _positional(spec):
+    """(option, required) for each argument a function of `spec` takes by position after CONFIG."""
+    options = {o["name"]: o for o in spec["options"]}
+    return [(options[name], options[name]["required"] or options[name]["positional"])
+            for name in spec["python_positional"]]
 
 
-def explain(config, pattern, **options):
-    """``easyplan explain``: every rule tried for tensors matching ``pattern``, and who holds what."""
-    model, rest = _split(config, options)
-    return model.explain(pattern, **rest)
+def _config_required(spec):
+    config = next((o for o in spec["options"] if o["name"] == "config"), None)
+    return bool(config and config["required"]) or any(required for _, required in _positional(spec))
 
 
-def activations(config, **options):
-    """``easyplan activations``: the shardings of one runtime mode (train, prefill, decode, insert)."""
-    model, rest = _split(config, options)
-    return model.activations(**rest)
+def _signature(spec, method):
+    P = _inspect.Parameter
+    params = [P("self", P.POSITIONAL_OR_KEYWORD)] if method else [
+        P("config", P.POSITIONAL_OR_KEYWORD, annotation="ConfigLike",
+          default=P.empty if _config_required(spec) else None)]
+    for option, required in _positional(spec):
+        params.append(P(_keyword(option["name"]), P.POSITIONAL_OR_KEYWORD, annotation=_annotation(option),
+                        default=P.empty if required else option["default"]))
+    for option in _python_options(spec, method):
+        params.append(P(_keyword(option["name"]), P.KEYWORD_ONLY, annotation=_annotation(option),
+                        default=option["default"]))
+    returns = "Plan" if spec["name"] == "plan" else ("str" if spec["text_artifact"] else "dict[str, Any]")
+    return _inspect.Signature(params, return_annotation=returns)
 
 
-def memory(config, **options):
-    """``easyplan memory``: will it fit? Parameters, gradients, optimizer, activations, KV cache per device."""
-    model, rest = _split(config, options)
-    return model.memory(**rest)
+def _option_doc(option):
+    default = option["default"]
+    shown = "" if default is None or option["type"] == "flag" else ", default %r" % (default,)
+    flag = option["flag"].split(",")[-1]
+    return "    %s (%s%s): %s; the CLI's %s" % (_keyword(option["name"]), _annotation(option), shown,
+                                                option["help"], flag)
 
 
-def check(config, **options):
-    """``easyplan check``: prove the plan by executing it on simulated devices (layout, numeric, memory)."""
-    model, rest = _split(config, options)
-    return model.check(**rest)
+def _docstring(spec, method):
+    name = spec["name"]
+    returns = _RETURNS.get(name, "what ``easyplan %s --format json`` prints, as Python data" % name)
+    lines = ["``easyplan %s``: %s." % (name, spec["summary"]), "", "Returns %s." % returns, ""]
+    if not method:
+        lines += ["``config``: a path, a dict, JSON text, a :class:`Model` or None (EasyDeL's defaults).", ""]
+    for option, _ in _positional(spec):
+        lines.append("``%s``: %s." % (_keyword(option["name"]), option["help"]))
+    lines += ["", "Options (keyword only; None means not given):"]
+    lines += [_option_doc(o) for o in _python_options(spec, method)]
+    return "\n".join(lines)
 
 
-def cost(config, **options):
-    """``easyplan cost``: one configuration's step time, communication, tokens/s, MFU and memory on
-    ``hardware``."""
-    model, rest = _split(config, options)
-    return model.cost(**rest)
+def _bind(spec, args, options, skip_config):
+    """Positional arguments as the keywords they stand for."""
+    names = ([] if skip_config else ["config"]) + [_keyword(o["name"]) for o, _ in _positional(spec)]
+    if len(args) > len(names):
+        raise TypeError("%s() takes at most %d positional arguments (%d given)" % (spec["name"], len(names),
+                                                                                    len(args)))
+    bound = dict(zip(names, args))
+    for key in bound:
+        if key in options:
+            raise TypeError("%s() got multiple values for argument '%s'" % (spec["name"], key))
+    return {**bound, **options}
 
 
-def suggest(config, **options):
-    """``easyplan suggest``: which mesh, checkpoint policy and microbatch count for ``devices`` chips of
-    ``hardware``, ranked by step time, with why #1 wins and the commands that reproduce each."""
-    model, rest = _split(config, options)
-    return model.suggest(**rest)
+def _make_method(spec):
+    def method(self, *args, **options):
+        return self._run(spec["name"], _bind(spec, args, options, skip_config=True))
+    method.__name__ = method.__qualname__ = spec["name"]
+    method.__signature__ = _signature(spec, method=True)
+    method.__doc__ = _docstring(spec, method=True)
+    return method
 
 
-def report(config=None, output=None, **options):
-    """``easyplan report``: the plan as one self-contained HTML page; ``output`` also writes it."""
-    model, rest = _split(config, options)
-    return model.report(output, **rest)
+def _make_function(spec):
+    def function(*args, **options):
+        options = _bind(spec, args, options, skip_config=False)
+        model, rest = _split(options.pop("config", None), options)
+        return model._run(spec["name"], rest)
+    function.__name__ = function.__qualname__ = spec["name"]
+    function.__module__ = __name__
+    function.__signature__ = _signature(spec, method=False)
+    function.__doc__ = _docstring(spec, method=False)
+    return function
 
 
-def export(config, to, **options):
-    """``easyplan export``: the plan for another runtime (JAX, PyTorch DTensor, transformers, XLA), as text."""
-    model, rest = _split(config, options)
-    return model.export(to, **rest)
+def _model_signature():
+    P = _inspect.Parameter
+    params = [P("self", P.POSITIONAL_OR_KEYWORD), P("config", P.POSITIONAL_OR_KEYWORD, annotation="ConfigLike",
+                                                    default=None)]
+    params += [P(_keyword(o["name"]), P.KEYWORD_ONLY, annotation=_annotation(o), default=o["default"])
+               for o in _MODEL_OPTIONS]
+    return _inspect.Signature(params, return_annotation=None)
+
+
+Model.__init__.__signature__ = _model_signature()
+Model.__doc__ += "\n    Options (keyword only; None means not given):\n" + "\n".join(
+    "    " + _option_doc(o) for o in _MODEL_OPTIONS)
+for _spec in _TABLE["commands"]:
+    setattr(Model, _spec["name"], _make_method(_spec))
+    globals()[_spec["name"]] = _make_function(_spec)
+del _spec
 
 
 def _spec_tuple(spec):

@@ -1,4 +1,5 @@
-# Type stubs of the easyplan package (api/python/easyplan/__init__.py).
+# Type stubs of the easyplan package (api/python/easyplan/__init__.py), rendered from the command table
+# by api/python/generate.py: do not edit by hand.
 import os
 from typing import Any, Mapping, Sequence, Union
 
@@ -36,42 +37,170 @@ class Plan:
 
 class Model:
     warnings: list[str]
-    def __init__(self, config: ConfigLike = ..., *, defaults: str = ..., set: SetLike = ..., overrides: str = ...,
-                 devices: int = ..., strict: bool = ..., schemas_dir: str = ..., max_layers: int = ...,
-                 max_output_bytes: int = ...) -> None: ...
+    def __init__(self, config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
+        overrides: str | None = None, devices: int | None = None, strict: bool = False,
+        schemas_dir: str | None = None, max_input_bytes: int = 67108864, max_depth: int = 200,
+        max_values: int = 1000000, max_layers: int = 4096, max_output_bytes: int = 268435456) -> None: ...
     @property
     def config(self) -> dict[str, Any]: ...
-    def resolve(self, *, provenance: bool = ...) -> dict[str, Any]: ...
-    def tree(self, **options: Any) -> dict[str, Any]: ...
-    def plan(self, *, rules: str = ..., mesh: MeshLike = ..., dcn: MeshLike = ..., uneven: str = ...,
-             layout: str = ..., tree: TreeLike = ..., from_: str = ..., dtype: str = ..., max_tensors: int = ...,
-             max_devices: int = ..., max_rules: int = ..., rank: int = ..., summary: bool = ...) -> Plan: ...
-    def validate(self, **options: Any) -> dict[str, Any]: ...
-    def explain(self, pattern: str, **options: Any) -> str: ...
-    def activations(self, **options: Any) -> dict[str, Any]: ...
-    def memory(self, **options: Any) -> dict[str, Any]: ...
-    def check(self, *, level: str = ..., seed: int = ..., memory: bool = ..., max_numeric_devices: int = ...,
-              **options: Any) -> dict[str, Any]: ...
-    def export(self, to: str, *, format: str = ..., **options: Any) -> str: ...
-    def cost(self, *, hardware: str, mode: str, batch: int, seq: int, microbatches: int = ..., decode: bool = ...,
-             precision: str = ..., **options: Any) -> dict[str, Any]: ...
-    def suggest(self, report: str | os.PathLike[str] | None = ..., *, hardware: str, mode: str, batch: int, seq: int,
-                slices: int = ..., top: int = ..., max_microbatches: int = ..., decode: bool = ..., precision: str = ...,
-                **options: Any) -> dict[str, Any]: ...
-    def report(self, output: str | os.PathLike[str] | None = ..., *, mode: str = ..., batch: int = ..., seq: int = ...,
-               hardware: str = ..., microbatches: int = ..., decode: bool = ..., precision: str = ...,
-               **options: Any) -> str: ...
+    def activations(self, *, set: SetLike | None = None, mesh: MeshLike | None = None, dcn: MeshLike | None = None,
+        max_devices: int = 4194304, layout: str = 'bthd', qkv_mni: bool = False,
+        softmax_aux_ndim: int | None = None, dtype: str | None = None, kernel: str | None = None,
+        cache: str = 'transformer', page_size: int | None = None, num_pages: int | None = None,
+        cache_version: str | None = None, mode: str = 'train', batch: int | None = None, seq: int | None = None) -> dict[str, Any]: ...
+    def check(self, *, set: SetLike | None = None, tree: TreeLike | None = None,
+        from_: str | os.PathLike[str] | None = None, layout: str = 'easydel', dtype: str | None = None,
+        max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate', max_rules: int = 100000,
+        mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304, level: str = 'all',
+        seed: int = 0, memory: bool = False, max_numeric_devices: int = 64) -> dict[str, Any]: ...
+    def cost(self, *, set: SetLike | None = None, tree: TreeLike | None = None,
+        from_: str | os.PathLike[str] | None = None, layout: str = 'easydel', dtype: str | None = None,
+        max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate', max_rules: int = 100000,
+        mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304, mode: str = 'train',
+        batch: int | None = None, seq: int | None = None, max_length: int | None = None, optimizer: str = 'adamw',
+        grad_dtype: str | None = None, opt_state_dtype: str = 'float32', master_weights: bool = False,
+        max_memory: str | None = None, hardware: str | None = None, microbatches: int = 1, decode: bool = False,
+        precision: str = 'bf16') -> dict[str, Any]: ...
+    def explain(self, pattern: str, *, set: SetLike | None = None, tree: TreeLike | None = None,
+        from_: str | os.PathLike[str] | None = None, layout: str = 'easydel', dtype: str | None = None,
+        max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate', max_rules: int = 100000,
+        mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304) -> str: ...
+    def export(self, to: str, *, set: SetLike | None = None, tree: TreeLike | None = None,
+        from_: str | os.PathLike[str] | None = None, layout: str | None = None, dtype: str | None = None,
+        max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate', max_rules: int = 100000,
+        mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304, format: str = 'text') -> str: ...
+    def memory(self, *, set: SetLike | None = None, tree: TreeLike | None = None,
+        from_: str | os.PathLike[str] | None = None, layout: str = 'easydel', dtype: str | None = None,
+        max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate', max_rules: int = 100000,
+        mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304, mode: str = 'train',
+        batch: int | None = None, seq: int | None = None, max_length: int | None = None, optimizer: str = 'adamw',
+        grad_dtype: str | None = None, opt_state_dtype: str = 'float32', master_weights: bool = False,
+        max_memory: str | None = None, hardware: str | None = None) -> dict[str, Any]: ...
+    def plan(self, *, set: SetLike | None = None, tree: TreeLike | None = None,
+        from_: str | os.PathLike[str] | None = None, layout: str = 'easydel', dtype: str | None = None,
+        max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate', max_rules: int = 100000,
+        mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
+        rank: int | None = None, summary: bool = False) -> Plan: ...
+    def report(self, output: str | os.PathLike[str] | None = None, *, set: SetLike | None = None,
+        tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
+        dtype: str | None = None, max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate',
+        max_rules: int = 100000, mesh: MeshLike | None = None, dcn: MeshLike | None = None,
+        max_devices: int = 4194304, mode: str | None = None, batch: int | None = None, seq: int | None = None,
+        max_length: int | None = None, optimizer: str = 'adamw', grad_dtype: str | None = None,
+        opt_state_dtype: str = 'float32', master_weights: bool = False, max_memory: str | None = None,
+        hardware: str | None = None, microbatches: int = 1, decode: bool = False, precision: str = 'bf16') -> str: ...
+    def resolve(self, *, set: SetLike | None = None, provenance: bool = False) -> dict[str, Any]: ...
+    def suggest(self, *, set: SetLike | None = None, uneven: str = 'replicate', mode: str = 'train',
+        batch: int | None = None, seq: int | None = None, max_length: int | None = None, optimizer: str = 'adamw',
+        grad_dtype: str | None = None, opt_state_dtype: str = 'float32', master_weights: bool = False,
+        max_memory: str | None = None, hardware: str | None = None, decode: bool = False, precision: str = 'bf16',
+        slices: int = 1, rules: str | Sequence[str] | None = None, top: int = 5, max_microbatches: int = 64,
+        max_tpot: float | None = None, report: str | os.PathLike[str] | None = None) -> dict[str, Any]: ...
+    def tree(self, *, set: SetLike | None = None, tree: TreeLike | None = None,
+        from_: str | os.PathLike[str] | None = None, layout: str = 'easydel', dtype: str | None = None,
+        max_tensors: int = 10000000, include_buffers: bool = False, diff: bool = False) -> dict[str, Any]: ...
+    def validate(self, *, set: SetLike | None = None, tree: TreeLike | None = None,
+        from_: str | os.PathLike[str] | None = None, layout: str = 'easydel', dtype: str | None = None,
+        max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate', max_rules: int = 100000,
+        mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
+        mode: str | None = None, batch: int | None = None, seq: int | None = None, max_length: int | None = None,
+        optimizer: str = 'adamw', grad_dtype: str | None = None, opt_state_dtype: str = 'float32',
+        master_weights: bool = False, max_memory: str | None = None, hardware: str | None = None) -> dict[str, Any]: ...
 
-def resolve(config: ConfigLike, *, provenance: bool = ..., **options: Any) -> dict[str, Any]: ...
-def tree(config: ConfigLike = ..., **options: Any) -> dict[str, Any]: ...
-def plan(config: ConfigLike = ..., *, rules: str = ..., mesh: MeshLike = ..., dcn: MeshLike = ..., uneven: str = ...,
-         layout: str = ..., tree: TreeLike = ..., from_: str = ..., dtype: str = ..., **options: Any) -> Plan: ...
-def validate(config: ConfigLike = ..., **options: Any) -> dict[str, Any]: ...
-def explain(config: ConfigLike, pattern: str, **options: Any) -> str: ...
-def activations(config: ConfigLike, **options: Any) -> dict[str, Any]: ...
-def memory(config: ConfigLike, **options: Any) -> dict[str, Any]: ...
-def check(config: ConfigLike, **options: Any) -> dict[str, Any]: ...
-def cost(config: ConfigLike, **options: Any) -> dict[str, Any]: ...
-def suggest(config: ConfigLike, **options: Any) -> dict[str, Any]: ...
-def report(config: ConfigLike = ..., output: str | os.PathLike[str] | None = ..., **options: Any) -> str: ...
-def export(config: ConfigLike, to: str, *, format: str = ..., **options: Any) -> str: ...
+def activations(config: ConfigLike, *, defaults: str = 'add_basic', set: SetLike | None = None,
+    overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
+    mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304, layout: str = 'bthd',
+    qkv_mni: bool = False, softmax_aux_ndim: int | None = None, dtype: str | None = None,
+    kernel: str | None = None, cache: str = 'transformer', page_size: int | None = None,
+    num_pages: int | None = None, cache_version: str | None = None, mode: str = 'train', batch: int | None = None,
+    seq: int | None = None, max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000,
+    max_layers: int = 4096, max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+def check(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
+    overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
+    tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
+    dtype: str | None = None, max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate',
+    max_rules: int = 100000, mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
+    level: str = 'all', seed: int = 0, memory: bool = False, max_numeric_devices: int = 64,
+    max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
+    max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+def cost(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
+    overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
+    tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
+    dtype: str | None = None, max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate',
+    max_rules: int = 100000, mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
+    mode: str = 'train', batch: int | None = None, seq: int | None = None, max_length: int | None = None,
+    optimizer: str = 'adamw', grad_dtype: str | None = None, opt_state_dtype: str = 'float32',
+    master_weights: bool = False, max_memory: str | None = None, hardware: str | None = None,
+    microbatches: int = 1, decode: bool = False, precision: str = 'bf16', max_input_bytes: int = 67108864,
+    max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096, max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+def explain(config: ConfigLike, pattern: str, *, defaults: str = 'add_basic', set: SetLike | None = None,
+    overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
+    tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
+    dtype: str | None = None, max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate',
+    max_rules: int = 100000, mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
+    max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
+    max_output_bytes: int = 268435456) -> str: ...
+def export(config: ConfigLike, to: str, *, defaults: str = 'add_basic', set: SetLike | None = None,
+    overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
+    tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str | None = None,
+    dtype: str | None = None, max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate',
+    max_rules: int = 100000, mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
+    format: str = 'text', max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000,
+    max_layers: int = 4096, max_output_bytes: int = 268435456) -> str: ...
+def memory(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
+    overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
+    tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
+    dtype: str | None = None, max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate',
+    max_rules: int = 100000, mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
+    mode: str = 'train', batch: int | None = None, seq: int | None = None, max_length: int | None = None,
+    optimizer: str = 'adamw', grad_dtype: str | None = None, opt_state_dtype: str = 'float32',
+    master_weights: bool = False, max_memory: str | None = None, hardware: str | None = None,
+    max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
+    max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+def plan(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
+    overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
+    tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
+    dtype: str | None = None, max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate',
+    max_rules: int = 100000, mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
+    rank: int | None = None, summary: bool = False, max_input_bytes: int = 67108864, max_depth: int = 200,
+    max_values: int = 1000000, max_layers: int = 4096, max_output_bytes: int = 268435456) -> Plan: ...
+def report(config: ConfigLike = None, output: str | os.PathLike[str] | None = None, *, defaults: str = 'add_basic',
+    set: SetLike | None = None, overrides: str | None = None, devices: int | None = None, strict: bool = False,
+    schemas_dir: str | None = None, tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None,
+    layout: str = 'easydel', dtype: str | None = None, max_tensors: int = 10000000, rules: str = 'builtin',
+    uneven: str = 'replicate', max_rules: int = 100000, mesh: MeshLike | None = None, dcn: MeshLike | None = None,
+    max_devices: int = 4194304, mode: str | None = None, batch: int | None = None, seq: int | None = None,
+    max_length: int | None = None, optimizer: str = 'adamw', grad_dtype: str | None = None,
+    opt_state_dtype: str = 'float32', master_weights: bool = False, max_memory: str | None = None,
+    hardware: str | None = None, microbatches: int = 1, decode: bool = False, precision: str = 'bf16',
+    max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
+    max_output_bytes: int = 268435456) -> str: ...
+def resolve(config: ConfigLike, *, defaults: str = 'add_basic', set: SetLike | None = None,
+    overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
+    provenance: bool = False, max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000,
+    max_layers: int = 4096, max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+def suggest(config: ConfigLike, *, defaults: str = 'add_basic', set: SetLike | None = None,
+    overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
+    uneven: str = 'replicate', mode: str = 'train', batch: int | None = None, seq: int | None = None,
+    max_length: int | None = None, optimizer: str = 'adamw', grad_dtype: str | None = None,
+    opt_state_dtype: str = 'float32', master_weights: bool = False, max_memory: str | None = None,
+    hardware: str | None = None, decode: bool = False, precision: str = 'bf16', slices: int = 1,
+    rules: str | Sequence[str] | None = None, top: int = 5, max_microbatches: int = 64,
+    max_tpot: float | None = None, report: str | os.PathLike[str] | None = None, max_input_bytes: int = 67108864,
+    max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096, max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+def tree(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
+    overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
+    tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
+    dtype: str | None = None, max_tensors: int = 10000000, include_buffers: bool = False, diff: bool = False,
+    max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
+    max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+def validate(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
+    overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
+    tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
+    dtype: str | None = None, max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate',
+    max_rules: int = 100000, mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
+    mode: str | None = None, batch: int | None = None, seq: int | None = None, max_length: int | None = None,
+    optimizer: str = 'adamw', grad_dtype: str | None = None, opt_state_dtype: str = 'float32',
+    master_weights: bool = False, max_memory: str | None = None, hardware: str | None = None,
+    max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
+    max_output_bytes: int = 268435456) -> dict[str, Any]: ...

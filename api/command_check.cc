@@ -1,0 +1,32 @@
+// `easyplan check CONFIG`: proves a plan by executing it on simulated devices (api/check.h).
+#include "api/commands.h"
+#include "core/emit.h"
+
+namespace easyplan::api {
+
+CommandSpec CheckCommand() {
+  return {
+      .name = "check",
+      .summary = "execute the plan on simulated devices: layout tiling and a sharded-vs-unsharded forward pass",
+      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh},
+      .options = {"level", "seed", "check_memory", "max_numeric_devices", "engine", "mpi_timeout", "inject", "format",
+                  "output"},
+      .check = [](const CommandOptions& options) -> Status {
+        EP_RETURN_IF_ERROR(CheckCheckOptions(options.Check()));
+        return CheckPlanFlags(options.plan);
+      },
+      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(CheckRun run, Check(context.model, options.Check(), context.engine));
+        // A plan with errors ran nothing: its findings, and exit 1.
+        const bool failed = run.plan.HasErrors() || !run.ok();
+        return CommandResult{.outcome = failed ? Outcome::kFindings : Outcome::kOk, .value = std::move(run)};
+      },
+      .document =
+          [](const CommandResult& result, const CommandOptions&) {
+            const CheckRun& run = std::get<CheckRun>(result.value);
+            return run.plan.HasErrors() ? NoArtifactDocument(run.plan.findings) : EmitJson(CheckToJson(run));
+          },
+  };
+}
+
+}  // namespace easyplan::api

@@ -1,0 +1,33 @@
+// `easyplan cost CONFIG --hardware H --mode M --batch B --seq S`: one configuration's estimated step
+// time and its breakdown (docs/COST.md). Exit 1 when the plan has errors or the step does not fit.
+#include "api/commands.h"
+#include "core/emit.h"
+
+namespace easyplan::api {
+
+CommandSpec CostCommand() {
+  return {
+      .name = "cost",
+      .summary = "estimated step time on an accelerator: compute, communication, overlap, tokens/s, MFU, memory",
+      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh, OptionGroup::kStep,
+                 OptionGroup::kStepState, OptionGroup::kHardware, OptionGroup::kPricing},
+      .options = {"format", "output"},
+      .check = [](const CommandOptions& options) -> Status {
+        EP_RETURN_IF_ERROR(CheckCostOptions(options.Cost()));
+        return CheckPlanFlags(options.plan);
+      },
+      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(CostResult result, Cost(context.model, options.Cost()));
+        // The figures whenever the plan can be priced; a plan with errors adds its findings and exit 1.
+        const bool failed = !result.estimate || !result.estimate->fits || result.plan.HasErrors();
+        return CommandResult{.outcome = failed ? Outcome::kFindings : Outcome::kOk, .value = std::move(result)};
+      },
+      .document =
+          [](const CommandResult& result, const CommandOptions&) {
+            const CostResult& value = std::get<CostResult>(result.value);
+            return value.estimate ? EmitJson(CostToJson(value)) : NoArtifactDocument(value.plan.findings);
+          },
+  };
+}
+
+}  // namespace easyplan::api

@@ -1,0 +1,29 @@
+// `easyplan explain CONFIG PATTERN`: every rule tried for the tensors PATTERN finds, the one that
+// matched, how its spec resolved, what the correction changed and which devices hold which block.
+#include "api/commands.h"
+#include "api/explain.h"
+
+namespace easyplan::api {
+
+CommandSpec ExplainCommand() {
+  return {
+      .name = "explain",
+      .summary = "show how the rules and the mesh decide the sharding of matching tensors",
+      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh},
+      .options = {"pattern", "output"},
+      .python_positional = {"pattern"},
+      .text_artifact = true,
+      .check = [](const CommandOptions& options) -> Status {
+        EP_RETURN_IF_ERROR(CheckExplainPattern(options.pattern));
+        return CheckPlanFlags(options.plan);
+      },
+      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(std::string text, Explain(context.model, options.plan, options.pattern));
+        return CommandResult{.value = ExplainValue{std::move(text)}};
+      },
+      .document = [](const CommandResult& result,
+                     const CommandOptions&) { return std::get<ExplainValue>(result.value).text; },
+  };
+}
+
+}  // namespace easyplan::api

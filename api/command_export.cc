@@ -1,0 +1,34 @@
+// `easyplan export CONFIG --to FORMAT`: the plan in the form another runtime reads (docs/FORMATS.md).
+// A plan with errors has no artifact: its findings instead, and exit 1 (Python: PlanError).
+#include "api/commands.h"
+
+namespace easyplan::api {
+
+CommandSpec ExportCommand() {
+  return {
+      .name = "export",
+      .summary = "write the plan for another runtime: jax, jax-json, xla-hlo, shardy, torch, hf-tp-plan, json",
+      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh},
+      .options = {"to", "export_format", "output"},
+      .python_positional = {"to"},
+      .text_artifact = true,
+      .findings_instead_of_artifact = true,
+      .check = [](const CommandOptions& options) -> Status {
+        const ExportOptions exported = options.Export();
+        EP_RETURN_IF_ERROR(CheckExportOptions(exported));
+        return CheckPlanFlags(exported.plan);
+      },
+      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(ExportResult result, Export(context.model, options.Export()));
+        const Outcome outcome = result.failed ? Outcome::kFindings : Outcome::kOk;
+        return CommandResult{.outcome = outcome, .value = std::move(result)};
+      },
+      .document =
+          [](const CommandResult& result, const CommandOptions&) {
+            const ExportResult& value = std::get<ExportResult>(result.value);
+            return value.failed ? NoArtifactDocument(value.findings) : value.text;
+          },
+  };
+}
+
+}  // namespace easyplan::api

@@ -1,0 +1,33 @@
+// `easyplan memory CONFIG --mode train|prefill|decode|serve --batch B --seq S`: the bytes every device
+// holds and whether it fits (docs/MEMORY.md); exit 1 when it does not.
+#include "api/commands.h"
+#include "api/memory_json.h"
+
+namespace easyplan::api {
+
+CommandSpec MemoryCommand() {
+  return {
+      .name = "memory",
+      .summary = "will it fit: parameters, gradients, optimizer state, activations, KV cache per device",
+      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh, OptionGroup::kStep,
+                 OptionGroup::kStepState, OptionGroup::kHardware},
+      .options = {"format", "output"},
+      .check = [](const CommandOptions& options) -> Status {
+        EP_RETURN_IF_ERROR(CheckMemoryOptions(options.memory));
+        return CheckPlanFlags(options.plan);
+      },
+      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(MemoryResult result, Memory(context.model, options.plan, options.memory));
+        // The figures whenever the plan can be laid out; a plan with errors adds its findings.
+        const bool failed = !result.report->fits || result.plan.HasErrors();
+        return CommandResult{.outcome = failed ? Outcome::kFindings : Outcome::kOk, .value = std::move(result)};
+      },
+      .document =
+          [](const CommandResult& result, const CommandOptions&) {
+            const MemoryResult& value = std::get<MemoryResult>(result.value);
+            return MemoryToJsonText(*value.report, value.hardware, &value.plan.findings);
+          },
+  };
+}
+
+}  // namespace easyplan::api

@@ -1,0 +1,34 @@
+// `easyplan plan CONFIG`: which slice of which tensor each device holds, and the bytes per device.
+#include "api/commands.h"
+#include "api/plan_inputs.h"
+#include "api/plan_json.h"
+
+namespace easyplan::api {
+
+Status CheckPlanFlags(const PlanOptions& plan) { return CheckPlanOptions(plan, /*has_config=*/true); }
+
+std::string NoArtifactDocument(const std::vector<planner::Finding>& findings) {
+  return FindingsToJsonText(findings, "  \"ok\": false,\n");
+}
+
+CommandSpec PlanCommand() {
+  return {
+      .name = "plan",
+      .summary = "lay the partition rules on the mesh: the shards and bytes of every device",
+      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh},
+      .options = {"rank", "summary", "format", "output"},
+      .check = [](const CommandOptions& options) { return CheckPlanFlags(options.plan); },
+      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(PlanResult result, PlanModel(context.model, options.plan, {options.rank, options.summary}));
+        const Outcome outcome = result.plan.HasErrors() ? Outcome::kFindings : Outcome::kOk;
+        return CommandResult{.outcome = outcome, .value = std::make_shared<const PlanResult>(std::move(result))};
+      },
+      .document =
+          [](const CommandResult& result, const CommandOptions& options) {
+            return PlanResultToJsonText(*std::get<std::shared_ptr<const PlanResult>>(result.value),
+                                        {options.rank, options.summary});
+          },
+  };
+}
+
+}  // namespace easyplan::api

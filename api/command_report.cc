@@ -1,0 +1,39 @@
+// `easyplan report CONFIG [plan options] [--mode M --batch B --seq S --hardware H] -o plan.html`: one
+// self-contained HTML page of the plan (docs/REPORT.md). Exit 1 when the plan has errors or the step
+// does not fit; the page is made either way.
+#include "api/commands.h"
+
+namespace easyplan::api {
+
+CommandSpec ReportCommand() {
+  return {
+      .name = "report",
+      .summary = "one self-contained HTML page of the plan: mesh, memory, step time per layer, tensors, findings",
+      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh, OptionGroup::kStep,
+                 OptionGroup::kStepState, OptionGroup::kHardware, OptionGroup::kPricing},
+      .options = {"output"},
+      .python_positional = {"output"},
+      .text_artifact = true,
+      .check = [](const CommandOptions& options) -> Status {
+        EP_RETURN_IF_ERROR(CheckPlanFlags(options.plan));
+        return CheckReportOptions(options.Report());
+      },
+      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(ReportResult result, Report(context.model, options.Report()));
+        ReportValue value;
+        EP_ASSIGN_OR_RETURN(value.page, ReportPage(result.data, context.model->env().limits));
+        const Outcome outcome = result.Failed() ? Outcome::kFindings : Outcome::kOk;
+        return CommandResult{.outcome = outcome, .value = std::move(value)};
+      },
+      .document = [](const CommandResult& result,
+                     const CommandOptions&) { return std::get<ReportValue>(result.value).page; },
+      .files =
+          [](const CommandResult& result, const CommandOptions& options) {
+            std::vector<std::pair<std::string, std::string>> files;
+            if (!options.output.empty()) files.emplace_back(options.output, std::get<ReportValue>(result.value).page);
+            return files;
+          },
+  };
+}
+
+}  // namespace easyplan::api

@@ -1,0 +1,21 @@
+// `easyplan resolve CONFIG`: the complete config EasyDeL would use, every default and derived field.
+#include "api/commands.h"
+#include "core/emit.h"
+
+namespace easyplan::api {
+
+CommandSpec ResolveCommand() {
+  return {
+      .name = "resolve",
+      .summary = "print the complete config EasyDeL would use, with every default and derived field",
+      .groups = {OptionGroup::kConfig},
+      .options = {"provenance", "format", "output"},
+      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
+        return CommandResult{.value = ResolvedDocument(*context.model, options.provenance)};
+      },
+      .document = [](const CommandResult& result,
+                     const CommandOptions&) { return EmitJson(std::get<Json>(result.value)); },
+  };
+}
+
+}  // namespace easyplan::api

@@ -1,0 +1,78 @@
+// `easyplan tree CONFIG`: the model's parameter tree from its family template, a checkpoint's metadata
+// (--from) or the user's own dump (--tree), and the diff between template and checkpoint (--diff).
+#include "api/commands.h"
+#include "api/tree_document.h"
+#include "core/emit.h"
+
+namespace easyplan::api {
+namespace {
+
+StatusOr<CommandResult> RunTree(const RunContext& context, const CommandOptions& options) {
+  const std::shared_ptr<const Model>& model = context.model;
+  const PlanOptions& t = options.plan;
+  TreeSpec spec;
+  spec.layout = *ParseLayout(t.layout);
+  spec.include_buffers = options.include_buffers;
+  spec.max_tensors = t.max_tensors;
+  if (!t.dtype.empty()) spec.dtype = ParseDType(t.dtype);
+  TreeValue value;
+  if (options.diff) {
+    if (t.from.empty() || !model->has_config()) {
+      return Status::BadInput({}, "--diff compares a config's template with a checkpoint: give CONFIG and --from PATH");
+    }
+    spec.layout = Layout::kHf;
+    spec.include_buffers = true;
+    EP_ASSIGN_OR_RETURN(value.tree, model->Tree(spec));
+    EP_ASSIGN_OR_RETURN(value.diff, DiffWithCheckpoint(model->env(), *value.tree, t.from));
+    const Outcome outcome = value.diff->Clean() ? Outcome::kOk : Outcome::kFindings;
+    return CommandResult{.outcome = outcome, .value = std::move(value)};
+  }
+  if (t.given_tree) {
+    spec.source = TreeSpec::Source::kGiven;
+    spec.given = t.given_tree;
+  } else if (!t.tree.empty()) {
+    spec.source = TreeSpec::Source::kFile;
+    spec.path = t.tree;
+  } else if (!t.from.empty()) {
+    EP_RETURN_IF_ERROR(CheckCheckpointSource(model->env(), t.from, spec.layout));
+    spec.source = TreeSpec::Source::kCheckpoint;
+    spec.path = t.from;
+  } else if (!model->has_config()) {
+    return Status::BadInput({}, "CONFIG is required (or --tree FILE.json, or --from CHECKPOINT)");
+  }
+  EP_ASSIGN_OR_RETURN(value.tree, model->Tree(spec));
+  EP_ASSIGN_OR_RETURN(value.totals, value.tree->Totals());
+  return CommandResult{.value = std::move(value)};
+}
+
+}  // namespace
+
+CommandSpec TreeCommand() {
+  return {
+      .name = "tree",
+      .summary = "list every tensor of the model: name, shape, dtype, size",
+      .groups = {OptionGroup::kConfig, OptionGroup::kTree},
+      .options = {"include_buffers", "diff", "format", "output"},
+      .check = [](const CommandOptions& options) -> Status {
+        if (!options.plan.tree.empty() && !options.plan.from.empty()) {
+          return Status::BadInput({}, "--tree and --from are two sources for the same tree: give one");
+        }
+        return Status();
+      },
+      // A tree file or a checkpoint needs no config; the template and --diff need the resolved one.
+      .model_config =
+          [](const CommandOptions& options) {
+            ConfigOptions config = options.plan.config;
+            if (!options.diff && (!options.plan.tree.empty() || !options.plan.from.empty())) config.config.clear();
+            return config;
+          },
+      .run = RunTree,
+      .document =
+          [](const CommandResult& result, const CommandOptions&) {
+            const TreeValue& value = std::get<TreeValue>(result.value);
+            return value.diff ? EmitJson(DiffToJson(*value.diff)) : TreeToJsonText(*value.tree, value.totals);
+          },
+  };
+}
+
+}  // namespace easyplan::api

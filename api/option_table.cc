@@ -1,0 +1,506 @@
+// Every option of easyplan, declared once (api/command_table.h): the CLI's flags and --help, the Python
+// module's keyword arguments, signatures and stubs, and docs/OPTIONS.md all come from this list. The
+// order is --help's. A default is the initial value of the field an option fills (api/options.h and the
+// pipelines' option structs), unless a command's variant says otherwise.
+#include <string>
+#include <vector>
+
+#include "api/command_table.h"
+#include "core/limits.h"
+
+namespace easyplan::api {
+namespace {
+
+// The commands of each kind, for the variants.
+const std::vector<std::string_view> kStepModeCommands = {"memory", "cost", "suggest"};
+
+std::vector<OptionSpec> MakeOptions() {
+  std::vector<OptionSpec> o;
+  const auto add = [&o](OptionSpec spec) -> OptionSpec& {
+    if (spec.id.empty()) spec.id = spec.name;
+    o.push_back(std::move(spec));
+    return o.back();
+  };
+
+  // ---- limits (core/limits.h): the CLI's global flags, the Python Model's keyword arguments ----
+  add({.name = "max_input_bytes",
+       .type = OptionType::kInt,
+       .group = OptionGroup::kLimits,
+       .help = "refuse input files larger than this",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.limits.max_input_bytes; },
+       .check = CheckKind::kRange});
+  add({.name = "max_depth",
+       .type = OptionType::kInt,
+       .group = OptionGroup::kLimits,
+       .help = "refuse JSON/YAML nested deeper than this",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.limits.max_depth; },
+       .check = CheckKind::kRange,
+       .max = Limits::kMaxDepthCeiling});
+  add({.name = "max_values",
+       .type = OptionType::kInt,
+       .group = OptionGroup::kLimits,
+       .help = "refuse documents with more values than this, YAML aliases counted at each use",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.limits.max_values; },
+       .check = CheckKind::kRange});
+  add({.name = "max_layers",
+       .type = OptionType::kInt,
+       .group = OptionGroup::kLimits,
+       .help = "refuse configs with more layers (num_hidden_layers) than this",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.limits.max_layers; },
+       .check = CheckKind::kRange});
+  add({.name = "max_output_bytes",
+       .type = OptionType::kInt,
+       .group = OptionGroup::kLimits,
+       .help = "refuse to build an export or report page larger than this",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.limits.max_output_bytes; },
+       .check = CheckKind::kRange});
+  add({.name = "verbose",
+       .type = OptionType::kFlag,
+       .group = OptionGroup::kLimits,
+       .help = "also print the notes a user cannot act on (rules of a built-in table that take no tensor)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.verbose; },
+       .surface = Surface::kCli});
+
+  // ---- config: how CONFIG becomes a resolved config (`resolve`'s options) ----
+  add({.name = "config",
+       .group = OptionGroup::kConfig,
+       .help = "config.json, a directory holding one, or - for stdin",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.config.config; },
+       .surface = Surface::kCli,  // Python: the functions' first argument
+       .positional = true,
+       .variants = {{.commands = {"resolve", "activations", "suggest"}, .required = true}}});
+  add({.name = "defaults",
+       .group = OptionGroup::kConfig,
+       .help = "EasyDeL defaults for missing attributes: add_basic (a loaded config, the default) or init (the "
+               "EasyDeLBaseConfig constructor)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.config.defaults; },
+       .check = CheckKind::kChoice,
+       .choices = {"add_basic", "init"}});
+  add({.name = "set",
+       .type = OptionType::kSets,
+       .group = OptionGroup::kConfig,
+       .help = "KEY=VALUE override (repeatable); VALUE is JSON or a string; dotted keys reach into objects: "
+               "rope_scaling.factor=8",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.config.sets; }});
+  add({.name = "overrides",
+       .group = OptionGroup::kConfig,
+       .help = "YAML or JSON object of overrides (below --set)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.config.overrides; }});
+  add({.name = "devices",
+       .type = OptionType::kInt,
+       .group = OptionGroup::kConfig,
+       .help = "device count: fills the -1 in sharding_axis_dims and checks the product",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.config.devices; },
+       .check = CheckKind::kRange,
+       .variants = {{.commands = {"suggest"}, .help = "the chips to lay the model out on (required)"}}});
+  add({.name = "strict",
+       .type = OptionType::kFlag,
+       .group = OptionGroup::kConfig,
+       .help = "treat warnings (likely typos, unknown model_type) as errors",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.config.strict; }});
+  add({.name = "schemas_dir",
+       .group = OptionGroup::kConfig,
+       .help = "read schemas/ from this checkout directory instead of the built-in copies",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.config.schemas_dir; }});
+
+  // ---- the parameter tree ----
+  add({.name = "tree",
+       .group = OptionGroup::kTree,
+       .help = "read the tree from a JSON file of the `tree --format json` shape instead of the template",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.tree; },
+       .python_type = "TreeLike"});
+  add({.name = "from",
+       .group = OptionGroup::kTree,
+       .help = "read the tree from checkpoint metadata: a .safetensors file (header only), a "
+               "model.safetensors.index.json, or a directory holding them",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.from; },
+       .python_type = "PathLike"});
+  add({.name = "layout",
+       .group = OptionGroup::kTree,
+       .help = "tensor names: easydel (flax paths, kernels [in, out], experts stacked; the default) or hf (the "
+               "checkpoint's names and torch shapes)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.layout; },
+       .check = CheckKind::kChoice,
+       .choices = {"easydel", "hf"},
+       .variants = {{.commands = {"export"},
+                     .help = "tensor names: easydel (flax paths, kernels [in, out], experts stacked) or hf (the "
+                             "checkpoint's names); by default hf for --to torch and hf-tp-plan, else easydel",
+                     .default_value = ""}}});
+  add({.name = "dtype",
+       .group = OptionGroup::kTree,
+       .help = "parameter dtype of the template tree (default: the config's torch_dtype / dtype)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.dtype; },
+       .check = CheckKind::kDType});
+  add({.name = "max_tensors",
+       .type = OptionType::kInt,
+       .group = OptionGroup::kTree,
+       .help = "refuse trees with more tensors than this",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.max_tensors; },
+       .check = CheckKind::kRange});
+
+  // ---- the partition rules ----
+  add({.name = "rules",
+       .group = OptionGroup::kRules,
+       .help = "partition rules: builtin (by model_type, the default) or a YAML/JSON rule file",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.rules; }});
+  add({.name = "uneven",
+       .group = OptionGroup::kRules,
+       .help = "a dim its axes do not divide: replicate (eformer's correction, the default), error (JAX), chunk "
+               "(torch.chunk, as DTensor)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.uneven; },
+       .check = CheckKind::kChoice,
+       .choices = {"replicate", "error", "chunk"}});
+  add({.name = "max_rules",
+       .type = OptionType::kInt,
+       .group = OptionGroup::kRules,
+       .help = "refuse rule files with more rules than this",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.max_rules; },
+       .check = CheckKind::kRange});
+
+  // ---- the mesh ----
+  add({.name = "mesh",
+       .type = OptionType::kMesh,
+       .group = OptionGroup::kMesh,
+       .help = "mesh axes in mesh order, e.g. dp=1,fsdp=-1,ep=1,tp=8,sp=1 (default: the config's "
+               "sharding_axis_dims / sharding_axis_names)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.mesh; }});
+  add({.name = "dcn",
+       .type = OptionType::kMesh,
+       .group = OptionGroup::kMesh,
+       .help = "multi-slice factors, e.g. dp=2: axis sizes become ICI x DCN, DCN major",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.dcn; }});
+  add({.name = "max_devices",
+       .type = OptionType::kInt,
+       .group = OptionGroup::kMesh,
+       .help = "refuse meshes with more devices than this",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.max_devices; },
+       .check = CheckKind::kRange});
+
+  // ---- one command's own ----
+  add({.name = "provenance",
+       .type = OptionType::kFlag,
+       .help = "wrap the output as {config, provenance}: where each top-level value came from",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.provenance; }});
+  add({.name = "include_buffers",
+       .type = OptionType::kFlag,
+       .help = "add the buffers some checkpoints store (rotary inv_freq, causal-mask tables)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.include_buffers; }});
+  add({.name = "diff",
+       .type = OptionType::kFlag,
+       .help = "with CONFIG and --from: report tensors the template expects but the checkpoint lacks, extra ones, "
+               "and shape or dtype mismatches (exit 1 when they differ)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.diff; }});
+  add({.name = "rank",
+       .type = OptionType::kInt,
+       .help = "also show the slice and replica id device K holds of every tensor",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.rank; },
+       .check = CheckKind::kRange,
+       .min = 0});
+  add({.name = "summary",
+       .type = OptionType::kFlag,
+       .help = "only the mesh and per-device summary, not one row per tensor",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.summary; }});
+  add({.name = "pattern",
+       .help = "regex searched in tensor names (unanchored)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.pattern; },
+       .check = CheckKind::kRegex,
+       .positional = true});
+  add({.name = "to",
+       .help = "jax (Python module), jax-json (MaxText golden-dump JSON), xla-hlo (HLO sharding per tensor), "
+               "shardy (sdy.mesh + #sdy.sharding), torch (DTensor placements and local shards), hf-tp-plan "
+               "(transformers tp_plan), json (the plan, as plan --format json)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.to; },
+       .variants = {{.commands = {"export"}, .required = true}}});
+  add({.id = "export_format",
+       .name = "format",
+       .help = "text or json: JSON instead of lines for xla-hlo and shardy",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.export_format; },
+       .check = CheckKind::kChoice,
+       .choices = {"text", "json"}});
+  add({.name = "level",
+       .help = "layout, numeric or all",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.level; },
+       .check = CheckKind::kChoice,
+       .choices = {"layout", "numeric", "all"}});
+  add({.name = "seed",
+       .type = OptionType::kUnsigned,
+       .help = "seed of the pseudo-random weights and tokens",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.seed; }});
+  add({.id = "check_memory",
+       .name = "memory",
+       .type = OptionType::kFlag,
+       .help = "numeric: compare each simulated device's parameter, residual-stream, logits and KV-cache bytes "
+               "with `easyplan memory` (docs/MEMORY.md)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.check_memory; }});
+  add({.name = "max_numeric_devices",
+       .type = OptionType::kInt,
+       .help = "refuse the numeric check above this many simulated devices",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.max_numeric_devices; },
+       .check = CheckKind::kRange});
+  add({.name = "engine",
+       .help = "where the numeric check's devices run: in-process (default), or mpi under `mpirun -np K` (K "
+               "processes, devices/K each; docs/CHECK.md)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.engine; },
+       .check = CheckKind::kChoice,
+       .choices = {"in-process", "mpi"},
+       .surface = Surface::kCli});
+  add({.id = "mpi_timeout",
+       .name = "mpi_timeout",
+       .type = OptionType::kNumber,
+       .help = "--engine mpi: seconds any rank waits for the others before ending the run",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.mpi_timeout_seconds; },
+       .check = CheckKind::kSeconds,
+       .surface = Surface::kCli});
+  // Mutation tests only (docs/CHECK.md): deliberately break the run to prove the check fails.
+  add({.name = "inject",
+       .help = "a fault to inject (mutation tests, docs/CHECK.md)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.inject; },
+       .surface = Surface::kCli,
+       .hidden = true});
+
+  // ---- activations: the attention of a runtime mode ----
+  add({.id = "attention_layout",
+       .name = "layout",
+       .help = "attention layout: bthd (default) or bhtd (EasyDeL rejects thd)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.attention.attention_layout; }});
+  add({.name = "qkv_mni",
+       .type = OptionType::kFlag,
+       .help = "qkv_mni_sharding: shard key/value by the query head axes",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.attention.qkv_mni; }});
+  add({.name = "softmax_aux_ndim",
+       .type = OptionType::kInt,
+       .help = "rank of the softmax aux (sinks), if the model has one",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.attention.softmax_aux_ndim; },
+       .check = CheckKind::kRange,
+       .max = 64});
+  add({.id = "activation_dtype",
+       .name = "dtype",
+       .help = "activation dtype (default: the config's torch_dtype, else bfloat16)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.attention.dtype; },
+       .check = CheckKind::kDType});
+  add({.name = "kernel",
+       .help = "attention kernel: vanilla, flash_attn2, sdpa, ring, blocksparse, decode or paged_flash (default: the "
+               "config's attn_mechanism, in decode its decode_attn_mechanism)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.attention.kernel; }});
+  add({.name = "cache",
+       .help = "KV cache: transformer (default) or ragged (eSurge's RaggedPagesCache)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.attention.cache; },
+       .check = CheckKind::kChoice,
+       .choices = {"transformer", "ragged"}});
+  add({.name = "page_size",
+       .type = OptionType::kInt,
+       .help = "--cache ragged: tokens per page (default 128)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.attention.page_size; },
+       .check = CheckKind::kRange});
+  add({.name = "num_pages",
+       .type = OptionType::kInt,
+       .help = "--cache ragged: pages per layer (required: EasyDeL sizes it from the free HBM at run time)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.attention.num_pages; },
+       .check = CheckKind::kRange});
+  add({.name = "cache_version",
+       .help = "--cache ragged: kv_pages layout v3 (default) or v2",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.attention.cache_version; },
+       .check = CheckKind::kChoice,
+       .choices = {"v2", "v3"}});
+
+  // ---- the step: mode, batch, sequence ----
+  add({.name = "mode",
+       .group = OptionGroup::kStep,
+       .help = "train (default), prefill (the prompts into the KV cache), decode (one new token per sequence "
+               "against a cache of --seq tokens) or serve (prefill, then decode at the cache length)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.mode; },
+       .check = CheckKind::kMode,
+       .choices = {"train", "prefill", "decode", "serve"},
+       .variants = {{.commands = kStepModeCommands, .default_value = "train"},
+                    {.commands = {"report"},
+                     .help = "train, prefill, decode or serve: the step whose memory and time are shown (none by "
+                             "default)"},
+                    {.commands = {"activations"},
+                     .help = "runtime mode: train (default), prefill, decode or insert",
+                     .default_value = "train",
+                     .choices = {"train", "prefill", "decode", "insert"}},
+                    {.commands = {"validate"},
+                     .help = "also check the activations of this runtime mode: train, prefill, decode, insert or "
+                             "serve (with --max-memory, train and serve budget the whole step)",
+                     .choices = {"train", "prefill", "decode", "insert", "serve"}}}});
+  add({.name = "batch",
+       .type = OptionType::kInt,
+       .group = OptionGroup::kStep,
+       .help = "sequences per step (cost, suggest, report: of one optimizer step, every microbatch together)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.batch; },
+       .check = CheckKind::kRange,
+       .variants = {{.commands = {"activations", "validate"},
+                     .help = "sequences per step: adds activation shapes, bytes and findings"}}});
+  add({.name = "seq",
+       .type = OptionType::kInt,
+       .group = OptionGroup::kStep,
+       .help = "tokens per sequence (prefill and serve: the prompt; decode: the KV cache's length)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.seq; },
+       .check = CheckKind::kRange});
+
+  // ---- what a step holds besides the model ----
+  add({.name = "max_length",
+       .type = OptionType::kInt,
+       .group = OptionGroup::kStepState,
+       .help = "serve: tokens the KV cache holds per sequence (default --seq)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.max_length; },
+       .check = CheckKind::kRange});
+  add({.name = "optimizer",
+       .group = OptionGroup::kStepState,
+       .help = "train: adamw (default), adafactor, lion or sgd",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.optimizer; },
+       .check = CheckKind::kChoice,
+       .choices = {"adamw", "adafactor", "lion", "sgd"}});
+  add({.name = "grad_dtype",
+       .group = OptionGroup::kStepState,
+       .help = "train: gradient dtype (default: each parameter's dtype)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.grad_dtype; },
+       .check = CheckKind::kDType});
+  add({.name = "opt_state_dtype",
+       .group = OptionGroup::kStepState,
+       .help = "train: optimizer state dtype",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.opt_state_dtype; },
+       .check = CheckKind::kDType});
+  add({.name = "master_weights",
+       .type = OptionType::kFlag,
+       .group = OptionGroup::kStepState,
+       .help = "train: a float32 master copy of the parameters, counted with the optimizer state",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.master_weights; }});
+
+  // ---- the accelerator and the budget ----
+  add({.name = "max_memory",
+       .group = OptionGroup::kHardware,
+       .help = "the memory budget of one device, e.g. 80GiB (default: the --hardware's, else 80GiB)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.max_memory; },
+       .check = CheckKind::kByteSize,
+       .variants = {{.commands = {"validate"},
+                     .help = "bytes a device may hold, e.g. 80GiB: parameters, or with --mode train|serve --batch "
+                             "--seq the whole memory of `easyplan memory` (by default adamw with float32 state)"},
+                    {.commands = {"activations"},
+                     .help = "the memory of one device, e.g. 80GiB: the KV cache is shown against it (default: the "
+                             "--hardware's)",
+                     .surface = Surface::kCli}}});
+  add({.name = "hardware",
+       .group = OptionGroup::kHardware,
+       .help = "the accelerator: a profile of schemas/hardware/ (tpu-v5p, h100-sxm, ...), a profile YAML file, or "
+               "for a memory budget an accelerator of schemas/devices.yaml (h100-80g, ...)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.hardware; },
+       .variants = {{.commands = {"activations"}, .surface = Surface::kCli}}});
+
+  // ---- how a step is priced ----
+  add({.name = "microbatches",
+       .type = OptionType::kInt,
+       .group = OptionGroup::kPricing,
+       .help = "train: gradient accumulation steps; each runs --batch / M sequences",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.microbatches; },
+       .check = CheckKind::kRange});
+  add({.name = "decode",
+       .type = OptionType::kFlag,
+       .group = OptionGroup::kPricing,
+       .help = "retired: --mode decode prices one decode step",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.decode; },
+       .check = CheckKind::kRetired,
+       .retired = "--decode is now --mode decode: one decode step, each sequence's next token against a KV cache of "
+                  "--seq tokens",
+       .retired_note = "--mode prefill (or serve) prices the prompts' prefill"});
+  add({.name = "precision",
+       .group = OptionGroup::kPricing,
+       .help = "matmul precision of the projections: bf16 (default) or fp8 (at the profile's fp8 peak; attention "
+               "stays bf16)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.precision; },
+       .check = CheckKind::kChoice,
+       .choices = {"bf16", "fp8"}});
+
+  // ---- suggest's search ----
+  add({.name = "slices",
+       .type = OptionType::kInt,
+       .help = "slow-network domains (TPU slices, GPU nodes): factors of dp x fsdp cross them",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.slices; },
+       .check = CheckKind::kRange});
+  add({.id = "suggest_rules",
+       .name = "rules",
+       .type = OptionType::kStrings,
+       .help = "a rule file tried besides the built-in rules (repeatable)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.rule_files; }});
+  add({.name = "top",
+       .type = OptionType::kInt,
+       .help = "candidates shown",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.top; },
+       .check = CheckKind::kRange});
+  add({.name = "max_microbatches",
+       .type = OptionType::kInt,
+       .help = "train: most gradient accumulation steps tried when a step does not fit",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.max_microbatches; },
+       .check = CheckKind::kRange});
+  add({.name = "max_tpot",
+       .type = OptionType::kNumber,
+       .help = "decode: drop candidates whose time per output token exceeds MS milliseconds",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.max_tpot_ms; },
+       .check = CheckKind::kPositive});
+
+  // ---- output: how the CLI renders and where it writes ----
+  add({.name = "format",
+       .group = OptionGroup::kOutput,
+       .help = "table (default) or json",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.format; },
+       .check = CheckKind::kChoice,
+       .choices = {"table", "json"},
+       .surface = Surface::kCli,
+       .variants = {{.commands = {"plan", "activations", "memory", "cost", "suggest"}, .default_value = "table"},
+                    {.commands = {"resolve"},
+                     .help = "output format: json or yaml (default json)",
+                     .default_value = "json",
+                     .choices = {"json", "yaml"}},
+                    {.commands = {"tree"},
+                     .help = "table (default), json or csv",
+                     .default_value = "table",
+                     .choices = {"table", "json", "csv"}},
+                    {.commands = {"validate"},
+                     .help = "text (default), json, junit (JUnit XML) or github (annotations)",
+                     .default_value = "text",
+                     .choices = {"text", "json", "junit", "github"}},
+                    {.commands = {"check"},
+                     .help = "text (default) or json",
+                     .default_value = "text",
+                     .choices = {"text", "json"}}}});
+  add({.name = "output",
+       .short_flag = "-o",
+       .group = OptionGroup::kOutput,
+       .help = "write to FILE (atomically) instead of stdout",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.output; },
+       .surface = Surface::kCli,
+       .python_type = "PathLike",
+       .variants = {{.commands = {"report"},
+                     .help = "write the page to FILE (atomically) instead of stdout; Python: also return it",
+                     .surface = Surface::kBoth}}});
+  add({.name = "report",
+       .help = "also write an HTML page (as `report` draws it) of the winner, with every candidate and the Pareto "
+               "chart, to FILE",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.report; },
+       .python_type = "PathLike"});
+  return o;
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& AllOptions() {
+  static const std::vector<OptionSpec> options = MakeOptions();
+  return options;
+}
+
+const std::vector<RenamedOption>& RenamedOptions() {
+  static const std::vector<RenamedOption> renamed = {
+      {"memory_per_device", "--max-memory", "max_memory", {"memory", "cost", "suggest", "report"}},
+      {"device",
+       "--hardware NAME (the accelerator; the device whose view is shown is plan's --rank)",
+       "hardware (the accelerator; the device whose view is shown is plan's rank)",
+       {"memory", "cost", "suggest", "report"}},
+      {"device",
+       "--rank K (the device whose view is shown; the accelerator is --hardware)",
+       "rank (the device whose view is shown; the accelerator is hardware)",
+       {"plan"}},
+  };
+  return renamed;
+}
+
+}  // namespace easyplan::api
