@@ -1,27 +1,28 @@
 #include "api/activation_pipeline.h"
 
 #include "api/choices.h"
+#include "api/option_checks.h"
 #include "schemas/model_dims.h"
 
 namespace easyplan::api {
 
 Status CheckActivationOptions(const ActivationOptions& options) {
-  if (!options.mode.empty()) {
-    EP_RETURN_IF_ERROR(CheckMode("activations", options.mode, {"train", "prefill", "decode", "insert"}));
-  }
+  // Each option as the command table declares its check (api/option_table.cc); then how they combine.
+  if (!options.mode.empty()) EP_RETURN_IF_ERROR(CheckOptionValue("mode", Json(options.mode), "activations"));
   EP_RETURN_IF_ERROR(planner::ParseAttnLayout(options.attention_layout).status());
-  if (options.softmax_aux_ndim && *options.softmax_aux_ndim < 1) {
-    return Status::BadInput({}, "--softmax-aux-ndim " + std::to_string(*options.softmax_aux_ndim) +
-                                    " is not a rank: give 1 or more (2 for per-kv-head sinks)");
+  if (options.softmax_aux_ndim) {
+    EP_RETURN_IF_ERROR(CheckOptionValue("softmax_aux_ndim", Json(*options.softmax_aux_ndim)));
   }
   if (options.batch.has_value() != options.seq.has_value()) {
     return Status::BadInput({}, options.batch ? "--batch needs --seq (the tokens per sequence)"
                                               : "--seq needs --batch (the sequences per step)");
   }
-  if ((options.batch && *options.batch < 1) || (options.seq && *options.seq < 1)) {
-    return Status::BadInput({}, "--batch and --seq must be at least 1");
+  if (options.batch) {
+    EP_RETURN_IF_ERROR(CheckOptionValue("batch", Json(*options.batch)));
+    EP_RETURN_IF_ERROR(CheckOptionValue("seq", Json(*options.seq)));
   }
-  EP_RETURN_IF_ERROR(CheckChoice("--cache", options.cache, {"transformer", "ragged"}));
+  EP_RETURN_IF_ERROR(CheckOptionValue("activation_dtype", Json(options.dtype)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("cache", Json(options.cache)));
   if (options.cache != "ragged") {
     for (const auto& [given, name] : {std::pair{options.page_size.has_value(), "--page-size"},
                                       std::pair{options.num_pages.has_value(), "--num-pages"},
@@ -30,10 +31,9 @@ Status CheckActivationOptions(const ActivationOptions& options) {
     }
     return Status();
   }
-  if (!options.cache_version.empty()) {
-    EP_RETURN_IF_ERROR(CheckChoice("--cache-version", options.cache_version, {"v2", "v3"}));
-  }
-  if (options.page_size && *options.page_size < 1) return Status::BadInput({}, "--page-size must be at least 1");
+  if (!options.cache_version.empty())
+    EP_RETURN_IF_ERROR(CheckOptionValue("cache_version", Json(options.cache_version)));
+  if (options.page_size) EP_RETURN_IF_ERROR(CheckOptionValue("page_size", Json(*options.page_size)));
   if (!options.num_pages) {
     return Status::BadInput(
         {},
@@ -42,8 +42,7 @@ Status CheckActivationOptions(const ActivationOptions& options) {
         {"eSurge sizes it as free_hbm * kv_head_shards * dp // (2 * layers * page_size * kv_heads * "
          "head_dim * bytes); pass the page count your server reports"});
   }
-  if (*options.num_pages < 1) return Status::BadInput({}, "--num-pages must be at least 1");
-  return Status();
+  return CheckOptionValue("num_pages", Json(*options.num_pages));
 }
 
 StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& options,
@@ -121,7 +120,7 @@ bool ActivationsResult::Failed() const {
 StatusOr<ActivationsResult> Activations(const std::shared_ptr<const Model>& model, const MeshOptions& mesh,
                                         const ActivationOptions& options) {
   EP_RETURN_IF_ERROR(CheckActivationOptions(options));
-  if (mesh.max_devices < 1) return Status::BadInput({}, "--max-devices must be at least 1");
+  EP_RETURN_IF_ERROR(CheckOptionValue("max_devices", Json(mesh.max_devices)));
   EP_ASSIGN_OR_RETURN(const rules::Presets* presets, model->Presets());
   EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, model->ActivationTable());
   MeshOptions mesh_options = mesh;

@@ -13,6 +13,7 @@
 #include "api/findings_text.h"
 #include "api/forward_model.h"
 #include "api/memory_pipeline.h"
+#include "api/option_checks.h"
 #include "api/plan_json.h"
 #include "kernels/layout_check.h"
 #include "kernels/mpi_engine.h"
@@ -239,13 +240,12 @@ StatusOr<Injection> ParseInjection(const std::string& text) {
 }
 
 Status CheckCheckOptions(const CheckOptions& options) {
-  EP_RETURN_IF_ERROR(CheckChoice("--level", options.level, {"layout", "numeric", "all"}));
-  EP_RETURN_IF_ERROR(CheckChoice("--engine", options.engine, {"in-process", "mpi"}));
+  // Each option as the command table declares its check (api/option_table.cc); then how they combine.
+  EP_RETURN_IF_ERROR(CheckOptionValue("level", Json(options.level)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("engine", Json(options.engine)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("mpi_timeout", Json(options.mpi_timeout_seconds)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("max_numeric_devices", Json(options.max_numeric_devices)));
   EP_RETURN_IF_ERROR(ParseInjection(options.inject).status());
-  if (!(options.mpi_timeout_seconds > 0 && options.mpi_timeout_seconds <= 86400)) {
-    return Status::BadInput({}, fmt::format("--mpi-timeout {} is not a number of seconds from 0 to 86400 (a day)",
-                                            options.mpi_timeout_seconds));
-  }
   if (options.engine == "mpi" && options.level == "layout") {
     return Status::BadInput({}, "--engine mpi runs the numeric check, and --level layout has none",
                             {"use --level numeric or --level all"});

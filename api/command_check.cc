@@ -11,10 +11,7 @@ CommandSpec CheckCommand() {
       .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh},
       .options = {"level", "seed", "check_memory", "max_numeric_devices", "engine", "mpi_timeout", "inject", "format",
                   "output"},
-      .check = [](const CommandOptions& options) -> Status {
-        EP_RETURN_IF_ERROR(CheckCheckOptions(options.Check()));
-        return CheckPlanFlags(options.plan);
-      },
+      .check = [](const CommandOptions& options) { return CheckCheckOptions(options.Check()); },
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         EP_ASSIGN_OR_RETURN(CheckRun run, Check(context.model, options.Check(), context.engine));
         // A plan with errors ran nothing: its findings, and exit 1.

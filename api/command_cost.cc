@@ -12,10 +12,7 @@ CommandSpec CostCommand() {
       .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh, OptionGroup::kStep,
                  OptionGroup::kStepState, OptionGroup::kHardware, OptionGroup::kPricing},
       .options = {"format", "output"},
-      .check = [](const CommandOptions& options) -> Status {
-        EP_RETURN_IF_ERROR(CheckCostOptions(options.Cost()));
-        return CheckPlanFlags(options.plan);
-      },
+      .check = [](const CommandOptions& options) { return CheckCostOptions(options.Cost()); },
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         EP_ASSIGN_OR_RETURN(CostResult result, Cost(context.model, options.Cost()));
         // The figures whenever the plan can be priced; a plan with errors adds its findings and exit 1.

@@ -13,10 +13,7 @@ CommandSpec ExplainCommand() {
       .options = {"pattern", "output"},
       .python_positional = {"pattern"},
       .text_artifact = true,
-      .check = [](const CommandOptions& options) -> Status {
-        EP_RETURN_IF_ERROR(CheckExplainPattern(options.pattern));
-        return CheckPlanFlags(options.plan);
-      },
+      .check = [](const CommandOptions& options) { return CheckExplainPattern(options.pattern); },
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         EP_ASSIGN_OR_RETURN(std::string text, Explain(context.model, options.plan, options.pattern));
         return CommandResult{.value = ExplainValue{std::move(text)}};

@@ -13,11 +13,7 @@ CommandSpec ExportCommand() {
       .python_positional = {"to"},
       .text_artifact = true,
       .findings_instead_of_artifact = true,
-      .check = [](const CommandOptions& options) -> Status {
-        const ExportOptions exported = options.Export();
-        EP_RETURN_IF_ERROR(CheckExportOptions(exported));
-        return CheckPlanFlags(exported.plan);
-      },
+      .check = [](const CommandOptions& options) { return CheckExportOptions(options.Export()); },
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         EP_ASSIGN_OR_RETURN(ExportResult result, Export(context.model, options.Export()));
         const Outcome outcome = result.failed ? Outcome::kFindings : Outcome::kOk;

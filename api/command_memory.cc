@@ -12,10 +12,7 @@ CommandSpec MemoryCommand() {
       .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh, OptionGroup::kStep,
                  OptionGroup::kStepState, OptionGroup::kHardware},
       .options = {"format", "output"},
-      .check = [](const CommandOptions& options) -> Status {
-        EP_RETURN_IF_ERROR(CheckMemoryOptions(options.memory));
-        return CheckPlanFlags(options.plan);
-      },
+      .check = [](const CommandOptions& options) { return CheckMemoryOptions(options.memory); },
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         EP_ASSIGN_OR_RETURN(MemoryResult result, Memory(context.model, options.plan, options.memory));
         // The figures whenever the plan can be laid out; a plan with errors adds its findings.

@@ -5,8 +5,6 @@
 
 namespace easyplan::api {
 
-Status CheckPlanFlags(const PlanOptions& plan) { return CheckPlanOptions(plan, /*has_config=*/true); }
-
 std::string NoArtifactDocument(const std::vector<planner::Finding>& findings) {
   return FindingsToJsonText(findings, "  \"ok\": false,\n");
 }
@@ -17,7 +15,6 @@ CommandSpec PlanCommand() {
       .summary = "lay the partition rules on the mesh: the shards and bytes of every device",
       .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh},
       .options = {"rank", "summary", "format", "output"},
-      .check = [](const CommandOptions& options) { return CheckPlanFlags(options.plan); },
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         EP_ASSIGN_OR_RETURN(PlanResult result, PlanModel(context.model, options.plan, {options.rank, options.summary}));
         const Outcome outcome = result.plan.HasErrors() ? Outcome::kFindings : Outcome::kOk;

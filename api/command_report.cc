@@ -14,10 +14,7 @@ CommandSpec ReportCommand() {
       .options = {"output"},
       .python_positional = {"output"},
       .text_artifact = true,
-      .check = [](const CommandOptions& options) -> Status {
-        EP_RETURN_IF_ERROR(CheckPlanFlags(options.plan));
-        return CheckReportOptions(options.Report());
-      },
+      .check = [](const CommandOptions& options) { return CheckReportOptions(options.Report()); },
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         EP_ASSIGN_OR_RETURN(ReportResult result, Report(context.model, options.Report()));
         ReportValue value;

@@ -502,6 +502,9 @@ Json CommandTableJson() {
 }
 
 Status CheckCommandOptions(const CommandSpec& spec, const CommandOptions& options) {
+  if (std::find(spec.groups.begin(), spec.groups.end(), OptionGroup::kTree) != spec.groups.end()) {
+    EP_RETURN_IF_ERROR(CheckTreeSources(options.plan));
+  }
   return spec.check ? spec.check(options) : Status();
 }
 

@@ -31,6 +31,7 @@
 #include "api/export.h"
 #include "api/memory_pipeline.h"
 #include "api/model.h"
+#include "api/option_checks.h"
 #include "api/plan_pipeline.h"
 #include "api/report.h"
 #include "api/suggest.h"
@@ -243,10 +244,6 @@ CommandOptions DefaultOptions(std::string_view command);
 Status ApplyOptions(const std::string& command, const Json& options, CommandOptions* out,
                     Surface caller = Surface::kPython);
 
-/// The declared check of option `id` on `value` (its type already right), as ApplyOptions runs it;
-/// the pipelines' own checks call it, so a message is written once.
-Status CheckOptionValue(std::string_view id, const Json& value, std::string_view command = "");
-
 /// The whole table as JSON, for the Python module (signatures, docstrings, stubs) and the doc tests:
 /// {"commands": [{"name", "summary", "python_positional", "text_artifact",
 ///   "findings_instead_of_artifact", "options": [{"name", "flag", "type", "group", "help", "cli_help", "default",
@@ -255,8 +252,9 @@ Status CheckOptionValue(std::string_view id, const Json& value, std::string_view
 ///  "model": [...options], "global": [...options], "renamed": [{"name", "replacement", "commands"}]}
 Json CommandTableJson();
 
-/// `spec.check`: the checks across the options that need no config. Every caller runs it after
-/// ApplyOptions and before the model is loaded, so option errors come before the config's.
+/// The checks across the options that need no config: those of each option group the command takes
+/// (the tree group: one source of --tree, --from and a given tree), then `spec.check`. Every caller
+/// runs it after ApplyOptions and before the model is loaded, so option errors come before the config's.
 Status CheckCommandOptions(const CommandSpec& spec, const CommandOptions& options);
 
 /// `spec.run` on `context`, as every caller runs a command. The model is the caller's (the CLI prints

@@ -53,12 +53,6 @@ CommandSpec TreeCommand() {
       .summary = "list every tensor of the model: name, shape, dtype, size",
       .groups = {OptionGroup::kConfig, OptionGroup::kTree},
       .options = {"include_buffers", "diff", "format", "output"},
-      .check = [](const CommandOptions& options) -> Status {
-        if (!options.plan.tree.empty() && !options.plan.from.empty()) {
-          return Status::BadInput({}, "--tree and --from are two sources for the same tree: give one");
-        }
-        return Status();
-      },
       // A tree file or a checkpoint needs no config; the template and --diff need the resolved one.
       .model_config =
           [](const CommandOptions& options) {

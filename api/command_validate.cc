@@ -11,10 +11,7 @@ CommandSpec ValidateCommand() {
       .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh, OptionGroup::kStep,
                  OptionGroup::kStepState, OptionGroup::kHardware},
       .options = {"format", "output"},
-      .check = [](const CommandOptions& options) -> Status {
-        EP_RETURN_IF_ERROR(CheckValidateOptions(options.Validate()));
-        return CheckPlanFlags(options.plan);
-      },
+      .check = [](const CommandOptions& options) { return CheckValidateOptions(options.Validate()); },
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         EP_ASSIGN_OR_RETURN(ValidateResult result, Validate(context.model, options.Validate()));
         const Outcome outcome = result.failed ? Outcome::kFindings : Outcome::kOk;

@@ -21,9 +21,6 @@ CommandSpec CostCommand();
 CommandSpec SuggestCommand();
 CommandSpec ReportCommand();
 
-/// The plan options' checks that need no config (whether CONFIG is needed waits for the model).
-Status CheckPlanFlags(const PlanOptions& plan);
-
 /// Findings as `validate --format json` gives them, for a command that has no artifact to show
 /// ("ok": false).
 std::string NoArtifactDocument(const std::vector<planner::Finding>& findings);

@@ -8,6 +8,7 @@
 #include "api/forward_model.h"
 #include "api/memory_json.h"
 #include "api/memory_pipeline.h"
+#include "api/option_checks.h"
 #include "api/plan_json.h"
 #include "kernels/dry_run.h"
 
@@ -69,9 +70,9 @@ Status CheckCostOptions(const CostOptions& options, const std::string& command) 
 }
 
 Status CheckStepPricing(const MemoryOptions& memory, int64_t microbatches, bool decode, const std::string& precision) {
-  if (microbatches < 1) {
-    return Status::BadInput({}, "--microbatches must be at least 1, found " + std::to_string(microbatches));
-  }
+  // Each option as the command table declares its check (api/option_table.cc); then how they combine.
+  EP_RETURN_IF_ERROR(CheckOptionValue("microbatches", Json(microbatches)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("decode", Json(decode)));
   if (microbatches > 1 && memory.mode != "train") {
     return Status::BadInput({}, "--microbatches accumulates gradients: it needs --mode train");
   }
@@ -80,21 +81,10 @@ Status CheckStepPricing(const MemoryOptions& memory, int64_t microbatches, bool 
         {}, fmt::format("--batch {} is not divisible by --microbatches {}", *memory.batch, microbatches),
         {"each microbatch is an equal share of the global batch"});
   }
-  if (decode) {
-    return Status::BadInput({},
-                            "--decode is now --mode decode: one decode step, each sequence's next token against a "
-                            "KV cache of --seq tokens",
-                            {"--mode prefill (or serve) prices the prompts' prefill"});
-  }
   return CheckPrecision(precision);
 }
 
-Status CheckPrecision(const std::string& precision) {
-  if (precision == "bf16" || precision == "fp8") return Status();
-  std::string message = "--precision must be bf16 or fp8, found '" + precision + "'";
-  if (auto suggestion = SuggestClosest(precision, {"bf16", "fp8"})) message += " (did you mean '" + *suggestion + "'?)";
-  return Status::BadInput({}, message);
-}
+Status CheckPrecision(const std::string& precision) { return CheckOptionValue("precision", Json(precision)); }
 
 Status CheckPrecisionOn(const std::string& precision, const planner::HardwareProfile& hardware) {
   if (precision != "fp8" || hardware.peak_flops_fp8.value_or(0) > 0) return Status();

@@ -1,6 +1,7 @@
 #include "api/export.h"
 
 #include "api/choices.h"
+#include "api/option_checks.h"
 #include "api/plan_inputs.h"
 #include "api/plan_pipeline.h"
 #include "planner/export.h"
@@ -17,7 +18,7 @@ struct Format {
 StatusOr<Format> FormatOf(const ExportOptions& options) {
   Format format;
   EP_ASSIGN_OR_RETURN(format.info, planner::FindExportFormat(options.to));
-  EP_RETURN_IF_ERROR(CheckChoice("--format", options.format, {"text", "json"}));
+  EP_RETURN_IF_ERROR(CheckOptionValue("export_format", Json(options.format)));
   format.options.json = options.format == "json";
   EP_RETURN_IF_ERROR(planner::CheckExportOptions(*format.info, format.options));
   return format;

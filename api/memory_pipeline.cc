@@ -5,6 +5,7 @@
 #include "api/activation_pipeline.h"
 #include "api/choices.h"
 #include "api/hardware.h"
+#include "api/option_checks.h"
 #include "core/byte_size.h"
 #include "core/did_you_mean.h"
 #include "core/dtype.h"
@@ -19,19 +20,6 @@ bool HasStepStateOptions(const MemoryOptions& options) {
          options.opt_state_dtype != defaults.opt_state_dtype || options.master_weights;
 }
 
-namespace {
-
-Status CheckDType(const std::string& flag, const std::string& value) {
-  if (value.empty() || ParseDType(value)) return Status();
-  std::vector<std::string> names;
-  for (std::string_view name : AllDTypeNames()) names.emplace_back(name);
-  std::vector<std::string> notes;
-  if (auto suggestion = SuggestClosest(value, names)) notes.push_back("did you mean '" + *suggestion + "'?");
-  return Status::BadInput({}, flag + " '" + value + "' is not a dtype name", notes);
-}
-
-}  // namespace
-
 planner::MemoryMode MemoryModeOf(const std::string& mode) {
   if (mode == "train") return planner::MemoryMode::kTrain;
   if (mode == "prefill") return planner::MemoryMode::kPrefill;
@@ -40,7 +28,8 @@ planner::MemoryMode MemoryModeOf(const std::string& mode) {
 }
 
 Status CheckMemoryOptions(const MemoryOptions& options, const std::string& command) {
-  EP_RETURN_IF_ERROR(CheckMode(command, options.mode, {"train", "prefill", "decode", "serve"}));
+  // Each option as the command table declares its check (api/option_table.cc); then how they combine.
+  EP_RETURN_IF_ERROR(CheckOptionValue("mode", Json(options.mode), command));
   if (!options.batch || !options.seq) {
     return Status::BadInput({},
                             std::string(options.batch ? "--seq" : "--batch") + " is required: " + command +
@@ -48,10 +37,10 @@ Status CheckMemoryOptions(const MemoryOptions& options, const std::string& comma
                                 "one new token each against a KV cache of --seq tokens)",
                             {"e.g. --batch 8 --seq 4096"});
   }
-  if (*options.batch < 1)
-    return Status::BadInput({}, "--batch must be at least 1, found " + std::to_string(*options.batch));
-  if (*options.seq < 1) return Status::BadInput({}, "--seq must be at least 1, found " + std::to_string(*options.seq));
+  EP_RETURN_IF_ERROR(CheckOptionValue("batch", Json(*options.batch)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("seq", Json(*options.seq)));
   if (options.max_length) {
+    EP_RETURN_IF_ERROR(CheckOptionValue("max_length", Json(*options.max_length)));
     if (options.mode == "train") {
       return Status::BadInput({},
                               "--max-length sizes the KV cache: it needs a serving --mode (prefill, decode or serve)");
@@ -62,17 +51,15 @@ Status CheckMemoryOptions(const MemoryOptions& options, const std::string& comma
                                       std::to_string(*options.seq));
     }
   }
-  EP_RETURN_IF_ERROR(CheckChoice("--optimizer", options.optimizer, {"adamw", "adafactor", "lion", "sgd"}));
-  EP_RETURN_IF_ERROR(CheckDType("--grad-dtype", options.grad_dtype));
-  EP_RETURN_IF_ERROR(CheckDType("--opt-state-dtype", options.opt_state_dtype));
-  if (options.opt_state_dtype.empty()) return Status::BadInput({}, "--opt-state-dtype is empty: expected a dtype name");
-  return Status();
+  EP_RETURN_IF_ERROR(CheckOptionValue("optimizer", Json(options.optimizer)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("grad_dtype", Json(options.grad_dtype)));
+  return CheckOptionValue("opt_state_dtype", Json(options.opt_state_dtype));
 }
 
 StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options, std::string* label) {
   if (!options.max_memory.empty()) {
+    EP_RETURN_IF_ERROR(CheckOptionValue("max_memory", Json(options.max_memory)));
     EP_ASSIGN_OR_RETURN(int64_t bytes, ParseByteSize(options.max_memory, "--max-memory"));
-    if (bytes < 1) return Status::BadInput({}, "--max-memory must be more than 0 bytes");
     *label = options.max_memory;
     return bytes;
   }

@@ -3,6 +3,7 @@
 #include "api/choices.h"
 #include "api/config_input.h"
 #include "api/hardware.h"
+#include "api/option_checks.h"
 #include "api/tree_source.h"
 #include "core/did_you_mean.h"
 #include "core/json_parse.h"
@@ -50,10 +51,9 @@ StatusOr<Document> ConfigDocument(const Environment& env, ConfigSource& source) 
 }
 
 Status CheckConfigOptions(const ConfigOptions& options) {
-  EP_RETURN_IF_ERROR(CheckChoice("--defaults", options.defaults, {"add_basic", "init"}));
-  if (options.devices && *options.devices < 1) {
-    return Status::BadInput({}, "--devices must be at least 1, found " + std::to_string(*options.devices));
-  }
+  // As the command table declares their checks (api/option_table.cc).
+  EP_RETURN_IF_ERROR(CheckOptionValue("defaults", Json(options.defaults)));
+  if (options.devices) EP_RETURN_IF_ERROR(CheckOptionValue("devices", Json(*options.devices)));
   return Status();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "api/choices.h"
+#include "api/option_checks.h"
 #include "core/did_you_mean.h"
 #include "core/json_pointer.h"
 #include "planner/lay_out_plan.h"
@@ -25,7 +26,7 @@ StatusOr<std::vector<int64_t>> IntList(const Json& config, const char* key) {
 }
 
 StatusOr<planner::UnevenMode> ParseUneven(const std::string& text) {
-  EP_RETURN_IF_ERROR(CheckChoice("--uneven", text, {"replicate", "error", "chunk"}));
+  EP_RETURN_IF_ERROR(CheckOptionValue("uneven", Json(text)));
   if (text == "error") return planner::UnevenMode::kError;
   if (text == "chunk") return planner::UnevenMode::kChunk;
   return planner::UnevenMode::kReplicate;
@@ -200,18 +201,25 @@ Status CheckPlanOptions(const PlanOptions& options) {
   return CheckPlanOptions(options, !options.config.config.empty());
 }
 
-Status CheckPlanOptions(const PlanOptions& options, bool has_config) {
-  EP_RETURN_IF_ERROR(CheckChoice("--layout", options.layout, {"easydel", "hf"}));
-  EP_RETURN_IF_ERROR(ParseUneven(options.uneven).status());
-  if (options.max_tensors < 1 || options.max_devices < 1 || options.max_rules < 1) {
-    return Status::BadInput({}, "--max-tensors, --max-devices and --max-rules must be at least 1");
-  }
+Status CheckTreeSources(const PlanOptions& options) {
   if (!options.tree.empty() && !options.from.empty()) {
     return Status::BadInput({}, "--tree and --from are two sources for the same tree: give one");
   }
   if (options.given_tree && !(options.tree.empty() && options.from.empty())) {
     return Status::BadInput({}, "a tree was given: --tree and --from are other sources for it; give one");
   }
+  return Status();
+}
+
+Status CheckPlanOptions(const PlanOptions& options, bool has_config) {
+  // Each option as the command table declares its check (api/option_table.cc).
+  EP_RETURN_IF_ERROR(CheckOptionValue("layout", Json(options.layout)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("uneven", Json(options.uneven)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("dtype", Json(options.dtype)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("max_tensors", Json(options.max_tensors)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("max_devices", Json(options.max_devices)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("max_rules", Json(options.max_rules)));
+  EP_RETURN_IF_ERROR(CheckTreeSources(options));
   if (!has_config && options.tree.empty() && !options.given_tree) {
     return Status::BadInput({}, "CONFIG is required (or --tree FILE.json with --rules FILE and --mesh)");
   }

@@ -42,8 +42,11 @@ struct PlanInputs {
   StatusOr<planner::Plan> Build(bool keep_params = true) const;
 };
 
-/// The flag checks of PlanOptions that need no config (layout, uneven, limits, tree sources, CONFIG
-/// or --tree).
+/// One source for the tree: --tree, --from or a tree given in memory, not two.
+Status CheckTreeSources(const PlanOptions& options);
+
+/// The flag checks of PlanOptions that need no config (each option's declared check, the tree
+/// sources, CONFIG or --tree).
 Status CheckPlanOptions(const PlanOptions& options);
 /// The same for a model that has (or lacks) a config however it was given.
 Status CheckPlanOptions(const PlanOptions& options, bool has_config);

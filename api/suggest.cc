@@ -10,6 +10,7 @@
 
 #include "api/assumptions.h"
 #include "api/memory_pipeline.h"
+#include "api/option_checks.h"
 #include "api/plan_inputs.h"
 #include "planner/expert_mesh.h"
 #include "planner/findings.h"
@@ -142,18 +143,15 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
         {}, fmt::format("--slices {} does not divide --devices {}", options.slices, SuggestDevices(options)),
         {"each slice (or node) holds devices / slices chips"});
   }
-  if (options.top < 1) return Status::BadInput({}, "--top must be at least 1");
+  EP_RETURN_IF_ERROR(CheckOptionValue("top", Json(options.top)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("max_microbatches", Json(options.max_microbatches)));
   if (options.max_tpot_ms) {
+    EP_RETURN_IF_ERROR(CheckOptionValue("max_tpot", Json(*options.max_tpot_ms)));
     if (options.memory.mode != "decode") {
       return Status::BadInput({}, "--max-tpot bounds the time per output token: it needs --mode decode",
                               {"e.g. --mode decode --batch 1 --seq 4096 --max-tpot 20"});
     }
-    if (!std::isfinite(*options.max_tpot_ms) || *options.max_tpot_ms <= 0) {
-      return Status::BadInput(
-          {}, fmt::format("--max-tpot must be a positive number of milliseconds, found {}", *options.max_tpot_ms));
-    }
   }
-  if (options.max_microbatches < 1) return Status::BadInput({}, "--max-microbatches must be at least 1");
   if (!options.plan.mesh.empty() || !options.plan.dcn.empty()) {
     return Status::BadInput({}, "suggest chooses the mesh: --mesh and --dcn do not apply",
                             {"use --slices K for K slices or nodes; `cost --mesh ...` prices one mesh"});
