@@ -1,8 +1,12 @@
 """Bad input raises BadInputError with the CLI's location and notes; findings never raise."""
+import os
+import stat
+import subprocess
+
 import pytest
 
 import easyplan
-from conftest import EXAMPLES
+from conftest import EXAMPLES, cli_binary
 
 LLAMA = EXAMPLES / "llama-3.1-8b"
 
@@ -110,3 +114,39 @@ def test_the_limits_are_model_options():
         easyplan.Model(LLAMA, max_layers=0)
     with pytest.raises(easyplan.BadInputError, match="belong to the Model"):
         easyplan.resolve(easyplan.Model(LLAMA), max_layers=10)
+
+
+# Issue 36: every option is checked by its declaration in the command table, the same way in every
+# command, whatever the mode, and for Python as for the CLI.
+@pytest.mark.parametrize("command, options, message", [
+    ("memory", dict(mode="", mesh="fsdp=8", batch=8, seq=64), "--mode is empty: memory takes"),
+    ("check", dict(seed=-1, mesh="fsdp=8"), "option seed: expected a non-negative integer"),
+    ("check", dict(seed=2**64, mesh="fsdp=8"), "does not fit in 64 bits"),
+    ("report", dict(batch=-1), "--batch must be at least 1, found -1"),
+    ("report", dict(seq=0), "--seq must be at least 1, found 0"),
+    ("report", dict(max_memory="lots"), "--max-memory 'lots' is not a byte size"),
+])
+def test_python_refuses_what_the_cli_refuses(command, options, message):
+    with pytest.raises(easyplan.BadInputError, match=message):
+        getattr(easyplan, command)(LLAMA, **options)
+    flags = []
+    for key, value in options.items():
+        flags += ["--" + key.replace("_", "-"), str(value)]
+    result = subprocess.run([cli_binary(), command, str(LLAMA), *flags, "-o", os.devnull], capture_output=True,
+                            text=True)
+    assert result.returncode == 2, result.stderr
+
+
+def test_pages_are_written_as_the_cli_writes_them(tmp_path):
+    # As -o: atomically, an existing file's mode kept; a path that cannot be written is bad input.
+    page = tmp_path / "page.html"
+    page.write_text("old", encoding="utf-8")
+    page.chmod(0o644)
+    returned = easyplan.report(LLAMA, page, mesh="fsdp=8")
+    assert page.read_text(encoding="utf-8") == returned
+    assert stat.S_IMODE(page.stat().st_mode) == 0o644
+    with pytest.raises(easyplan.BadInputError, match="missing"):
+        easyplan.report(LLAMA, tmp_path / "missing" / "page.html", mesh="fsdp=8")
+    with pytest.raises(easyplan.BadInputError, match="missing"):
+        easyplan.suggest(LLAMA, devices=8, mode="train", batch=16, seq=2048, hardware="h100-sxm",
+                         report=tmp_path / "missing" / "page.html")
