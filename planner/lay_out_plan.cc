@@ -78,8 +78,9 @@ struct SlotCorrection {
 /// the findings it was counted into.
 struct TensorOutcome {
   ParamPlan param;
-  std::vector<size_t> findings;  ///< positions in the FindingList
-  bool replayable = true;        ///< false when a finding is keyed by this tensor's own name
+  std::vector<size_t> findings;          ///< positions in the FindingList
+  bool replayable = true;                ///< false when a finding is keyed by this tensor's own name
+  RedundantComputeCheck::Weight weight;  ///< what the redundant-compute check reads of the tensor
 };
 
 Status CheckedAdd(int64_t& total, int64_t add, const std::string& what) {
@@ -491,8 +492,7 @@ StatusOr<Plan> LayOutPlan(const TreeMatches& matches, const Mesh& mesh, UnevenMo
   for (size_t t = 0; t < tree.tensors.size(); ++t) {
     std::optional<TensorOutcome>& replay = outcomes[static_cast<size_t>(matches.KindIndexOf(t))];
     if (replay) {
-      redundant.Add(tree.tensors[t].name, tree.tensors[t].shape, replay->param.effective,
-                    plan.groups[static_cast<size_t>(replay->param.group)].expert_layout.has_value());
+      redundant.Add(tree.tensors[t].name, replay->weight);
       for (size_t position : replay->findings) planner.findings().Recount(position, 1);
       ++plan.groups[static_cast<size_t>(replay->param.group)].tensors;
       if (options.keep_params) plan.params.emplace_back(replay->param).tensor = static_cast<int>(t);
@@ -500,8 +500,10 @@ StatusOr<Plan> LayOutPlan(const TreeMatches& matches, const Mesh& mesh, UnevenMo
     }
     TensorOutcome outcome;
     EP_RETURN_IF_ERROR(planner.PlanTensor(t, outcome));
-    redundant.Add(tree.tensors[t].name, tree.tensors[t].shape, outcome.param.effective,
-                  plan.groups[static_cast<size_t>(outcome.param.group)].expert_layout.has_value());
+    outcome.weight =
+        redundant.Classify(tree.tensors[t].shape, outcome.param.effective,
+                           plan.groups[static_cast<size_t>(outcome.param.group)].expert_layout.has_value());
+    redundant.Add(tree.tensors[t].name, outcome.weight);
     ++plan.groups[static_cast<size_t>(outcome.param.group)].tensors;
     if (options.keep_params) plan.params.push_back(outcome.param);
     if (outcome.replayable && matches.KindOf(t).tensors > 1) replay = std::move(outcome);
