@@ -307,8 +307,8 @@ StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckO
 std::string DescribeModel(const kernels::ModelDesc& m) {
   std::string text =
       fmt::format("{}: {} layers, hidden {}, vocab {}, heads {}", m.model_type, m.layers, m.hidden, m.vocab, m.heads);
-  const bool mla = m.family == kernels::ModelFamily::kDeepseek && m.kv_lora_rank > 0;
-  if (m.family != kernels::ModelFamily::kGpt2 && !mla) {
+  const bool mla = m.forward.attention.kind == schemas::AttentionKind::kLatent && m.kv_lora_rank > 0;
+  if (!mla) {
     text += fmt::format(" (kv {}), head_dim {}", m.kv_heads, m.head_dim);
   }
   if (mla) {

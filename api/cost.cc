@@ -15,9 +15,18 @@
 namespace easyplan::api {
 namespace {
 
-bool IsEmbeddingLookup(const std::string& name) {
-  return name.find("embed_tokens") != std::string::npos || name.ends_with("wte/embedding") ||
-         name.ends_with("wpe/embedding");
+// The token and position tables of the model's forward structure: lookups, not matmuls.
+bool IsEmbeddingLookup(const kernels::ModelDesc& d, const std::string& name) {
+  const schemas::ForwardStructure& f = d.forward;
+  return name == d.param_prefix + f.embedding || (!f.positions.empty() && name == d.param_prefix + f.positions);
+}
+
+// A stacked routed-expert tensor: under a layer's MoE block, in the experts' module (the down kernel's).
+bool IsRoutedExpert(const kernels::ModelDesc& d, const std::string& name) {
+  const schemas::ForwardStructure::Moe& moe = d.forward.moe;
+  if (moe.block.empty() || moe.down.find('/') == std::string::npos) return false;
+  const std::string experts = "/" + moe.block + "/" + moe.down.substr(0, moe.down.rfind('/')) + "/";
+  return name.starts_with(d.param_prefix + d.forward.layers + "/") && name.find(experts) != std::string::npos;
 }
 
 // The model one microbatch of `s` runs: its share of the batch, and in decode one token per sequence
@@ -102,11 +111,13 @@ StatusOr<StepModel> StepModelOf(const PlanInputs& inputs, const planner::Plan& p
   for (const TensorEntry& t : inputs.tree->tensors) {
     if (t.role != TensorRole::kParameter || t.shape.rank() < 2) continue;  // norms and biases are no matmul
     const int64_t elements = t.shape.NumElements().value_or(0);
-    if (IsEmbeddingLookup(t.name)) {
-      if (d.tied_embeddings && t.name.find("embed_tokens") != std::string::npos) active += elements;  // lm_head
+    // Tied: the head variable EasyDeL may still hold is unused; the embedding serves as the head.
+    if (d.tied_embeddings && t.name == d.param_prefix + d.forward.head) continue;
+    if (IsEmbeddingLookup(d, t.name)) {
+      if (d.tied_embeddings && t.name == d.param_prefix + d.forward.embedding) active += elements;  // lm_head
       continue;
     }
-    if (t.name.find("/experts/") != std::string::npos && d.experts > 0 && d.top_k > 0) {
+    if (IsRoutedExpert(d, t.name) && d.experts > 0 && d.top_k > 0) {
       active += elements / d.experts * d.top_k;
       continue;
     }

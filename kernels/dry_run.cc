@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 
 namespace easyplan::kernels {
@@ -15,6 +17,26 @@ int64_t DryRunReport::Bytes(CollectiveKind kind) const {
   return total;
 }
 
+namespace {
+
+// Layers run until the rest repeat the last one run: a layer's kind is its layer_types entry, whether its
+// MLP is sparse and whether it skips RoPE. Leading dense layers (DeepSeek) run before the first MoE layer;
+// interleaved kinds (Llama 4's dense / MoE and RoPE / NoPE, Qwen3-Next's linear / full attention, Gemma's
+// sliding / global) run every layer up to the last change.
+int64_t DistinctLayers(const ModelDesc& model) {
+  auto kind = [&](int64_t layer) {
+    const auto l = static_cast<size_t>(layer);
+    return std::tuple(l < model.layer_types.size() ? model.layer_types[l] : std::string(),
+                      l < model.sparse_layers.size() && model.sparse_layers[l],
+                      l < model.nope_layers.size() && model.nope_layers[l]);
+  };
+  int64_t first = model.layers - 1;
+  while (first > 0 && kind(first - 1) == kind(model.layers - 1)) --first;
+  return std::max<int64_t>(first + 1, 1);
+}
+
+}  // namespace
+
 StatusOr<DryRunReport> DryRunForward(const ModelDesc& model, const planner::Plan& plan, const ParamTree& tree,
                                      const DryRunOptions& options) {
   DryRunReport report;
@@ -23,14 +45,7 @@ StatusOr<DryRunReport> DryRunForward(const ModelDesc& model, const planner::Plan
   report.devices = geo.devices();
   report.layers = model.layers;
   ModelDesc run = model;
-  // Leading dense layers differ from the MoE layers after them; every other layer repeats the first.
-  // Llama 4 interleaves dense / MoE and RoPE / NoPE layers, Qwen3-Next linear and full attention: every
-  // layer runs.
-  const bool interleaved = model.family == ModelFamily::kLlama4 || model.family == ModelFamily::kQwen3Next;
-  const int64_t distinct = model.family == ModelFamily::kDeepseek ? model.first_dense_layers + 1
-                           : interleaved                          ? model.layers
-                                                                  : 1;
-  run.layers = options.all_layers ? model.layers : std::min(model.layers, distinct);
+  run.layers = options.all_layers ? model.layers : std::min(model.layers, DistinctLayers(model));
   report.layers_run = run.layers;
   report.repeats = model.layers - run.layers;
   report.repeated_scope = fmt::format("layer {}", run.layers - 1);

@@ -1,6 +1,7 @@
-// The shared layers of the reference forward pass (kernels/forward_pass.h): embedding, norms, rotary
-// embedding, attention (grouped-query and DeepSeek's MLA), gated MLP, MoE routing and experts, and the
-// llama / moe / deepseek / gpt2 decoder layers.
+// The reference forward pass (kernels/forward_pass.h), built from the family's forward structure
+// (schemas/forwards.yaml): embedding, norms, rotary embedding, attention (grouped-query with separate or
+// fused projections, DeepSeek's MLA), gated and plain MLPs, MoE routing and experts, and the decoder layer
+// (sequential or parallel) that composes them.
 
 #include "kernels/forward_pass.h"
 
@@ -26,45 +27,34 @@ ForwardPass::ForwardPass(const ModelDesc& m, Spmd& spmd, const ParamLookup& para
 }
 
 std::vector<Activation> ForwardPass::Run(const DistTensor& ids) {
+  const schemas::ForwardStructure& f = m_.forward;
   std::vector<Activation> out;
   s_.comm().SetScope("embed");
-  const std::string embed_name = m_.family == ModelFamily::kGpt2     ? "transformer/wte/embedding"
-                                 : m_.family == ModelFamily::kFalcon ? "transformer/word_embeddings/embedding"
-                                                                     : "model/embed_tokens/embedding";
-  DistTensor h = s_.Embed(P(embed_name), ids, "embedding lookup");
-  if (m_.family == ModelFamily::kGpt2) {
+  DistTensor h = s_.Embed(P(f.embedding), ids, "embedding lookup");
+  if (!f.positions.empty()) {
     DistTensor pos = s_.MapIndexed(ids, [](double, const Dims& index) { return static_cast<double>(index[1]); });
-    h = s_.Add(std::move(h), s_.Embed(P("transformer/wpe/embedding"), pos, "position lookup"), "wte + wpe");
+    h = s_.Add(std::move(h), s_.Embed(P(f.positions), pos, "position lookup"), "token + position embeddings");
+  }
+  if (f.scale_embedding) {  // Gemma: the embedding times sqrt(hidden_size)
+    const double scale = std::sqrt(static_cast<double>(m_.hidden));
+    h = s_.Map(std::move(h), [scale](double v) { return v * scale; });
   }
   h = s_.Reshard(std::move(h), hidden_spec_, "hidden-state constraint");
   out.push_back({"embed", h});
   for (int64_t layer = 0; layer < m_.layers; ++layer) {
     layer_ = layer;
     s_.comm().SetScope(fmt::format("layer {}", layer));
-    h = m_.family == ModelFamily::kGpt2     ? Gpt2Layer(std::move(h), layer)
-        : m_.family == ModelFamily::kFalcon ? FalconLayer(std::move(h), layer)
-                                            : DecoderLayer(std::move(h), layer);
+    h = DecoderLayer(std::move(h), layer);
     out.push_back({fmt::format("layer {}", layer), h});
   }
   // The peak through the last layer: what `easyplan memory` calls activations (the logits block that
   // follows is its own figure).
   if (LiveMeter* meter = s_.meter()) meter->Mark();
   s_.comm().SetScope("final");
-  DistTensor logits;
-  if (m_.family == ModelFamily::kGpt2) {
-    h = LayerNorm(std::move(h), "transformer/ln_f");
-    logits = s_.Dot(std::move(h), P("transformer/wte/embedding"), DotDims{{}, {}, {2}, {1}}, "lm_head (tied wte)");
-  } else if (m_.family == ModelFamily::kFalcon) {
-    h = LayerNorm(std::move(h), "transformer/ln_f");
-    logits = m_.tied_embeddings ? s_.Dot(std::move(h), P("transformer/word_embeddings/embedding"),
-                                         DotDims{{}, {}, {2}, {1}}, "lm_head (tied)")
-                                : s_.Dot(std::move(h), P("lm_head/kernel"), DotDims{{}, {}, {2}, {0}}, "lm_head");
-  } else {
-    h = RmsNorm(std::move(h), NormWeight("model/norm/kernel"), "model/norm");
-    logits = m_.tied_embeddings
-                 ? s_.Dot(std::move(h), P("model/embed_tokens/embedding"), DotDims{{}, {}, {2}, {1}}, "lm_head (tied)")
-                 : s_.Dot(std::move(h), P("lm_head/kernel"), DotDims{{}, {}, {2}, {0}}, "lm_head");
-  }
+  h = Norm(std::move(h), f.final_norm);
+  DistTensor logits = m_.tied_embeddings
+                          ? s_.Dot(std::move(h), P(f.embedding), DotDims{{}, {}, {2}, {1}}, "lm_head (tied)")
+                          : s_.Dot(std::move(h), P(f.head), DotDims{{}, {}, {2}, {0}}, "lm_head");
   // The loss constrains the logits with the train attributes batch_axis, sequence_axis and
   // hidden_state_axis (ForCausalLMLoss, easydel/infra/loss_utils.py), so the vocab dim lands where hidden
   // states live.
@@ -118,17 +108,13 @@ void ForwardPass::StoreLinearState(DistTensor conv, DistTensor recurrent) {
   cache_.push_back({"cache " + layer + " recurrent", std::move(recurrent), Activation::Kind::kCache, 4});
 }
 
-// x [B, S, in] . W [in, out] (+ b).
+// x [B, S, in] . W (+ b): W is [in, out], or [out, in] when the structure's kernels are (GPT-2's Conv1D).
 DistTensor ForwardPass::Linear(DistTensor x, const std::string& prefix, bool bias, const DistSpec* user) {
-  DistTensor y = s_.Dot(std::move(x), P(prefix + "/kernel"), DotDims{{}, {}, {2}, {0}}, prefix, {.user = user});
+  const int contracted = m_.forward.kernels_out_in ? 1 : 0;
+  DistTensor y =
+      s_.Dot(std::move(x), P(prefix + "/kernel"), DotDims{{}, {}, {2}, {contracted}}, prefix, {.user = user});
   if (bias) y = s_.Add(std::move(y), s_.Lift(P(prefix + "/bias"), 3), prefix + " bias");
   return y;
-}
-
-// GPT-2's Conv1D in EasyDeL layout: kernel [out, in], y = x . W^T + b.
-DistTensor ForwardPass::Conv1D(DistTensor x, const std::string& prefix, const DistSpec* user) {
-  DistTensor y = s_.Dot(std::move(x), P(prefix + "/kernel"), DotDims{{}, {}, {2}, {1}}, prefix, {.user = user});
-  return s_.Add(std::move(y), s_.Lift(P(prefix + "/bias"), 3), prefix + " bias");
 }
 
 // RMS norm over the last dim without a weight (Llama4TextL2Norm).
@@ -141,9 +127,9 @@ DistTensor ForwardPass::L2Norm(DistTensor x, const std::string& what) {
       std::move(x), std::move(ms), [n, eps](double v, double q) { return v / std::sqrt(q / n + eps); }, what);
 }
 
-// An RMSNorm's scale: its weight, or 1 + weight for zero-centred norms (Qwen3NextRMSNorm).
+// An RMSNorm's scale: its weight, or 1 + weight for zero-centred norms (Qwen3NextRMSNorm, GemmaRMSNorm).
 DistTensor ForwardPass::NormWeight(const std::string& name) {
-  if (!m_.zero_centered_norms) return P(name);
+  if (!m_.forward.zero_centered_norms) return P(name);
   return s_.Map(P(name), [](double w) { return 1.0 + w; });
 }
 
@@ -168,8 +154,15 @@ DistTensor ForwardPass::LayerNorm(DistTensor x, const std::string& prefix) {
   DistTensor var = s_.Reduce(s_.Map(xc, [](double v) { return v * v; }), 2, ReduceOp::kSum, prefix + " variance");
   DistTensor y = s_.Binary(
       std::move(xc), std::move(var), [n, eps](double v, double q) { return v / std::sqrt(q / n + eps); }, prefix);
-  y = s_.Mul(std::move(y), s_.Lift(P(prefix + "/scale"), 3), prefix + " scale");
+  y = s_.Mul(std::move(y), s_.Lift(P(prefix + "/" + m_.norm_weight), 3), prefix + " scale");
+  if (!m_.norm_bias) return y;
   return s_.Add(std::move(y), s_.Lift(P(prefix + "/bias"), 3), prefix + " bias");
+}
+
+// The structure's norm over the last dim of [B, S, H] under `name` (a full parameter path).
+DistTensor ForwardPass::Norm(DistTensor x, const std::string& name) {
+  if (m_.forward.norm == schemas::NormKind::kLayer) return LayerNorm(std::move(x), name);
+  return RmsNorm(std::move(x), NormWeight(name + "/" + m_.norm_weight), name);
 }
 
 // Rotary embedding over the last dim of [B, S, H, D] at each token's global position: rotate-half
@@ -179,7 +172,7 @@ DistTensor ForwardPass::LayerNorm(DistTensor x, const std::string& prefix) {
 DistTensor ForwardPass::Rope(DistTensor x, const std::string& what) {
   const double theta = m_.rope_theta;
   const int64_t rotary = m_.rotary_dim;
-  const bool interleaved = m_.rope_interleaved;
+  const bool interleaved = m_.forward.attention.rope == schemas::RopeKind::kInterleaved;
   return s_.Local(
       std::move(x), {3},
       [theta, rotary, interleaved](HostTensor& t, const std::vector<Range>& box) {
@@ -239,8 +232,8 @@ DistTensor ForwardPass::Attend(DistTensor q, DistTensor k, DistTensor v, const s
   DistTensor scores =
       s_.Dot(std::move(q), std::move(k), DotDims{{0, 2}, {0, 2}, {4}, {3}}, what + " q.k");  // [B,Hkv,S,G,T]
   const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-  scores = m_.attention_sinks ? SinkSoftmax(std::move(scores), scale, what)
-                              : CausalSoftmax(std::move(scores), 2, 4, scale, what);
+  scores = m_.forward.attention.sinks.empty() ? CausalSoftmax(std::move(scores), 2, 4, scale, what)
+                                              : SinkSoftmax(std::move(scores), scale, what);
   DistTensor o =
       s_.Dot(std::move(scores), std::move(v), DotDims{{0, 1}, {0, 2}, {4}, {1}}, what + " p.v");  // [B,Hkv,S,G,D]
   o = s_.Transpose(std::move(o), {0, 2, 1, 3, 4});
@@ -253,23 +246,71 @@ DistTensor ForwardPass::Heads(DistTensor x, int64_t heads, const std::string& wh
   return s_.Reshard(std::move(x), heads_spec_, what + " head constraint");
 }
 
-DistTensor ForwardPass::LlamaAttention(DistTensor x, const std::string& p) {
+// The fused projection's output [B, S, width] split into q [B, S, H, D], k and v [B, S, KV, D].
+void ForwardPass::SplitQkv(DistTensor qkv, const std::string& what, DistTensor* q, DistTensor* k, DistTensor* v) {
+  const int64_t heads = m_.heads, kv = m_.kv_heads, d = m_.head_dim;
+  switch (m_.forward.attention.layout) {
+    case schemas::FusedQkvLayout::kThirds: {                      // [3, H * D]
+      qkv = s_.Split(std::move(qkv), 2, 3, what + " fused qkv");  // [B, S, 3, H * D]
+      auto part = [&](int64_t i, int64_t n) {
+        return Heads(s_.Squeeze(s_.Narrow(qkv, 2, i, 1, what + " split qkv"), 2), n, what + " qkv");
+      };
+      *q = part(0, heads);
+      *k = part(1, kv);
+      *v = part(2, kv);
+      return;
+    }
+    case schemas::FusedQkvLayout::kKvGroups: {  // [KV, G + 2, D]
+      const int64_t group = heads / kv;
+      qkv = s_.Split(std::move(qkv), 2, kv, what + " kv groups");           // [B, S, KV, (G + 2) D]
+      qkv = s_.Split(std::move(qkv), 3, group + 2, what + " group heads");  // [B, S, KV, G + 2, D]
+      *q = s_.Merge(s_.Narrow(qkv, 3, 0, group, what + " query"), 2, what + " query heads");
+      *k = s_.Squeeze(s_.Narrow(qkv, 3, group, 1, what + " key"), 3);
+      *v = s_.Squeeze(s_.Narrow(std::move(qkv), 3, group + 1, 1, what + " value"), 3);
+      *q = s_.Reshard(std::move(*q), heads_spec_, what + " q head constraint");
+      *k = s_.Reshard(std::move(*k), heads_spec_, what + " k head constraint");
+      *v = s_.Reshard(std::move(*v), heads_spec_, what + " v head constraint");
+      return;
+    }
+    case schemas::FusedQkvLayout::kBlocks:  // [H * D | KV * D | KV * D]
+    case schemas::FusedQkvLayout::kNone:
+      *q = Heads(s_.Narrow(qkv, 2, 0, heads * d, what + " query"), heads, what + " q");
+      *k = Heads(s_.Narrow(qkv, 2, heads * d, kv * d, what + " key"), kv, what + " k");
+      *v = Heads(s_.Narrow(std::move(qkv), 2, (heads + kv) * d, kv * d, what + " value"), kv, what + " v");
+      return;
+  }
+}
+
+DistTensor ForwardPass::GroupedQueryAttention(DistTensor x, const std::string& base) {
+  const schemas::ForwardStructure::Attention& a = m_.forward.attention;
+  const std::string p = base + Parent(a.o);
   const bool b = m_.attention_bias;
-  DistTensor q = Heads(Linear(x, p + "/q_proj", b), m_.heads, p + "/q_proj");
-  DistTensor gate;
-  if (m_.attention_output_gate) {  // Qwen3NextAttention: per head [query, gate] (torch.chunk of head_dim * 2)
-    q = s_.Split(std::move(q), 3, 2, p + " query / gate");                                     // [B, S, H, 2, D]
-    gate = s_.Merge(s_.Squeeze(s_.Narrow(q, 3, 1, 1, p + " gate"), 3), 2, p + " gate heads");  // [B, S, H * D]
-    q = s_.Squeeze(s_.Narrow(std::move(q), 3, 0, 1, p + " query"), 3);
+  const bool full_width_norm = m_.qk_norm && a.qk_norm == schemas::QkNormKind::kFullWidth;
+  DistTensor q, k, v, gate;
+  if (!a.qkv.empty()) {
+    SplitQkv(Linear(std::move(x), base + "/" + a.qkv, b), p, &q, &k, &v);
+  } else {
+    DistTensor q_proj = Linear(x, base + "/" + a.q, b);
+    DistTensor k_proj = Linear(x, base + "/" + a.k, b);
+    if (full_width_norm) {  // Olmo2Attention: RMSNorm over the whole q and k projections, before the head split
+      q_proj = RmsNorm(std::move(q_proj), NormWeight(base + "/" + a.q_norm + "/kernel"), base + "/" + a.q_norm);
+      k_proj = RmsNorm(std::move(k_proj), NormWeight(base + "/" + a.k_norm + "/kernel"), base + "/" + a.k_norm);
+    }
+    q = Heads(std::move(q_proj), m_.heads, base + "/" + a.q);
+    if (a.output_gate) {  // Qwen3NextAttention: per head [query, gate] (torch.chunk of head_dim * 2)
+      q = s_.Split(std::move(q), 3, 2, p + " query / gate");                                     // [B, S, H, 2, D]
+      gate = s_.Merge(s_.Squeeze(s_.Narrow(q, 3, 1, 1, p + " gate"), 3), 2, p + " gate heads");  // [B, S, H * D]
+      q = s_.Squeeze(s_.Narrow(std::move(q), 3, 0, 1, p + " query"), 3);
+    }
+    k = Heads(std::move(k_proj), m_.kv_heads, base + "/" + a.k);
+    v = Heads(Linear(std::move(x), base + "/" + a.v, b), m_.kv_heads, base + "/" + a.v);
   }
-  DistTensor k = Heads(Linear(x, p + "/k_proj", b), m_.kv_heads, p + "/k_proj");
-  DistTensor v = Heads(Linear(std::move(x), p + "/v_proj", b), m_.kv_heads, p + "/v_proj");
-  if (m_.qk_norm) {
-    q = RmsNorm(std::move(q), NormWeight(p + "/q_norm/kernel"), p + "/q_norm");
-    k = RmsNorm(std::move(k), NormWeight(p + "/k_norm/kernel"), p + "/k_norm");
+  if (m_.qk_norm && !full_width_norm) {
+    q = RmsNorm(std::move(q), NormWeight(base + "/" + a.q_norm + "/kernel"), base + "/" + a.q_norm);
+    k = RmsNorm(std::move(k), NormWeight(base + "/" + a.k_norm + "/kernel"), base + "/" + a.k_norm);
   }
-  const bool rope =
-      static_cast<size_t>(layer_) >= m_.nope_layers.size() || !m_.nope_layers[static_cast<size_t>(layer_)];
+  const bool rope = a.rope != schemas::RopeKind::kNone && (static_cast<size_t>(layer_) >= m_.nope_layers.size() ||
+                                                           !m_.nope_layers[static_cast<size_t>(layer_)]);
   if (rope) {
     q = Rope(std::move(q), p + " q");
     k = Rope(std::move(k), p + " k");
@@ -280,14 +321,15 @@ DistTensor ForwardPass::LlamaAttention(DistTensor x, const std::string& p) {
   }
   StoreCache(k, v);
   DistTensor o = Attend(std::move(q), std::move(k), std::move(v), p);
-  if (m_.attention_output_gate) {
+  if (a.output_gate) {
     gate = s_.Map(std::move(gate), [](double g) { return 1.0 / (1.0 + std::exp(-g)); });
     o = s_.Mul(std::move(o), std::move(gate), p + " output gate");
   }
-  return Linear(std::move(o), p + "/o_proj", m_.o_bias, &hidden_spec_);
+  return Linear(std::move(o), base + "/" + a.o, m_.o_bias, &hidden_spec_);
 }
 
-DistTensor ForwardPass::MlaAttention(DistTensor x, const std::string& p) {
+DistTensor ForwardPass::MlaAttention(DistTensor x, const std::string& base) {
+  const std::string p = base + Parent(m_.forward.attention.o);
   const int64_t nope = m_.qk_nope, rope = m_.qk_rope;
   DistTensor q;
   if (m_.q_lora_rank > 0) {
@@ -324,21 +366,60 @@ DistTensor ForwardPass::MlaAttention(DistTensor x, const std::string& p) {
   return Linear(std::move(o), p + "/o_proj", false, &hidden_spec_);
 }
 
+// One activation of the structure's MLP kind.
+DistTensor ForwardPass::Activate(DistTensor x) {
+  switch (m_.forward.mlp.activation) {
+    case schemas::ActivationKind::kGelu:  // exact GELU
+      return s_.Map(std::move(x), [](double z) { return 0.5 * z * (1.0 + std::erf(z / std::sqrt(2.0))); });
+    case schemas::ActivationKind::kGeluTanh:  // gelu_new / gelu_pytorch_tanh
+      return s_.Map(std::move(x), [](double z) {
+        return 0.5 * z * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (z + 0.044715 * z * z * z)));
+      });
+    case schemas::ActivationKind::kSilu:
+      break;
+  }
+  return s_.Map(std::move(x), [](double v) { return v / (1.0 + std::exp(-v)); });
+}
+
+// A shared expert: a SwiGLU MLP of gate_proj, up_proj and down_proj under `p`, without biases.
 DistTensor ForwardPass::GatedMlp(DistTensor x, const std::string& p) {
-  const bool b = m_.mlp_bias && p.find("experts") == std::string::npos;
-  DistTensor gate = s_.Map(Linear(x, p + "/gate_proj", b), [](double v) { return v / (1.0 + std::exp(-v)); });
-  DistTensor up = Linear(std::move(x), p + "/up_proj", b);
-  return Linear(s_.Mul(std::move(gate), std::move(up), p + " silu(gate) * up"), p + "/down_proj", b, &hidden_spec_);
+  DistTensor gate = s_.Map(Linear(x, p + "/gate_proj"), [](double v) { return v / (1.0 + std::exp(-v)); });
+  DistTensor up = Linear(std::move(x), p + "/up_proj");
+  return Linear(s_.Mul(std::move(gate), std::move(up), p + " silu(gate) * up"), p + "/down_proj", false, &hidden_spec_);
+}
+
+// The dense MLP of the structure: gated (gate and up separate, or one gate_up in halves) or plain.
+DistTensor ForwardPass::DenseMlp(DistTensor x, const std::string& base) {
+  const schemas::ForwardStructure::Mlp& mlp = m_.forward.mlp;
+  const bool b = m_.mlp_bias;
+  if (mlp.kind == schemas::MlpKind::kPlain) {
+    DistTensor up = Activate(Linear(std::move(x), base + "/" + mlp.up, b));
+    return Linear(std::move(up), base + "/" + mlp.down, b, &hidden_spec_);
+  }
+  DistTensor gate, up;
+  const std::string p = base + Parent(mlp.gate_up.empty() ? mlp.gate : mlp.gate_up);
+  if (!mlp.gate_up.empty()) {  // Phi3MLP: gate, up = gate_up_proj(x).chunk(2, dim=-1)
+    DistTensor gate_up = Linear(std::move(x), base + "/" + mlp.gate_up, b);
+    const int64_t width = gate_up.shape[2] / 2;
+    gate = s_.Narrow(gate_up, 2, 0, width, p + " gate");
+    up = s_.Narrow(std::move(gate_up), 2, width, width, p + " up");
+    gate = Activate(std::move(gate));
+  } else {
+    gate = Activate(Linear(x, base + "/" + mlp.gate, b));
+    up = Linear(std::move(x), base + "/" + mlp.up, b);
+  }
+  return Linear(s_.Mul(std::move(gate), std::move(up), p + " act(gate) * up"), base + "/" + mlp.down, b, &hidden_spec_);
 }
 
 // Top-k routing weights [B, S, E] (zero for unselected experts).
 DistTensor ForwardPass::Route(DistTensor x, const std::string& p) {
-  DistTensor logits = s_.Dot(std::move(x), P(p + "/gate/kernel"), DotDims{{}, {}, {2}, {0}}, p + "/gate");
+  const schemas::ForwardStructure::Moe& moe = m_.forward.moe;
+  DistTensor logits =
+      s_.Dot(std::move(x), P(p + "/" + moe.router + "/kernel"), DotDims{{}, {}, {2}, {0}}, p + "/" + moe.router);
   DistTensor scores, choice;
-  if (m_.family == ModelFamily::kDeepseek) {
+  if (moe.router_kind == schemas::RouterKind::kSigmoidGroupLimited) {
     scores = s_.Map(std::move(logits), [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
-    choice = m_.correction_bias ? s_.Add(scores, s_.Lift(P(p + "/gate/e_score_correction_bias"), 3), p + " score bias")
-                                : scores;
+    choice = m_.score_bias ? s_.Add(scores, s_.Lift(P(p + "/" + moe.score_bias), 3), p + " score bias") : scores;
   } else {
     scores = s_.Softmax(std::move(logits), 2, p + " router");
     choice = scores;
@@ -386,84 +467,105 @@ DistTensor ForwardPass::Route(DistTensor x, const std::string& p) {
 
 // Every expert on every token, weighted by the routing weights (exactly the sparse sum, since
 // unselected experts weigh zero): [B,S,H] x [E,H,I] -> [B,S,E,I]; [B,S,E,I] x [E,I,H] -> [E,B,S,H].
-DistTensor ForwardPass::Experts(DistTensor x, const std::string& p) {
-  const std::string e = p + "/experts/";
-  const std::string w_gate = e + (m_.mixtral_names ? "w1" : "gate_proj") + "/kernel";
-  const std::string w_up = e + (m_.mixtral_names ? "w3" : "up_proj") + "/kernel";
-  const std::string w_down = e + (m_.mixtral_names ? "w2" : "down_proj") + "/kernel";
-  DistTensor weights = Route(x, p);
+ForwardPass::RoutedExperts ForwardPass::GatedSiluExperts(const std::string& p) {
+  const schemas::ForwardStructure::Moe& moe = m_.forward.moe;
   RoutedExperts experts;
-  experts.kernel = w_gate;
-  experts.outputs = [&](const DistTensor& tokens, const DistTensor&) {
+  experts.kernel = p + "/" + moe.gate + "/kernel";
+  const std::string w_gate = p + "/" + moe.gate + "/kernel", w_up = p + "/" + moe.up + "/kernel",
+                    w_down = p + "/" + moe.down + "/kernel";
+  experts.outputs = [this, p, w_gate, w_up, w_down](const DistTensor& tokens, const DistTensor&) {
     DistTensor gate = s_.Dot(tokens, ExpertKernel(w_gate, 2), DotDims{{}, {}, {2}, {1}}, w_gate);  // [B,S,E,I]
     gate = s_.Map(std::move(gate), [](double v) { return v / (1.0 + std::exp(-v)); });
     DistTensor up = s_.Dot(tokens, ExpertKernel(w_up, 2), DotDims{{}, {}, {2}, {1}}, w_up);
     DistTensor act = s_.Mul(std::move(gate), std::move(up), p + " experts silu(gate) * up");
     return s_.Dot(act, ExpertKernel(w_down, 1), DotDims{{2}, {0}, {3}, {1}}, w_down);  // [E, B, S, H]
   };
-  return FusedMoe(std::move(x), std::move(weights), experts, p);
+  return experts;
+}
+
+// The MoE block of the structure: the shared expert (plain or sigmoid-gated), the router, and the routed
+// experts through EasyDeL's fused MoE path.
+DistTensor ForwardPass::MoeBlock(DistTensor x, const std::string& p) {
+  const schemas::ForwardStructure::Moe& moe = m_.forward.moe;
+  DistTensor shared;
+  if (moe.shared_kind != schemas::SharedExpertKind::kNone) {
+    shared = GatedMlp(x, p + "/" + moe.shared);
+    if (moe.shared_kind ==
+        schemas::SharedExpertKind::kSigmoidGated) {  // Qwen3NextSparseMoeBlock, Qwen2MoeSparseMoeBlock
+      DistTensor gate = s_.Map(Linear(x, p + "/" + moe.shared_gate),
+                               [](double v) { return 1.0 / (1.0 + std::exp(-v)); });  // [B, S, 1]
+      shared = s_.Mul(std::move(shared), std::move(gate), p + " gated shared expert");
+    }
+  }
+  DistTensor weights;
+  switch (moe.router_kind) {
+    case schemas::RouterKind::kTopKSoftmax:
+      weights = TopKSoftmaxRouter(x, p);
+      break;
+    case schemas::RouterKind::kTopKSigmoidInput:
+      weights = TopKSigmoidRouter(x, p);
+      break;
+    case schemas::RouterKind::kSoftmaxTopK:
+    case schemas::RouterKind::kSigmoidGroupLimited:
+      weights = Route(x, p);
+      break;
+  }
+  RoutedExperts experts;
+  switch (moe.experts) {
+    case schemas::ExpertsKind::kInterleavedClampedGlu:
+      experts = InterleavedClampedGluExperts(p);
+      break;
+    case schemas::ExpertsKind::kFusedHalvesSilu:
+      experts = InputScaledHalvesSiluExperts(p);
+      break;
+    case schemas::ExpertsKind::kGatedSilu:
+      experts = GatedSiluExperts(p);
+      break;
+  }
+  DistTensor routed = FusedMoe(std::move(x), std::move(weights), experts, p);
+  if (moe.shared_kind == schemas::SharedExpertKind::kNone) return routed;
+  return s_.Add(std::move(routed), std::move(shared), p + " routed + shared");
 }
 
 DistTensor ForwardPass::Mlp(DistTensor x, int64_t layer, const std::string& base) {
-  if (m_.family == ModelFamily::kGptOss) return GptOssMoe(std::move(x), base + "/mlp");
-  if (m_.family == ModelFamily::kQwen3Next) {
-    const bool sparse =
-        static_cast<size_t>(layer) < m_.sparse_layers.size() && m_.sparse_layers[static_cast<size_t>(layer)];
-    return sparse ? Qwen3NextMoe(std::move(x), base + "/mlp") : GatedMlp(std::move(x), base + "/mlp");
-  }
-  if (m_.family == ModelFamily::kLlama4) {
-    const bool sparse =
-        static_cast<size_t>(layer) < m_.sparse_layers.size() && m_.sparse_layers[static_cast<size_t>(layer)];
-    return sparse ? Llama4Moe(std::move(x), base + "/feed_forward") : GatedMlp(std::move(x), base + "/feed_forward");
-  }
-  const bool moe =
-      (m_.family == ModelFamily::kMoe || m_.family == ModelFamily::kDeepseek) && layer >= m_.first_dense_layers;
-  if (!moe) return GatedMlp(std::move(x), base + "/mlp");
-  const std::string p = base + (m_.mixtral_names ? "/block_sparse_moe" : "/mlp");
-  if (m_.shared_intermediate > 0) {
-    DistTensor shared = GatedMlp(x, p + "/shared_experts");
-    return s_.Add(Experts(std::move(x), p), std::move(shared), p + " routed + shared");
-  }
-  return Experts(std::move(x), p);
+  const auto l = static_cast<size_t>(layer);
+  const bool sparse = l < m_.sparse_layers.size() && m_.sparse_layers[l];
+  return sparse ? MoeBlock(std::move(x), base + "/" + m_.forward.moe.block) : DenseMlp(std::move(x), base);
 }
 
+DistTensor ForwardPass::Attention(DistTensor x, int64_t layer, const std::string& base) {
+  const schemas::ForwardStructure::Attention& a = m_.forward.attention;
+  const auto l = static_cast<size_t>(layer);
+  const bool linear = !a.linear.empty() && l < m_.layer_types.size() && m_.layer_types[l] == "linear_attention";
+  if (linear) return GatedDeltaNet(std::move(x), base + "/" + a.linear);
+  if (a.kind == schemas::AttentionKind::kLatent && m_.kv_lora_rank > 0) return MlaAttention(std::move(x), base);
+  return GroupedQueryAttention(std::move(x), base);
+}
+
+// A decoder layer: sequential (h += attn(norm(h)); h += mlp(norm(h))) or parallel (h += attn(norm(h)) +
+// mlp(norm'(h)), the attention's normed input when there is no MLP norm), with the structure's optional
+// output norms on each branch (Gemma 2's sandwich norms, OLMo 2's post-norms).
 DistTensor ForwardPass::DecoderLayer(DistTensor h, int64_t layer) {
-  const std::string base = fmt::format("model/layers/{}", layer);
-  DistTensor x = RmsNorm(h, NormWeight(base + "/input_layernorm/kernel"), base + "/input_layernorm");
-  const bool linear = static_cast<size_t>(layer) < m_.layer_types.size() &&
-                      m_.layer_types[static_cast<size_t>(layer)] == "linear_attention";
-  DistTensor a = m_.family == ModelFamily::kDeepseek && m_.kv_lora_rank > 0
-                     ? MlaAttention(std::move(x), base + "/self_attn")
-                 : linear && m_.family == ModelFamily::kQwen3Next ? GatedDeltaNet(std::move(x), base + "/linear_attn")
-                                                                  : LlamaAttention(std::move(x), base + "/self_attn");
-  h = s_.Add(std::move(h), s_.Reshard(std::move(a), hidden_spec_, "attention output constraint"), "residual");
-  x = RmsNorm(h, NormWeight(base + "/post_attention_layernorm/kernel"), base + "/post_attention_layernorm");
-  DistTensor f = Mlp(std::move(x), layer, base);
-  h = s_.Add(std::move(h), s_.Reshard(std::move(f), hidden_spec_, "mlp output constraint"), "residual");
-  return s_.Reshard(std::move(h), hidden_spec_, "hidden-state constraint");
-}
-
-DistTensor ForwardPass::Gpt2Layer(DistTensor h, int64_t layer) {
-  const std::string p = fmt::format("transformer/h/{}", layer);
-  DistTensor x = LayerNorm(h, p + "/ln_1");
-  DistTensor qkv = Conv1D(std::move(x), p + "/attn/c_attn");  // [B, S, 3H]
-  qkv = s_.Split(std::move(qkv), 2, 3, p + " fused qkv");     // [B, S, 3, H]
-  auto part = [&](int64_t i) {
-    DistTensor t = s_.Squeeze(s_.Narrow(qkv, 2, i, 1, p + " split qkv"), 2);
-    return Heads(std::move(t), m_.heads, p + " qkv");
+  const std::string base = fmt::format("{}/{}", m_.forward.layers, layer);
+  auto norm = [&](const DistTensor& x, const std::string& slot) {
+    return slot.empty() ? x : Norm(x, base + "/" + slot);
   };
-  DistTensor q = part(0), k = part(1), v = part(2);
-  StoreCache(k, v);
-  DistTensor o = Attend(std::move(q), std::move(k), std::move(v), p + "/attn");
-  o = Conv1D(std::move(o), p + "/attn/c_proj", &hidden_spec_);
-  h = s_.Add(std::move(h), s_.Reshard(std::move(o), hidden_spec_, "attention output constraint"), "residual");
-  x = LayerNorm(h, p + "/ln_2");
-  DistTensor f = Conv1D(std::move(x), p + "/mlp/c_fc");
-  f = s_.Map(std::move(f), [](double z) {  // gelu_new
-    return 0.5 * z * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (z + 0.044715 * z * z * z)));
-  });
-  f = Conv1D(std::move(f), p + "/mlp/c_proj", &hidden_spec_);
-  h = s_.Add(std::move(h), s_.Reshard(std::move(f), hidden_spec_, "mlp output constraint"), "residual");
+  DistTensor x = norm(h, m_.attention_norm);
+  DistTensor a = Attention(m_.forward.block == schemas::BlockKind::kParallel ? x : std::move(x), layer, base);
+  if (!m_.attention_output_norm.empty()) a = Norm(std::move(a), base + "/" + m_.attention_output_norm);
+  a = s_.Reshard(std::move(a), hidden_spec_, "attention output constraint");
+  if (m_.forward.block == schemas::BlockKind::kParallel) {
+    DistTensor mlp_in = m_.mlp_norm.empty() ? std::move(x) : Norm(h, base + "/" + m_.mlp_norm);
+    DistTensor f = Mlp(std::move(mlp_in), layer, base);
+    if (!m_.mlp_output_norm.empty()) f = Norm(std::move(f), base + "/" + m_.mlp_output_norm);
+    f = s_.Reshard(std::move(f), hidden_spec_, "mlp output constraint");
+    h = s_.Add(std::move(h), s_.Add(std::move(f), std::move(a), "mlp + attention"), "residual");
+  } else {
+    h = s_.Add(std::move(h), std::move(a), "residual");
+    DistTensor f = Mlp(norm(h, m_.mlp_norm), layer, base);
+    if (!m_.mlp_output_norm.empty()) f = Norm(std::move(f), base + "/" + m_.mlp_output_norm);
+    h = s_.Add(std::move(h), s_.Reshard(std::move(f), hidden_spec_, "mlp output constraint"), "residual");
+  }
   return s_.Reshard(std::move(h), hidden_spec_, "hidden-state constraint");
 }
 

@@ -1,11 +1,12 @@
 #ifndef EASYPLAN_KERNELS_FORWARD_PASS_H_
 #define EASYPLAN_KERNELS_FORWARD_PASS_H_
 
-// The reference forward pass (kernels/model.h) as a class, internal to kernels. The shared layers
-// (embedding, norms, attention, MLP, MoE routing) and the llama / moe / deepseek / gpt2 decoder layers are
-// defined in kernels/forward_pass.cc; the decoder layers of later families are members defined in their own
-// files (kernels/model_falcon.cc, model_gpt_oss.cc, model_llama4.cc, model_qwen3_next.cc). Only the class is
-// declared here, so each of those files compiles the layers it defines and no others.
+// The reference forward pass (kernels/model.h) as a class, internal to kernels, built from the family's
+// forward structure (ModelDesc::forward, schemas/forwards.yaml). The decoder layer and the common
+// mechanisms (norms, grouped-query attention, MLPs, softmax and group-limited routing) are defined in
+// kernels/forward_pass.cc; mechanisms of one kind each are members defined in their own files (attention
+// sinks and the clamped-GLU experts in model_gpt_oss.cc, the input-scaling sigmoid router in model_llama4.cc,
+// the Gated DeltaNet in model_qwen3_next.cc, the fused MoE path in model_fused_moe.cc).
 
 #include <algorithm>
 #include <cstdint>
@@ -25,6 +26,12 @@ constexpr double kMasked = -1e30;
 inline void TopKOrder(const double* v, std::vector<int64_t>& order) {
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [v](int64_t a, int64_t b) { return v[a] > v[b]; });
+}
+
+// "/dir" of a relative parameter name "dir/leaf", "" for a bare leaf: the module a projection belongs to.
+inline std::string Parent(const std::string& name) {
+  const size_t slash = name.rfind('/');
+  return slash == std::string::npos ? "" : "/" + name.substr(0, slash);
 }
 
 class ForwardPass {
@@ -47,12 +54,10 @@ class ForwardPass {
   // cache's index vectors and whole otherwise (docs/MEMORY.md, "Serving").
   void StoreLinearState(DistTensor conv, DistTensor recurrent);
 
-  // x [B, S, in] . W [in, out] (+ b). `user`: the constraint the caller puts on the result next (a
-  // projection back into the residual stream), which XLA's propagation follows (Spmd::Dot).
+  // x [B, S, in] . W (+ b), W [in, out] or [out, in] as the structure's kernels are. `user`: the constraint
+  // the caller puts on the result next (a projection back into the residual stream), which XLA's propagation
+  // follows (Spmd::Dot).
   DistTensor Linear(DistTensor x, const std::string& prefix, bool bias = false, const DistSpec* user = nullptr);
-
-  // GPT-2's Conv1D in EasyDeL layout: kernel [out, in], y = x . W^T + b.
-  DistTensor Conv1D(DistTensor x, const std::string& prefix, const DistSpec* user = nullptr);
 
   // RMS norm over the last dim without a weight (Llama4TextL2Norm).
   DistTensor L2Norm(DistTensor x, const std::string& what);
@@ -63,6 +68,9 @@ class ForwardPass {
   DistTensor RmsNorm(DistTensor x, const DistTensor& weight, const std::string& what);
 
   DistTensor LayerNorm(DistTensor x, const std::string& prefix);
+
+  // The structure's norm kind (RMS or LayerNorm) under `name`, a full parameter path.
+  DistTensor Norm(DistTensor x, const std::string& name);
 
   // Rotary embedding over the last dim of [B, S, H, D] at each token's global position: rotate-half
   // (NeoX) on the first rotary_dim of D (all of it by default; GLM's partial_rotary_factor rotates a part
@@ -86,18 +94,26 @@ class ForwardPass {
 
   DistTensor Heads(DistTensor x, int64_t heads, const std::string& what);
 
-  DistTensor LlamaAttention(DistTensor x, const std::string& p);
+  // A fused q|k|v projection's output split by the structure's layout into q [B, S, H, D], k and v.
+  void SplitQkv(DistTensor qkv, const std::string& what, DistTensor* q, DistTensor* k, DistTensor* v);
 
-  DistTensor MlaAttention(DistTensor x, const std::string& p);
+  // The layer's token mixer: Gated DeltaNet on linear_attention layers, MLA, or grouped-query attention.
+  DistTensor Attention(DistTensor x, int64_t layer, const std::string& base);
 
+  DistTensor GroupedQueryAttention(DistTensor x, const std::string& base);
+
+  DistTensor MlaAttention(DistTensor x, const std::string& base);
+
+  DistTensor Activate(DistTensor x);
+
+  // A SwiGLU MLP of gate_proj / up_proj / down_proj under `p` (the shared experts).
   DistTensor GatedMlp(DistTensor x, const std::string& p);
+
+  // The structure's dense MLP under the layer `base`.
+  DistTensor DenseMlp(DistTensor x, const std::string& base);
 
   // Top-k routing weights [B, S, E] (zero for unselected experts).
   DistTensor Route(DistTensor x, const std::string& p);
-
-  // The routed experts (Route's weights) through EasyDeL's fused MoE path (FusedMoe): each device runs its
-  // local experts on the tokens: [B,S,H] x [E,H,I] -> [B,S,E,I]; [B,S,E,I] x [E,I,H] -> [E,B,S,H].
-  DistTensor Experts(DistTensor x, const std::string& p);
 
   // The routed experts of one MoE block as the fused path runs them on a device's expert shard.
   struct RoutedExperts {
@@ -116,20 +132,25 @@ class ForwardPass {
   // The axes the expert dim is split over in the fused path, given a stored expert tensor.
   PartitionSpec::Entry ExpertShardAxes(const DistTensor& stored) const;
 
+  // Experts of each ExpertsKind: what FusedMoe runs on a device's expert shard.
+  RoutedExperts GatedSiluExperts(const std::string& p);
+  RoutedExperts InterleavedClampedGluExperts(const std::string& p);  // model_gpt_oss.cc
+  RoutedExperts InputScaledHalvesSiluExperts(const std::string& p);  // model_llama4.cc
+
+  // Routers of each RouterKind: routing weights [B, S, E], zero for unselected experts.
+  DistTensor TopKSoftmaxRouter(const DistTensor& x, const std::string& p);  // model_gpt_oss.cc
+  DistTensor TopKSigmoidRouter(const DistTensor& x, const std::string& p);  // model_llama4.cc
+
+  // The MoE block under `p`: shared expert, router, routed experts.
+  DistTensor MoeBlock(DistTensor x, const std::string& p);
+
   DistTensor Mlp(DistTensor x, int64_t layer, const std::string& base);
 
   DistTensor DecoderLayer(DistTensor h, int64_t layer);
 
-  DistTensor Gpt2Layer(DistTensor h, int64_t layer);
-
-  // Layers of later families, each defined in its own file.
-  DistTensor FalconLayer(DistTensor h, int64_t layer);                                      // model_falcon.cc
   DistTensor SinkSoftmax(DistTensor scores, double scale, const std::string& what);         // model_gpt_oss.cc
-  DistTensor GptOssMoe(DistTensor x, const std::string& p);                                 // model_gpt_oss.cc
-  DistTensor Llama4Moe(DistTensor x, const std::string& p);                                 // model_llama4.cc
   DistTensor GatedDeltaNet(DistTensor x, const std::string& p);                             // model_qwen3_next.cc
   DistTensor CausalConv(DistTensor x, const std::string& weight, const std::string& what);  // model_qwen3_next.cc
-  DistTensor Qwen3NextMoe(DistTensor x, const std::string& p);                              // model_qwen3_next.cc
 
   const ModelDesc& m_;
   Spmd& s_;

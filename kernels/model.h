@@ -13,22 +13,13 @@
 
 #include "core/partition_spec.h"
 #include "kernels/spmd.h"
+#include "schemas/forward_structure.h"
 
 namespace easyplan::kernels {
 
-enum class ModelFamily {
-  kLlama,      ///< llama, mistral, qwen2, qwen3 (q/k norms): GQA attention + SwiGLU MLP
-  kMoe,        ///< mixtral (block_sparse_moe, w1/w3/w2) and qwen3_moe / qwen2_moe (mlp/experts)
-  kDeepseek,   ///< deepseek_v3 (MLA), glm4_moe (GQA): dense-first, sigmoid group-limited routing, shared experts
-  kGpt2,       ///< fused c_attn, LayerNorm with bias, learned positions, Conv1D [in, out] kernels
-  kFalcon,     ///< fused query_key_value, LayerNorms with bias, parallel attention + GELU MLP block
-  kGptOss,     ///< attention sinks, sliding-window layers, biased top-k softmax router, clamped SwiGLU experts
-  kLlama4,     ///< chunked / NoPE attention layers, L2 q/k norms, sigmoid top-k scaling the expert input
-  kQwen3Next,  ///< Gated DeltaNet and gated attention layers, zero-centred norms, MoE with a gated shared expert
-};
-
 struct ModelDesc {
-  ModelFamily family = ModelFamily::kLlama;
+  /// The family's forward structure (schemas/forwards.yaml): its mechanisms and parameter names.
+  schemas::ForwardStructure forward;
   std::string model_type;
   /// Prepended to every parameter name the forward looks up: "language_model/" for a text tower inside a
   /// multimodal model (Llama 4), else "".
@@ -37,39 +28,36 @@ struct ModelDesc {
   double norm_eps = 1e-6;
   double rope_theta = 10000.0;
   bool tied_embeddings = false;
-  bool attention_bias = false;  ///< q/k/v biases
-  bool o_bias = false;          ///< o_proj bias
-  bool mlp_bias = false;        ///< gate/up/down biases
-  bool qk_norm = false;         ///< qwen3 per-head RMSNorms
+  // What the tree holds of the structure's optional parameters (ModelDescOf reads layer 0).
+  bool attention_bias = false;         ///< q/k/v (or the fused qkv) biases
+  bool o_bias = false;                 ///< the output projection's bias
+  bool mlp_bias = false;               ///< the dense MLP's biases
+  bool qk_norm = false;                ///< q/k norm weights
+  bool score_bias = false;             ///< the router's score bias (DeepSeek's e_score_correction_bias)
+  std::string norm_weight = "kernel";  ///< a norm's weight leaf: kernel (RMSNorm) or scale (EasyDeL's LayerNorm)
+  bool norm_bias = false;              ///< the norms have biases
+  /// The norm slots resolved against the tree: the name under the layer, "" = none.
+  std::string attention_norm, attention_output_norm, mlp_norm, mlp_output_norm;
   // Rotary embeddings and attention masks
   int64_t rotary_dim = 0;         ///< RoPE on the first rotary_dim of each head (GLM's partial_rotary_factor); 0 = all
-  bool rope_interleaved = false;  ///< rotate (even, odd) pairs (Llama 4's complex product) instead of halves
-  std::vector<bool> nope_layers;  ///< per layer, true: no rotary embedding (Llama 4's NoPE layers); empty = none
-  bool l2_qk_norm = false;        ///< Llama 4: weight-free RMS norm of q and k after RoPE, on RoPE layers
+  std::vector<bool> nope_layers;  ///< per layer, true: no rotary embedding (no_rope_layers); empty = none
+  bool l2_qk_norm = false;        ///< the structure's weight-free q/k norm, when the config's use_qk_norm holds
   /// Per layer (the config's layer_types): "sliding_attention" masks keys sliding_window or more tokens back,
   /// "chunked_attention" keys outside the query's chunk of attention_chunk tokens; empty = every layer causal.
   std::vector<std::string> layer_types;
   int64_t sliding_window = 0, attention_chunk = 0;
-  bool attention_sinks = false;  ///< gpt_oss: one learned logit per head joins the softmax (self_attn/sinks)
-  // Qwen3-Next
-  bool zero_centered_norms = false;    ///< RMSNorms scale by 1 + weight
-  bool attention_output_gate = false;  ///< q_proj emits per head the query and a sigmoid gate on the output
-  int64_t linear_key_heads = 0, linear_value_heads = 0, linear_key_dim = 0, linear_value_dim = 0;  ///< DeltaNet
-  // Falcon's LayerNorms (from the tree): ln_attn + ln_mlp, else post_attention_layernorm (sequential block),
-  // else one input_layernorm shared by the parallel attention and MLP.
-  bool falcon_two_norms = false, falcon_sequential = false;
+  // Gated DeltaNet (the structure's linear attention)
+  int64_t linear_key_heads = 0, linear_value_heads = 0, linear_key_dim = 0, linear_value_dim = 0;
   // MoE
-  bool mixtral_names = false;  ///< block_sparse_moe/experts/w1,w3,w2 instead of mlp/experts/gate_proj,...
   int64_t experts = 0, top_k = 0, moe_intermediate = 0;
   bool norm_topk_prob = true;
   int64_t shared_intermediate = 0;  ///< width of the shared experts' MLP, 0 = none
   int64_t first_dense_layers = 0;
-  std::vector<bool> sparse_layers;  ///< Llama 4, Qwen3-Next: per layer, whether it holds the MoE block (from the tree)
+  std::vector<bool> sparse_layers;  ///< per layer, whether its MLP is the MoE block (the structure's sparse_layers)
   double swiglu_limit = 7.0;        ///< gpt_oss: the experts' gate / up clamp
   // DeepSeek routing
   int64_t n_group = 1, topk_group = 1;
   double routed_scaling = 1.0;
-  bool correction_bias = false;
   // MLA
   int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope = 0, qk_rope = 0, v_head = 0;
   // Activations: the PartitionAxis batch / sequence / hidden-state / head axes (EasyDeL's sharding

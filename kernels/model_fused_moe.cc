@@ -50,6 +50,14 @@ namespace easyplan::kernels {
 
 Status CheckFusedMoe(const ModelDesc& model, const Mesh& mesh) {
   if (model.experts <= 0) return Status();
+  // The input-scaling router and the experts that take scaled inputs only come together (Llama 4).
+  const schemas::ForwardStructure::Moe& moe = model.forward.moe;
+  const bool scales_inputs = moe.router_kind == schemas::RouterKind::kTopKSigmoidInput;
+  if (!moe.block.empty() && scales_inputs != (moe.experts == schemas::ExpertsKind::kFusedHalvesSilu)) {
+    return Status::BadInput({}, "forward structure '" + model.forward.name +
+                                    "': moe.scoring 'top_k_sigmoid_input' and moe.experts 'fused_halves_silu' "
+                                    "go together (the router scales the experts' inputs)");
+  }
   if (model.expert_tensor_mode) {
     // _sparse_moe_call: "if self.config.use_expert_tensor_mode: if tp_size != 1: raise ValueError".
     const int64_t tp = EntryTiles(mesh, model.expert_tensor_axes);

@@ -1,7 +1,7 @@
-// Qwen3-Next layers of the reference forward pass (transformers src/transformers/models/qwen3_next/
-// modeling_qwen3_next.py): the Gated DeltaNet token mixer of 'linear_attention' layers and the sparse MLP
-// with its gated shared expert. The gated full attention is LlamaAttention's attention_output_gate, the
-// zero-centred RMSNorms NormWeight's.
+// The Gated DeltaNet of Qwen3-Next (transformers src/transformers/models/qwen3_next/modeling_qwen3_next.py)
+// in the reference forward pass: the token mixer of 'linear_attention' layers (the structure's
+// attention.linear). The gated full attention is the grouped-query attention's output_gate, the zero-centred
+// RMSNorms NormWeight's, the gated shared expert MoeBlock's.
 
 #include <algorithm>
 #include <cmath>
@@ -172,15 +172,6 @@ DistTensor ForwardPass::GatedDeltaNet(DistTensor x, const std::string& p) {
   z = s_.Map(std::move(z), [](double e) { return e * Sigmoid(e); });
   o = s_.Mul(std::move(o), std::move(z), p + " norm gate");
   return Linear(s_.Merge(std::move(o), 2, p + " heads"), p + "/out_proj");
-}
-
-// Qwen3NextSparseMoeBlock: softmax router over every expert, top-k (renormalised when norm_topk_prob),
-// SwiGLU experts, plus the shared expert scaled by sigmoid(shared_expert_gate(x)).
-DistTensor ForwardPass::Qwen3NextMoe(DistTensor x, const std::string& p) {
-  DistTensor shared = GatedMlp(x, p + "/shared_expert");
-  DistTensor gate = s_.Map(Linear(x, p + "/shared_expert_gate"), Sigmoid);  // [B, S, 1]
-  shared = s_.Mul(std::move(shared), std::move(gate), p + " gated shared expert");
-  return s_.Add(Experts(std::move(x), p), std::move(shared), p + " routed + shared");
 }
 
 }  // namespace easyplan::kernels::internal

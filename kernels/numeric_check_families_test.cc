@@ -117,10 +117,11 @@ class FamilyNumericCheckTest : public ::testing::Test {
 TEST_F(FamilyNumericCheckTest, Glm4MoeAgreesOnTpFsdpAndEp) {
   ExpectAgreement("glm-4.5-air",
                   {FsdpEpTpMesh(1, 1, 2), FsdpEpTpMesh(2, 1, 2), FsdpEpTpMesh(1, 2, 1), FsdpEpTpMesh(2, 2, 2)});
-  EXPECT_EQ(model_.family, ModelFamily::kDeepseek);
-  EXPECT_EQ(model_.kv_lora_rank, 0);  // GQA attention, not MLA
-  EXPECT_EQ(model_.rotary_dim, 4);    // partial_rotary_factor 0.5 of head_dim 8
-  EXPECT_TRUE(model_.attention_bias && model_.o_bias && model_.correction_bias);
+  EXPECT_EQ(model_.forward.name, "deepseek");
+  EXPECT_EQ(model_.forward.attention.kind, schemas::AttentionKind::kGroupedQuery);  // glm4_moe's override
+  EXPECT_EQ(model_.kv_lora_rank, 0);                                                // GQA attention, not MLA
+  EXPECT_EQ(model_.rotary_dim, 4);  // partial_rotary_factor 0.5 of head_dim 8
+  EXPECT_TRUE(model_.attention_bias && model_.o_bias && model_.score_bias);
   EXPECT_EQ(model_.shared_intermediate, model_.moe_intermediate);
   EXPECT_EQ(model_.first_dense_layers, 1);
   ExpectDroppedAllReduceCaught("glm-4.5-air", FsdpEpTpMesh(1, 1, 2));
@@ -132,9 +133,10 @@ TEST_F(FamilyNumericCheckTest, FalconAgreesInBothArchitectures) {
   // (The full Falcon-7B's 71 heads forbid tp=2 in its own plan; its tiny model has 4 heads.)
   for (const char* example : {"falcon-7b", "falcon-40b"}) {
     ExpectAgreement(example, {FsdpEpTpMesh(1, 1, 2), FsdpEpTpMesh(2, 1, 2), FsdpEpTpMesh(4, 1, 1)});
-    EXPECT_EQ(model_.falcon_two_norms, std::string(example) == "falcon-40b");
+    EXPECT_EQ(model_.attention_norm, std::string(example) == "falcon-40b" ? "ln_attn" : "input_layernorm");
+    EXPECT_EQ(model_.mlp_norm, std::string(example) == "falcon-40b" ? "ln_mlp" : "");
     EXPECT_EQ(model_.kv_heads, std::string(example) == "falcon-40b" ? 2 : 1);
-    EXPECT_FALSE(model_.falcon_sequential);
+    EXPECT_EQ(model_.forward.block, schemas::BlockKind::kParallel);
     EXPECT_FALSE(model_.tied_embeddings);  // the tree has lm_head
     ExpectDroppedAllReduceCaught(example, FsdpEpTpMesh(1, 1, 2));
   }
@@ -143,7 +145,7 @@ TEST_F(FamilyNumericCheckTest, FalconAgreesInBothArchitectures) {
 TEST_F(FamilyNumericCheckTest, GptOssAgreesOnTpFsdpAndEp) {
   ExpectAgreement("gpt-oss-20b",
                   {FsdpEpTpMesh(1, 1, 2), FsdpEpTpMesh(2, 1, 2), FsdpEpTpMesh(1, 2, 1), FsdpEpTpMesh(2, 2, 2)});
-  EXPECT_TRUE(model_.attention_sinks);
+  EXPECT_EQ(model_.forward.attention.sinks, "self_attn/sinks");
   EXPECT_EQ(model_.layer_types, (std::vector<std::string>{"sliding_attention", "full_attention"}));
   EXPECT_EQ(model_.sliding_window, 4);
   EXPECT_DOUBLE_EQ(model_.swiglu_limit, 7.0);
@@ -162,7 +164,8 @@ TEST_F(FamilyNumericCheckTest, Llama4TextAgreesOnTpFsdpAndEp) {
     EXPECT_EQ(model_.attention_chunk, 4);
     EXPECT_EQ(model_.nope_layers, (std::vector<bool>{false, true}));
     EXPECT_EQ(model_.sparse_layers, (std::vector<bool>{false, true}));
-    EXPECT_TRUE(model_.l2_qk_norm && model_.rope_interleaved);
+    EXPECT_TRUE(model_.l2_qk_norm);
+    EXPECT_EQ(model_.forward.attention.rope, schemas::RopeKind::kInterleaved);
     EXPECT_EQ(model_.top_k, 1);
     ExpectDroppedAllReduceCaught(example, FsdpEpTpMesh(1, 1, 2));
   }
@@ -173,10 +176,51 @@ TEST_F(FamilyNumericCheckTest, Qwen3NextAgreesOnTpFsdpAndEp) {
                   {FsdpEpTpMesh(1, 1, 2), FsdpEpTpMesh(2, 1, 2), FsdpEpTpMesh(1, 2, 1), FsdpEpTpMesh(2, 2, 2)});
   EXPECT_EQ(model_.layer_types, (std::vector<std::string>{"linear_attention", "full_attention"}));
   EXPECT_EQ(model_.sparse_layers, (std::vector<bool>{true, true}));
-  EXPECT_TRUE(model_.zero_centered_norms && model_.attention_output_gate);
+  EXPECT_TRUE(model_.forward.zero_centered_norms && model_.forward.attention.output_gate);
   EXPECT_EQ(model_.linear_value_heads, 2 * model_.linear_key_heads);  // the full model's 32 / 16
   EXPECT_EQ(model_.rotary_dim, 2);                                    // partial_rotary_factor 0.25 of 8
   ExpectDroppedAllReduceCaught("qwen3-next-80b-a3b", FsdpEpTpMesh(1, 1, 2));
+}
+
+// The structures of schemas/forwards.yaml added for families that had no forward pass: each agrees with
+// its unsharded run on tp, fsdp and ep meshes, catches a dropped all-reduce, and takes the mechanisms its
+// structure names from the tree.
+TEST_F(FamilyNumericCheckTest, DataOnlyStructuresAgreeOnTpFsdpAndEp) {
+  for (const char* example :
+       {"gemma-2-9b", "gemma-3-4b", "phi-3-mini", "olmo-2-7b", "exaone-4.0-32b", "glm-4-9b-0414", "starcoder2-7b",
+        "internlm2.5-7b", "command-r7b", "gpt-j-6b", "pythia-6.9b", "stablelm-2-1.6b", "smollm3-3b"}) {
+    SCOPED_TRACE(example);
+    ExpectAgreement(example, {FsdpEpTpMesh(1, 1, 2), FsdpEpTpMesh(2, 1, 2), FsdpEpTpMesh(2, 2, 1)});
+    ExpectDroppedAllReduceCaught(example, FsdpEpTpMesh(1, 1, 2));
+  }
+}
+
+TEST_F(FamilyNumericCheckTest, StructuresPlaceNormsAndBlocksAsTheirModelCode) {
+  Check("gemma-2-9b", FsdpEpTpMesh(1, 1, 2));  // sandwich norms, 1 + weight
+  EXPECT_EQ(model_.attention_output_norm, "post_attention_layernorm");
+  EXPECT_EQ(model_.mlp_norm, "pre_feedforward_layernorm");
+  EXPECT_TRUE(model_.forward.zero_centered_norms && model_.forward.scale_embedding);
+  Check("olmo-2-7b", FsdpEpTpMesh(1, 1, 2));  // post-norms only, full-width q/k norms
+  EXPECT_EQ(model_.attention_norm, "");
+  EXPECT_EQ(model_.mlp_output_norm, "post_feedforward_layernorm");
+  EXPECT_TRUE(model_.qk_norm);
+  EXPECT_EQ(model_.forward.attention.qk_norm, schemas::QkNormKind::kFullWidth);
+  Check("exaone-4.0-32b", FsdpEpTpMesh(1, 1, 2));  // olmo2's placement, per-head q/k norms (its override)
+  EXPECT_EQ(model_.forward.attention.qk_norm, schemas::QkNormKind::kPerHead);
+  Check("phi-3-mini", FsdpEpTpMesh(1, 1, 2));  // fused qkv and gate_up
+  EXPECT_EQ(model_.forward.attention.layout, schemas::FusedQkvLayout::kBlocks);
+  EXPECT_EQ(model_.forward.mlp.gate_up, "mlp/gate_up_proj");
+  Check("pythia-6.9b", FsdpEpTpMesh(1, 1, 2));  // parallel residual with two LayerNorms
+  EXPECT_EQ(model_.forward.block, schemas::BlockKind::kParallel);
+  EXPECT_EQ(model_.mlp_norm, "post_attention_layernorm");
+  EXPECT_EQ(model_.norm_weight, "scale");
+  EXPECT_TRUE(model_.norm_bias);
+  Check("stablelm-2-1.6b", FsdpEpTpMesh(1, 1, 2));  // use_parallel_residual false: the sequential block
+  EXPECT_EQ(model_.forward.block, schemas::BlockKind::kSequential);
+  Check("command-r7b", FsdpEpTpMesh(1, 1, 2));  // one bias-free LayerNorm feeding both branches
+  EXPECT_EQ(model_.forward.block, schemas::BlockKind::kParallel);
+  EXPECT_EQ(model_.mlp_norm, "");
+  EXPECT_FALSE(model_.norm_bias);
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 #include "kernels/model.h"
 #include "planner/plan.h"
 #include "rules/rule_library.h"
+#include "schemas/data_source.h"
+#include "schemas/forward_structure.h"
 #include "tests/test_util.h"
 
 namespace easyplan::kernels {
@@ -29,9 +31,20 @@ inline Json TestConfig() {
   return config;
 }
 
+/// The llama structure of schemas/forwards.yaml.
+inline schemas::ForwardStructure LlamaStructure() {
+  auto forwards = schemas::DataSource::Embedded().ReadDocument("schemas/forwards.yaml");
+  EXPECT_TRUE(forwards.ok());
+  auto structure = schemas::NamedForwardStructure(*forwards, "llama", {});
+  EXPECT_TRUE(structure.ok());
+  return *structure;
+}
+
 inline ModelDesc TinyLlama() {
   ModelDesc m;
-  m.family = ModelFamily::kLlama;
+  m.forward = LlamaStructure();
+  m.attention_norm = "input_layernorm";
+  m.mlp_norm = "post_attention_layernorm";
   m.model_type = "llama";
   m.vocab = 64;
   m.hidden = 32;

@@ -3,17 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <numeric>
+#include <string_view>
+#include <unordered_set>
 
 #include "core/did_you_mean.h"
 
 namespace easyplan::kernels {
 namespace {
-
-constexpr ModelFamily kFamilies[] = {ModelFamily::kLlama,  ModelFamily::kMoe,      ModelFamily::kDeepseek,
-                                     ModelFamily::kGpt2,   ModelFamily::kFalcon,   ModelFamily::kGptOss,
-                                     ModelFamily::kLlama4, ModelFamily::kQwen3Next};
 
 int64_t RoundUp(int64_t value, int64_t unit) { return (value + unit - 1) / unit * unit; }
 
@@ -55,52 +54,15 @@ std::map<std::string, int64_t> TinySizes(const schemas::ModelDims& full, const M
 
 }  // namespace
 
-std::string_view ModelFamilyName(ModelFamily family) {
-  switch (family) {
-    case ModelFamily::kLlama:
-      return "llama";
-    case ModelFamily::kMoe:
-      return "moe";
-    case ModelFamily::kDeepseek:
-      return "deepseek";
-    case ModelFamily::kGpt2:
-      return "gpt2";
-    case ModelFamily::kFalcon:
-      return "falcon";
-    case ModelFamily::kGptOss:
-      return "gpt_oss";
-    case ModelFamily::kLlama4:
-      return "llama4";
-    case ModelFamily::kQwen3Next:
-      return "qwen3_next";
-  }
-  return "llama";
-}
-
-StatusOr<TinyModel> FullSizeModel(const schemas::NumericCheckSpec& spec) {
+TinyModel FullSizeModel(const schemas::NumericCheckSpec& spec) {
   TinyModel model;
-  std::vector<std::string> forwards;
-  bool known = false;
-  for (ModelFamily family : kFamilies) {
-    forwards.emplace_back(ModelFamilyName(family));
-    if (ModelFamilyName(family) == spec.forward) {
-      model.family = family;
-      known = true;
-    }
-  }
-  if (!known) {
-    std::string message = "numeric_check: forward '" + spec.forward + "' is not a reference forward pass";
-    if (auto suggestion = SuggestClosest(spec.forward, forwards)) message += " (did you mean '" + *suggestion + "'?)";
-    return Status::BadInput(spec.forward_loc, message, {"expected one of " + JoinQuoted(forwards)});
-  }
-  model.mixtral_names = spec.mixtral_names;
-  model.norm_topk_prob = spec.norm_topk_prob;
+  model.structure = spec.structure;
   return model;
 }
 
 StatusOr<TinyModel> DeriveTinyModel(const schemas::NumericCheckSpec& spec, const schemas::ModelDims& full,
                                     const Mesh& mesh, planner::UnevenMode uneven) {
-  EP_ASSIGN_OR_RETURN(TinyModel tiny, FullSizeModel(spec));
+  TinyModel tiny = FullSizeModel(spec);
   const std::map<std::string, int64_t> sizes = TinySizes(full, mesh, uneven);
   for (const schemas::TinySetting& setting : spec.tiny) {
     Json value;
@@ -130,23 +92,38 @@ std::vector<std::string> SetStrings(const Json& overrides) {
   return sets;
 }
 
+namespace {
+
+// The first of a norm slot's candidates that layer 0 holds (its weight is `kernel` or `scale`), else "".
+std::string ResolveNorm(const std::vector<std::string>& candidates, const std::string& layer,
+                        const std::function<bool(const std::string&)>& has_tensor) {
+  for (const std::string& name : candidates) {
+    if (has_tensor(layer + name + "/kernel") || has_tensor(layer + name + "/scale")) return name;
+  }
+  return "";
+}
+
+}  // namespace
+
 ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, const ParamTree& tree,
                       const planner::Plan& plan) {
-  // A text tower inside a multimodal model (Llama 4): its parameters under language_model/.
+  const schemas::ForwardStructure& f = tiny.structure;
+  // A text tower inside a multimodal model (Llama 4, Mistral 3): its parameters under language_model/.
   const std::string prefix =
       std::any_of(tree.tensors.begin(), tree.tensors.end(),
-                  [](const TensorEntry& t) { return t.name == "language_model/model/embed_tokens/embedding"; })
+                  [&](const TensorEntry& t) { return t.name == "language_model/" + f.embedding; })
           ? "language_model/"
           : "";
-  auto has_tensor = [&](const std::string& name) {
-    return std::any_of(tree.tensors.begin(), tree.tensors.end(),
-                       [&](const TensorEntry& t) { return t.name == prefix + name; });
+  std::unordered_set<std::string_view> names;
+  for (const TensorEntry& t : tree.tensors) names.insert(t.name);
+  const std::function<bool(const std::string&)> has_tensor = [&](const std::string& name) {
+    return names.contains(prefix + name);
   };
+  const std::string layer0 = f.layers + "/0/";
   ModelDesc m;
+  m.forward = f;
   m.param_prefix = prefix;
-  m.family = tiny.family;
   m.model_type = dims.model_type;
-  m.mixtral_names = tiny.mixtral_names;
   m.vocab = dims.vocab;
   m.hidden = dims.hidden;
   m.layers = dims.layers;
@@ -156,60 +133,63 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
   m.intermediate = dims.intermediate;
   m.norm_eps = dims.norm_eps;
   m.rope_theta = dims.rope_theta;
-  m.tied_embeddings = dims.tied_embeddings;
-  m.attention_bias = has_tensor("model/layers/0/self_attn/q_proj/bias");
-  m.o_bias = has_tensor("model/layers/0/self_attn/o_proj/bias");
-  m.mlp_bias = has_tensor("model/layers/0/mlp/gate_proj/bias");
-  m.qk_norm = has_tensor("model/layers/0/self_attn/q_norm/kernel");
+  // tied_by_tree: published checkpoints may store a head although tie_word_embeddings holds (Falcon).
+  m.tied_embeddings = f.tied_by_tree ? !has_tensor(f.head) : dims.tied_embeddings;
+  const std::string& qkv = f.attention.qkv.empty() ? f.attention.q : f.attention.qkv;
+  m.attention_bias = !qkv.empty() && has_tensor(layer0 + qkv + "/bias");
+  m.o_bias = has_tensor(layer0 + f.attention.o + "/bias");
+  const std::string& mlp_in = f.mlp.gate_up.empty() ? (f.mlp.gate.empty() ? f.mlp.up : f.mlp.gate) : f.mlp.gate_up;
+  m.mlp_bias = !mlp_in.empty() && has_tensor(layer0 + mlp_in + "/bias");
+  m.qk_norm = !f.attention.q_norm.empty() && has_tensor(layer0 + f.attention.q_norm + "/kernel");
+  // Every norm of a model has the final norm's weight leaf and bias.
+  m.norm_weight = has_tensor(f.final_norm + "/scale") ? "scale" : "kernel";
+  m.norm_bias = has_tensor(f.final_norm + "/bias");
+  m.attention_norm = ResolveNorm(f.attention_norm, layer0, has_tensor);
+  m.attention_output_norm = ResolveNorm(f.attention_output_norm, layer0, has_tensor);
+  m.mlp_norm = ResolveNorm(f.mlp_norm, layer0, has_tensor);
+  m.mlp_output_norm = ResolveNorm(f.mlp_output_norm, layer0, has_tensor);
   if (dims.partial_rotary_factor < 1.0 && dims.head_dim > 0) {
     m.rotary_dim = static_cast<int64_t>(static_cast<double>(dims.head_dim) * dims.partial_rotary_factor);
   }
   m.layer_types = dims.layer_types;
   if (dims.use_sliding_window) m.sliding_window = dims.sliding_window;
   m.attention_chunk = dims.attention_chunk_size;
-  m.experts = dims.experts;
-  m.top_k = dims.top_k;
-  m.moe_intermediate = dims.moe_intermediate;
-  m.norm_topk_prob = tiny.norm_topk_prob.value_or(dims.norm_topk_prob);
-  m.first_dense_layers = dims.first_dense_layers;
-  if (tiny.family == ModelFamily::kFalcon) {
-    m.attention_bias = m.o_bias = m.mlp_bias = has_tensor("transformer/h/0/self_attention/query_key_value/bias");
-    m.falcon_two_norms = has_tensor("transformer/h/0/ln_attn/scale");
-    m.falcon_sequential = has_tensor("transformer/h/0/post_attention_layernorm/scale");
-    // The published checkpoints store lm_head although tie_word_embeddings holds; the tree says which.
-    m.tied_embeddings = !has_tensor("lm_head/kernel");
-  }
-  if (tiny.family == ModelFamily::kGptOss) {
-    m.attention_sinks = true;
-    m.swiglu_limit = dims.swiglu_limit;
-  }
-  if (tiny.family == ModelFamily::kLlama4) {
-    m.rope_interleaved = true;
+  if (!dims.no_rope_layers.empty()) {
     for (int64_t layer = 0; layer < dims.layers; ++layer) {
       const auto l = static_cast<size_t>(layer);
       m.nope_layers.push_back(l < dims.no_rope_layers.size() && dims.no_rope_layers[l] == 0);
-      m.sparse_layers.push_back(has_tensor(fmt::format("model/layers/{}/feed_forward/router/kernel", layer)));
     }
-    m.l2_qk_norm = dims.use_qk_norm;
   }
-  if (tiny.family == ModelFamily::kQwen3Next) {
-    m.zero_centered_norms = true;
-    m.attention_output_gate = true;
-    m.linear_key_heads = dims.linear_key_heads;
-    m.linear_value_heads = dims.linear_value_heads;
-    m.linear_key_dim = dims.linear_key_dim;
-    m.linear_value_dim = dims.linear_value_dim;
-    for (int64_t layer = 0; layer < dims.layers; ++layer)
-      m.sparse_layers.push_back(has_tensor(fmt::format("model/layers/{}/mlp/gate/kernel", layer)));
+  m.l2_qk_norm = f.attention.l2_qk_norm && dims.use_qk_norm;
+  m.linear_key_heads = dims.linear_key_heads;
+  m.linear_value_heads = dims.linear_value_heads;
+  m.linear_key_dim = dims.linear_key_dim;
+  m.linear_value_dim = dims.linear_value_dim;
+  m.experts = dims.experts;
+  m.top_k = dims.top_k;
+  m.moe_intermediate = dims.moe_intermediate;
+  m.norm_topk_prob = f.moe.norm_topk_prob.value_or(dims.norm_topk_prob);
+  m.first_dense_layers = dims.first_dense_layers;
+  m.swiglu_limit = dims.swiglu_limit;
+  if (!f.moe.block.empty()) {
+    for (int64_t layer = 0; layer < dims.layers; ++layer) {
+      bool sparse = true;
+      if (f.moe.sparse_layers == schemas::SparseLayers::kAfterDense) sparse = layer >= dims.first_dense_layers;
+      if (f.moe.sparse_layers == schemas::SparseLayers::kByTree) {
+        sparse = has_tensor(fmt::format("{}/{}/{}/{}/kernel", f.layers, layer, f.moe.block, f.moe.router));
+      }
+      m.sparse_layers.push_back(sparse);
+    }
   }
-  // Shared experts, group-limited routing and MLA are DeepSeek's forward pass's alone (GLM-4.5 runs it
-  // with GQA attention: no MLA ranks).
-  if (tiny.family == ModelFamily::kDeepseek) {
-    m.shared_intermediate = dims.shared_intermediate;
+  if (f.moe.shared_kind != schemas::SharedExpertKind::kNone) m.shared_intermediate = dims.shared_intermediate;
+  if (f.moe.router_kind == schemas::RouterKind::kSigmoidGroupLimited) {
     m.n_group = dims.n_group;
     m.topk_group = dims.topk_group;
-    m.routed_scaling = dims.routed_scaling;
-    m.correction_bias = has_tensor(fmt::format("model/layers/{}/mlp/gate/e_score_correction_bias", dims.layers - 1));
+  }
+  m.routed_scaling = dims.routed_scaling;
+  m.score_bias = !f.moe.score_bias.empty() &&
+                 has_tensor(fmt::format("{}/{}/{}/{}", f.layers, dims.layers - 1, f.moe.block, f.moe.score_bias));
+  if (f.attention.kind == schemas::AttentionKind::kLatent) {
     m.q_lora_rank = dims.q_lora_rank;
     m.kv_lora_rank = dims.kv_lora_rank;
     m.qk_nope = dims.qk_nope_head_dim;
@@ -237,21 +217,6 @@ Json ReferenceTrainingOverrides(const ModelDesc& model) {
   overrides["attn_mechanism"] = "vanilla";
   if (model.experts > 0) overrides["num_experts_per_tok"] = model.experts;
   return overrides;
-}
-
-std::vector<std::string> CoveredModelTypes(const std::vector<std::pair<std::string, std::string>>& declared) {
-  std::vector<std::pair<size_t, std::string>> ranked;
-  for (const auto& [model_type, forward] : declared) {
-    size_t rank = std::size(kFamilies);
-    for (size_t i = 0; i < std::size(kFamilies); ++i) {
-      if (ModelFamilyName(kFamilies[i]) == forward) rank = i;
-    }
-    ranked.emplace_back(rank, model_type);
-  }
-  std::sort(ranked.begin(), ranked.end());
-  std::vector<std::string> names;
-  for (auto& [rank, name] : ranked) names.push_back(std::move(name));
-  return names;
 }
 
 }  // namespace easyplan::kernels

@@ -48,15 +48,9 @@
 
 namespace easyplan::kernels {
 
-/// "llama", "moe", "deepseek", "gpt2", "falcon", "gpt_oss", "llama4" (what a family's numeric_check
-/// `forward` names).
-std::string_view ModelFamilyName(ModelFamily family);
-
 /// The tiny model of a full one: how to derive its config, and the forward pass that runs it.
 struct TinyModel {
-  ModelFamily family = ModelFamily::kLlama;
-  bool mixtral_names = false;
-  std::optional<bool> norm_topk_prob;  ///< the model code's fixed choice, else the config's
+  schemas::ForwardStructure structure;  ///< the family's forward structure (schemas/forwards.yaml)
   /// The keys the tiny config sets over the full one, in order (applied after the user's --set).
   Json overrides = Json::object();
   /// The same as `--set KEY=VALUE` strings ("num_hidden_layers=2", "layer_types=null"): how check
@@ -65,20 +59,21 @@ struct TinyModel {
 };
 
 /// Derives the tiny model of the full model `full` planned on `mesh` with `uneven`, as `spec` (the
-/// family's numeric_check block for that model) declares. Errors: a forward pass or size name kernels
-/// does not know, naming the family file and line.
+/// family's numeric_check block for that model) declares. Errors: a size name kernels does not know,
+/// naming the family file and line.
 StatusOr<TinyModel> DeriveTinyModel(const schemas::NumericCheckSpec& spec, const schemas::ModelDims& full,
                                     const Mesh& mesh, planner::UnevenMode uneven);
 
-/// The full-size model of `spec`'s family: the forward pass and its naming choices, no overrides (what
-/// the dry run of `easyplan cost` runs). Errors as DeriveTinyModel's for an unknown forward pass.
-StatusOr<TinyModel> FullSizeModel(const schemas::NumericCheckSpec& spec);
+/// The full-size model of `spec`'s family: its forward structure, no overrides (what the dry run of
+/// `easyplan cost` runs).
+TinyModel FullSizeModel(const schemas::NumericCheckSpec& spec);
 
 /// `overrides` as `--set KEY=VALUE` strings, each value in compact JSON.
 std::vector<std::string> SetStrings(const Json& overrides);
 
 /// What the reference forward pass needs to know about the tiny model: its resolved dims, what its tree
-/// holds (q/k/v and o_proj biases, MLP biases, qwen3's q/k norms, DeepSeek's score-correction bias), and
+/// holds of the structure's optional parameters (biases, q/k norms, which norm of each slot, the router's
+/// score bias, which layers are sparse), and
 /// from its plan the activation batch and sequence (the batch and sequence axes divide them) and the
 /// bytes a collective moves per element.
 ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, const ParamTree& tree,
@@ -88,10 +83,6 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
 /// layer keeps only its input (nothing_saveable), attention materialises its scores (vanilla), and
 /// every expert sees every token (the reference weights all E experts instead of dispatching k).
 Json ReferenceTrainingOverrides(const ModelDesc& model);
-
-/// The model types of `declared` (model_type, its numeric_check forward pass), by forward pass (llama,
-/// moe, deepseek, gpt2, falcon, gpt_oss, llama4) then by name: the list an unsupported family's error gives.
-std::vector<std::string> CoveredModelTypes(const std::vector<std::pair<std::string, std::string>>& declared);
 
 }  // namespace easyplan::kernels
 

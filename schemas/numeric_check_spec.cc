@@ -5,26 +5,64 @@
 namespace easyplan::schemas {
 namespace {
 
-StatusOr<std::optional<bool>> OptionalBool(const SchemaReader& reader, const Json& object, const std::string& pointer,
-                                           const char* key) {
-  auto it = object.find(key);
-  if (it == object.end()) return std::optional<bool>();
-  if (!it->is_boolean()) return reader.Error(pointer + "/" + key, "expected true or false");
-  return std::optional<bool>(it->get<bool>());
+// `forward:` by name, or {extends: NAME, <overrides>, variants: [{when, set}]}.
+Status ParseForward(const Document& doc, const Json& block, const std::string& pointer, const Document& forwards,
+                    NumericCheckDecl* decl) {
+  SchemaReader reader(doc);
+  const std::string forward_pointer = pointer + "/forward";
+  auto forward = block.find("forward");
+  if (forward == block.end()) return reader.Error(pointer, "missing required key 'forward'");
+  decl->forward_loc = doc.Locate(forward_pointer);
+  decl->forward_loc.pointer.clear();
+  if (forward->is_string()) {
+    decl->forward = forward->get<std::string>();
+    EP_ASSIGN_OR_RETURN(decl->structure, NamedForwardStructure(forwards, decl->forward, decl->forward_loc));
+    return Status();
+  }
+  if (!forward->is_object()) {
+    return reader.Error(forward_pointer,
+                        "expected a structure of schemas/forwards.yaml by name, or a mapping that "
+                        "extends one, found " +
+                            std::string(JsonTypeName(*forward)));
+  }
+  EP_ASSIGN_OR_RETURN(decl->forward, reader.String(*forward, forward_pointer, "extends", true));
+  SourceLoc extends_loc = doc.Locate(forward_pointer + "/extends");
+  extends_loc.pointer.clear();
+  EP_ASSIGN_OR_RETURN(decl->structure, NamedForwardStructure(forwards, decl->forward, extends_loc));
+  Json overrides = *forward;
+  overrides.erase("variants");
+  EP_RETURN_IF_ERROR(ApplyForwardStructure(doc, overrides, forward_pointer, &decl->structure));
+  auto variants = forward->find("variants");
+  if (variants == forward->end()) return Status();
+  if (!variants->is_array()) return reader.Error(forward_pointer + "/variants", "expected a list of {when, set}");
+  for (size_t i = 0; i < variants->size(); ++i) {
+    const std::string variant_pointer = forward_pointer + "/variants/" + std::to_string(i);
+    const Json& entry = (*variants)[i];
+    EP_RETURN_IF_ERROR(reader.CheckKeys(entry, variant_pointer, {"when", "set", "doc"}));
+    EP_ASSIGN_OR_RETURN(Expression when, reader.RequiredExpr(entry, variant_pointer, "when"));
+    NumericCheckDecl::Variant variant{std::move(when), decl->structure, doc.Locate(variant_pointer)};
+    variant.loc.pointer.clear();
+    auto set = entry.find("set");
+    if (set == entry.end()) return reader.Error(variant_pointer, "missing required key 'set'");
+    EP_RETURN_IF_ERROR(ApplyForwardStructure(doc, *set, variant_pointer + "/set", &variant.structure));
+    decl->variants.push_back(std::move(variant));
+  }
+  return Status();
 }
 
 }  // namespace
 
-StatusOr<NumericCheckDecl> ParseNumericCheck(const Document& doc, const Json& block, const std::string& pointer) {
+StatusOr<NumericCheckDecl> ParseNumericCheck(const Document& doc, const Json& block, const std::string& pointer,
+                                             const Document& forwards) {
   SchemaReader reader(doc);
-  EP_RETURN_IF_ERROR(reader.CheckKeys(block, pointer, {"forward", "mixtral_names", "norm_topk_prob", "tiny"}));
   NumericCheckDecl decl;
-  EP_ASSIGN_OR_RETURN(decl.forward, reader.String(block, pointer, "forward", true));
-  decl.forward_loc = doc.Locate(pointer + "/forward");
-  decl.forward_loc.pointer.clear();
-  EP_ASSIGN_OR_RETURN(std::optional<bool> mixtral_names, OptionalBool(reader, block, pointer, "mixtral_names"));
-  decl.mixtral_names = mixtral_names.value_or(false);
-  EP_ASSIGN_OR_RETURN(decl.norm_topk_prob, OptionalBool(reader, block, pointer, "norm_topk_prob"));
+  if (block.is_object() && block.contains("missing")) {
+    EP_RETURN_IF_ERROR(reader.CheckKeys(block, pointer, {"missing"}));
+    EP_ASSIGN_OR_RETURN(decl.missing, reader.String(block, pointer, "missing", true));
+    return decl;
+  }
+  EP_RETURN_IF_ERROR(reader.CheckKeys(block, pointer, {"forward", "tiny", "missing"}));
+  EP_RETURN_IF_ERROR(ParseForward(doc, block, pointer, forwards, &decl));
   auto tiny = block.find("tiny");
   if (tiny == block.end() || !tiny->is_array()) {
     return reader.Error(pointer, "expected 'tiny': the list of keys the tiny config sets");
@@ -54,8 +92,18 @@ StatusOr<NumericCheckSpec> NumericCheckFor(const NumericCheckDecl& decl, const J
   NumericCheckSpec spec;
   spec.forward = decl.forward;
   spec.forward_loc = decl.forward_loc;
-  spec.mixtral_names = decl.mixtral_names;
-  spec.norm_topk_prob = decl.norm_topk_prob;
+  spec.structure = decl.structure;
+  for (const NumericCheckDecl::Variant& variant : decl.variants) {
+    StatusOr<Json> holds = variant.when.Evaluate(config);
+    if (!holds.ok()) {
+      return Status::BadInput(
+          variant.loc, "numeric_check: the condition of a forward variant fails: " + holds.status().diag().message);
+    }
+    if (IsTruthy(*holds)) {
+      spec.structure = variant.structure;
+      break;
+    }
+  }
   for (const NumericCheckDecl::Entry& entry : decl.tiny) {
     if (entry.when) {
       StatusOr<Json> holds = entry.when->Evaluate(config);

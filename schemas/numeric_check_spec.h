@@ -15,6 +15,7 @@
 #include "core/json.h"
 #include "core/status.h"
 #include "schemas/expression.h"
+#include "schemas/forward_structure.h"
 
 namespace easyplan::schemas {
 
@@ -28,12 +29,9 @@ struct TinySetting {
 
 /// The numeric check of one full model: the block with its conditions evaluated.
 struct NumericCheckSpec {
-  std::string forward;  ///< the reference forward pass: llama, moe, deepseek, gpt2, falcon, gpt_oss or llama4
+  std::string forward;  ///< the schemas/forwards.yaml structure the family's forward pass starts from
   SourceLoc forward_loc;
-  bool mixtral_names = false;  ///< MoE parameters named block_sparse_moe/experts/w1,w3,w2
-  /// The model code's fixed choice, whatever the config says (Mixtral always renormalises the top-k
-  /// routing weights and its config has no flag); nullopt: the config's norm_topk_prob.
-  std::optional<bool> norm_topk_prob;
+  ForwardStructure structure;     ///< with the family's overrides and the variant the config selects
   std::vector<TinySetting> tiny;  ///< in the order the tiny config applies them
 };
 
@@ -44,16 +42,28 @@ struct NumericCheckDecl {
     TinySetting setting;
     std::optional<Expression> when;
   };
+  /// A structure the forward takes instead when `when` holds over the resolved config (the first that holds).
+  struct Variant {
+    Expression when;
+    ForwardStructure structure;
+    SourceLoc loc;
+  };
   std::string forward;
   SourceLoc forward_loc;
-  bool mixtral_names = false;
-  std::optional<bool> norm_topk_prob;
+  ForwardStructure structure;
+  std::vector<Variant> variants;
   std::vector<Entry> tiny;
+  /// A family whose forward the structures cannot express: the trait it lacks (`missing:`), with no
+  /// forward or tiny keys. check and cost name it instead of running.
+  std::string missing;
 };
 
-/// Parses the `numeric_check` member of a family file's root (`pointer` is "/numeric_check"); errors
-/// name the file and line.
-StatusOr<NumericCheckDecl> ParseNumericCheck(const Document& doc, const Json& block, const std::string& pointer);
+/// Parses the `numeric_check` member of a family file's root (`pointer` is "/numeric_check"). Its
+/// `forward` is a structure of schemas/forwards.yaml (`forwards`) by name, or a mapping that `extends`
+/// one with overrides and `variants` ({when, set}). Or the block is `{missing: "the trait it lacks"}`.
+/// Errors name the file and line.
+StatusOr<NumericCheckDecl> ParseNumericCheck(const Document& doc, const Json& block, const std::string& pointer,
+                                             const Document& forwards);
 
 /// The block for one full model: the settings whose `when` holds over its resolved `config`, in order.
 /// Errors: a condition that fails to evaluate (naming the family file and line).

@@ -15,8 +15,11 @@ namespace {
 
 constexpr char kFamily[] = R"yaml(model_type: toy
 numeric_check:
-  forward: moe
-  mixtral_names: true
+  forward:
+    extends: moe
+    moe: {gate: experts/w1}
+    variants:
+      - {when: "layer_types != null", set: {norm: layer}}
   tiny:
     - {key: num_hidden_layers, value: 2}
     - {key: hidden_size, size: hidden}
@@ -30,7 +33,8 @@ StatusOr<std::optional<NumericCheckDecl>> ParseCheckDecl(const std::string& text
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, "toy.yaml"));
   auto block = doc.root().find("numeric_check");
   if (block == doc.root().end()) return std::optional<NumericCheckDecl>();
-  EP_ASSIGN_OR_RETURN(NumericCheckDecl decl, ParseNumericCheck(doc, *block, "/numeric_check"));
+  EP_ASSIGN_OR_RETURN(const Document forwards, DataSource::Embedded().ReadDocument("schemas/forwards.yaml"));
+  EP_ASSIGN_OR_RETURN(NumericCheckDecl decl, ParseNumericCheck(doc, *block, "/numeric_check", forwards));
   return std::optional<NumericCheckDecl>(std::move(decl));
 }
 
@@ -40,13 +44,19 @@ TEST(NumericCheckSpecTest, ParsesTheBlockOfAFamilyFile) {
   ASSERT_TRUE(parsed->has_value());
   const NumericCheckDecl& decl = **parsed;
   EXPECT_EQ(decl.forward, "moe");
-  EXPECT_EQ(decl.forward_loc.ToString(), "toy.yaml:3:12");
-  EXPECT_TRUE(decl.mixtral_names);
-  EXPECT_FALSE(decl.norm_topk_prob.has_value());
+  EXPECT_EQ(decl.forward_loc.line, 4);
+  // The override over moe's structure, which keeps what it extends (llama's attention).
+  EXPECT_EQ(decl.structure.moe.gate, "experts/w1");
+  EXPECT_EQ(decl.structure.moe.up, "experts/up_proj");
+  EXPECT_EQ(decl.structure.attention.q, "self_attn/q_proj");
+  EXPECT_FALSE(decl.structure.moe.norm_topk_prob.has_value());
+  ASSERT_EQ(decl.variants.size(), 1u);
+  EXPECT_EQ(decl.variants[0].structure.norm, NormKind::kLayer);
+  EXPECT_EQ(decl.variants[0].structure.moe.gate, "experts/w1");
   ASSERT_EQ(decl.tiny.size(), 4u);
   EXPECT_EQ(decl.tiny[0].setting.value, Json(2));
   EXPECT_EQ(decl.tiny[1].setting.size, "hidden");
-  EXPECT_EQ(decl.tiny[1].setting.loc.line, 7);
+  EXPECT_EQ(decl.tiny[1].setting.loc.line, 10);
   EXPECT_EQ(decl.tiny[2].setting.value, Json(nullptr));
   EXPECT_TRUE(decl.tiny[2].when.has_value());
   EXPECT_EQ(decl.tiny[3].setting.value, Json::array());
@@ -60,11 +70,12 @@ TEST(NumericCheckSpecTest, ConditionsAreEvaluatedOverTheFullConfig) {
   ASSERT_TRUE(without.ok());
   ASSERT_EQ(without->tiny.size(), 3u);
   EXPECT_EQ(without->tiny[2].key, "mlp_only_layers");
+  EXPECT_EQ(without->structure.norm, NormKind::kRms);
   auto with = NumericCheckFor(**parsed, Json::parse(R"({"layer_types": ["full_attention"]})"));
   ASSERT_TRUE(with.ok());
   ASSERT_EQ(with->tiny.size(), 4u);
   EXPECT_EQ(with->tiny[2].key, "layer_types");
-  EXPECT_TRUE(with->mixtral_names);
+  EXPECT_EQ(with->structure.norm, NormKind::kLayer);  // the variant whose condition holds
 }
 
 TEST(NumericCheckSpecTest, ErrorsNameTheEntry) {
@@ -85,6 +96,42 @@ TEST(NumericCheckSpecTest, ErrorsNameTheEntry) {
   EXPECT_EQ(bad_when.status().diag().loc.line, 5);
 }
 
+TEST(NumericCheckSpecTest, ForwardErrorsNameTheFileLineAndClosestName) {
+  auto name = ParseCheckDecl("model_type: toy\nnumeric_check:\n  forward: lama\n  tiny: []\n");
+  ASSERT_FALSE(name.ok());
+  EXPECT_EQ(name.status().diag().loc.ToString(), "toy.yaml:3:12");
+  EXPECT_EQ(name.status().diag().message,
+            "forward 'lama' is not a structure of schemas/forwards.yaml (did you mean 'llama'?)");
+  auto kind = ParseCheckDecl("model_type: toy\nnumeric_check:\n  forward: {extends: llama, norm: rsm}\n  tiny: []\n");
+  ASSERT_FALSE(kind.ok());
+  EXPECT_EQ(kind.status().diag().loc.line, 3);
+  EXPECT_EQ(kind.status().diag().message, "'norm' is \"rsm\", not a known kind (did you mean 'rms'?)");
+  EXPECT_EQ(kind.status().diag().notes, (std::vector<std::string>{R"(expected one of "rms", "layer")"}));
+  auto key = ParseCheckDecl(
+      "model_type: toy\nnumeric_check:\n  forward: {extends: llama, mlp: {activaton: gelu}}\n  tiny: []\n");
+  ASSERT_FALSE(key.ok());
+  EXPECT_EQ(key.status().diag().message, "unknown schema key 'activaton' (did you mean 'activation'?)");
+  auto no_base = ParseCheckDecl("model_type: toy\nnumeric_check:\n  forward: {norm: layer}\n  tiny: []\n");
+  ASSERT_FALSE(no_base.ok());
+  EXPECT_EQ(no_base.status().diag().message, "missing required key 'extends'");
+}
+
+TEST(NumericCheckSpecTest, EveryNamedStructureResolvesWithItsNames) {
+  auto forwards = DataSource::Embedded().ReadDocument("schemas/forwards.yaml");
+  ASSERT_TRUE(forwards.ok());
+  const std::vector<std::string> names = ForwardStructureNames(*forwards);
+  EXPECT_GE(names.size(), 9u);
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    auto structure = NamedForwardStructure(*forwards, name, {});
+    ASSERT_TRUE(structure.ok()) << structure.status().ToString();
+    EXPECT_EQ(structure->name, name);
+    EXPECT_FALSE(structure->embedding.empty());
+    EXPECT_FALSE(structure->layers.empty());
+    EXPECT_FALSE(structure->attention.o.empty());
+  }
+}
+
 TEST(NumericCheckSpecTest, SchemaSetReadsTheBlockOfEmbeddedFamilies) {
   SchemaSet schemas(DataSource::Embedded());
   auto llama = schemas.NumericCheck("llama");
@@ -92,9 +139,9 @@ TEST(NumericCheckSpecTest, SchemaSetReadsTheBlockOfEmbeddedFamilies) {
   ASSERT_NE(*llama, nullptr);
   EXPECT_EQ((*llama)->forward, "llama");
   EXPECT_EQ((*llama)->forward_loc.file, "schemas/families/llama.yaml");
-  auto gemma2 = schemas.NumericCheck("gemma2");  // a family without a numeric check
-  ASSERT_TRUE(gemma2.ok());
-  EXPECT_EQ(*gemma2, nullptr);
+  auto vision = schemas.NumericCheck("siglip_vision_model");  // a vision tower: no text forward pass
+  ASSERT_TRUE(vision.ok());
+  EXPECT_EQ(*vision, nullptr);
   auto unknown = schemas.NumericCheck("not_a_family");
   ASSERT_TRUE(unknown.ok());
   EXPECT_EQ(*unknown, nullptr);

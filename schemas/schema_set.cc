@@ -68,7 +68,8 @@ StatusOr<const NumericCheckDecl*> SchemaSet::NumericCheck(const std::string& mod
                         source_.ReadDocument(std::string(kFamilyDir) + "/" + family->model_type + ".yaml"));
     const Json& root = doc.root();
     if (auto block = root.find("numeric_check"); block != root.end() && !block->is_null()) {
-      EP_ASSIGN_OR_RETURN(NumericCheckDecl parsed, ParseNumericCheck(doc, *block, "/numeric_check"));
+      EP_ASSIGN_OR_RETURN(Document forwards, source_.ReadDocument("schemas/forwards.yaml"));
+      EP_ASSIGN_OR_RETURN(NumericCheckDecl parsed, ParseNumericCheck(doc, *block, "/numeric_check", forwards));
       decl = std::make_unique<NumericCheckDecl>(std::move(parsed));
     }
   }
