@@ -17,10 +17,7 @@ MeshOptions CommandOptions::Mesh() const {
 ValidateOptions CommandOptions::Validate() const {
   ValidateOptions options;
   options.plan = plan;
-  options.max_memory = memory.max_memory;
-  options.hardware = memory.hardware;
-  options.activations = Activations();
-  options.step_state = memory;
+  options.step = memory;
   return options;
 }
 

@@ -7,6 +7,7 @@
 #include "api/activation_pipeline.h"
 #include "api/choices.h"
 #include "api/memory_pipeline.h"
+#include "api/option_checks.h"
 #include "api/plan_inputs.h"
 #include "core/byte_size.h"
 #include "core/human.h"
@@ -66,36 +67,36 @@ void AddMemoryBudgetFinding(const planner::MemoryReport& report, const std::stri
 
 }  // namespace
 
-Status CheckValidateOptions(const ValidateOptions& options) {
-  std::optional<int64_t> max_memory;
-  if (!options.max_memory.empty()) {
-    EP_ASSIGN_OR_RETURN(max_memory, ParseByteSize(options.max_memory, "--max-memory"));
-  }
-  // --hardware without --max-memory budgets the profile's HBM (read with the config, in Validate).
-  const bool budget = max_memory.has_value() || !options.hardware.empty();
-  const bool with_activations = !options.activations.mode.empty();
-  if (with_activations) {
-    EP_RETURN_IF_ERROR(
-        CheckMode("validate", options.activations.mode, {"train", "prefill", "decode", "insert", "serve"}));
-  }
+ActivationOptions ValidateOptions::Activations() const {
+  ActivationOptions activations;
   // --mode serve is memory's serving mode: its activation findings are the prefill step's.
-  const bool serve = options.activations.mode == "serve";
-  ActivationOptions activations = options.activations;
-  if (serve) activations.mode = "prefill";
-  EP_RETURN_IF_ERROR(CheckActivationOptions(activations));
-  if (serve && budget && !(options.activations.batch && options.activations.seq)) {
+  activations.mode = step.mode == "serve" ? "prefill" : step.mode;
+  activations.batch = step.batch;
+  activations.seq = step.seq;
+  return activations;
+}
+
+Status CheckValidateOptions(const ValidateOptions& options) {
+  const MemoryOptions& step = options.step;
+  if (!step.max_memory.empty()) EP_RETURN_IF_ERROR(CheckOptionValue("max_memory", Json(step.max_memory)));
+  // --hardware without --max-memory budgets the profile's HBM (read with the config, in Validate).
+  const bool budget = !step.max_memory.empty() || !step.hardware.empty();
+  const bool with_activations = !step.mode.empty();
+  if (with_activations) EP_RETURN_IF_ERROR(CheckOptionValue("mode", Json(step.mode), "validate"));
+  const bool serve = step.mode == "serve";
+  EP_RETURN_IF_ERROR(CheckActivationOptions(options.Activations()));
+  if (serve && budget && !(step.batch && step.seq)) {
     return Status::BadInput({},
                             "--mode serve --max-memory needs --batch and --seq: they size the KV cache and the step",
                             {"e.g. --mode serve --batch 8 --seq 4096"});
   }
   // --mode train|serve with --batch/--seq: the budget holds the whole memory of `easyplan memory`.
-  const bool memory_budget =
-      budget && (serve || options.activations.mode == "train") && options.activations.batch && options.activations.seq;
-  if (!with_activations && (options.activations.batch || options.activations.seq)) {
+  const bool memory_budget = budget && (serve || step.mode == "train") && step.batch && step.seq;
+  if (!with_activations && (step.batch || step.seq)) {
     return Status::BadInput({}, "--batch and --seq describe the activations of a runtime mode: add --mode",
                             {"e.g. --mode decode --batch 8 --seq 4096"});
   }
-  if (!memory_budget && HasStepStateOptions(options.step_state)) {
+  if (!memory_budget && HasStepStateOptions(step)) {
     return Status::BadInput({},
                             "--optimizer, --grad-dtype, --opt-state-dtype, --master-weights and --max-length size "
                             "the whole memory: they need --max-memory with --mode train|serve --batch --seq",
@@ -107,21 +108,17 @@ Status CheckValidateOptions(const ValidateOptions& options) {
 StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, const ValidateOptions& options) {
   EP_RETURN_IF_ERROR(CheckValidateOptions(options));
   ValidateResult result;
-  result.budget_text = options.max_memory;
+  const MemoryOptions& step = options.step;
+  result.budget_text = step.max_memory;
   std::string budget_flag = "--max-memory";
-  if (!options.max_memory.empty() || !options.hardware.empty()) {
+  if (!step.max_memory.empty() || !step.hardware.empty()) {
     // As memory takes them: --max-memory, else the accelerator's memory (a profile or schemas/devices.yaml).
-    MemoryOptions budget;
-    budget.max_memory = options.max_memory;
-    budget.hardware = options.hardware;
-    EP_ASSIGN_OR_RETURN(result.budget, MemoryBudget(*model, budget, &result.budget_text));
-    if (options.max_memory.empty()) budget_flag = "--hardware";
+    EP_ASSIGN_OR_RETURN(result.budget, MemoryBudget(*model, step, &result.budget_text));
+    if (step.max_memory.empty()) budget_flag = "--hardware";
   }
-  const bool serve = options.activations.mode == "serve";
-  ActivationOptions activations = options.activations;
-  if (serve) activations.mode = "prefill";
-  const bool memory_budget = result.budget && (serve || options.activations.mode == "train") &&
-                             options.activations.batch && options.activations.seq;
+  const bool serve = step.mode == "serve";
+  const ActivationOptions activations = options.Activations();
+  const bool memory_budget = result.budget && (serve || step.mode == "train") && step.batch && step.seq;
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
   if (options.plan.rules == "builtin" && inputs.rules != nullptr) result.builtin_rules = inputs.rules->source;
   const std::string& config = options.plan.config.config;
@@ -137,17 +134,14 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
     AddBudgetFindings(plan, *result.budget, budget_flag, result.budget_text, findings);
   }
   if (memory_budget) {
-    MemoryOptions memory = options.step_state;
-    memory.mode = serve ? "serve" : "train";
-    memory.batch = options.activations.batch;
-    memory.seq = options.activations.seq;
+    const MemoryOptions& memory = step;
     EP_RETURN_IF_ERROR(CheckMemoryOptions(memory));
     EP_ASSIGN_OR_RETURN(planner::MemoryReport report, BuildMemoryReport(inputs, plan, memory, *result.budget));
     AddMemoryBudgetFinding(report, budget_flag, result.budget_text, findings);
     result.worst_memory = report.Worst();
     result.memory_mode = memory.mode;
   }
-  if (!options.activations.mode.empty()) {
+  if (!step.mode.empty()) {
     EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, model->ActivationTable());
     EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan_activations,
                         BuildActivations(activations, *table, *inputs.presets, inputs.resolved(), inputs.mesh));

@@ -21,10 +21,14 @@ namespace easyplan::api {
 
 struct ValidateOptions {
   PlanOptions plan;
-  std::string max_memory;         ///< "" = no budget
-  std::string hardware;           ///< without --max-memory: the HBM of this profile is the budget (api/hardware.h)
-  ActivationOptions activations;  ///< --mode/--batch/--seq: add the activation findings of that mode
-  MemoryOptions step_state;       ///< --optimizer, --max-length, ...: what the whole-memory budget counts
+  /// The step, each option once: mode, batch and seq add the activation findings of that runtime mode;
+  /// max_memory ("" = no budget) or hardware (its HBM, api/hardware.h) is the budget; with mode
+  /// train|serve, batch and seq, the budget holds the whole memory of `easyplan memory`, which the step
+  /// state (optimizer, max_length, ...) sizes.
+  MemoryOptions step;
+
+  /// The activation options of `step`'s runtime mode (serve: prefill's findings).
+  ActivationOptions Activations() const;
 };
 
 /// The option checks that need no config (the plan options' own come with CheckPlanOptions).
