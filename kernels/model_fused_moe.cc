@@ -138,7 +138,10 @@ DistTensor ForwardPass::FusedMoe(DistTensor x, DistTensor weights, const RoutedE
   // 2. Every local expert's output [E, B, S, H], partial over tp'.
   const std::vector<PartitionSpec::Entry> local_experts = {m_.expert_data_axes, {}, ExpertShardAxes(P(experts.kernel))};
   DistTensor local_probs = s_.Reshard(probs, ActivationSpec(mesh, local_experts), p + " local experts' weights");
-  DistTensor outputs = experts.outputs(tokens, local_probs);
+  DistTensor outputs = [&] {
+    const Spmd::RoutedExperts routed(s_);
+    return experts.outputs(tokens, local_probs);
+  }();
   tokens = DistTensor();
   local_probs = DistTensor();
 

@@ -377,6 +377,8 @@ DistTensor Spmd::Dot(const DistTensor& lhs, const DistTensor& rhs, const DotDims
 void Spmd::LogMatmul(const DistTensor& x, const DistTensor& y, const DistTensor& out, const DotDims& dims,
                      const std::string& why) {
   MatmulRecord record{comm_.scope(), why};
+  record.attention_core = attention_core_;
+  record.routed_experts = routed_experts_;
   std::vector<int64_t>& scope_flops = matmuls_->scope_flops[record.scope];
   scope_flops.resize(x.local.size(), 0);
   for (size_t dev = 0; dev < x.local.size(); ++dev) {

@@ -41,6 +41,8 @@ struct MatmulRecord {
   int64_t operand_elements = 0;  ///< of `elements`, the operands' (read in the matmul's input precision)
   int64_t weight_elements = 0;   ///< of `operand_elements`, the rhs's when it is a parameter (a weight)
   int64_t device = 0;
+  bool attention_core = false;  ///< attention's scores or their product with the values (Spmd::AttentionCore)
+  bool routed_experts = false;  ///< a routed expert's matmul (Spmd::RoutedExperts): top-k of its rows are real
 };
 
 /// How a Dot runs beyond its operands.
@@ -88,6 +90,18 @@ class Spmd {
   LiveMeter* meter() const { return meter_; }
   /// Records every Dot in `log` from here on (nullptr stops): the step-time model's compute term.
   void set_matmul_log(MatmulLog* log) { matmuls_ = log; }
+  /// Marks the matmuls run while it lives as the routed experts' (MatmulRecord::routed_experts).
+  class RoutedExperts {
+   public:
+    explicit RoutedExperts(Spmd& spmd) : spmd_(spmd), was_(spmd.routed_experts_) { spmd.routed_experts_ = true; }
+    ~RoutedExperts() { spmd_.routed_experts_ = was_; }
+    RoutedExperts(const RoutedExperts&) = delete;
+    RoutedExperts& operator=(const RoutedExperts&) = delete;
+
+   private:
+    Spmd& spmd_;
+    bool was_;
+  };
   /// Marks the ops run while it lives as attention's core (MemoryOpRecord::attention_core).
   class AttentionCore {
    public:
@@ -201,6 +215,7 @@ class Spmd {
   const MeshGeometry& geo_;
   std::vector<ReshardMemo> reshards_;
   bool attention_core_ = false;
+  bool routed_experts_ = false;
   uint64_t last_memory_value_ = 0;  ///< the previous memory-bound op's result (fusion)
   mutable uint64_t last_value_id_ = 0;
   LiveMeter* meter_ = nullptr;

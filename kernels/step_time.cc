@@ -61,11 +61,6 @@ CollectiveKind Transpose(CollectiveKind kind) {
   }
 }
 
-bool IsExpertMatmul(const std::string& op) { return op.find("/experts/") != std::string::npos; }
-bool IsAttentionScores(const std::string& op) {
-  return op.ends_with(" q.k") || op.ends_with(" p.v") || op.ends_with("q_nope.k_nope") || op.ends_with("q_pe.k_pe");
-}
-
 }  // namespace
 
 void KindBytes::Add(CollectiveKind kind, int64_t bytes) {
@@ -124,13 +119,13 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   const int64_t expert_data_tiles = EntryTiles(mesh, model.expert_data_axes);
   for (const MatmulRecord& m : run.matmuls.records) {
     double flops = static_cast<double>(m.flops);
-    const bool scores = IsAttentionScores(m.op);
+    const bool scores = m.attention_core;
     // An fp8 projection reads its operands as one byte each (fp8 weights, or the cast activations and
     // weights of a float8 training recipe) and writes its result in the activation dtype.
     const int64_t operand_bytes = options.fp8_matmuls && !scores ? 1 : model.bytes_per_element;
     double bytes = static_cast<double>(m.operand_elements * operand_bytes +
                                        (m.elements - m.operand_elements) * model.bytes_per_element);
-    if (IsExpertMatmul(m.op) && model.experts > 0 && model.top_k > 0) {
+    if (m.routed_experts && model.experts > 0 && model.top_k > 0) {
       // Balanced routing: each expert computes top_k / experts of the rows, and reads its weights once
       // if any row reaches it. A group's tokens x top_k draws reach min(1, draws / experts) of the
       // experts, all of them in training, few in a small decode batch.
