@@ -194,30 +194,18 @@ HostTensor MakeWeight(const std::string& name, const Dims& shape, uint64_t seed)
   return t;
 }
 
-StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::Plan& plan, const ParamTree& tree,
-                                        const NumericOptions& options) {
-  std::unique_ptr<Engine> in_process;
-  Engine* engine = options.engine;
-  if (engine == nullptr) {
-    in_process = MakeInProcessEngine();
-    engine = in_process.get();
-  }
-  NumericReport report;
-  const Mesh& mesh = plan.mesh;
-  const int64_t devices = mesh.NumDevices();
-  report.devices = devices;
+namespace {
+
+// The simulation's bounds: the device cap, then every device's shards plus the reference copy in f64
+// within max_bytes. Returns the parameters' bytes.
+StatusOr<int64_t> CheckSimulationFits(const planner::Plan& plan, const NumericOptions& options) {
+  const int64_t devices = plan.mesh.NumDevices();
   if (devices > options.max_devices) {
     return Status::BadInput({},
                             fmt::format("the numeric check simulates at most {} devices; this mesh has {} ({})",
-                                        options.max_devices, devices, mesh.ToString()),
+                                        options.max_devices, devices, plan.mesh.ToString()),
                             {"use --level layout for larger meshes"});
   }
-  Mesh one = mesh;
-  for (int64_t& s : one.shape) s = 1;
-  one.dcn_shape.clear();
-  const MeshGeometry geo1(one);
-
-  // Memory: every device's shards plus the full reference copy, in f64.
   int64_t elements = 0;
   for (const planner::ParamPlan& p : plan.params) {
     const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
@@ -235,18 +223,79 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
                               {"the derived model is not tiny enough; use --level layout"});
     }
   }
-  report.param_bytes = elements * 8;
+  return elements * 8;
+}
 
-  // This process's devices. The root cuts and checks every device's shards (and, on a distributed
-  // engine, keeps them all to rerun the forward in process); the other processes cut only their own.
-  EP_ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport, engine->Connect(mesh));
-  const MeshGeometry& geo = transport->geo();
-  const bool root = transport->root();
-  const bool distributed = engine->distributed();  // compared with the in-process engine
+// The parameters as the plan places them: this process's shards, every device's on the root of a
+// distributed run (to rerun the forward in process), and the root's unsharded reference.
+struct Placement {
   std::unordered_map<std::string, DistTensor> sharded, sharded_all, reference;
+  bool shapes_ok = true;  ///< every shard has the shape its spec gives (else the forward cannot run)
+};
+
+// Where an injected fault goes: the first sharded tensor gets it.
+struct InjectedFault {
+  bool done = false;
+  int64_t offset_device = -1, corrupt_device = -1;
+  std::optional<planner::TensorLayout> mutated;
+};
+
+InjectedFault InjectInto(const TensorEntry& tensor, const planner::ParamPlan& p, const DistSpec& spec,
+                         const MeshGeometry& geo, const Mesh& mesh, Injection injection, int64_t devices) {
+  InjectedFault fault;
+  if (!IsSharded(spec, geo)) return fault;
+  if (injection == Injection::kCorruptShard) {
+    fault.corrupt_device = devices - 1;
+    fault.done = true;
+  } else if (injection == Injection::kOffsetBlock) {
+    fault.offset_device = 0;
+    fault.done = true;
+  } else {
+    fault.mutated = MutatedLayout(tensor.shape, p.effective, mesh, injection);
+    fault.done = fault.mutated.has_value();
+  }
+  return fault;
+}
+
+// Device d's shard against the slice the effective spec names: its extent on every process, its values
+// on the root. Returns the error ("" message when it agrees).
+ShardError CheckShard(const TensorEntry& tensor, const planner::ParamPlan& p, int64_t d,
+                      const std::vector<planner::Range>& box, const std::vector<Range>& want_box, const HostTensor& w,
+                      const HostTensor& local, bool root) {
+  Dims got_extent, want_extent;
+  for (const planner::Range& r : box) got_extent.push_back(r.second - r.first);
+  for (const Range& r : want_box) want_extent.push_back(r.second - r.first);
+  ShardError error{tensor.name, d};
+  if (got_extent != want_extent) {
+    error.message = fmt::format("device {} holds a shard of shape [{}], but {} gives it [{}]", d,
+                                fmt::join(got_extent, ", "), p.effective.ToString(), fmt::join(want_extent, ", "));
+    return error;
+  }
+  if (!root) return error;
+  const HostTensor want = SliceBox(w, want_box);
+  for (int64_t i = 0; i < want.size(); ++i) {
+    if (local.data[static_cast<size_t>(i)] == want.data[static_cast<size_t>(i)]) continue;
+    error.index = want.Unravel(i);
+    for (size_t k = 0; k < error.index.size(); ++k) error.index[k] += want_box[k].first;
+    error.got = local.data[static_cast<size_t>(i)];
+    error.want = want.data[static_cast<size_t>(i)];
+    error.message = fmt::format("device {} holds {} at {}, the weight is {} there", d, error.got,
+                                IndexText(error.index), error.want);
+    break;
+  }
+  return error;
+}
+
+// Cuts every parameter into the shards the plan's layout assigns (through an injected fault when asked)
+// and checks each against its spec, recording shard errors and the measured parameter bytes in `report`.
+StatusOr<Placement> PlaceParameters(const planner::Plan& plan, const ParamTree& tree, const NumericOptions& options,
+                                    const MeshGeometry& geo, const MeshGeometry& geo1, bool root, bool distributed,
+                                    NumericReport* report) {
+  const Mesh& mesh = plan.mesh;
+  const int64_t devices = mesh.NumDevices();
+  Placement placement;
   bool injected = options.injection == Injection::kNone || options.injection == Injection::kDropAllReduce;
-  bool shapes_ok = true;
-  if (root) report.measured_params.assign(static_cast<size_t>(devices), 0);
+  if (root) report->measured_params.assign(static_cast<size_t>(devices), 0);
   for (const planner::ParamPlan& p : plan.params) {
     const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
     const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
@@ -258,33 +307,19 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
     const Dims dims(tensor.shape.dims().begin(), tensor.shape.dims().end());
     EP_ASSIGN_OR_RETURN(DistSpec spec, SpecFromPartition(p.effective, tensor.shape.rank(), mesh));
     const HostTensor w = MakeWeight(tensor.name, dims, options.seed);
-    ++report.params;
-
-    // Placement: the shards the plan's layout assigns (through an injected fault when asked).
-    const planner::TensorLayout* layout = &group.layout;
-    std::optional<planner::TensorLayout> mutated;
-    int64_t offset_device = -1, corrupt_device = -1;
-    if (!injected && IsSharded(spec, geo)) {
-      if (options.injection == Injection::kCorruptShard) {
-        corrupt_device = devices - 1;
-        injected = true;
-      } else if (options.injection == Injection::kOffsetBlock) {
-        offset_device = 0;
-        injected = true;
-      } else {
-        mutated = MutatedLayout(tensor.shape, p.effective, mesh, options.injection);
-        if (mutated) {
-          layout = &*mutated;
-          injected = true;
-        }
-      }
+    ++report->params;
+    InjectedFault fault;
+    if (!injected) {
+      fault = InjectInto(tensor, p, spec, geo, mesh, options.injection, devices);
+      injected = fault.done;
     }
+    const planner::TensorLayout& layout = fault.mutated ? *fault.mutated : group.layout;
     DistTensor placed{dims, spec, {}};  // this process's devices
     DistTensor all{dims, spec, {}};     // every device's, on the root of a distributed run
     int64_t param_errors = 0;
     for (int64_t d = 0; d < devices; ++d) {
-      std::vector<planner::Range> box = layout->SliceOf(d);
-      if (d == offset_device) {
+      std::vector<planner::Range> box = layout.SliceOf(d);
+      if (d == fault.offset_device) {
         for (size_t k = 0; k < box.size(); ++k) {
           if (geo.Tiles(spec.dims[k]) <= 1) continue;
           const int64_t length = box[k].second - box[k].first;
@@ -292,48 +327,126 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
           break;
         }
       }
-      // Every device's shard against the slice the effective spec names (three messages per tensor).
-      // Shapes are checked on every process (whether the forward can run), values on the root.
       const std::vector<Range> want_box = placed.BoxOf(geo, d);
-      Dims got_extent, want_extent;
-      for (const planner::Range& r : box) got_extent.push_back(r.second - r.first);
-      for (const Range& r : want_box) want_extent.push_back(r.second - r.first);
-      ShardError error{tensor.name, d};
-      if (got_extent != want_extent) {
-        shapes_ok = false;
-        error.message = fmt::format("device {} holds a shard of shape [{}], but {} gives it [{}]", d,
-                                    fmt::join(got_extent, ", "), p.effective.ToString(), fmt::join(want_extent, ", "));
-      }
+      const bool extent_ok =
+          std::equal(box.begin(), box.end(), want_box.begin(), want_box.end(),
+                     [](const planner::Range& a, const Range& b) { return a.second - a.first == b.second - b.first; });
+      placement.shapes_ok = placement.shapes_ok && extent_ok;
       if (!root && !geo.Owns(d)) continue;
       HostTensor local = SliceBox(w, std::vector<Range>(box.begin(), box.end()));
-      if (d == corrupt_device && local.size() > 0) local.data[0] += 1.0;
-      if (root && error.message.empty()) {
-        const HostTensor want = SliceBox(w, want_box);
-        for (int64_t i = 0; i < want.size(); ++i) {
-          if (local.data[static_cast<size_t>(i)] == want.data[static_cast<size_t>(i)]) continue;
-          error.index = want.Unravel(i);
-          for (size_t k = 0; k < error.index.size(); ++k) error.index[k] += want_box[k].first;
-          error.got = local.data[static_cast<size_t>(i)];
-          error.want = want.data[static_cast<size_t>(i)];
-          error.message = fmt::format("device {} holds {} at {}, the weight is {} there", d, error.got,
-                                      IndexText(error.index), error.want);
-          break;
-        }
-      }
+      if (d == fault.corrupt_device && local.size() > 0) local.data[0] += 1.0;
+      // Three messages per tensor, twenty in all; shapes on every process, values on the root.
+      ShardError error = CheckShard(tensor, p, d, box, want_box, w, local, root);
       if (root && !error.message.empty()) {
-        ++report.shard_errors_total;
-        if (report.shard_errors.size() < 20 && param_errors++ < 3) report.shard_errors.push_back(std::move(error));
+        ++report->shard_errors_total;
+        if (report->shard_errors.size() < 20 && param_errors++ < 3) report->shard_errors.push_back(std::move(error));
       }
       if (root) {
-        report.measured_params[static_cast<size_t>(d)] += ByteSize(local.size(), DTypeBits(tensor.dtype)).value_or(0);
+        report->measured_params[static_cast<size_t>(d)] += ByteSize(local.size(), DTypeBits(tensor.dtype)).value_or(0);
       }
       if (geo.Owns(d)) placed.local.push_back(local);
       if (root && distributed) all.local.push_back(std::move(local));
     }
-    sharded.emplace(tensor.name, std::move(placed));
-    if (root && distributed) sharded_all.emplace(tensor.name, std::move(all));
-    if (root) reference.emplace(tensor.name, Distribute(w, spec, geo1));
+    placement.sharded.emplace(tensor.name, std::move(placed));
+    if (root && distributed) placement.sharded_all.emplace(tensor.name, std::move(all));
+    if (root) placement.reference.emplace(tensor.name, Distribute(w, spec, geo1));
   }
+  return placement;
+}
+
+// Token ids [batch, seq], pseudo-random under the seed.
+HostTensor TokenIds(const ModelDesc& model, uint64_t seed) {
+  HostTensor ids({model.batch, model.seq});
+  uint64_t state = seed ^ 0x1D5ull;
+  for (double& v : ids.data) v = static_cast<double>(SplitMix(&state) % static_cast<uint64_t>(model.vocab));
+  return ids;
+}
+
+ParamLookup LookupIn(const std::unordered_map<std::string, DistTensor>& params) {
+  return ParamLookup([&params](const std::string& name) -> const DistTensor& {
+    auto it = params.find(name);
+    EP_CHECK(it != params.end(), "the model needs tensor '" + name + "', which the tree lacks");
+    return it->second;
+  });
+}
+
+// The bytes this process's devices hold of the residual stream, the logits and the KV cache, gathered to
+// every device's on the root, with the measured activation peak.
+void MeasureActivations(const std::vector<Activation>& got, const ModelDesc& model, const MeshGeometry& geo,
+                        const LiveMeter& meter, Transport& transport, NumericReport* report) {
+  const size_t local = static_cast<size_t>(geo.local_devices());
+  std::vector<int64_t> residual(local, 0), logits(local, 0), kv_cache(local, 0);
+  for (const Activation& a : got) {
+    std::vector<int64_t>& into = a.kind == Activation::Kind::kLogits  ? logits
+                                 : a.kind == Activation::Kind::kCache ? kv_cache
+                                                                      : residual;
+    const int64_t element = a.bytes_per_element > 0 ? a.bytes_per_element : model.bytes_per_element;
+    for (size_t d = 0; d < a.value.local.size(); ++d) into[d] += a.value.local[d].size() * element;
+  }
+  report->measured_activation_peak = transport.GatherValues(meter.marked());
+  report->measured_residual = transport.GatherValues(residual);
+  report->measured_logits = transport.GatherValues(logits);
+  report->measured_kv_cache = transport.GatherValues(kv_cache);
+}
+
+// One output of the sharded run against the unsharded reference, device block by block. The tolerances
+// are per op: the sharded run sums in a different order, nothing else.
+Comparison CompareOutput(const Activation& want, const DistTensor& out, const MeshGeometry& geo,
+                         const MeshGeometry& geo1, int64_t devices) {
+  const HostTensor ref = Assemble(want.value, geo1);
+  Comparison c{want.name};
+  double ref_max = 0;
+  ErrorSum sum;
+  for (double v : ref.data) ref_max = std::max(ref_max, std::abs(v));
+  c.max_nmse = 1e-20;
+  c.max_abs_tol = 1e-9 * std::max(1.0, ref_max);
+  for (int64_t d = 0; d < devices; ++d) {
+    const std::vector<Range> box = out.BoxOf(geo, d);
+    const HostTensor slice = SliceBox(ref, box);
+    const HostTensor& block = out.local[static_cast<size_t>(d)];
+    for (int64_t e = 0; e < slice.size(); ++e) {
+      const double diff = sum.Add(block.data[static_cast<size_t>(e)], slice.data[static_cast<size_t>(e)]);
+      if (diff > c.max_abs_tol && c.device < 0) {
+        c.device = d;
+        c.index = slice.Unravel(e);
+        for (size_t k = 0; k < c.index.size(); ++k) c.index[k] += box[k].first;
+      }
+    }
+  }
+  c.nmse = sum.nmse();
+  c.max_abs = sum.max_abs;
+  c.ok = c.nmse <= c.max_nmse && c.max_abs <= c.max_abs_tol;
+  return c;
+}
+
+}  // namespace
+
+StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::Plan& plan, const ParamTree& tree,
+                                        const NumericOptions& options) {
+  std::unique_ptr<Engine> in_process;
+  Engine* engine = options.engine;
+  if (engine == nullptr) {
+    in_process = MakeInProcessEngine();
+    engine = in_process.get();
+  }
+  NumericReport report;
+  const Mesh& mesh = plan.mesh;
+  const int64_t devices = mesh.NumDevices();
+  report.devices = devices;
+  EP_ASSIGN_OR_RETURN(report.param_bytes, CheckSimulationFits(plan, options));
+  Mesh one = mesh;
+  for (int64_t& s : one.shape) s = 1;
+  one.dcn_shape.clear();
+  const MeshGeometry geo1(one);
+
+  // This process's devices. The root cuts and checks every device's shards (and, on a distributed
+  // engine, keeps them all to rerun the forward in process); the other processes cut only their own.
+  EP_ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport, engine->Connect(mesh));
+  const MeshGeometry& geo = transport->geo();
+  const bool root = transport->root();
+  const bool distributed = engine->distributed();  // compared with the in-process engine
+  EP_ASSIGN_OR_RETURN(const Placement placement,
+                      PlaceParameters(plan, tree, options, geo, geo1, root, distributed, &report));
 
   // Inputs: token ids [batch, seq], laid out as EasyDeL constrains them (batch and sequence axes).
   const DistSpec ids_spec = ActivationSpec(mesh, {model.batch_axes, model.sequence_axes});
@@ -344,49 +457,27 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
                                             model.batch, model.seq, ids_spec.ToString(mesh)));
   }
   EP_RETURN_IF_ERROR(CheckFusedMoe(model, mesh));
-  HostTensor ids({model.batch, model.seq});
-  uint64_t state = options.seed ^ 0x1D5ull;
-  for (double& v : ids.data) v = static_cast<double>(SplitMix(&state) % static_cast<uint64_t>(model.vocab));
-
-  auto lookup = [](const std::unordered_map<std::string, DistTensor>& params) {
-    return ParamLookup([&params](const std::string& name) -> const DistTensor& {
-      auto it = params.find(name);
-      EP_CHECK(it != params.end(), "the model needs tensor '" + name + "', which the tree lacks");
-      return it->second;
-    });
-  };
+  const HostTensor ids = TokenIds(model, options.seed);
   std::vector<Activation> want;
   if (root) {
     CommLog reference_log;
     Collectives comm1(geo1, model.bytes_per_element, &reference_log, Injection::kNone);
     Spmd spmd1(comm1);
-    want = Forward(model, spmd1, lookup(reference), Distribute(ids, ids_spec, geo1));
+    want = Forward(model, spmd1, LookupIn(placement.reference), Distribute(ids, ids_spec, geo1));
   }
-  if (!shapes_ok) return report;
+  if (!placement.shapes_ok) return report;
 
   Collectives comm(*transport, model.bytes_per_element, &report.comm, options.injection);
   Spmd spmd(comm);
   LiveMeter meter(geo.local_devices(), model.bytes_per_element);  // declared before `got`, whose tensors it charges
   spmd.set_meter(&meter);
-  const std::vector<Activation> got = Forward(model, spmd, lookup(sharded), spmd.Place(ids, ids_spec));
+  const std::vector<Activation> got = Forward(model, spmd, LookupIn(placement.sharded), spmd.Place(ids, ids_spec));
   spmd.set_meter(nullptr);
   report.executed = true;
+  MeasureActivations(got, model, geo, meter, *transport, &report);
 
-  // Measured on this process's devices, then every device's on the root.
-  const size_t local = static_cast<size_t>(geo.local_devices());
-  std::vector<int64_t> residual(local, 0), logits(local, 0), kv_cache(local, 0);
-  for (const Activation& a : got) {
-    std::vector<int64_t>& into = a.kind == Activation::Kind::kLogits  ? logits
-                                 : a.kind == Activation::Kind::kCache ? kv_cache
-                                                                      : residual;
-    const int64_t element = a.bytes_per_element > 0 ? a.bytes_per_element : model.bytes_per_element;
-    for (size_t d = 0; d < a.value.local.size(); ++d) into[d] += a.value.local[d].size() * element;
-  }
-  report.measured_activation_peak = transport->GatherValues(meter.marked());
-  report.measured_residual = transport->GatherValues(residual);
-  report.measured_logits = transport->GatherValues(logits);
-  report.measured_kv_cache = transport->GatherValues(kv_cache);
   // Every process must have run the same collectives: their logs hash alike.
+  const size_t local = static_cast<size_t>(geo.local_devices());
   const std::vector<int64_t> log_hashes = transport->GatherValues(std::vector<int64_t>(local, HashOf(report.comm)));
   std::vector<DistTensor> outputs;  // every device's block of each output, on the root
   for (const Activation& a : got) {
@@ -404,41 +495,14 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
     }
   }
   if (distributed) {
-    report.engine =
-        CompareWithInProcess(model, mesh, lookup(sharded_all), ids, ids_spec, options.injection, outputs, report.comm);
+    report.engine = CompareWithInProcess(model, mesh, LookupIn(placement.sharded_all), ids, ids_spec, options.injection,
+                                         outputs, report.comm);
     report.engine->engine = engine->name();
     report.engine->processes = engine->processes();
     report.engine->devices_per_process = geo.local_devices();
   }
-
   for (size_t i = 0; i < want.size(); ++i) {
-    if (!want[i].compared) continue;
-    const HostTensor ref = Assemble(want[i].value, geo1);
-    const DistTensor& out = outputs[i];
-    Comparison c{want[i].name};
-    double ref_max = 0;
-    ErrorSum sum;
-    for (double v : ref.data) ref_max = std::max(ref_max, std::abs(v));
-    // Per-op tolerances: the sharded run sums in a different order, nothing else.
-    c.max_nmse = 1e-20;
-    c.max_abs_tol = 1e-9 * std::max(1.0, ref_max);
-    for (int64_t d = 0; d < devices; ++d) {
-      const std::vector<Range> box = out.BoxOf(geo, d);
-      const HostTensor slice = SliceBox(ref, box);
-      const HostTensor& block = out.local[static_cast<size_t>(d)];
-      for (int64_t e = 0; e < slice.size(); ++e) {
-        const double diff = sum.Add(block.data[static_cast<size_t>(e)], slice.data[static_cast<size_t>(e)]);
-        if (diff > c.max_abs_tol && c.device < 0) {
-          c.device = d;
-          c.index = slice.Unravel(e);
-          for (size_t k = 0; k < c.index.size(); ++k) c.index[k] += box[k].first;
-        }
-      }
-    }
-    c.nmse = sum.nmse();
-    c.max_abs = sum.max_abs;
-    c.ok = c.nmse <= c.max_nmse && c.max_abs <= c.max_abs_tol;
-    report.comparisons.push_back(std::move(c));
+    if (want[i].compared) report.comparisons.push_back(CompareOutput(want[i], outputs[i], geo, geo1, devices));
   }
   return report;
 }
