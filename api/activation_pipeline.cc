@@ -123,10 +123,9 @@ StatusOr<ActivationsResult> Activations(const std::shared_ptr<const Model>& mode
   EP_RETURN_IF_ERROR(CheckOptionValue("max_devices", Json(mesh.max_devices)));
   EP_ASSIGN_OR_RETURN(const rules::Presets* presets, model->Presets());
   EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, model->ActivationTable());
-  MeshOptions mesh_options = mesh;
-  mesh_options.devices = model->options().devices;
   ActivationsResult result;
-  EP_ASSIGN_OR_RETURN(Mesh built, MeshFromOptions(mesh_options, model->config(), true, &result.mesh_source));
+  EP_ASSIGN_OR_RETURN(Mesh built,
+                      MeshFromOptions(mesh, model->options().devices, model->config(), true, &result.mesh_source));
   EP_ASSIGN_OR_RETURN(result.plan, BuildActivations(options, *table, *presets, model->resolved(), built));
   result.model_type = model->model_type();
   result.strict = model->options().strict;

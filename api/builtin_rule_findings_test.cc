@@ -22,7 +22,7 @@ Severity DeadRuleSeverity(const planner::Plan& plan, int* count) {
 TEST(BuiltinRuleFindingsTest, DeadRulesOfABuiltinTableAreNotesAndOfTheUsersFileWarnings) {
   auto model = LoadExample("mixtral-8x7b");
   PlanOptions options;
-  options.mesh = "fsdp=8";
+  options.mesh.axes = "fsdp=8";
   auto builtin = PlanModel(model, options);
   ASSERT_TRUE(builtin.ok()) << builtin.status().ToString();
   int count = 0;

@@ -34,10 +34,10 @@ namespace {
 StatusOr<std::optional<PlanInputs>> LoadTinyInputs(const CheckOptions& flags, const PlanInputs& full,
                                                    const std::vector<std::string>& sets) {
   PlanOptions tiny_flags = flags.plan;
-  tiny_flags.layout = "easydel";
-  tiny_flags.tree.clear();
-  tiny_flags.from.clear();
-  tiny_flags.dtype.clear();
+  tiny_flags.tree.layout = "easydel";
+  tiny_flags.tree.file.clear();
+  tiny_flags.tree.checkpoint.clear();
+  tiny_flags.tree.dtype.clear();
   if (full.rules->layout != Layout::kEasyDel) tiny_flags.rules = "builtin";
   StatusOr<std::shared_ptr<const Model>> tiny = full.model->WithSets(sets);
   StatusOr<PlanInputs> inputs = tiny.ok() ? PreparePlan(*tiny, tiny_flags) : StatusOr<PlanInputs>(tiny.status());

@@ -24,7 +24,7 @@ using Priced = std::tuple<std::string, std::string, std::string, int64_t>;
 
 CostOptions Step(const std::string& mesh, const std::string& mode, int64_t batch, int64_t seq) {
   CostOptions options;
-  options.plan.mesh = mesh;
+  options.plan.mesh.axes = mesh;
   options.memory.mode = mode;
   options.memory.batch = batch;
   options.memory.seq = seq;

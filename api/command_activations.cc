@@ -16,7 +16,7 @@ CommandSpec ActivationsCommand() {
       .check = [](const CommandOptions& options) { return CheckActivationOptions(options.Activations()); },
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         EP_ASSIGN_OR_RETURN(ActivationsResult result,
-                            Activations(context.model, options.Mesh(), options.Activations()));
+                            Activations(context.model, options.plan.mesh, options.Activations()));
         const Outcome outcome = result.Failed() ? Outcome::kFindings : Outcome::kOk;
         return CommandResult{.outcome = outcome, .value = std::move(result)};
       },

@@ -10,10 +10,6 @@ ActivationOptions CommandOptions::Activations() const {
   return options;
 }
 
-MeshOptions CommandOptions::Mesh() const {
-  return MeshOptions{plan.mesh, plan.dcn, plan.config.devices, plan.max_devices};
-}
-
 ValidateOptions CommandOptions::Validate() const {
   ValidateOptions options;
   options.plan = plan;
@@ -73,7 +69,7 @@ ExportOptions CommandOptions::Export() const {
   options.plan = plan;
   // Not given, the layout follows the format (hf for the torch formats): ExportOptions::layout_given.
   options.layout_given = Given("layout");
-  if (!options.layout_given) options.plan.layout = PlanOptions().layout;
+  if (!options.layout_given) options.plan.tree.layout = TreeOptions().layout;
   options.to = to;
   options.format = export_format;
   return options;

@@ -50,7 +50,6 @@ struct CommandOptions {
 
   // Defaults are the pipelines' own (their option structs), so a default is written once.
   bool provenance = false;                             ///< resolve
-  bool include_buffers = false;                        ///< tree
   bool diff = false;                                   ///< tree
   std::optional<int64_t> rank;                         ///< plan: the device whose view is shown
   bool summary = false;                                ///< plan
@@ -82,7 +81,6 @@ struct CommandOptions {
   bool Given(const std::string& name) const { return given.count(name) > 0; }
 
   ActivationOptions Activations() const;
-  MeshOptions Mesh() const;
   ValidateOptions Validate() const;
   CostOptions Cost() const;
   ReportOptions Report() const;

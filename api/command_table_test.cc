@@ -62,7 +62,7 @@ TEST(CommandTableTest, AnOptionNameMeansOneOptionInACommandForEachCaller) {
 TEST(CommandTableTest, DefaultsAreThePipelinesDefaults) {
   const CommandOptions plan = DefaultOptions("plan");
   EXPECT_EQ(plan.plan.uneven, PlanOptions().uneven);
-  EXPECT_EQ(plan.plan.max_tensors, PlanOptions().max_tensors);
+  EXPECT_EQ(plan.plan.tree.max_tensors, PlanOptions().tree.max_tensors);
   EXPECT_EQ(plan.format, "table");
   EXPECT_EQ(DefaultOptions("memory").memory.mode, "train");
   EXPECT_EQ(DefaultOptions("report").memory.mode, "");
@@ -72,7 +72,7 @@ TEST(CommandTableTest, DefaultsAreThePipelinesDefaults) {
   EXPECT_EQ(DefaultOptions("suggest").Suggest().top, SuggestOptions().top);
   // export: the layout follows --to unless given.
   EXPECT_FALSE(DefaultOptions("export").Export().layout_given);
-  EXPECT_EQ(DefaultOptions("export").Export().plan.layout, "easydel");
+  EXPECT_EQ(DefaultOptions("export").Export().plan.tree.layout, "easydel");
   const StatusOr<std::vector<CommandOption>> options = OptionsOf("plan");
   for (const CommandOption& option : *options) {
     if (option.name() == "max_tensors") {

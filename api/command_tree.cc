@@ -9,34 +9,34 @@ namespace {
 
 StatusOr<CommandResult> RunTree(const RunContext& context, const CommandOptions& options) {
   const std::shared_ptr<const Model>& model = context.model;
-  const PlanOptions& t = options.plan;
+  const TreeOptions& t = options.plan.tree;
   TreeSpec spec;
   spec.layout = *ParseLayout(t.layout);
-  spec.include_buffers = options.include_buffers;
+  spec.include_buffers = t.include_buffers;
   spec.max_tensors = t.max_tensors;
   if (!t.dtype.empty()) spec.dtype = ParseDType(t.dtype);
   TreeValue value;
   if (options.diff) {
-    if (t.from.empty() || !model->has_config()) {
+    if (t.checkpoint.empty() || !model->has_config()) {
       return Status::BadInput({}, "--diff compares a config's template with a checkpoint: give CONFIG and --from PATH");
     }
     spec.layout = Layout::kHf;
     spec.include_buffers = true;
     EP_ASSIGN_OR_RETURN(value.tree, model->Tree(spec));
-    EP_ASSIGN_OR_RETURN(value.diff, DiffWithCheckpoint(model->env(), *value.tree, t.from));
+    EP_ASSIGN_OR_RETURN(value.diff, DiffWithCheckpoint(model->env(), *value.tree, t.checkpoint));
     const Outcome outcome = value.diff->Clean() ? Outcome::kOk : Outcome::kFindings;
     return CommandResult{.outcome = outcome, .value = std::move(value)};
   }
-  if (t.given_tree) {
+  if (t.given) {
     spec.source = TreeSpec::Source::kGiven;
-    spec.given = t.given_tree;
-  } else if (!t.tree.empty()) {
+    spec.given = t.given;
+  } else if (!t.file.empty()) {
     spec.source = TreeSpec::Source::kFile;
-    spec.path = t.tree;
-  } else if (!t.from.empty()) {
-    EP_RETURN_IF_ERROR(CheckCheckpointSource(model->env(), t.from, spec.layout));
+    spec.path = t.file;
+  } else if (!t.checkpoint.empty()) {
+    EP_RETURN_IF_ERROR(CheckCheckpointSource(model->env(), t.checkpoint, spec.layout));
     spec.source = TreeSpec::Source::kCheckpoint;
-    spec.path = t.from;
+    spec.path = t.checkpoint;
   } else if (!model->has_config()) {
     return Status::BadInput({}, "CONFIG is required (or --tree FILE.json, or --from CHECKPOINT)");
   }
@@ -57,7 +57,8 @@ CommandSpec TreeCommand() {
       .model_config =
           [](const CommandOptions& options) {
             ConfigOptions config = options.plan.config;
-            if (!options.diff && (!options.plan.tree.empty() || !options.plan.from.empty())) config.config.clear();
+            if (!options.diff && (!options.plan.tree.file.empty() || !options.plan.tree.checkpoint.empty()))
+              config.config.clear();
             return config;
           },
       .run = RunTree,

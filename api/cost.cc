@@ -69,7 +69,8 @@ Status CheckCostOptions(const CostOptions& options, const std::string& command) 
                             {"e.g. --hardware h100-sxm, --hardware tpu-v5p, or a profile file (docs/COST.md)"});
   }
   EP_RETURN_IF_ERROR(CheckStepPricing(options.memory, options.microbatches, options.decode, options.precision));
-  if (!options.plan.tree.empty() || !options.plan.from.empty() || options.plan.layout != "easydel") {
+  if (!options.plan.tree.file.empty() || !options.plan.tree.checkpoint.empty() ||
+      options.plan.tree.layout != "easydel") {
     return Status::BadInput({},
                             "cost runs the family's forward pass on its EasyDeL tree: --tree, --from and "
                             "--layout hf do not apply",

@@ -12,7 +12,7 @@ namespace {
 
 CostOptions Train(const std::string& mesh, int64_t batch, int64_t seq, const std::string& hardware = "h100-sxm") {
   CostOptions options;
-  options.plan.mesh = mesh;
+  options.plan.mesh.axes = mesh;
   options.memory.mode = "train";
   options.memory.batch = batch;
   options.memory.seq = seq;
@@ -156,7 +156,7 @@ TEST_P(CostMatchesCheckTest, ForwardCommunicationEqualsChecksKindByKind) {
   ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
   std::shared_ptr<const Model> model = *loaded;
   CheckOptions check;
-  check.plan.mesh = GetParam().mesh;
+  check.plan.mesh.axes = GetParam().mesh;
   check.level = "numeric";
   auto run = Check(model, check);
   ASSERT_TRUE(run.ok()) << run.status().ToString();

@@ -31,8 +31,8 @@ Status CheckExportOptions(const ExportOptions& options) { return FormatOf(option
 StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, ExportOptions options) {
   EP_ASSIGN_OR_RETURN(const Format format, FormatOf(options));
   // DTensor placements and tp_plans are about HF (torch) tensors: plan the HF names unless told otherwise.
-  if (format.info->hf_names && !options.layout_given && options.plan.tree.empty() && !options.plan.given_tree) {
-    options.plan.layout = "hf";
+  if (format.info->hf_names && !options.layout_given && options.plan.tree.file.empty() && !options.plan.tree.given) {
+    options.plan.tree.layout = "hf";
   }
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
   EP_RETURN_IF_ERROR(planner::CheckExportTree(*format.info, *inputs.tree));

@@ -16,14 +16,14 @@ namespace {
 TEST(ExportTorchTest, PerExpertTensorsAreDTensorsOnTheSubMeshThatHoldsTheirExpert) {
   auto model = LoadExample("mixtral-8x7b");
   ExportOptions options;
-  options.plan.mesh = "fsdp=4,ep=2,tp=2";
+  options.plan.mesh.axes = "fsdp=4,ep=2,tp=2";
   options.to = "torch";
   auto exported = Export(model, options);
   ASSERT_TRUE(exported.ok()) << exported.status().ToString();
   ASSERT_FALSE(exported->failed);
   const Json doc = Json::parse(exported->text);
   PlanOptions plan_options = options.plan;
-  plan_options.layout = "hf";
+  plan_options.tree.layout = "hf";
   auto plan = PlanModel(model, plan_options);
   ASSERT_TRUE(plan.ok());
   std::map<std::string, const planner::ParamPlan*> by_name;
@@ -69,8 +69,8 @@ TEST(ExportTorchTest, SizeEstimateIsCloseToTheArtifact) {
            {"llama-3.1-8b", "fsdp=8"}, {"llama-3.1-8b", "fsdp=256,tp=4"}, {"mixtral-8x7b", "fsdp=4,ep=2,tp=2"}}) {
     auto model = LoadExample(example);
     ExportOptions options;
-    options.plan.mesh = mesh;
-    options.plan.layout = "hf";
+    options.plan.mesh.axes = mesh;
+    options.plan.tree.layout = "hf";
     options.layout_given = true;
     options.to = "torch";
     auto exported = Export(model, options);
@@ -91,7 +91,7 @@ TEST(ExportTorchTest, RefusedPastTheOutputLimit) {
   auto model = Model::Load(env, ConfigSource::Path(Example("llama-3.1-8b")), {});
   ASSERT_TRUE(model.ok()) << model.status().ToString();
   ExportOptions options;
-  options.plan.mesh = "fsdp=8";
+  options.plan.mesh.axes = "fsdp=8";
   options.to = "torch";
   auto exported = Export(*model, options);
   ASSERT_FALSE(exported.ok());

@@ -48,8 +48,8 @@ std::string EpTpMesh(int64_t ep, int64_t tp) {
 std::vector<std::string> LogicalErrors(const std::shared_ptr<const Model>& model, const std::string& mesh,
                                        const std::string& layout = "easydel") {
   PlanOptions options;
-  options.mesh = mesh;
-  options.layout = layout;
+  options.mesh.axes = mesh;
+  options.tree.layout = layout;
   auto planned = PlanModel(model, options);
   EXPECT_TRUE(planned.ok()) << planned.status().ToString();
   std::vector<std::string> out;
@@ -131,8 +131,8 @@ TEST(LogicalDivisibilityTest, ExpertsEpDoesNotDivideAreAnErrorInEveryMoeFamily) 
 // no count's business.
 TEST(LogicalDivisibilityTest, HfLayoutChecksTheHfTensorsOwnDim) {
   PlanOptions options;
-  options.layout = "hf";
-  options.mesh = "tp=3";
+  options.tree.layout = "hf";
+  options.mesh.axes = "tp=3";
   auto planned = PlanModel(LoadExample("llama-3.1-8b"), options);
   ASSERT_TRUE(planned.ok()) << planned.status().ToString();
   std::vector<std::string> errors;
@@ -141,8 +141,8 @@ TEST(LogicalDivisibilityTest, HfLayoutChecksTheHfTensorsOwnDim) {
   }
   EXPECT_TRUE(AnyMentions(errors, "q_proj.weight: dim 0 holds 32 attention heads")) << ::testing::PrintToString(errors);
   EXPECT_TRUE(AnyMentions(errors, "o_proj.weight: dim 1 holds 32 attention heads")) << ::testing::PrintToString(errors);
-  options.mesh = "fsdp=8";  // 4 kv heads, but fsdp shards k_proj's hidden dim
-  EXPECT_TRUE(LogicalErrors(LoadExample("qwen3-30b-a3b"), options.mesh, "hf").empty());
+  options.mesh.axes = "fsdp=8";  // 4 kv heads, but fsdp shards k_proj's hidden dim
+  EXPECT_TRUE(LogicalErrors(LoadExample("qwen3-30b-a3b"), options.mesh.axes, "hf").empty());
 }
 
 // A vocabulary tp does not divide is replicated, and EasyDeL runs it so (eformer's correction): a
@@ -158,7 +158,7 @@ TEST(LogicalDivisibilityTest, VocabularyTheAxesDoNotDivideIsAWarningWithTheBytes
        {Case{"gpt2", "tp=4", "--set vocab_size=50260"}, Case{"granite-3.1-1b-a400m", "tp=2", "--set vocab_size=49156"},
         Case{"granite-3.3-8b", "tp=2", "--set vocab_size=49160"}}) {
     PlanOptions options;
-    options.mesh = c.mesh;
+    options.mesh.axes = c.mesh;
     auto planned = PlanModel(LoadExample(c.example), options);
     ASSERT_TRUE(planned.ok()) << planned.status().ToString();
     EXPECT_FALSE(planned->plan.HasErrors()) << c.example;

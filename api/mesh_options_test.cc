@@ -14,13 +14,13 @@ namespace {
 TEST(MeshOptionsTest, AxesLeftOutOfTheMeshAreOne) {
   auto model = LoadExample("llama-3.1-8b");
   PlanOptions options;
-  options.mesh = "fsdp=8";
+  options.mesh.axes = "fsdp=8";
   auto inputs = PreparePlan(model, options);
   ASSERT_TRUE(inputs.ok()) << inputs.status().ToString();
   EXPECT_EQ(inputs->mesh.axis_names, (std::vector<std::string>{"dp", "fsdp", "ep", "tp", "sp"}));
   EXPECT_EQ(inputs->mesh.shape, (std::vector<int64_t>{1, 8, 1, 1, 1}));
   // Given in any order, the mesh keeps the config's axis order.
-  options.mesh = "tp=2,dp=2";
+  options.mesh.axes = "tp=2,dp=2";
   inputs = PreparePlan(model, options);
   ASSERT_TRUE(inputs.ok()) << inputs.status().ToString();
   EXPECT_EQ(inputs->mesh.shape, (std::vector<int64_t>{2, 1, 1, 2, 1}));
@@ -31,7 +31,7 @@ TEST(MeshOptionsTest, AnAxisNothingUsesIsBadInputWithTheAxesAndADidYouMean) {
   PlanOptions options;
   for (const auto& [mesh, meant] : std::vector<std::pair<std::string, std::string>>{
            {"mp=2", "tp"}, {"fsdq=4", "fsdp"}, {"model=2", "tp"}, {"data=2,tp=2", "dp"}}) {
-    options.mesh = mesh;
+    options.mesh.axes = mesh;
     auto inputs = PreparePlan(model, options);
     ASSERT_FALSE(inputs.ok()) << mesh;
     EXPECT_EQ(inputs.status().kind(), ErrorKind::kBadInput);
@@ -48,7 +48,7 @@ TEST(MeshOptionsTest, ARuleFilesOwnAxisCanBeSized) {
                           "  - {match: '.*', spec: Replicated}\n";
   PlanOptions options;
   options.rules = rules;
-  options.mesh = "model=4";
+  options.mesh.axes = "model=4";
   auto inputs = PreparePlan(model, options);
   ASSERT_TRUE(inputs.ok()) << inputs.status().ToString();
   EXPECT_EQ(inputs->mesh.axis_names.back(), "model");
@@ -65,7 +65,7 @@ TEST(MeshOptionsTest, OneUnknownAxisFindingPerAxisListingTheRulesThatUseIt) {
                           "  - {match: 'k_proj/kernel', spec: [null, model]}\n  - {match: '.*', spec: Replicated}\n";
   PlanOptions options;
   options.rules = rules;
-  options.mesh = "tp=2";
+  options.mesh.axes = "tp=2";
   auto plan = PlanModel(model, options);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   int unknown = 0;

@@ -15,7 +15,7 @@ namespace {
 
 PlanOptions OptionsForMesh(const std::string& mesh) {
   PlanOptions options;
-  options.mesh = mesh;
+  options.mesh.axes = mesh;
   return options;
 }
 
@@ -37,9 +37,9 @@ TEST(ModelTest, KeepsEachTreeAndRuleSetAfterFirstUse) {
 TEST(ModelTest, PlanningAnotherMeshReusesTheMeshFreeStages) {
   auto model = LoadExample("mixtral-8x7b");
   PlanOptions hf = OptionsForMesh("dp=1,fsdp=2,ep=2,tp=2,sp=1");
-  hf.layout = "hf";
+  hf.tree.layout = "hf";
   auto a = PreparePlan(model, hf);
-  hf.mesh = "dp=1,fsdp=8,ep=1,tp=1,sp=1";
+  hf.mesh.axes = "dp=1,fsdp=8,ep=1,tp=1,sp=1";
   auto b = PreparePlan(model, hf);
   ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString();
   EXPECT_EQ(a->tree.get(), b->tree.get());
@@ -51,9 +51,9 @@ TEST(ModelTest, PlanningAnotherMeshReusesTheMeshFreeStages) {
 TEST(ModelTest, RuleMatchesAreKeptPerTreeAndPlansEqualBuildPlan) {
   auto model = LoadExample("mixtral-8x7b");
   PlanOptions hf = OptionsForMesh("dp=1,fsdp=2,ep=2,tp=2,sp=1");
-  hf.layout = "hf";
+  hf.tree.layout = "hf";
   auto a = PreparePlan(model, hf);
-  hf.mesh = "dp=1,fsdp=8,ep=1,tp=1,sp=1";
+  hf.mesh.axes = "dp=1,fsdp=8,ep=1,tp=1,sp=1";
   auto b = PreparePlan(model, hf);
   ASSERT_TRUE(a.ok() && b.ok()) << a.status().ToString();
   auto matches_a = model->Matches(a->tree_spec, a->tree, *a->rules, a->links);
@@ -155,10 +155,10 @@ TEST(CommandOptionsTest, MeshAndSetTakeTheirPythonShapes) {
                                            "rank": 3, "from": "ckpt", "strict": true})"),
                            &options)
                   .ok());
-  EXPECT_EQ(options.plan.mesh, "dp=1,fsdp=-1");
+  EXPECT_EQ(options.plan.mesh.axes, "dp=1,fsdp=-1");
   EXPECT_EQ(options.plan.config.sets, std::vector<std::string>{"rope_scaling.factor=8"});
   EXPECT_EQ(options.rank, 3);
-  EXPECT_EQ(options.plan.from, "ckpt");
+  EXPECT_EQ(options.plan.tree.checkpoint, "ckpt");
   EXPECT_TRUE(options.plan.config.strict);
 }
 

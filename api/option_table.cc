@@ -107,19 +107,19 @@ std::vector<OptionSpec> MakeOptions() {
   add({.name = "tree",
        .group = OptionGroup::kTree,
        .help = "read the tree from a JSON file of the `tree --format json` shape instead of the template",
-       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.tree; },
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.tree.file; },
        .python_type = "TreeLike"});
   add({.name = "from",
        .group = OptionGroup::kTree,
        .help = "read the tree from checkpoint metadata: a .safetensors file (header only), a "
                "model.safetensors.index.json, or a directory holding them",
-       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.from; },
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.tree.checkpoint; },
        .python_type = "PathLike"});
   add({.name = "layout",
        .group = OptionGroup::kTree,
        .help = "tensor names: easydel (flax paths, kernels [in, out], experts stacked; the default) or hf (the "
                "checkpoint's names and torch shapes)",
-       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.layout; },
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.tree.layout; },
        .check = CheckKind::kChoice,
        .choices = {"easydel", "hf"},
        .variants = {{.commands = {"export"},
@@ -129,13 +129,13 @@ std::vector<OptionSpec> MakeOptions() {
   add({.name = "dtype",
        .group = OptionGroup::kTree,
        .help = "parameter dtype of the template tree (default: the config's torch_dtype / dtype)",
-       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.dtype; },
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.tree.dtype; },
        .check = CheckKind::kDType});
   add({.name = "max_tensors",
        .type = OptionType::kInt,
        .group = OptionGroup::kTree,
        .help = "refuse trees with more tensors than this",
-       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.max_tensors; },
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.tree.max_tensors; },
        .check = CheckKind::kRange});
 
   // ---- the partition rules ----
@@ -163,17 +163,17 @@ std::vector<OptionSpec> MakeOptions() {
        .group = OptionGroup::kMesh,
        .help = "mesh axes in mesh order, e.g. dp=1,fsdp=-1,ep=1,tp=8,sp=1 (default: the config's "
                "sharding_axis_dims / sharding_axis_names)",
-       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.mesh; }});
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.mesh.axes; }});
   add({.name = "dcn",
        .type = OptionType::kMesh,
        .group = OptionGroup::kMesh,
        .help = "multi-slice factors, e.g. dp=2: axis sizes become ICI x DCN, DCN major",
-       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.dcn; }});
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.mesh.dcn; }});
   add({.name = "max_devices",
        .type = OptionType::kInt,
        .group = OptionGroup::kMesh,
        .help = "refuse meshes with more devices than this",
-       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.max_devices; },
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.mesh.max_devices; },
        .check = CheckKind::kRange});
 
   // ---- one command's own ----
@@ -184,7 +184,7 @@ std::vector<OptionSpec> MakeOptions() {
   add({.name = "include_buffers",
        .type = OptionType::kFlag,
        .help = "add the buffers some checkpoints store (rotary inv_freq, causal-mask tables)",
-       .field = +[](CommandOptions& c) -> FieldRef { return &c.include_buffers; }});
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.tree.include_buffers; }});
   add({.name = "diff",
        .type = OptionType::kFlag,
        .help = "with CONFIG and --from: report tensors the template expects but the checkpoint lacks, extra ones, "

@@ -1,10 +1,11 @@
 #ifndef EASYPLAN_API_OPTIONS_H_
 #define EASYPLAN_API_OPTIONS_H_
 
-// The options of every pipeline, one vocabulary for every caller: the CLI binds its flags to these
-// fields (the flag is the field's name with dashes, `--max-tensors` -> max_tensors), the Python module
-// its keyword arguments (the same names). Defaults here are the defaults everywhere. Validation that
-// needs no config lives beside each pipeline (Check*Options); errors name the flag.
+// The options of every pipeline, in groups each held once (the config, the tree, the mesh, a runtime
+// mode, a step). The command table (api/command_table.h) fills these fields from the CLI's flags and the
+// Python module's keyword arguments, and shows their initial values as the defaults, so a default is
+// written here once. Validation that needs no config lives beside each pipeline (Check*Options), using
+// the table's declared checks; errors name the flag.
 
 #include <cstdint>
 #include <memory>
@@ -32,37 +33,31 @@ struct ConfigOptions {
 struct TreeOptions {
   std::string layout = "easydel";  ///< easydel | hf
   std::string dtype;               ///< "" = the config's
-  bool include_buffers = false;
-  std::string tree;  ///< a tree JSON file (`tree --format json` shape), "-" = stdin
-  std::string from;  ///< a checkpoint: .safetensors, index JSON or a directory
+  bool include_buffers = false;    ///< `tree` only: the buffers some checkpoints store
+  std::string file;                ///< --tree: a tree JSON file (`tree --format json` shape), "-" = stdin
+  std::string checkpoint;          ///< --from: .safetensors, index JSON or a directory
   int64_t max_tensors = 10'000'000;
+  /// Not a flag: a tree the caller built in memory (the Python module's `tree=` list or pytree),
+  /// used instead of the template; `file` and `checkpoint` must then be empty.
+  std::shared_ptr<const ParamTree> given;
 };
 
-/// The mesh: --mesh/--dcn, else the config's sharding_axis_dims.
+/// The mesh: --mesh/--dcn, else the config's sharding_axis_dims (its -1 filled by the config
+/// options' `devices`).
 struct MeshOptions {
-  std::string mesh;  ///< "dp=1,fsdp=-1,ep=1,tp=8,sp=1"
+  std::string axes;  ///< --mesh "dp=1,fsdp=-1,ep=1,tp=8,sp=1"
   std::string dcn;   ///< "dp=2": multi-slice factors, DCN major
-  std::optional<int64_t> devices;
   int64_t max_devices = int64_t{1} << 22;
 };
 
-/// Everything a plan is built from besides the config.
+/// Everything a plan is built from: the option groups, each held once.
 struct PlanOptions {
   ConfigOptions config;  ///< CONFIG is optional with --tree (EasyDeL's default partition_axis applies)
+  TreeOptions tree;
+  MeshOptions mesh;
   std::string rules = "builtin";
-  std::string mesh;
-  std::string dcn;
   std::string uneven = "replicate";  ///< replicate | error | chunk
-  std::string layout = "easydel";
-  std::string tree;
-  std::string from;
-  std::string dtype;
-  int64_t max_tensors = 10'000'000;
-  int64_t max_devices = int64_t{1} << 22;
   int64_t max_rules = 100'000;
-  /// Not a flag: a tree the caller built in memory (the Python module's `tree=` list or pytree),
-  /// planned instead of the template; --tree and --from must then be empty.
-  std::shared_ptr<const ParamTree> given_tree;
 };
 
 /// A runtime mode's activations (`activations`, `validate --mode`).

@@ -139,12 +139,12 @@ std::vector<std::string> RuleAxes(const rules::RuleSet& rules, const rules::Pres
   return out;
 }
 
-StatusOr<Mesh> MeshFromOptions(const MeshOptions& options, const Json& config, bool has_config, std::string* source,
-                               const RuleAxesFn& rule_axes) {
+StatusOr<Mesh> MeshFromOptions(const MeshOptions& options, std::optional<int64_t> devices, const Json& config,
+                               bool has_config, std::string* source, const RuleAxesFn& rule_axes) {
   planner::MeshRequest request;
-  request.devices = options.devices;
-  if (!options.mesh.empty()) {
-    EP_ASSIGN_OR_RETURN(planner::AxisSizes given, planner::ParseAxisSizes(options.mesh, "--mesh"));
+  request.devices = devices;
+  if (!options.axes.empty()) {
+    EP_ASSIGN_OR_RETURN(planner::AxisSizes given, planner::ParseAxisSizes(options.axes, "--mesh"));
     EP_ASSIGN_OR_RETURN(request.ici, CompleteMeshAxes(given, config, has_config, rule_axes));
     *source = "--mesh";
   } else {
@@ -165,7 +165,7 @@ StatusOr<Mesh> MeshFromOptions(const MeshOptions& options, const Json& config, b
     request.dcn = std::move(dcn);
   }
   auto mesh = planner::BuildMesh(request, options.max_devices);
-  if (!mesh.ok() && options.mesh.empty()) {
+  if (!mesh.ok() && options.axes.empty()) {
     Status status = mesh.status();
     status.mutable_diag().notes.push_back("the mesh came from " + *source +
                                           "; give --mesh dp=1,fsdp=-1,tp=8 "
@@ -202,10 +202,10 @@ Status CheckPlanOptions(const PlanOptions& options) {
 }
 
 Status CheckTreeSources(const PlanOptions& options) {
-  if (!options.tree.empty() && !options.from.empty()) {
+  if (!options.tree.file.empty() && !options.tree.checkpoint.empty()) {
     return Status::BadInput({}, "--tree and --from are two sources for the same tree: give one");
   }
-  if (options.given_tree && !(options.tree.empty() && options.from.empty())) {
+  if (options.tree.given && !(options.tree.file.empty() && options.tree.checkpoint.empty())) {
     return Status::BadInput({}, "a tree was given: --tree and --from are other sources for it; give one");
   }
   return Status();
@@ -213,14 +213,14 @@ Status CheckTreeSources(const PlanOptions& options) {
 
 Status CheckPlanOptions(const PlanOptions& options, bool has_config) {
   // Each option as the command table declares its check (api/option_table.cc).
-  EP_RETURN_IF_ERROR(CheckOptionValue("layout", Json(options.layout)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("layout", Json(options.tree.layout)));
   EP_RETURN_IF_ERROR(CheckOptionValue("uneven", Json(options.uneven)));
-  EP_RETURN_IF_ERROR(CheckOptionValue("dtype", Json(options.dtype)));
-  EP_RETURN_IF_ERROR(CheckOptionValue("max_tensors", Json(options.max_tensors)));
-  EP_RETURN_IF_ERROR(CheckOptionValue("max_devices", Json(options.max_devices)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("dtype", Json(options.tree.dtype)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("max_tensors", Json(options.tree.max_tensors)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("max_devices", Json(options.mesh.max_devices)));
   EP_RETURN_IF_ERROR(CheckOptionValue("max_rules", Json(options.max_rules)));
   EP_RETURN_IF_ERROR(CheckTreeSources(options));
-  if (!has_config && options.tree.empty() && !options.given_tree) {
+  if (!has_config && options.tree.file.empty() && !options.tree.given) {
     return Status::BadInput({}, "CONFIG is required (or --tree FILE.json with --rules FILE and --mesh)");
   }
   return Status();
@@ -236,22 +236,22 @@ StatusOr<std::shared_ptr<const Model>> LoadModel(const Environment& env, const C
 
 StatusOr<TreeSpec> TreeSpecOf(const PlanOptions& options) {
   TreeSpec spec;
-  spec.layout = *ParseLayout(options.layout);
-  spec.max_tensors = options.max_tensors;
-  if (!options.dtype.empty()) {
-    spec.dtype = ParseDType(options.dtype);
-    if (!spec.dtype) return Status::BadInput({}, "--dtype '" + options.dtype + "' is not a dtype name");
+  spec.layout = *ParseLayout(options.tree.layout);
+  spec.max_tensors = options.tree.max_tensors;
+  if (!options.tree.dtype.empty()) {
+    spec.dtype = ParseDType(options.tree.dtype);
+    if (!spec.dtype) return Status::BadInput({}, "--dtype '" + options.tree.dtype + "' is not a dtype name");
   }
-  if (options.given_tree) {
+  if (options.tree.given) {
     spec.source = TreeSpec::Source::kGiven;
-    spec.given = options.given_tree;
-    spec.layout = options.given_tree->layout;
-  } else if (!options.tree.empty()) {
+    spec.given = options.tree.given;
+    spec.layout = options.tree.given->layout;
+  } else if (!options.tree.file.empty()) {
     spec.source = TreeSpec::Source::kFile;
-    spec.path = options.tree;
-  } else if (!options.from.empty()) {
+    spec.path = options.tree.file;
+  } else if (!options.tree.checkpoint.empty()) {
     spec.source = TreeSpec::Source::kCheckpoint;
-    spec.path = options.from;
+    spec.path = options.tree.checkpoint;
     spec.layout = Layout::kHf;
   }
   return spec;
@@ -268,17 +268,16 @@ StatusOr<PlanInputs> PreparePlan(const std::shared_ptr<const Model>& model, cons
   PlanInputs inputs;
   inputs.model = model;
   EP_ASSIGN_OR_RETURN(inputs.uneven, ParseUneven(options.uneven));
-  inputs.max_devices = options.max_devices;
+  inputs.max_devices = options.mesh.max_devices;
   EP_ASSIGN_OR_RETURN(inputs.presets, model->Presets());
   EP_ASSIGN_OR_RETURN(inputs.logical_dims, model->LogicalDims());
   EP_ASSIGN_OR_RETURN(inputs.rules, model->Rules(options.rules, options.max_rules));
   EP_ASSIGN_OR_RETURN(inputs.tree_spec, TreeSpecOf(options));
   EP_ASSIGN_OR_RETURN(inputs.tree, model->Tree(inputs.tree_spec));
   EP_ASSIGN_OR_RETURN(inputs.links, model->Links(inputs.tree_spec, inputs.tree, *inputs.rules));
-  MeshOptions mesh{options.mesh, options.dcn, model->options().devices, options.max_devices};
   const RuleAxesFn rule_axes = [&] { return RuleAxes(*inputs.rules, *inputs.presets, model->config()); };
-  EP_ASSIGN_OR_RETURN(inputs.mesh,
-                      MeshFromOptions(mesh, model->config(), model->has_config(), &inputs.mesh_source, rule_axes));
+  EP_ASSIGN_OR_RETURN(inputs.mesh, MeshFromOptions(options.mesh, model->options().devices, model->config(),
+                                                   model->has_config(), &inputs.mesh_source, rule_axes));
   return inputs;
 }
 

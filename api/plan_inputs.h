@@ -66,13 +66,13 @@ StatusOr<PlanInputs> LoadPlanInputs(const Environment& env, const PlanOptions& o
 /// The tree PlanOptions name (--tree, --from, or the template in --layout / --dtype).
 StatusOr<TreeSpec> TreeSpecOf(const PlanOptions& options);
 
-/// The mesh of --mesh (with --dcn, --devices), else of the config's sharding_axis_dims / names;
-/// `source` receives which ("--mesh", "config sharding_axis_dims").
+/// The mesh of --mesh (with --dcn; `devices`, the config options' --devices, fills a -1), else of the
+/// config's sharding_axis_dims / names; `source` receives which ("--mesh", "config sharding_axis_dims").
 /// `rule_axes`, when given, lists the axes the rules use; it is called only when --mesh names an axis
 /// the config does not.
 using RuleAxesFn = std::function<std::vector<std::string>()>;
-StatusOr<Mesh> MeshFromOptions(const MeshOptions& options, const Json& config, bool has_config, std::string* source,
-                               const RuleAxesFn& rule_axes = {});
+StatusOr<Mesh> MeshFromOptions(const MeshOptions& options, std::optional<int64_t> devices, const Json& config,
+                               bool has_config, std::string* source, const RuleAxesFn& rule_axes = {});
 
 /// The mesh axes `rules` name once resolved against `config` (presets and tokens expanded), in order of
 /// first use: with the config's axes, what --mesh may size.

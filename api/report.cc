@@ -198,7 +198,8 @@ Json DeviceBlocksJson(const std::vector<int64_t>& totals) {
 // Why a step with a hardware profile has no cost section, or "" when it can have one.
 std::string CostUnavailable(const ReportOptions& options) {
   if (!options.memory || options.memory->hardware.empty()) return "give --hardware to price the step";
-  if (!options.plan.tree.empty() || !options.plan.from.empty() || options.plan.layout != "easydel") {
+  if (!options.plan.tree.file.empty() || !options.plan.tree.checkpoint.empty() ||
+      options.plan.tree.layout != "easydel") {
     return "cost runs the family's forward pass on its EasyDeL tree: --tree, --from and --layout hf do not apply";
   }
   return "";
@@ -381,8 +382,8 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
 ReportOptions CandidateReportOptions(const SuggestOptions& options, const Candidate& candidate) {
   ReportOptions out;
   out.plan = options.plan;
-  out.plan.mesh = candidate.MeshFlag();
-  out.plan.dcn = candidate.DcnFlag();
+  out.plan.mesh.axes = candidate.MeshFlag();
+  out.plan.mesh.dcn = candidate.DcnFlag();
   out.plan.rules = candidate.rules;
   out.memory = options.memory;
   if (options.memory.mode == "train") out.policy = candidate.policy;

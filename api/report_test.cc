@@ -41,7 +41,7 @@ std::map<std::string, int64_t> ExpandTensors(const Json& tensors) {
 TEST(ReportTest, TensorRowsExpandToEveryTensorOfThePlanInItsGroup) {
   auto model = LoadExample("qwen3-30b-a3b");
   ReportOptions options;
-  options.plan.mesh = "dp=1,fsdp=4,ep=2,tp=1,sp=1";
+  options.plan.mesh.axes = "dp=1,fsdp=4,ep=2,tp=1,sp=1";
   auto report = Report(model, options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   const Json* data = &report->data;
@@ -68,7 +68,7 @@ TEST(ReportTest, TensorRowsExpandToEveryTensorOfThePlanInItsGroup) {
 TEST(ReportTest, MemoryIsTheMemoryCommandsForTheSameStep) {
   auto model = LoadExample("llama-3.1-8b");
   ReportOptions options;
-  options.plan.mesh = "dp=1,fsdp=4,ep=1,tp=2,sp=1";
+  options.plan.mesh.axes = "dp=1,fsdp=4,ep=1,tp=2,sp=1";
   MemoryOptions memory;
   memory.mode = "train";
   memory.batch = 8;
@@ -95,9 +95,9 @@ TEST(ReportTest, MemoryIsTheMemoryCommandsForTheSameStep) {
 TEST(ReportTest, DeepSeekV3HfTreeFitsInTwoMegabytes) {
   auto model = LoadExample("deepseek-v3");
   ReportOptions options;
-  options.plan.layout = "hf";
+  options.plan.tree.layout = "hf";
   options.plan.rules = testing::SourceDir() + "/rules/deepseek_v3_hf.yaml";
-  options.plan.mesh = "dp=1,fsdp=1024,ep=1,tp=8,sp=1";
+  options.plan.mesh.axes = "dp=1,fsdp=1024,ep=1,tp=8,sp=1";
   auto report = Report(model, options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   const Json* data = &report->data;
@@ -113,7 +113,7 @@ TEST(ReportTest, DeepSeekV3HfTreeFitsInTwoMegabytes) {
 TEST(ReportTest, CostIsTheCostCommandsForTheSameStep) {
   auto model = LoadExample("llama-3.1-8b");
   ReportOptions options;
-  options.plan.mesh = "dp=1,fsdp=4,ep=1,tp=2,sp=1";
+  options.plan.mesh.axes = "dp=1,fsdp=4,ep=1,tp=2,sp=1";
   MemoryOptions memory;
   memory.mode = "train";
   memory.batch = 16;
@@ -148,7 +148,7 @@ TEST(ReportTest, CostIsTheCostCommandsForTheSameStep) {
 TEST(ReportTest, StepWithoutHardwareOrOnTheHfTreeSaysWhyItHasNoCost) {
   auto model = LoadExample("llama-3.1-8b");
   ReportOptions options;
-  options.plan.mesh = "dp=1,fsdp=8,ep=1,tp=1,sp=1";
+  options.plan.mesh.axes = "dp=1,fsdp=8,ep=1,tp=1,sp=1";
   MemoryOptions memory;
   memory.mode = "serve";
   memory.batch = 4;
@@ -162,7 +162,7 @@ TEST(ReportTest, StepWithoutHardwareOrOnTheHfTreeSaysWhyItHasNoCost) {
 
   options.memory->max_memory.clear();
   options.memory->hardware = "h100-sxm";
-  options.plan.layout = "hf";
+  options.plan.tree.layout = "hf";
   report = Report(model, options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_TRUE(report->data["cost"].is_null());
@@ -215,7 +215,7 @@ TEST(ReportTest, SuggestReportDrawsTheWinnersPlanAndEveryCandidate) {
 TEST(ReportTest, LargeMeshesAggregateIntoBlocksOfConsecutiveDevices) {
   auto model = LoadExample("llama-3.1-8b");
   ReportOptions options;
-  options.plan.mesh = "dp=3,fsdp=1024,ep=1,tp=4,sp=1";
+  options.plan.mesh.axes = "dp=3,fsdp=1024,ep=1,tp=4,sp=1";
   auto report = Report(model, options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   auto plan = PlanModel(model, options.plan);

@@ -134,9 +134,9 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
   if (SuggestDevices(options) < 1) {
     return Status::BadInput({}, "--devices is required: the chips to lay the model out on", {"e.g. --devices 256"});
   }
-  if (SuggestDevices(options) > options.plan.max_devices) {
+  if (SuggestDevices(options) > options.plan.mesh.max_devices) {
     return Status::BadInput({}, fmt::format("--devices {} is more than --max-devices {}", SuggestDevices(options),
-                                            options.plan.max_devices));
+                                            options.plan.mesh.max_devices));
   }
   if (options.slices < 1 || SuggestDevices(options) % options.slices != 0) {
     return Status::BadInput(
@@ -152,7 +152,7 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
                               {"e.g. --mode decode --batch 1 --seq 4096 --max-tpot 20"});
     }
   }
-  if (!options.plan.mesh.empty() || !options.plan.dcn.empty()) {
+  if (!options.plan.mesh.axes.empty() || !options.plan.mesh.dcn.empty()) {
     return Status::BadInput({}, "suggest chooses the mesh: --mesh and --dcn do not apply",
                             {"use --slices K for K slices or nodes; `cost --mesh ...` prices one mesh"});
   }
@@ -282,8 +282,8 @@ class Search {
   Status PricePlacement(const Candidate& shape, size_t r, int64_t order, Partial& part) const {
     PlanOptions plan_options = options_.plan;
     plan_options.rules = rule_sets_[r];
-    plan_options.mesh = shape.MeshFlag();
-    plan_options.dcn = shape.DcnFlag();
+    plan_options.mesh.axes = shape.MeshFlag();
+    plan_options.mesh.dcn = shape.DcnFlag();
     EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model_, plan_options));
     EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
     if (plan.HasErrors()) {

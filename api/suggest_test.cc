@@ -51,7 +51,7 @@ TEST(SuggestTest, ConsidersEveryFactorizationAndReturnsTheMinimumOfCost) {
           for (int64_t m = 1; m <= options.max_microbatches; ++m) {
             if (batch % m != 0 || (batch / m) % (dp * fsdp) != 0) continue;
             CostOptions cost;
-            cost.plan.mesh = mesh;
+            cost.plan.mesh.axes = mesh;
             cost.memory = options.memory;
             cost.microbatches = m;
             auto priced = Cost(*with_policy, cost);
@@ -210,7 +210,7 @@ TEST(SuggestTest, OptionErrorsNameTheFlag) {
   options.slices = 3;
   EXPECT_NE(Suggest(model, options).status().ToString().find("--slices 3 does not divide"), std::string::npos);
   options = Options(8, "h100-sxm", 8, 1024);
-  options.plan.mesh = "dp=8";
+  options.plan.mesh.axes = "dp=8";
   EXPECT_NE(Suggest(model, options).status().ToString().find("--mesh"), std::string::npos);
 }
 

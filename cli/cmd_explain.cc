@@ -9,7 +9,8 @@ namespace easyplan::cli {
 
 void PrepareExplain(api::CommandOptions& options) {
   // With --tree and no CONFIG, the one positional is the pattern.
-  if (options.pattern.empty() && !options.plan.tree.empty()) std::swap(options.pattern, options.plan.config.config);
+  if (options.pattern.empty() && !options.plan.tree.file.empty())
+    std::swap(options.pattern, options.plan.config.config);
 }
 
 Status RenderExplain(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx) {

@@ -143,8 +143,8 @@ StatusOr<api::CommandOptions> ParseCommandOptions(const PyModel& self, const api
   parsed.plan.config = self.model->options();
   EP_RETURN_IF_ERROR(api::ApplyOptions(std::string(spec.name), options, &parsed));
   if (tree_json) {
-    EP_ASSIGN_OR_RETURN(ParamTree tree, ParseTreeJson(*tree_json, "<tree>", Limits{}, parsed.plan.max_tensors));
-    parsed.plan.given_tree = std::make_shared<const ParamTree>(std::move(tree));
+    EP_ASSIGN_OR_RETURN(ParamTree tree, ParseTreeJson(*tree_json, "<tree>", Limits{}, parsed.plan.tree.max_tensors));
+    parsed.plan.tree.given = std::make_shared<const ParamTree>(std::move(tree));
   }
   return parsed;
 }

@@ -49,7 +49,7 @@ TEST_P(CorpusMemoryTest, BreakdownHoldsItsInvariants) {
   const Case& c = GetParam();
   api::PlanOptions flags;
   flags.config.config = testing::CorpusDir() + "/" + c.model + "/config.json";
-  flags.mesh = c.mesh;
+  flags.mesh.axes = c.mesh;
   auto inputs = api::LoadPlanInputs(api::Environment::Real(), flags, nullptr);
   ASSERT_TRUE(inputs.ok()) << inputs.status().ToString();
   auto plan = planner::BuildPlan(inputs->Request());

@@ -77,8 +77,8 @@ struct Planned {
 std::optional<Planned> PlanModel(const std::string& model, const std::string& mesh, const std::string& layout) {
   api::PlanOptions flags;
   flags.config.config = testing::CorpusDir() + "/" + model + "/config.json";
-  flags.mesh = mesh;
-  flags.layout = layout;
+  flags.mesh.axes = mesh;
+  flags.tree.layout = layout;
   std::vector<Diag> diags;
   auto inputs = api::LoadPlanInputs(api::Environment::Real(), flags, &diags);
   std::string err;

@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
                                           easyplan::api::ConfigSource::Path(config_path), {});
   if (!model.ok()) return std::cerr << model.status().ToString() << "\n", 2;
   easyplan::api::PlanOptions options;
-  options.mesh = "dp=1,fsdp=4,ep=1,tp=2,sp=1";
+  options.mesh.axes = "dp=1,fsdp=4,ep=1,tp=2,sp=1";
   auto result = easyplan::api::PlanModel(*model, options);  // the plan, its inputs, the expert mesh
   if (!result.ok()) return std::cerr << result.status().ToString() << "\n", 2;
   // README end
