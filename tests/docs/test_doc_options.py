@@ -11,9 +11,17 @@ import pytest
 from doc_examples import FENCE, ROOT, documents
 
 BINARY = pathlib.Path(os.environ.get("EASYPLAN_BINARY", ROOT / "build" / "cli" / "easyplan")).resolve()
-COMMANDS = ["resolve", "tree", "plan", "explain", "validate", "activations", "memory", "export", "check", "cost",
-            "suggest", "report"]
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]*")
+
+
+def commands():
+    """Every command `easyplan --help` lists (the command table's, api/command_table.h)."""
+    text = subprocess.run([str(BINARY), "--help"], capture_output=True, text=True).stdout
+    listed = text.split("Subcommands:\n", 1)[1] if "Subcommands:\n" in text else ""
+    return [line.split()[0] for line in listed.split("\n") if line.startswith("  ") and line.split()]
+
+
+COMMANDS = commands()
 
 
 def help_flags(command):
@@ -58,6 +66,7 @@ USES = uses()
 
 
 def test_the_documents_give_flags():
+    assert len(COMMANDS) >= 12, COMMANDS
     assert len(USES) > 100, len(USES)
 
 
