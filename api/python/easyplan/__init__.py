@@ -349,9 +349,9 @@ def _docstring(spec, method):
     lines = ["``easyplan %s``: %s." % (name, spec["summary"]), "", "Returns %s." % returns, ""]
     if not method:
         lines += ["``config``: a path, a dict, JSON text, a :class:`Model` or None (EasyDeL's defaults).", ""]
-    for option, _ in _positional(spec):
-        lines.append("``%s``: %s." % (_keyword(option["name"]), option["help"]))
-    lines += ["", "Options (keyword only; None means not given):"]
+    positional = ["``%s``: %s." % (_keyword(o["name"]), o["help"]) for o, _ in _positional(spec)]
+    lines += positional + ([""] if positional else [])
+    lines += ["Options (keyword only; None means not given):"]
     lines += [_option_doc(o) for o in _python_options(spec, method)]
     return "\n".join(lines)
 
