@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
+#include <vector>
 
 namespace easyplan::kernels {
 namespace {
@@ -22,24 +24,65 @@ bool CrossesNetwork(const Mesh& mesh, const std::vector<int>& axes, const planne
   return hw.fast.chips > 0 && span >= hw.fast.chips;
 }
 
+// The fast domains a group spans: the slices of its DCN factors (--dcn), else its size over the members
+// it has in the first domain (the devices [0, fast.chips) in row-major order).
+int64_t DomainsSpanned(const Mesh& mesh, const std::vector<int>& axes, const planner::HardwareProfile& hw) {
+  std::vector<int64_t> stride(mesh.shape.size(), 1);
+  for (size_t k = mesh.shape.size(); k-- > 1;) stride[k - 1] = stride[k] * mesh.shape[k];
+  int64_t group = 1, slices = 1;
+  std::vector<std::pair<int64_t, int64_t>> members;  // (stride, size) of each axis
+  for (int a : axes) {
+    const size_t k = static_cast<size_t>(a);
+    if (!mesh.dcn_shape.empty()) slices *= std::max<int64_t>(1, mesh.dcn_shape[k]);
+    group *= mesh.shape[k];
+    members.emplace_back(stride[k], mesh.shape[k]);
+  }
+  if (slices > 1) return slices;
+  const int64_t chips = hw.fast.chips > 0 ? hw.fast.chips : mesh.NumDevices();
+  // Members with a device id below `chips`: a depth-first count over the axes, pruned past the domain
+  // (at most `chips` leaves).
+  int64_t inside = 0;
+  std::vector<std::pair<size_t, int64_t>> stack = {{0, 0}};
+  while (!stack.empty()) {
+    const auto [axis, id] = stack.back();
+    stack.pop_back();
+    if (axis == members.size()) {
+      ++inside;
+      continue;
+    }
+    for (int64_t i = 0; i < members[axis].second && id + i * members[axis].first < chips; ++i) {
+      stack.emplace_back(axis + 1, id + i * members[axis].first);
+    }
+  }
+  return std::max<int64_t>(1, group / std::max<int64_t>(1, inside));
+}
+
 int64_t RingSteps(CollectiveKind kind, int64_t group) {
   return kind == CollectiveKind::kAllReduce ? 2 * (group - 1) : group - 1;
 }
 
-// One ring collective on `link`, as NCCL's tuner models it (src/graph/tuning.cc, ncclTopoTuneModel and
+// One ring collective, as NCCL's tuner models it (src/graph/tuning.cc, ncclTopoTuneModel and
 // ncclTopoGetAlgoTime): a base latency, a latency per ring step and the bytes at the protocol's bus
 // bandwidth, under the protocol with the least time (Simple, or LL for small messages where the link
-// has it).
-double RingSeconds(const planner::LinkDomain& link, double efficiency, CollectiveKind kind, int64_t group,
-                   int64_t bytes) {
+// has it). A ring over `domains` fast domains takes its inter-domain steps (domains - 1, twice for an
+// all-reduce) at the network's step latency and the rest at the fast domain's, and its bandwidth is the
+// network's, the slowest level it crosses (ncclTopoTuneModel: latencies += (nsteps - nInterSteps) x
+// intraLat + nInterSteps x interLat, with intraLat x 1.8 under LL across nodes).
+double RingSeconds(const planner::HardwareProfile& hw, bool network, int64_t domains, CollectiveKind kind,
+                   int64_t group, int64_t bytes) {
+  const planner::LinkDomain& link = network ? hw.network : hw.fast;
   const double steps = static_cast<double>(RingSteps(kind, group));
-  const double bandwidth = link.bandwidth * efficiency;
-  double seconds =
-      link.base_latency + link.latency * steps + (bandwidth > 0 ? static_cast<double>(bytes) / bandwidth : 0);
+  const double inter = network ? static_cast<double>(RingSteps(kind, std::max<int64_t>(domains, 2))) : 0;
+  const double intra = std::max(0.0, steps - inter);
+  const double bandwidth = link.bandwidth * hw.link_efficiency;
+  const double step_latency = network ? inter * link.latency + intra * hw.fast.latency : steps * link.latency;
+  double seconds = link.base_latency + step_latency + (bandwidth > 0 ? static_cast<double>(bytes) / bandwidth : 0);
   if (link.low_latency) {
     const planner::LinkDomain::LowLatency& ll = *link.low_latency;
+    const double fast_ll = hw.fast.low_latency ? hw.fast.low_latency->latency : hw.fast.latency;
+    const double ll_steps = network ? inter * ll.latency + intra * 1.8 * fast_ll : steps * ll.latency;
     const double ll_bandwidth = std::min(ll.bandwidth, bandwidth);
-    seconds = std::min(seconds, ll.base_latency + ll.latency * steps + static_cast<double>(bytes) / ll_bandwidth);
+    seconds = std::min(seconds, ll.base_latency + ll_steps + static_cast<double>(bytes) / ll_bandwidth);
   }
   return seconds;
 }
@@ -213,9 +256,9 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   double overlappable_s = 0, exposed_s = 0;
   auto price = [&](PricedCollective c, const std::vector<int>& axes) {
     const bool network = CrossesNetwork(mesh, axes, hw);
-    const planner::LinkDomain& link = network ? hw.network : hw.fast;
     c.link = network ? "network" : "fast";
-    c.seconds = RingSeconds(link, hw.link_efficiency, c.kind, c.group, c.bytes_per_device);
+    const int64_t domains = network ? DomainsSpanned(mesh, axes, hw) : 1;
+    c.seconds = RingSeconds(hw, network, domains, c.kind, c.group, c.bytes_per_device);
     c.axes = AxesText(mesh, axes);
     const double total = c.seconds * static_cast<double>(c.count);
     cost.communication_s += total;

@@ -85,6 +85,24 @@ TEST(StepTimeTest, GroupsLeavingTheFastDomainUseTheNetwork) {
   EXPECT_TRUE(tp_fast);
 }
 
+// NCCL's split of a ring across fast domains (src/graph/tuning.cc, ncclTopoTuneModel): fsdp=8 over two
+// 4-chip domains takes 1 step (2 for an all-reduce) at the network's latency, the rest at the fast
+// domain's, and the bytes at the network's bandwidth.
+TEST(StepTimeTest, ARingAcrossDomainsTakesItsInterDomainStepsAtTheNetworkLatency) {
+  ModelDesc m = TinyLlama();
+  m.batch = 8;
+  const Priced p = Price(m, {1, 8, 1, 1, 1}, {});
+  const planner::HardwareProfile hw = TestChip();
+  ASSERT_FALSE(p.cost.collectives.empty());
+  for (const PricedCollective& c : p.cost.collectives) {
+    const bool all_reduce = c.kind == CollectiveKind::kAllReduce;
+    const double inter = all_reduce ? 2 : 1, steps = all_reduce ? 14 : 7;
+    const double want = inter * hw.network.latency + (steps - inter) * hw.fast.latency +
+                        static_cast<double>(c.bytes_per_device) / hw.network.bandwidth;
+    EXPECT_NEAR(c.seconds, want, 1e-12) << c.op;
+  }
+}
+
 TEST(StepTimeTest, ParameterGathersHideBehindComputeAndTensorParallelReductionsDoNot) {
   ModelDesc m = TinyLlama();
   m.batch = 4;
