@@ -1,5 +1,7 @@
 #include "core/json.h"
 
+#include <cmath>
+
 namespace easyplan {
 
 const char* JsonTypeName(const Json& value) {
@@ -30,6 +32,12 @@ void AppendMember(Json& object, std::string key, Json value) {
 }
 
 std::string JsonForMessage(const Json& value, size_t max_chars) {
+  // nlohmann dumps a non-finite float as `null`, which is not what the user wrote: a YAML file can hold
+  // .inf and .nan (YAML 1.2, 10.2.1.4 "Floating Point"), so they are shown in its spelling.
+  if (value.is_number_float() && !std::isfinite(value.get<double>())) {
+    const double number = value.get<double>();
+    return std::isnan(number) ? ".nan" : (number > 0 ? ".inf" : "-.inf");
+  }
   std::string text = value.dump(-1, ' ', false, Json::error_handler_t::replace);
   if (text.size() > max_chars) text = text.substr(0, max_chars - 3) + "...";
   return text;

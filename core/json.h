@@ -18,7 +18,8 @@ const char* JsonTypeName(const Json& value);
 /// REQUIRES: object.is_object() and it has no member named `key`.
 void AppendMember(Json& object, std::string key, Json value);
 
-/// Compact one-line rendering for messages: strings quoted, long values shortened with "...".
+/// Compact one-line rendering for messages: strings quoted, long values shortened with "...", a
+/// non-finite float in YAML's spelling (.inf, -.inf, .nan) where JSON would write null.
 std::string JsonForMessage(const Json& value, size_t max_chars = 60);
 
 /// What a message says was found: "-3" for integers, "string \"4\"" / "float 2.5" / "array [1, 2]"

@@ -30,8 +30,8 @@ TEST(Utf8Test, MalformedSequencesAreZero) {
            "\xE6\xBC",          // cut short
            "\xE6\x41\xA2",      // a non-continuation byte inside
        }) {
-    EXPECT_EQ(Utf8SequenceLength(bad, 0), 0u) << testing::PrintToString(bad);
-    EXPECT_FALSE(IsValidUtf8("ok" + bad)) << testing::PrintToString(bad);
+    EXPECT_EQ(Utf8SequenceLength(bad, 0), 0u) << ::testing::PrintToString(bad);
+    EXPECT_FALSE(IsValidUtf8("ok" + bad)) << ::testing::PrintToString(bad);
   }
 }
 

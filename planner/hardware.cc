@@ -86,7 +86,12 @@ class ProfileReader {
     const std::string expected = at_most_one ? "a fraction in (0, 1]" : "a positive number of " + std::string(unit);
     if (!value.is_number()) return Error(pointer, "expected " + expected + ", found " + Found(value));
     const double number = value.get<double>();
-    if (!(number > 0) || !std::isfinite(number) || (at_most_one && number > 1)) {
+    if (!std::isfinite(number)) {  // a YAML .inf or .nan (JSON has neither)
+      return Error(pointer, "expected a finite number" +
+                                (at_most_one ? std::string(" in (0, 1]") : " of " + std::string(unit)) + ", found " +
+                                JsonForMessage(value));
+    }
+    if (!(number > 0) || (at_most_one && number > 1)) {
       return Error(pointer, "expected " + expected + ", found " + JsonForMessage(value));
     }
     // Plausible ranges, so that no step is priced at infinity (a 1e-300 efficiency or a 1e307 s latency

@@ -110,7 +110,18 @@ TEST(HardwareProfileTest, NegativeBandwidthIsRejectedWithWhatWasExpected) {
 TEST(HardwareProfileTest, InfiniteBandwidthIsRejected) {  // the cost model divides by it
   const std::string error =
       ErrorOf(With("fast", "fast: {kind: ici, chips: 256, torus: [16, 16], bandwidth: .inf, latency: 1e-6}"));
-  EXPECT_NE(error.find("/fast/bandwidth: expected a positive number of bytes per second"), std::string::npos) << error;
+  EXPECT_NE(error.find("/fast/bandwidth: expected a finite number of bytes per second, found .inf"), std::string::npos)
+      << error;
+}
+
+// The message names the value the file holds: `.nan` and `-.inf` used to be reported as "found null".
+TEST(HardwareProfileTest, NonFiniteFiguresAreNamedAsWritten) {
+  EXPECT_NE(ErrorOf(With("peak_flops_bf16", "peak_flops_bf16: .nan"))
+                .find("/peak_flops_bf16: expected a finite number of FLOP per second, found .nan"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(With("efficiency", "efficiency: {matmul: -.inf, link: 0.8, hbm: 0.9}"))
+                .find("/efficiency/matmul: expected a finite number in (0, 1], found -.inf"),
+            std::string::npos);
 }
 
 // issue 36: a profile with peak_flops_bf16: 1e-300 priced a step at `step time inf s`.
