@@ -421,7 +421,9 @@ StatusOr<std::string> ReportPage(const Json& data, const Limits& limits) {
 std::string ReportPage(const Json& data) {
   // "</" inside a <script> element would end it early: JSON allows the escaped "<\/" instead.
   RequireFinite(data);  // dump() would write a NaN or an infinity as null (core/emit.h)
-  std::string json = data.dump();
+  // A string that is not UTF-8 (a --rules or --hardware path: Linux file names are bytes) is written with
+  // U+FFFD in place of each bad byte, as EmitJson writes it; the default handler throws instead.
+  std::string json = data.dump(-1, ' ', false, Json::error_handler_t::replace);
   std::string safe;
   safe.reserve(json.size());
   for (size_t i = 0; i < json.size(); ++i) {

@@ -257,6 +257,15 @@ TEST(ReportTest, DataCannotCloseThePageScript) {
   EXPECT_EQ(page.substr(start, end - start).find("alert(1)</"), std::string::npos);
 }
 
+// A --rules or --hardware path is bytes (a Linux file name need not be UTF-8) and lands in the data: the
+// page used to throw nlohmann's type_error 316 out of dump(), exit 3 on user input.
+TEST(ReportTest, PathThatIsNotUtf8IsWrittenAsEmitJsonWritesIt) {
+  Json data = Json::object();
+  data["rules"] = "/tmp/r\xff.yaml";
+  const std::string page = ReportPage(data);
+  EXPECT_NE(page.find("\"rules\":\"/tmp/r\xEF\xBF\xBD.yaml\""), std::string::npos);  // U+FFFD
+}
+
 TEST(ReportTest, TemplateHasTheDataMarkerAndNoNetworkReference) {
   const std::string_view page = ReportTemplate();
   EXPECT_NE(page.find("__EASYPLAN_DATA__"), std::string::npos);
