@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/json_parse.h"
+#include "core/utf8.h"
 
 namespace easyplan::schemas {
 namespace {
@@ -55,6 +56,13 @@ std::string SetForMessage(const std::string& assignment) {
 
 StatusOr<std::string> ApplySet(Json& config, const std::string& assignment, const Limits& limits) {
   SourceLoc loc{SetForMessage(assignment)};
+  // A config file's keys and strings are UTF-8 (the JSON and YAML readers refuse anything else); a command
+  // line is bytes, and a string that is not UTF-8 cannot be written back out as JSON (the emitters
+  // replace its bytes, the report page's and the activation plan's writers threw: exit 3).
+  if (!IsValidUtf8(assignment)) {
+    return Status::BadInput(loc, "expected UTF-8 text, found bytes that are not UTF-8",
+                            {"a config's keys and strings are JSON's (RFC 8259 section 8.1: UTF-8)"});
+  }
   size_t eq = assignment.find('=');
   if (eq == std::string::npos) {
     return Status::BadInput(loc, "expected KEY=VALUE, found no '='", {"example: --set rope_scaling.factor=8"});
