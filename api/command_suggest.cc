@@ -1,10 +1,40 @@
 // `easyplan suggest CONFIG --devices N --hardware H --mode M --batch B --seq S`: every mesh, checkpoint
 // policy and microbatch count that EasyDeL accepts and that fits, ranked by step time (docs/COST.md).
 // Exit 1 when nothing fits.
+#include <filesystem>
+#include <string>
+
 #include "api/commands.h"
 #include "core/emit.h"
 
 namespace easyplan::api {
+namespace {
+
+/// Whether --report and -o write one destination: both standard output ("" and "-" for -o, "-" for
+/// --report), or the same path as written (compared lexically: the file system is not consulted).
+bool ReportSharesOutput(const std::string& report, const std::string& output) {
+  if (report.empty()) return false;
+  const bool output_is_stdout = output.empty() || output == "-";
+  if (report == "-" || output_is_stdout) return report == "-" && output_is_stdout;
+  return std::filesystem::path(report).lexically_normal() == std::filesystem::path(output).lexically_normal();
+}
+
+/// The command's checks, and one of its own: the page and the table (or JSON) each need their own file,
+/// else the second write replaces the first and the run still succeeds.
+Status CheckSuggestCommand(const CommandOptions& options) {
+  EP_RETURN_IF_ERROR(CheckSuggestOptions(options.Suggest()));
+  if (ReportSharesOutput(options.report, options.output)) {
+    const bool to_stdout = options.report == "-";
+    return Status::BadInput(
+        {},
+        to_stdout ? "--report - writes the page to standard output, where the table (or JSON) goes too"
+                  : "--report and -o both name '" + options.report + "': the page would replace the table (or JSON)",
+        {to_stdout ? "write one of them to a file: -o FILE or --report FILE" : "give the page its own file"});
+  }
+  return Status();
+}
+
+}  // namespace
 
 CommandSpec SuggestCommand() {
   return {
@@ -13,7 +43,7 @@ CommandSpec SuggestCommand() {
       .groups = {OptionGroup::kConfig, OptionGroup::kStep, OptionGroup::kStepState, OptionGroup::kHardware},
       .options = {"uneven", "slices", "suggest_rules", "top", "max_microbatches", "max_tpot", "decode", "precision",
                   "format", "output", "report"},
-      .check = [](const CommandOptions& options) { return CheckSuggestOptions(options.Suggest()); },
+      .check = CheckSuggestCommand,
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         SuggestValue value;
         value.options = options.Suggest();
