@@ -223,7 +223,8 @@ Status CheckValue(const CommandOption& option, const Json& value, std::string_vi
     case CheckKind::kSeconds: {
       const double v = value.get<double>();
       if (v > 0 && v <= 86400) return Status();
-      return Status::BadInput({}, fmt::format("{} {} is not a number of seconds from 0 to 86400 (a day)", flag, v));
+      return Status::BadInput(
+          {}, fmt::format("{} must be more than 0 and at most 86400 seconds (a day), found {}", flag, v));
     }
     case CheckKind::kRegex:
       return CheckExplainPattern(value.get<std::string>());
