@@ -112,7 +112,7 @@ struct CostResult {
   planner::Plan plan;
   StepSettings settings;
   const planner::HardwareProfile* hardware = nullptr;
-  std::string budget_label;  ///< "tpu-v5p (95.0 GiB HBM)", or --memory-per-device as given
+  std::string budget_label;  ///< "tpu-v5p (95.0 GiB HBM)", or --max-memory as given
   /// Also for a plan with errors (priced as laid out); nullopt only when such a plan cannot be priced.
   std::optional<StepEstimate> estimate;
 };

@@ -5,6 +5,7 @@
 
 #include "api/config_input.h"
 #include "core/did_you_mean.h"
+#include "planner/memory.h"
 
 namespace easyplan::api {
 namespace {
@@ -50,27 +51,40 @@ StatusOr<planner::HardwareProfile> LoadHardwareProfile(const Environment& env, c
     EP_ASSIGN_OR_RETURN(Document doc, data.ReadDocument(std::string(kHardwareDir) + "/" + name + ".yaml"));
     return planner::ParseHardwareProfile(doc, name);
   }
-  std::string message = "--hardware '" + name_or_file + "' is not a known hardware profile";
-  // A device of schemas/devices.yaml ("h100-80g": a part and its memory) names its part: the profiles of
-  // that part come first ("h100-sxm"), not the nearest spelling ("a100-80g", another GPU).
-  std::string part = name_or_file;
-  if (const size_t dash = part.rfind('-'); dash != std::string::npos && dash + 2 < part.size() && part.back() == 'g' &&
-                                           std::all_of(part.begin() + static_cast<std::ptrdiff_t>(dash) + 1,
-                                                       part.end() - 1, [](char c) { return c >= '0' && c <= '9'; })) {
-    part.resize(dash);
+  // A memory-only entry of the catalogue (schemas/devices.yaml) budgets memory but has no compute figures.
+  EP_ASSIGN_OR_RETURN(const Document devices_doc, env.Data().ReadDocument("schemas/devices.yaml"));
+  EP_ASSIGN_OR_RETURN(const std::vector<planner::DeviceKind> devices, planner::ParseDeviceTable(devices_doc));
+  for (const planner::DeviceKind& device : devices) {
+    if (device.name != name_or_file) continue;
+    std::vector<std::string> notes;
+    if (device.profiles.empty()) {
+      notes.push_back("no profile of this part is bundled: give a profile file (docs/COST.md, \"Hardware profiles\")");
+    } else {
+      notes.push_back(std::string(device.profiles.size() == 1 ? "the profile of its part: " : "it could mean: ") +
+                      JoinQuoted(device.profiles) + (device.note.empty() ? "" : " (" + device.note + ")"));
+    }
+    std::string message = "--hardware '" + name_or_file + "' (" + device.description +
+                          ") has memory figures only: it budgets memory but cannot price a step (no compute figures)";
+    if (device.profiles.size() == 1) message += " (did you mean '" + device.profiles[0] + "'?)";
+    return Status::BadInput({}, message, notes);
   }
+  std::string message = "--hardware '" + name_or_file + "' is not a known hardware profile";
   // A part named without its variant ("h100" for "h100-sxm", "tpu-v5" for "tpu-v5e") before the
   // nearest spelling ("h200", "tpu-v4").
   std::optional<std::string> suggestion;
   for (const std::string& name : names) {
-    if (!suggestion && part.size() >= 3 && name.starts_with(part)) suggestion = name;
+    if (!suggestion && name_or_file.size() >= 3 && name.starts_with(name_or_file)) suggestion = name;
   }
   if (!suggestion) suggestion = SuggestClosest(name_or_file, names);
   if (suggestion) message += " (did you mean '" + *suggestion + "'?)";
-  return Status::BadInput({}, message,
-                          {"profiles: " + JoinQuoted(names),
-                           "or give a profile file (a path with '/' or ending in .yaml; docs/COST.md describes the "
-                           "format)"});
+  std::vector<std::string> device_names;
+  for (const planner::DeviceKind& device : devices) device_names.push_back(device.name);
+  return Status::BadInput(
+      {}, message,
+      {"profiles: " + JoinQuoted(names),
+       "memory-only accelerators (schemas/devices.yaml; they budget memory, not a step): " + JoinQuoted(device_names),
+       "or give a profile file (a path with '/' or ending in .yaml; docs/COST.md describes the "
+       "format)"});
 }
 
 }  // namespace easyplan::api

@@ -82,6 +82,8 @@ TEST(HardwareLookupTest, UnknownNameSuggestsAVariantAndListsEveryName) {
   EXPECT_NE(diag.message.find("(did you mean 'h100-sxm'?)"), std::string::npos) << diag.message;
   ASSERT_FALSE(diag.notes.empty());
   EXPECT_NE(diag.notes[0].find("\"tpu-v6e\""), std::string::npos) << diag.notes[0];
+  ASSERT_GE(diag.notes.size(), 2u);
+  EXPECT_NE(diag.notes[1].find("\"h100-80g\""), std::string::npos) << diag.notes[1];
   EXPECT_NE(LoadHardwareProfile(Environment::Real(), "tpu-v5q").status().diag().message.find("did you mean"),
             std::string::npos);
 }
@@ -94,6 +96,22 @@ TEST(HardwareLookupTest, ADeviceNameSuggestsTheProfileOfItsPart) {
     const std::string message = LoadHardwareProfile(Environment::Real(), device).status().diag().message;
     EXPECT_NE(message.find(std::string("(did you mean '") + profile + "'?)"), std::string::npos) << message;
   }
+}
+
+// One catalogue: a memory-only entry says it cannot price a step and names the profiles of its part;
+// an ambiguous name (h100-80g covers SXM and PCIe) says which part its profile is; a part with no
+// bundled profile says so.
+TEST(HardwareLookupTest, AMemoryOnlyEntrySaysItCannotPriceAStep) {
+  const Diag h100 = LoadHardwareProfile(Environment::Real(), "h100-80g").status().diag();
+  EXPECT_NE(h100.message.find("has memory figures only: it budgets memory but cannot price a step"), std::string::npos)
+      << h100.message;
+  ASSERT_EQ(h100.notes.size(), 1u);
+  EXPECT_EQ(h100.notes[0],
+            "the profile of its part: \"h100-sxm\" (h100-sxm is the SXM part; no PCIe profile is bundled)");
+  const Diag l4 = LoadHardwareProfile(Environment::Real(), "l4-24g").status().diag();
+  EXPECT_EQ(l4.message.find("did you mean"), std::string::npos) << l4.message;
+  ASSERT_EQ(l4.notes.size(), 1u);
+  EXPECT_NE(l4.notes[0].find("no profile of this part is bundled"), std::string::npos) << l4.notes[0];
 }
 
 TEST(HardwareLookupTest, TheModelKeepsEachProfileAfterFirstUse) {

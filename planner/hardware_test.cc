@@ -228,27 +228,28 @@ TEST(HardwareProfileTest, EveryEmbeddedProfileParses) {
   }
 }
 
-TEST(HardwareProfileTest, EmbeddedHbmEqualsTheNamedDeviceOfDevicesYaml) {
+// One catalogue: a memory-only entry of devices.yaml and the full profiles of its part agree on the
+// memory a process can use (B200: 180 GiB in both), and every profile has its memory-only entry.
+TEST(HardwareProfileTest, DevicesAndTheProfilesOfTheirPartAgreeOnMemory) {
   const schemas::DataSource data = schemas::DataSource::Embedded();
   StatusOr<Document> devices_doc = data.ReadDocument("schemas/devices.yaml");
   ASSERT_TRUE(devices_doc.ok());
   StatusOr<std::vector<DeviceKind>> devices = ParseDeviceTable(*devices_doc);
   ASSERT_TRUE(devices.ok()) << devices.status().ToString();
-  // The devices.yaml entry of the same part. b200 has none on purpose: devices.yaml's b200-192g is the
-  // physical HBM, the profile the 180 GiB an HGX B200 process can use (schemas/hardware/b200.yaml).
-  const std::map<std::string, std::string> same_part = {
-      {"tpu-v4", "tpu-v4-32g"}, {"tpu-v5e", "tpu-v5e-16g"}, {"tpu-v5p", "tpu-v5p-95g"}, {"tpu-v6e", "tpu-v6e-32g"},
-      {"h100-sxm", "h100-80g"}, {"h200", "h200-141g"},      {"a100-80g", "a100-80g"},   {"mi300x", "mi300x-192g"}};
-  for (const auto& [profile_name, device_name] : same_part) {
-    StatusOr<Document> doc = data.ReadDocument("schemas/hardware/" + profile_name + ".yaml");
-    ASSERT_TRUE(doc.ok()) << profile_name;
-    StatusOr<HardwareProfile> profile = ParseHardwareProfile(*doc, profile_name);
-    ASSERT_TRUE(profile.ok()) << profile.status().ToString();
-    int64_t device_bytes = -1;
-    for (const DeviceKind& kind : *devices) {
-      if (kind.name == device_name) device_bytes = kind.bytes;
+  std::set<std::string> listed;
+  for (const DeviceKind& kind : *devices) {
+    for (const std::string& profile_name : kind.profiles) {
+      listed.insert(profile_name);
+      StatusOr<Document> doc = data.ReadDocument("schemas/hardware/" + profile_name + ".yaml");
+      ASSERT_TRUE(doc.ok()) << kind.name << " names profile " << profile_name;
+      StatusOr<HardwareProfile> profile = ParseHardwareProfile(*doc, profile_name);
+      ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+      EXPECT_EQ(profile->hbm_bytes, kind.bytes) << profile_name << " vs " << kind.name;
     }
-    EXPECT_EQ(profile->hbm_bytes, device_bytes) << profile_name << " vs " << device_name;
+  }
+  for (const char* profile :
+       {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "h100-sxm", "h200", "a100-80g", "b200", "mi300x"}) {
+    EXPECT_TRUE(listed.contains(profile)) << profile << " has no memory-only entry in schemas/devices.yaml";
   }
 }
 

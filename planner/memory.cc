@@ -132,7 +132,7 @@ StatusOr<std::vector<DeviceKind>> ParseDeviceTable(const Document& doc) {
   std::vector<DeviceKind> kinds;
   for (const auto& [name, value] : devices->items()) {
     const std::string pointer = PointerToMember("/devices", name);
-    EP_RETURN_IF_ERROR(reader.CheckKeys(value, pointer, {"memory", "description"}));
+    EP_RETURN_IF_ERROR(reader.CheckKeys(value, pointer, {"memory", "description", "profiles", "note"}));
     auto memory = value.find("memory");
     if (memory == value.end() || !memory->is_string()) {
       return reader.Error(pointer, "expected 'memory' as a byte size string such as \"80GiB\"");
@@ -140,9 +140,18 @@ StatusOr<std::vector<DeviceKind>> ParseDeviceTable(const Document& doc) {
     StatusOr<int64_t> bytes = ParseByteSize(memory->get<std::string>(), "memory");
     if (!bytes.ok()) return reader.Error(pointer + "/memory", bytes.status().diag().message);
     auto description = value.find("description");
+    std::vector<std::string> profiles;
+    if (auto listed = value.find("profiles"); listed != value.end()) {
+      if (!listed->is_array()) return reader.Error(pointer + "/profiles", "expected a list of profile names");
+      for (const Json& profile : *listed) {
+        if (!profile.is_string()) return reader.Error(pointer + "/profiles", "expected a list of profile names");
+        profiles.push_back(profile.get<std::string>());
+      }
+    }
     kinds.push_back(DeviceKind{
         name, *bytes,
-        description != value.end() && description->is_string() ? description->get<std::string>() : std::string()});
+        description != value.end() && description->is_string() ? description->get<std::string>() : std::string(),
+        std::move(profiles), value.value("note", std::string())});
   }
   return kinds;
 }
