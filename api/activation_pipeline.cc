@@ -52,7 +52,7 @@ StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& opti
   planner::ActivationRequest request;
   const std::string mode = options.mode.empty() ? "train" : options.mode;
   std::optional<planner::RuntimeMode> parsed = planner::ParseRuntimeMode(mode);
-  if (!parsed) EP_RETURN_IF_ERROR(CheckMode("activations", mode, {"train", "prefill", "decode", "insert"}));
+  if (!parsed) EP_RETURN_IF_ERROR(CheckOptionValue("mode", Json(mode), "activations"));
   request.attention.mode = *parsed;
   EP_ASSIGN_OR_RETURN(request.attention.layout, planner::ParseAttnLayout(options.attention_layout));
   request.attention.qkv_mni = options.qkv_mni;

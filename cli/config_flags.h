@@ -6,15 +6,12 @@
 
 #include <memory>
 
-#include "api/choices.h"
 #include "api/environment.h"
 #include "api/model.h"
 #include "api/options.h"
 #include "cli/context.h"
 
 namespace easyplan::cli {
-
-using api::CheckChoice;
 
 /// The api environment of this run: the context's file system, stdin, data files and limits.
 api::Environment EnvironmentOf(Context& ctx);
