@@ -83,19 +83,19 @@ struct TensorOutcome {
   RedundantComputeCheck::Weight weight;  ///< what the redundant-compute check reads of the tensor
 };
 
-Status CheckedAdd(int64_t& total, int64_t add, const std::string& what) {
+Status AccumulateBytes(int64_t& total, int64_t add, const std::string& what) {
   if (__builtin_add_overflow(total, add, &total)) {
     return Status::BadInput({}, what + ": per-device byte total overflows int64");
   }
   return Status();
 }
 
-Status CheckedMulAdd(int64_t& total, int64_t count, int64_t bytes, const std::string& what) {
+Status AccumulateProduct(int64_t& total, int64_t count, int64_t bytes, const std::string& what) {
   int64_t product = 0;
   if (__builtin_mul_overflow(count, bytes, &product)) {
     return Status::BadInput({}, what + ": per-device byte total overflows int64");
   }
-  return CheckedAdd(total, product, what);
+  return AccumulateBytes(total, product, what);
 }
 
 /// Per-device totals: uniform groups add one constant; the others (experts held by some devices,
@@ -103,7 +103,7 @@ Status CheckedMulAdd(int64_t& total, int64_t count, int64_t bytes, const std::st
 Status AddDeviceTotals(Plan& plan) {
   int64_t uniform = 0;
   for (const LayoutGroup& group : plan.groups) {
-    if (group.Uniform()) EP_RETURN_IF_ERROR(CheckedMulAdd(uniform, group.tensors, group.MaxShardBytes(), "plan"));
+    if (group.Uniform()) EP_RETURN_IF_ERROR(AccumulateProduct(uniform, group.tensors, group.MaxShardBytes(), "plan"));
   }
   const int64_t devices = plan.mesh.NumDevices();
   plan.device_bytes.assign(static_cast<size_t>(devices), uniform);
@@ -111,7 +111,7 @@ Status AddDeviceTotals(Plan& plan) {
     if (group.Uniform()) continue;
     for (int64_t d = 0; d < devices; ++d) {
       EP_RETURN_IF_ERROR(
-          CheckedMulAdd(plan.device_bytes[static_cast<size_t>(d)], group.tensors, group.BytesOn(d), "plan"));
+          AccumulateProduct(plan.device_bytes[static_cast<size_t>(d)], group.tensors, group.BytesOn(d), "plan"));
     }
   }
   return Status();

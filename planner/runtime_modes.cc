@@ -1,0 +1,145 @@
+#include "planner/runtime_modes.h"
+
+#include <map>
+
+#include "rules/rule_set.h"
+
+namespace easyplan::planner {
+namespace {
+
+using Axes = ActivationTable::Axes;
+
+PartitionSpec Canonical(PartitionSpec spec) {
+  std::vector<PartitionSpec::Entry> entries;
+  for (const PartitionSpec::Entry& entry : spec.entries()) {
+    PartitionSpec::Entry kept;
+    for (const std::string& axis : entry) {
+      if (!axis.empty()) kept.push_back(axis);  // JAX reads a falsy entry ("", ()) as None
+    }
+    entries.push_back(std::move(kept));
+  }
+  return PartitionSpec(std::move(entries));
+}
+
+}  // namespace
+
+std::string_view RuntimeModeName(RuntimeMode mode) {
+  switch (mode) {
+    case RuntimeMode::kTrain:
+      return "train";
+    case RuntimeMode::kPrefill:
+      return "prefill";
+    case RuntimeMode::kDecode:
+      return "decode";
+    case RuntimeMode::kInsert:
+      return "insert";
+  }
+  return "train";
+}
+
+std::string_view RuntimeModeConstant(RuntimeMode mode) {
+  switch (mode) {
+    case RuntimeMode::kTrain:
+      return "__train__";
+    case RuntimeMode::kPrefill:
+      return "__prefill__";
+    case RuntimeMode::kDecode:
+      return "__autoregressive__";
+    case RuntimeMode::kInsert:
+      return "__insert__";
+  }
+  return "__train__";
+}
+
+std::optional<RuntimeMode> ParseRuntimeMode(std::string_view text) {
+  for (RuntimeMode mode : {RuntimeMode::kTrain, RuntimeMode::kPrefill, RuntimeMode::kDecode, RuntimeMode::kInsert}) {
+    if (text == RuntimeModeName(mode) || text == RuntimeModeConstant(mode)) return mode;
+  }
+  return std::nullopt;
+}
+
+bool IsGenerationMode(RuntimeMode mode) { return mode == RuntimeMode::kDecode || mode == RuntimeMode::kInsert; }
+
+rules::AxisMode AxisModeOf(RuntimeMode mode) {
+  return IsGenerationMode(mode) ? rules::AxisMode::kGeneration : rules::AxisMode::kTrain;
+}
+
+std::string_view AttnLayoutName(AttnLayout layout) { return layout == AttnLayout::kBhtd ? "bhtd" : "bthd"; }
+
+StatusOr<AttnLayout> ParseAttnLayout(std::string_view text) {
+  if (text == "bthd") return AttnLayout::kBthd;
+  if (text == "bhtd") return AttnLayout::kBhtd;
+  if (text == "thd") {
+    return Status::BadInput({},
+                            "--layout thd is not implemented by EasyDeL: OperationMetadata.get_shardings raises "
+                            "NotImplementedError(\"Layout 'thd' is not implemented\")",
+                            {"use --layout bthd (the default) or bhtd"});
+  }
+  return Status::BadInput({}, "--layout '" + std::string(text) + "' is not an attention layout",
+                          {"expected one of \"bthd\", \"bhtd\" (EasyDeL rejects \"thd\")"});
+}
+
+StatusOr<PartitionSpec> ResolveAxes(const Axes& axes, const rules::Presets& presets, const Json& config,
+                                    rules::AxisMode mode) {
+  rules::SpecSource source;
+  source.dims = axes;
+  EP_ASSIGN_OR_RETURN(PartitionSpec spec, presets.Resolve(source, config, mode));
+  return Canonical(std::move(spec));
+}
+
+StatusOr<AttnShardingRules> GetShardings(const ActivationTable& table, const rules::Presets& presets,
+                                         const Json& config, const AttnOptions& options) {
+  const std::string layout(AttnLayoutName(options.layout));
+  const rules::AxisMode mode = AxisModeOf(options.mode);
+  auto axes_of = [&](const ActivationTable::AttnField& field) -> const Axes* {
+    auto find = [&](const std::string& key) -> const Axes* {
+      auto it = field.variants.find(key);
+      return it == field.variants.end() ? nullptr : &it->second;
+    };
+    if (field.name == "softmax_aux" && options.softmax_aux_ndim == 2) {
+      if (const Axes* axes = find("ndim2")) return axes;
+    }
+    if (options.qkv_mni) {
+      if (const Axes* axes = find(layout + "_mni")) return axes;
+    }
+    if (const Axes* axes = find(layout)) return axes;
+    return find("axes");
+  };
+  std::map<std::string, PartitionSpec> specs;
+  for (const ActivationTable::AttnField& field : table.attention()) {
+    if (!field.same_as.empty()) continue;
+    const Axes* axes = axes_of(field);
+    if (!axes) return Status::Internal("attention field " + field.name + " has no axes for layout " + layout);
+    EP_ASSIGN_OR_RETURN(specs[field.name], ResolveAxes(*axes, presets, config, mode));
+  }
+  for (const ActivationTable::AttnField& field : table.attention()) {
+    if (!field.same_as.empty()) specs[field.name] = specs[field.same_as];
+  }
+  AttnShardingRules rules;
+  rules.query3d = specs["query3d"];
+  rules.query = specs["query"];
+  rules.key = specs["key"];
+  rules.value = specs["value"];
+  rules.bias = specs["bias"];
+  rules.mask = specs["mask"];
+  rules.output = specs["output"];
+  rules.q_segment_ids = specs["q_segment_ids"];
+  rules.kv_segment_ids = specs["kv_segment_ids"];
+  if (options.softmax_aux_ndim) rules.softmax_aux = specs["softmax_aux"];
+  return rules;
+}
+
+std::vector<std::pair<std::string, const PartitionSpec*>> AttnFields(const AttnShardingRules& rules) {
+  return {{"query3d", &rules.query3d},
+          {"query", &rules.query},
+          {"key", &rules.key},
+          {"value", &rules.value},
+          {"bias", &rules.bias},
+          {"mask", &rules.mask},
+          {"output", &rules.output},
+          {"q_segment_ids", &rules.q_segment_ids},
+          {"kv_segment_ids", &rules.kv_segment_ids},
+          {"softmax_aux", rules.softmax_aux ? &*rules.softmax_aux : nullptr}};
+}
+
+}  // namespace easyplan::planner
