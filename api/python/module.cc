@@ -7,8 +7,10 @@
 
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "api/command_table.h"
@@ -91,14 +93,39 @@ StatusOr<Json> ParseOptions(const std::string& text) {
   return doc.root();
 }
 
+/// The warnings a model finds after it is loaded (Environment::warn: a key given twice in a --rules file
+/// or a --hardware profile, once per file), kept until the call that read the file hands them back with
+/// its result; easyplan/__init__.py turns them into Python warnings as it does the resolver's. The CLI
+/// prints the same warnings to stderr.
+struct PendingWarnings {
+  std::mutex mutex;
+  std::vector<Diag> diags;
+
+  void Add(const Diag& diag) {
+    std::lock_guard<std::mutex> lock(mutex);
+    diags.push_back(diag);
+  }
+  std::vector<Diag> Take() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return std::exchange(diags, {});
+  }
+};
+
 /// A loaded model, shared by every call on it (api::Model is safe to use from many threads).
 struct PyModel {
   std::shared_ptr<const api::Model> model;
+  std::shared_ptr<PendingWarnings> warnings;
 };
+
+/// `outcome` with the warnings the model found during the call.
+void AddPendingWarnings(const PyModel& self, Outcome& outcome) {
+  for (Diag& diag : self.warnings->Take()) outcome.diags.push_back(std::move(diag));
+}
 
 py::dict Load(const std::string& kind, const std::string& payload, const std::string& name,
               const std::string& options_json) {
   std::shared_ptr<const api::Model> loaded;
+  auto warnings = std::make_shared<PendingWarnings>();
   Outcome outcome = Guarded([&](Outcome& o) -> Status {
     EP_ASSIGN_OR_RETURN(Json options, ParseOptions(options_json));
     api::CommandOptions parsed = api::DefaultOptions("model");
@@ -114,11 +141,12 @@ py::dict Load(const std::string& kind, const std::string& payload, const std::st
     api::Environment env = api::Environment::Real();
     if (!parsed.plan.config.schemas_dir.empty()) env.schemas_dir = parsed.plan.config.schemas_dir;
     parsed.limits.ApplyTo(&env.limits, parsed.given);
+    env.warn = [warnings](const Diag& diag) { warnings->Add(diag); };
     EP_ASSIGN_OR_RETURN(loaded, api::Model::Load(std::move(env), std::move(source), parsed.plan.config, &o.diags));
     return Status();
   });
   py::dict out = OutcomeDict(outcome);
-  out["model"] = loaded ? py::cast(PyModel{loaded}) : py::object(py::none());
+  out["model"] = loaded ? py::cast(PyModel{loaded, warnings}) : py::object(py::none());
   if (loaded) out["config"] = loaded->config().dump(-1, ' ', false, Json::error_handler_t::replace);
   return out;
 }
@@ -179,6 +207,7 @@ py::dict RunPlan(const PyModel& self, const std::string& options_json, const std
     EP_ASSIGN_OR_RETURN(extra, api::PlanSummaryJson(*result));
     return Status();
   });
+  AddPendingWarnings(self, outcome);
   py::dict out = OutcomeDict(outcome);
   if (result) {
     out["plan"] = PyPlan{result, view};
@@ -199,6 +228,7 @@ py::dict Run(const PyModel& self, const std::string& command, const std::string&
     failed = result.outcome == api::Outcome::kFindings;
     return Status();
   });
+  AddPendingWarnings(self, outcome);
   py::dict out = OutcomeDict(outcome);
   if (outcome.status.ok() && !outcome.internal) {
     out["text"] = text;

@@ -46,3 +46,17 @@ def test_unknown_hardware_suggests_the_closest_profile():
     with pytest.raises(easyplan.BadInputError) as raised:
         easyplan.memory(LLAMA, mesh=MESH, mode="train", batch=8, seq=4096, hardware="h100")
     assert "did you mean 'h100-sxm'" in str(raised.value)
+
+
+def test_key_given_twice_in_a_profile_is_a_python_warning_as_the_cli_prints_it(tmp_path):
+    """A --hardware profile (or --rules file) is read after the Model is loaded: its duplicate-key warning
+    used to be dropped in Python, where the CLI prints it (issue 36)."""
+    from conftest import ROOT
+    profile = tmp_path / "chip.yaml"
+    valid = (ROOT / "tests" / "bad_inputs" / "inputs" / "hw_valid.yaml").read_text()
+    profile.write_text(valid.replace("peak_flops_fp8: 1979e12", "peak_flops_bf16: 900e12"))
+    options = dict(mesh="fsdp=8", mode="train", batch=8, seq=512, hardware=str(profile))
+    with pytest.warns(UserWarning, match=r"/peak_flops_bf16: key given more than once, at .*chip.yaml:7:18"):
+        easyplan.cost(EXAMPLES / "gpt2", **options)
+    with pytest.raises(easyplan.BadInputError, match="key given more than once"):
+        easyplan.cost(EXAMPLES / "gpt2", strict=True, **options)
