@@ -10,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/plan_format.h"
 #include "core/emit.h"
+#include "core/human.h"
 
 namespace easyplan::cli {
 namespace {
@@ -19,7 +20,12 @@ using api::kPeakBandHigh;
 using api::kPeakBandLow;
 using api::NumericSetup;
 
-std::string Sci(double v) { return v == 0 ? "0" : fmt::format("{:.1e}", v); }
+// Every figure the text prints passes the non-finite guard (core/human.h), as the JSON's pass EmitJson's:
+// a NaN comparison is an internal error naming it, never "nan" in a report that then says FAIL or pass.
+std::string Sci(double v, const std::string& what) {
+  return FiniteFigure(v, what) == 0 ? "0" : fmt::format("{:.1e}", v);
+}
+std::string Ratio(double v, const std::string& what) { return fmt::format("{:.2f}x", FiniteFigure(v, what)); }
 std::string IndexText(const kernels::Dims& index) { return fmt::format("[{}]", fmt::join(index, ", ")); }
 
 std::string ToText(const CheckRun& run) {
@@ -53,8 +59,11 @@ std::string ToText(const CheckRun& run) {
       for (const kernels::Comparison& c : n.comparisons) {
         std::string result = c.ok ? "ok" : "FAIL";
         if (!c.ok && c.device >= 0) result += fmt::format(" (device {} at {})", c.device, IndexText(c.index));
-        out += fmt::format("  {:<10} {:>9} {:>9} {:>9} {:>9}  {}\n", c.name, Sci(c.nmse), Sci(c.max_abs),
-                           Sci(c.max_nmse), Sci(c.max_abs_tol), result);
+        out += fmt::format("  {:<10} {:>9} {:>9} {:>9} {:>9}  {}\n", c.name,
+                           Sci(c.nmse, "the check's " + c.name + " nmse"),
+                           Sci(c.max_abs, "the check's " + c.name + " max|err|"),
+                           Sci(c.max_nmse, "the check's " + c.name + " nmse tolerance"),
+                           Sci(c.max_abs_tol, "the check's " + c.name + " max|err| tolerance"), result);
       }
     }
     if (n.engine) {
@@ -63,7 +72,9 @@ std::string ToText(const CheckRun& run) {
           "  engine: {}, {} process{} x {} device{}; against the in-process engine: outputs nmse {} "
           "(tol {}), max|diff| {} (tol {}); collectives {}: {}\n",
           e.engine, e.processes, e.processes == 1 ? "" : "es", e.devices_per_process,
-          e.devices_per_process == 1 ? "" : "s", Sci(e.max_nmse), Sci(e.nmse_tol), Sci(e.max_abs_diff), Sci(e.abs_tol),
+          e.devices_per_process == 1 ? "" : "s", Sci(e.max_nmse, "the engines' outputs nmse"),
+          Sci(e.nmse_tol, "the engines' nmse tolerance"), Sci(e.max_abs_diff, "the engines' max|diff|"),
+          Sci(e.abs_tol, "the engines' max|diff| tolerance"),
           e.comm_difference.empty() ? fmt::format("{} identical", e.records) : e.comm_difference,
           e.ok() ? "ok" : "FAIL");
     }
@@ -115,11 +126,13 @@ std::string ToText(const CheckRun& run) {
     const CheckRun::ActivationPeak& p = *run.activation_peak;
     const size_t w = static_cast<size_t>(p.worst_device);
     out += fmt::format(
-        "activations: peak live through the last layer {} bytes measured on device {}, {} predicted ({:.2f}x; "
-        "devices {:.2f}x to {:.2f}x)",
+        "activations: peak live through the last layer {} bytes measured on device {}, {} predicted ({}; "
+        "devices {} to {})",
         p.measured[w], p.worst_device, p.predicted[w],
-        p.predicted[w] > 0 ? static_cast<double>(p.measured[w]) / static_cast<double>(p.predicted[w]) : 0.0,
-        p.min_ratio, p.max_ratio);
+        Ratio(p.predicted[w] > 0 ? static_cast<double>(p.measured[w]) / static_cast<double>(p.predicted[w]) : 0.0,
+              "the activation peak's ratio"),
+        Ratio(p.min_ratio, "the smallest activation peak ratio"),
+        Ratio(p.max_ratio, "the largest activation peak ratio"));
     out += fmt::format("; tolerance {:.1f}x to {:.1f}x: {}\n", kPeakBandLow, kPeakBandHigh, p.ok ? "ok" : "FAIL");
   }
   out += fmt::format("check: {}\n", run.ok() ? "pass" : "FAIL");

@@ -52,8 +52,8 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
                       train ? (policy.empty() ? "none" : policy) : "-", std::to_string(c.microbatches),
                       HumanBytesBinary(worst.total), HumanBytesBinary(e.memory.memory_per_device - worst.total),
                       HumanSeconds(e.step.step_time_s),
-                      decode ? HumanRate(e.tokens_per_s_per_device) : HumanRate(e.tokens_per_s),
-                      fmt::format("{:.1f}%", e.mfu * 100), HumanSeconds(e.step.exposed_communication_s)});
+                      decode ? HumanRate(e.tokens_per_s_per_device) : HumanRate(e.tokens_per_s), HumanPercent(e.mfu),
+                      HumanSeconds(e.step.exposed_communication_s)});
     }
     out += Columns(rows, {4, 5, 6, 7, 8, 9, 10});
     if (r.ranked.size() >= 2) {

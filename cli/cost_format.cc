@@ -23,6 +23,8 @@ std::string HumanRate(double per_second) {
   return WithThousands(static_cast<int64_t>(std::llround(FiniteFigure(per_second, "a rate"))));
 }
 
+std::string HumanPercent(double fraction) { return fmt::format("{:.1f}%", FiniteFigure(fraction, "an MFU") * 100); }
+
 std::string CostText(const api::CostResult& r, bool mode_given) {
   const api::StepEstimate& e = *r.estimate;
   const kernels::StepCost& c = e.step;
@@ -53,7 +55,7 @@ std::string CostText(const api::CostResult& r, bool mode_given) {
       {"communication", HumanSeconds(c.communication_s),
        fmt::format("{} hidden behind compute", HumanSeconds(c.communication_s - c.exposed_communication_s))},
       {"tokens/s", HumanRate(e.tokens_per_s), fmt::format("{} per device", HumanRate(e.tokens_per_s_per_device))},
-      {"MFU", fmt::format("{:.1f}%", e.mfu * 100),
+      {"MFU", HumanPercent(e.mfu),
        fmt::format("{}·N·tokens against the {} peak, N = {} active parameters", train ? 6 : 2, e.mfu_peak,
                    WithThousands(e.active_params))},
       {"memory", HumanBytesBinary(worst.total),

@@ -15,6 +15,9 @@ std::string HumanSeconds(double seconds);
 /// "12,345": tokens per second rounded to a whole number.
 std::string HumanRate(double per_second);
 
+/// "41.3%": a fraction (MFU) as a percentage with one decimal.
+std::string HumanPercent(double fraction);
+
 /// `cost`'s table: the header, the totals, communication per kind, the costliest collectives and the
 /// per-layer split.
 /// `mode_given`: false when --mode took its default (train), which the header then says.
