@@ -243,35 +243,44 @@ StatusOr<LayerActivations> LayerActivationBytes(const MemoryModel& model, bool m
   return result;
 }
 
-StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOptions& options) {
-  EP_CHECK(inputs.plan != nullptr && inputs.tree != nullptr && inputs.step != nullptr, "ComputeMemory inputs");
-  const Plan& plan = *inputs.plan;
-  const ActivationPlan& step = *inputs.step;
-  MemoryModel model = inputs.model;
-  schemas::ModelDims& dims = model.dims;
-  const bool train = options.mode == MemoryMode::kTrain;
-  if (!step.has_shapes) return Status::BadInput({}, "memory: the activation plan has no shapes (--batch/--seq)");
+namespace {
 
-  MemoryReport report;
-  report.mode = options.mode;
-  report.options = options;
-  report.memory_per_device = options.memory_per_device;
-  ActivationBreakdown& b = report.breakdown;
+// ---- The steps of ComputeMemory -----------------------------------------------------------------------
 
-  // ---- activations, identical on every device (each tensor's largest shard) ----
-  const int64_t hidden = StepBytes(step, "hidden_state");
-  const int64_t q = StepBytes(step, "attention.query"), k = StepBytes(step, "attention.key");
-  const int64_t v = StepBytes(step, "attention.value"), out = StepBytes(step, "attention.output");
-  int act_bytes = 2;
-  int64_t kv_length = 1;
+/// One layer's activations on a device, as the step's activation plan lays them out.
+struct StepShards {
+  int64_t hidden = 0, q = 0, k = 0, v = 0, out = 0;  ///< bytes per device of one layer's tensors
+  int64_t logits = 0;                                ///< the logits' bytes per device, 0 when absent
+  int act_bytes = 2;                                 ///< bytes per activation element
+  int64_t kv_length = 1;                             ///< the keys each query attends to
+};
+
+// Step 1: the shards of the step's hidden state, attention tensors and logits. The query's own head dim
+// (MLA: qk_nope + qk_rope, not the config's head_dim) replaces `dims`' head_dim.
+StepShards ReadStepShards(const ActivationPlan& step, schemas::ModelDims& dims) {
+  StepShards shards;
+  shards.hidden = StepBytes(step, "hidden_state");
+  shards.q = StepBytes(step, "attention.query");
+  shards.k = StepBytes(step, "attention.key");
+  shards.v = StepBytes(step, "attention.value");
+  shards.out = StepBytes(step, "attention.output");
+  shards.logits = StepBytes(step, "logits");
   for (const ActivationTensor& t : step.tensors) {
-    if (t.name == "hidden_state") act_bytes = std::max(1, DTypeBits(t.dtype) / 8);
-    if (t.name == "attention.key" && t.shape.rank() >= 2) kv_length = t.shape.dims()[1];
-    // The query's own head dim (MLA: qk_nope + qk_rope, not the config's head_dim).
+    if (t.name == "hidden_state") shards.act_bytes = std::max(1, DTypeBits(t.dtype) / 8);
+    if (t.name == "attention.key" && t.shape.rank() >= 2) shards.kv_length = t.shape.dims()[1];
     if (t.name == "attention.query" && t.shape.rank() == 4 && t.shape.dims()[3] > 0) dims.head_dim = t.shape.dims()[3];
   }
-  // Layers by kind: attention (softmax, or linear for layer_types "linear_attention") x MLP (dense or
-  // the routed experts), each kind's activations computed once.
+  return shards;
+}
+
+// Step 2: the activations a device holds, identical on every device (each tensor's largest shard): the
+// saved set of every layer under the checkpointing policy plus one layer recomputed in training, one
+// layer's working set in a forward-only step. Layers by kind: attention (softmax, or linear for
+// layer_types "linear_attention") x MLP (dense or the routed experts), each kind's activations computed
+// once. Fills the breakdown's layer figures.
+StatusOr<int64_t> ActivationBytes(const MemoryModel& model, const StepShards& shards, const MemoryOptions& options,
+                                  ActivationBreakdown& b) {
+  const schemas::ModelDims& dims = model.dims;
   int64_t layers_of[2][2] = {{0, 0}, {0, 0}};  // [linear][moe]
   const bool typed = static_cast<int64_t>(dims.layer_types.size()) == dims.layers;
   for (int64_t i = 0; i < dims.layers; ++i) {
@@ -284,8 +293,9 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
   for (int linear = 0; linear < 2; ++linear) {
     for (int moe = 0; moe < 2; ++moe) {
       if (layers_of[linear][moe] == 0) continue;
-      EP_ASSIGN_OR_RETURN(kinds[linear][moe], LayerActivationBytes(model, moe == 1, hidden, q, k, v, out, kv_length,
-                                                                   act_bytes, linear == 1));
+      EP_ASSIGN_OR_RETURN(kinds[linear][moe],
+                          LayerActivationBytes(model, moe == 1, shards.hidden, shards.q, shards.k, shards.v, shards.out,
+                                               shards.kv_length, shards.act_bytes, linear == 1));
     }
   }
   b.layers = dims.layers;
@@ -300,7 +310,7 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
       case CheckpointPolicy::kEverythingSaveable:
         return l.full;
       case CheckpointPolicy::kNothingSaveable:
-        return hidden;
+        return shards.hidden;
       case CheckpointPolicy::kCheckpointDots:
         return l.dots;
       case CheckpointPolicy::kDotsNoBatchDims:
@@ -318,27 +328,31 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
   }
   const bool recomputes =
       options.policy != CheckpointPolicy::kNone && options.policy != CheckpointPolicy::kEverythingSaveable;
-  b.outside = 2 * hidden;  // embedding output, final norm output
+  b.outside = 2 * shards.hidden;  // embedding output, final norm output
   Checked activations;
-  if (train) {
+  if (options.mode == MemoryMode::kTrain) {
     b.recompute = recomputes ? b.layer_full : 0;
     activations = saved_layers + b.recompute + b.outside;
   } else {
     // Forward only: one layer's working set at a time, plus the residual stream around it.
     activations = Checked(b.layer_full) + b.outside;
   }
-  EP_ASSIGN_OR_RETURN(const int64_t activation_bytes, Value(activations, "activation"));
+  return Value(activations, "activation");
+}
 
-  // ---- logits block, float32 (the loss and the sampler upcast) ----
-  const int64_t logits = StepBytes(step, "logits");
-  Checked logits_bytes = logits > 0 ? CeilDiv(Checked(logits) * 4, act_bytes)
-                                    : CeilDiv(CeilDiv(Checked(hidden) * dims.vocab, dims.hidden) * 4, act_bytes);
-  EP_ASSIGN_OR_RETURN(b.logits, Value(logits_bytes, "logits"));
+// Step 3: the logits block, float32 (the loss and the sampler upcast): the step's logits, else the
+// hidden state's shard widened to the vocabulary.
+StatusOr<int64_t> LogitsBytes(const schemas::ModelDims& dims, const StepShards& shards) {
+  const Checked bytes = shards.logits > 0
+                            ? CeilDiv(Checked(shards.logits) * 4, shards.act_bytes)
+                            : CeilDiv(CeilDiv(Checked(shards.hidden) * dims.vocab, dims.hidden) * 4, shards.act_bytes);
+  return Value(bytes, "logits");
+}
 
-  // ---- KV cache ----
-  const int64_t kv_cache = !train && inputs.cache != nullptr ? inputs.cache->cache_bytes_per_device : 0;
-
-  // ---- per group: the representative tensor, its gathered size ----
+// Step 4: the largest weight a device all-gathers for compute, over each layout group's first tensor.
+// Weights keep their tp (and ep) sharding in the matmul; every other axis is all-gathered first. Stacked
+// expert kernels stay sharded over the (folded) expert axis inside the MoE shard_map.
+void FindGatheredWeight(const Plan& plan, const ParamTree& tree, const MemoryModel& model, ActivationBreakdown& b) {
   const Mesh& mesh = plan.mesh;
   std::vector<int> first(plan.groups.size(), -1);
   for (size_t i = 0; i < plan.params.size(); ++i) {
@@ -350,9 +364,7 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
     const ParamPlan& param = plan.params[static_cast<size_t>(first[g])];
     const LayoutGroup& group = plan.groups[g];
     const Shape& shape = group.layout.shape();
-    // Stacked expert kernels stay sharded over the (folded) expert axis inside the MoE shard_map.
-    if (dims.experts > 0 && shape.rank() == 3 && shape.dims()[0] == dims.experts) continue;
-    // Weights keep their tp (and ep) sharding in the matmul; every other axis is all-gathered first.
+    if (model.dims.experts > 0 && shape.rank() == 3 && shape.dims()[0] == model.dims.experts) continue;
     int64_t kept = 1;
     for (const PartitionSpec::Entry& entry : param.effective.entries()) {
       for (const std::string& axis : entry) {
@@ -365,112 +377,158 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
     const Checked gathered = ElementBytes(CeilDiv(*elements, kept), group.bits);
     if (gathered.v && *gathered.v > group.MaxShardBytes() && *gathered.v > b.gathered_weight) {
       b.gathered_weight = *gathered.v;
-      b.gathered_name = inputs.tree->tensors[static_cast<size_t>(param.tensor)].name;
+      b.gathered_name = tree.tensors[static_cast<size_t>(param.tensor)].name;
     }
   }
+}
+
+/// Gradients and optimizer state: a uniform group adds the same bytes to every device and is summed
+/// once; the groups whose bytes differ between devices (experts held by some devices, uneven chunks)
+/// are summed per device.
+struct TrainingState {
+  Checked uniform_grads, uniform_optimizer;
+  bool per_device_groups = false;
+  std::vector<Checked> grads, optimizer;  ///< per device, sized when a per-device group exists
+};
+
+// Step 5: each device's gradients and optimizer state, sharded with the parameters' specs.
+TrainingState TrainingStateBytes(const Plan& plan, const MemoryOptions& options) {
+  TrainingState state;
+  const int64_t devices = plan.mesh.NumDevices();
+  const int grad_bits = options.grad_dtype ? DTypeBits(*options.grad_dtype) : 0;
+  const int opt_bits = DTypeBits(options.opt_state_dtype);
+  for (const LayoutGroup& group : plan.groups) {
+    const Shape& shape = group.layout.shape();
+    const Shape& shard = group.layout.shard_shape();
+    // optax.adafactor factors the second moment of a tensor whose last two dims are both >= 128
+    // (min_dim_size_to_factor) into a row and a column vector.
+    const bool factored = shape.rank() >= 2 && shape.dims()[static_cast<size_t>(shape.rank() - 1)] >= 128 &&
+                          shape.dims()[static_cast<size_t>(shape.rank() - 2)] >= 128;
+    const bool uniform = group.Uniform() && !group.expert_layout;
+    // The gradient and optimizer-state bytes device d holds of one tensor of the group.
+    auto held = [&](int64_t d) -> std::pair<Checked, Checked> {
+      const Checked el = group.HeldBy(d) ? group.layout.ElementsOn(d) : 0;
+      Checked states;
+      switch (options.optimizer) {
+        case Optimizer::kAdamW:
+          states = ElementBytes(el, opt_bits) * 2;
+          break;
+        case Optimizer::kLion:
+          states = ElementBytes(el, opt_bits);
+          break;
+        case Optimizer::kSgd:
+          states = Checked(0);
+          break;
+        case Optimizer::kAdafactor:
+          if (factored) {
+            const int64_t rows = std::max<int64_t>(1, shard.dims()[static_cast<size_t>(shard.rank() - 2)]);
+            const int64_t cols = std::max<int64_t>(1, shard.dims()[static_cast<size_t>(shard.rank() - 1)]);
+            states = ElementBytes(CeilDiv(el, cols) + CeilDiv(el, rows), opt_bits);
+          } else {
+            states = ElementBytes(el, opt_bits);
+          }
+          break;
+      }
+      if (options.master_weights) states = states + ElementBytes(el, 32);
+      return {ElementBytes(el, grad_bits > 0 ? grad_bits : group.bits), states};
+    };
+    if (uniform) {
+      const auto [grad, states] = held(0);
+      state.uniform_grads = state.uniform_grads + grad * group.tensors;
+      state.uniform_optimizer = state.uniform_optimizer + states * group.tensors;
+      continue;
+    }
+    if (!state.per_device_groups) {
+      state.grads.resize(static_cast<size_t>(devices));
+      state.optimizer.resize(static_cast<size_t>(devices));
+    }
+    state.per_device_groups = true;
+    for (int64_t d = 0; d < devices; ++d) {
+      const auto [grad, states] = held(d);
+      state.grads[static_cast<size_t>(d)] = state.grads[static_cast<size_t>(d)] + grad * group.tensors;
+      state.optimizer[static_cast<size_t>(d)] = state.optimizer[static_cast<size_t>(d)] + states * group.tensors;
+    }
+  }
+  return state;
+}
+
+/// The figures every device holds alike.
+struct SharedBytes {
+  int64_t activations = 0, kv_cache = 0, transient = 0;
+};
+
+// One device's figures. Without per-device groups only the parameters differ between devices, so the
+// rest is summed once.
+StatusOr<DeviceMemory> DeviceFigures(const Plan& plan, const TrainingState& state, const SharedBytes& shared,
+                                     int64_t d) {
+  DeviceMemory m;
+  m.id = d;
+  m.params = plan.device_bytes[static_cast<size_t>(d)];
+  const Checked own_grads = state.per_device_groups ? state.grads[static_cast<size_t>(d)] : Checked(0);
+  const Checked own_optimizer = state.per_device_groups ? state.optimizer[static_cast<size_t>(d)] : Checked(0);
+  EP_ASSIGN_OR_RETURN(m.grads, Value(own_grads + state.uniform_grads, "gradient"));
+  EP_ASSIGN_OR_RETURN(m.optimizer, Value(own_optimizer + state.uniform_optimizer, "optimizer state"));
+  m.activations = shared.activations;
+  m.kv_cache = shared.kv_cache;
+  m.transient = shared.transient;
+  EP_ASSIGN_OR_RETURN(
+      m.total, Value(Checked(m.params) + m.grads + m.optimizer + m.activations + m.kv_cache + m.transient, "total"));
+  return m;
+}
+
+// Step 6: every device's figures in device order and the worst device; with worst_only, the worst alone.
+Status AddDevices(const Plan& plan, const TrainingState& state, const SharedBytes& shared, const MemoryOptions& options,
+                  MemoryReport& report) {
+  if (options.worst_only && !state.per_device_groups) {
+    // Only the parameters differ: the device with the most of them (the lowest id on ties) is the worst.
+    const auto most = std::max_element(plan.device_bytes.begin(), plan.device_bytes.end());
+    EP_ASSIGN_OR_RETURN(DeviceMemory worst, DeviceFigures(plan, state, shared, most - plan.device_bytes.begin()));
+    report.devices.push_back(worst);
+    return Status();
+  }
+  const int64_t devices = plan.mesh.NumDevices();
+  report.devices.reserve(static_cast<size_t>(devices));
+  for (int64_t d = 0; d < devices; ++d) {
+    EP_ASSIGN_OR_RETURN(DeviceMemory m, DeviceFigures(plan, state, shared, d));
+    if (m.total > (report.devices.empty() ? -1 : report.Worst().total)) report.worst = d;
+    report.devices.push_back(m);
+  }
+  if (options.worst_only) {
+    const DeviceMemory worst = report.Worst();
+    report.devices = {worst};
+    report.worst = 0;
+  }
+  return Status();
+}
+
+}  // namespace
+
+StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOptions& options) {
+  EP_CHECK(inputs.plan != nullptr && inputs.tree != nullptr && inputs.step != nullptr, "ComputeMemory inputs");
+  const Plan& plan = *inputs.plan;
+  const ActivationPlan& step = *inputs.step;
+  MemoryModel model = inputs.model;
+  const bool train = options.mode == MemoryMode::kTrain;
+  if (!step.has_shapes) return Status::BadInput({}, "memory: the activation plan has no shapes (--batch/--seq)");
+
+  MemoryReport report;
+  report.mode = options.mode;
+  report.options = options;
+  report.memory_per_device = options.memory_per_device;
+  ActivationBreakdown& b = report.breakdown;
+
+  const StepShards shards = ReadStepShards(step, model.dims);
+  SharedBytes shared;
+  EP_ASSIGN_OR_RETURN(shared.activations, ActivationBytes(model, shards, options, b));
+  EP_ASSIGN_OR_RETURN(b.logits, LogitsBytes(model.dims, shards));
+  shared.kv_cache = !train && inputs.cache != nullptr ? inputs.cache->cache_bytes_per_device : 0;
+  FindGatheredWeight(plan, *inputs.tree, model, b);
   // Training also holds the unreduced full-size gradient of the gathered weight before its reduce-scatter.
   const Checked gathered_peak = Checked(b.gathered_weight) * (train ? 2 : 1);
   // The lm_head gather and the logits it produces are live together: the two add up.
-  EP_ASSIGN_OR_RETURN(const int64_t transient, Value(gathered_peak + b.logits, "transient"));
-
-  // ---- per device: parameters, gradients, optimizer state ----
-  const int64_t devices = mesh.NumDevices();
-  const int grad_bits = options.grad_dtype ? DTypeBits(*options.grad_dtype) : 0;
-  const int opt_bits = DTypeBits(options.opt_state_dtype);
-  // Per-device sums, for the groups whose bytes differ between devices (sized on first use).
-  std::vector<Checked> grads, optimizer;
-  // A uniform group adds the same bytes to every device: summed once, added to each device at the end.
-  Checked uniform_grads, uniform_optimizer;
-  bool per_device_groups = false;
-  if (train) {
-    for (const LayoutGroup& group : plan.groups) {
-      const Shape& shape = group.layout.shape();
-      const Shape& shard = group.layout.shard_shape();
-      // optax.adafactor factors the second moment of a tensor whose last two dims are both >= 128
-      // (min_dim_size_to_factor) into a row and a column vector.
-      const bool factored = shape.rank() >= 2 && shape.dims()[static_cast<size_t>(shape.rank() - 1)] >= 128 &&
-                            shape.dims()[static_cast<size_t>(shape.rank() - 2)] >= 128;
-      const bool uniform = group.Uniform() && !group.expert_layout;
-      // The gradient and optimizer-state bytes device d holds of one tensor of the group.
-      auto held = [&](int64_t d) -> std::pair<Checked, Checked> {
-        const Checked el = group.HeldBy(d) ? group.layout.ElementsOn(d) : 0;
-        Checked states;
-        switch (options.optimizer) {
-          case Optimizer::kAdamW:
-            states = ElementBytes(el, opt_bits) * 2;
-            break;
-          case Optimizer::kLion:
-            states = ElementBytes(el, opt_bits);
-            break;
-          case Optimizer::kSgd:
-            states = Checked(0);
-            break;
-          case Optimizer::kAdafactor:
-            if (factored) {
-              const int64_t rows = std::max<int64_t>(1, shard.dims()[static_cast<size_t>(shard.rank() - 2)]);
-              const int64_t cols = std::max<int64_t>(1, shard.dims()[static_cast<size_t>(shard.rank() - 1)]);
-              states = ElementBytes(CeilDiv(el, cols) + CeilDiv(el, rows), opt_bits);
-            } else {
-              states = ElementBytes(el, opt_bits);
-            }
-            break;
-        }
-        if (options.master_weights) states = states + ElementBytes(el, 32);
-        return {ElementBytes(el, grad_bits > 0 ? grad_bits : group.bits), states};
-      };
-      if (uniform) {
-        const auto [grad, states] = held(0);
-        uniform_grads = uniform_grads + grad * group.tensors;
-        uniform_optimizer = uniform_optimizer + states * group.tensors;
-        continue;
-      }
-      if (!per_device_groups) {
-        grads.resize(static_cast<size_t>(devices));
-        optimizer.resize(static_cast<size_t>(devices));
-      }
-      per_device_groups = true;
-      for (int64_t d = 0; d < devices; ++d) {
-        const auto [grad, states] = held(d);
-        grads[static_cast<size_t>(d)] = grads[static_cast<size_t>(d)] + grad * group.tensors;
-        optimizer[static_cast<size_t>(d)] = optimizer[static_cast<size_t>(d)] + states * group.tensors;
-      }
-    }
-  }
-  // One device's figures. Without per-device groups only the parameters differ between devices,
-  // so the rest is summed once.
-  auto device = [&](int64_t d) -> StatusOr<DeviceMemory> {
-    DeviceMemory m;
-    m.id = d;
-    m.params = plan.device_bytes[static_cast<size_t>(d)];
-    const Checked own_grads = per_device_groups ? grads[static_cast<size_t>(d)] : Checked(0);
-    const Checked own_optimizer = per_device_groups ? optimizer[static_cast<size_t>(d)] : Checked(0);
-    EP_ASSIGN_OR_RETURN(m.grads, Value(own_grads + uniform_grads, "gradient"));
-    EP_ASSIGN_OR_RETURN(m.optimizer, Value(own_optimizer + uniform_optimizer, "optimizer state"));
-    m.activations = activation_bytes;
-    m.kv_cache = kv_cache;
-    m.transient = transient;
-    EP_ASSIGN_OR_RETURN(
-        m.total, Value(Checked(m.params) + m.grads + m.optimizer + m.activations + m.kv_cache + m.transient, "total"));
-    return m;
-  };
-  if (options.worst_only && !per_device_groups) {
-    // Only the parameters differ: the device with the most of them (the lowest id on ties) is the worst.
-    const auto most = std::max_element(plan.device_bytes.begin(), plan.device_bytes.end());
-    EP_ASSIGN_OR_RETURN(DeviceMemory worst, device(most - plan.device_bytes.begin()));
-    report.devices.push_back(worst);
-  } else {
-    report.devices.reserve(static_cast<size_t>(devices));
-    for (int64_t d = 0; d < devices; ++d) {
-      EP_ASSIGN_OR_RETURN(DeviceMemory m, device(d));
-      if (m.total > (report.devices.empty() ? -1 : report.Worst().total)) report.worst = d;
-      report.devices.push_back(m);
-    }
-    if (options.worst_only) {
-      const DeviceMemory worst = report.Worst();
-      report.devices = {worst};
-      report.worst = 0;
-    }
-  }
+  EP_ASSIGN_OR_RETURN(shared.transient, Value(gathered_peak + b.logits, "transient"));
+  const TrainingState state = train ? TrainingStateBytes(plan, options) : TrainingState();
+  EP_RETURN_IF_ERROR(AddDevices(plan, state, shared, options, report));
   report.fits = report.Worst().total <= options.memory_per_device;
   return report;
 }
