@@ -156,7 +156,16 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
   }
   std::optional<kernels::DryRunReport> own_run;
   if (given_run == nullptr) {
-    EP_ASSIGN_OR_RETURN(own_run, DryRunStep(inputs, plan, model, s));
+    StatusOr<kernels::DryRunReport> dry_run = DryRunStep(inputs, plan, model, s);
+    if (!dry_run.ok() && s.microbatches > 1) {
+      // The dry run sees one microbatch: its "batch 1" is not the --batch the user gave.
+      Diag diag = dry_run.status().diag();
+      const int64_t sequences = s.batch / s.microbatches;
+      diag.notes.push_back(fmt::format("that is one microbatch: --batch {} / --microbatches {} = {} sequence{}",
+                                       s.batch, s.microbatches, sequences, sequences == 1 ? "" : "s"));
+      return Status::Error(std::move(diag), dry_run.status().kind());
+    }
+    EP_ASSIGN_OR_RETURN(own_run, std::move(dry_run));
     given_run = &*own_run;
   }
   const kernels::DryRunReport& run = *given_run;
