@@ -5,14 +5,25 @@ beside easyplan's estimate (docs/COST.md#validation-table).
     scripts/cost_validation.py EASYPLAN_BINARY [--format markdown|json] [--check]
 
 The figure compared is the run's published tokens/s per chip when the source gives one (it does not
-depend on how the source counts model FLOPs), else its MFU. The error is estimate / published - 1.
-No constant of the step-time model is fitted to these runs: every row is a held-out comparison.
+depend on how the source counts model FLOPs), else its step time (`step_time_s`, as independent of the
+FLOP count), else its MFU, else its HFU (`hfu`: a utilization that counts recomputed FLOPs, compared with
+easyplan's busiest device's FLOPs, `step_flops`, at the peak its MFU uses). The error is
+estimate / published - 1 (for a time, a negative error is a faster estimate). No constant of the
+step-time model is fitted to these runs: every row is a held-out comparison.
+
+Pipelined runs (a mesh with `pp` > 1) also pass `--pp-schedule`, `--virtual-stages` and `--pp-layers`
+from the run's `pp_schedule`, `virtual_stages` and `pp_layers`, with `pp` in `--mesh` (and in `--dcn`
+when the stages cross the network); a `pp` of 1 is left out of `--mesh`, a step without a pipeline.
+When `cost` does not price such a row (an `easyplan` that does not know the pipeline flags yet rejects
+them), the row says "not priced:" with cost's error message and is counted apart; the run goes on.
 
 Serving rows (a `serving:` block: batch, input and output tokens) compare a time to first token, a time
 per output token or output tokens/s per chip, priced from `cost --mode prefill` and `--mode decode`.
 
 --check exits 1 unless every run with a config is priced (a test that the data and the tool agree,
-whatever the errors are); without it the exit code is 0 once the table is printed.
+whatever the errors are), pipelined runs included once `easyplan cost --help` lists `--pp-schedule`
+(before that they are reported on stderr and do not fail the check); without it the exit code is 0
+once the table is printed.
 """
 
 import argparse
@@ -31,10 +42,19 @@ def axis_flag(sizes):
     return ",".join(f"{axis}={size}" for axis, size in sizes.items())
 
 
+def pipelined(run):
+    """A run whose mesh has pipeline stages (`pp` > 1)."""
+    return (run.get("mesh") or {}).get("pp", 1) > 1
+
+
 def base_command(binary, run, mode, batch, seq):
     """The `easyplan cost` command of one step of a run: --mesh with each DCN factor divided out, plus --dcn."""
     mesh = dict(run["mesh"])
-    dcn = run.get("dcn") or {}
+    dcn = dict(run.get("dcn") or {})
+    if mesh.get("pp", 1) == 1:
+        # One stage is a step without a pipeline: the mesh EasyDeL's axes give.
+        mesh.pop("pp", None)
+        dcn.pop("pp", None)
     for axis, factor in dcn.items():
         mesh[axis] //= factor
     cmd = [binary, "cost", os.path.join(ROOT, run["model"]["config"]), "--hardware", run["hardware"],
@@ -58,18 +78,28 @@ def command(binary, run):
     cmd = base_command(binary, run, "train", run["global_batch"], run["seq"])
     if run.get("microbatches"):
         cmd += ["--microbatches", str(run["microbatches"])]
+    if pipelined(run):
+        if run.get("pp_schedule"):
+            cmd += ["--pp-schedule", run["pp_schedule"]]
+        if run.get("virtual_stages"):
+            cmd += ["--virtual-stages", str(run["virtual_stages"])]
+        if run.get("pp_layers"):
+            cmd += ["--pp-layers", ",".join(str(n) for n in run["pp_layers"])]
     if run.get("gradient_checkpointing"):
         cmd += ["--set", "gradient_checkpointing=" + run["gradient_checkpointing"]]
     return cmd
 
 
-def cost(cmd):
-    """easyplan cost's JSON, or the reason there is none."""
+def cost(cmd, full_error=False):
+    """easyplan cost's JSON, or the reason there is none (with full_error, cost's whole error line)."""
     done = subprocess.run(cmd, capture_output=True, text=True)
     # Exit 1 is a finding (a plan error, or no fit): the JSON still comes, without an estimate on errors.
     try:
         result = json.loads(done.stdout)
     except json.JSONDecodeError:
+        if full_error:
+            lines = done.stderr.strip().splitlines()
+            return None, f"easyplan cost exited {done.returncode}: {lines[0] if lines else '(no message)'}"
         return None, f"easyplan cost exited {done.returncode}: {done.stderr.strip()[:200]}"
     if "step_time_s" not in result:
         return None, "the plan has errors: " + "; ".join(f.get("message", "") for f in result.get("findings", []))
@@ -130,25 +160,46 @@ def price(binary, run):
         return price_serving(binary, run, row)
     if published.get("tokens_per_s_per_chip"):
         row["metric"], row["published"] = "tokens/s/chip", float(published["tokens_per_s_per_chip"])
-    else:
+    elif published.get("step_time_s"):
+        row["metric"], row["published"] = "step s", float(published["step_time_s"])
+    elif published.get("mfu"):
         row["metric"], row["published"] = "MFU", float(published["mfu"])
+    else:
+        row["metric"], row["published"] = "HFU", float(published["hfu"])
     if not run["model"].get("config"):
         row["skipped"] = "no config file written for the model (see its notes)"
         return row
-    result, why = cost(command(binary, run))
-    if why:
-        row["skipped"] = why
-        return row
-    per_chip = result["tokens_per_s"] / run["chips"]
-    row["estimate"] = per_chip if row["metric"] == "tokens/s/chip" else result["mfu"]
+    if pipelined(run):
+        row["pipelined"] = True
+        result, why = cost(command(binary, run), full_error=True)
+        if why:
+            row["not_priced"] = why
+            return row
+    else:
+        result, why = cost(command(binary, run))
+        if why:
+            row["skipped"] = why
+            return row
+    if row["metric"] == "tokens/s/chip":
+        row["estimate"] = result["tokens_per_s"] / run["chips"]
+    elif row["metric"] == "step s":
+        row["estimate"] = result["step_time_s"]
+    elif row["metric"] == "MFU":
+        row["estimate"] = result["mfu"]
+    else:
+        # The busiest device's FLOPs (recomputation included) over the step, at the peak the MFU uses:
+        # peak = model_flops / (devices x step_time x mfu).
+        row["estimate"] = result["step_flops"] * result["devices"] * result["mfu"] / result["model_flops"]
     row["error"] = row["estimate"] / row["published"] - 1
     row["exposed_share"] = result["exposed_communication_s"] / result["step_time_s"]
     return row
 
 
 def figure(metric, value):
-    if metric == "MFU":
+    if metric in ("MFU", "HFU"):
         return f"{value:.1%}"
+    if metric == "step s":
+        return f"{value:,.2f}"
     if metric.endswith("ms"):
         return f"{value:,.1f}"
     return f"{value:,.0f}"
@@ -173,13 +224,25 @@ def markdown(rows):
         if "skipped" in r:
             lines.append(lead + f"{figure(r['metric'], r['published'])} | skipped: {r['skipped']} | | |")
             continue
+        if "not_priced" in r:
+            why = r["not_priced"].replace("|", "\\|")
+            lines.append(lead + f"{figure(r['metric'], r['published'])} | not priced: {why} | | |")
+            continue
         lines.append(lead + f"{figure(r['metric'], r['published'])} | {figure(r['metric'], r['estimate'])} | "
                      f"{r['error']:+.0%} | {r['exposed_share']:.0%} |")
     lines.append("")
-    lines.append(summary(rows, "training") + "; " + summary(rows, "serving") + ".")
+    not_priced = sum("not_priced" in r for r in rows)
+    lines.append(summary(rows, "training") + "; " + summary(rows, "serving") +
+                 (f"; {not_priced} pipelined runs not priced." if not_priced else "."))
     lines.append("No constant is fitted to these rows, so each row's leave-one-out error is its in-sample error. "
                  "Exposed comm. is the share of the (last priced) step easyplan leaves uncovered.")
     return "\n".join(lines)
+
+
+def accepts_pipeline_flags(binary):
+    """Whether this easyplan's cost knows the pipeline flags (its --help lists --pp-schedule)."""
+    done = subprocess.run([binary, "cost", "--help"], capture_output=True, text=True)
+    return "--pp-schedule" in done.stdout
 
 
 def main():
@@ -197,7 +260,12 @@ def main():
         unpriced = [r for r in rows if "skipped" in r and not r["skipped"].startswith("no config")]
         for r in unpriced:
             print(f"{r['id']}: not priced: {r['skipped']}", file=sys.stderr)
-        return 1 if unpriced else 0
+        pipeline_unpriced = [r for r in rows if "not_priced" in r]
+        must_price = accepts_pipeline_flags(args.binary)
+        for r in pipeline_unpriced:
+            print(f"{r['id']}: not priced: {r['not_priced']}" +
+                  ("" if must_price else " (easyplan cost has no --pp-schedule yet: not a failure)"), file=sys.stderr)
+        return 1 if unpriced or (must_price and pipeline_unpriced) else 0
     return 0
 
 
