@@ -4,17 +4,27 @@
 #include "api/memory_json.h"
 
 namespace easyplan::api {
+namespace {
+
+// The step of `memory`: --batch sequences of --seq tokens in --microbatches parts.
+MemoryOptions StepOf(const CommandOptions& options) {
+  MemoryOptions step = options.memory;
+  step.microbatches = options.microbatches;
+  return step;
+}
+
+}  // namespace
 
 CommandSpec MemoryCommand() {
   return {
       .name = "memory",
       .summary = "will it fit: parameters, gradients, optimizer state, activations, KV cache per device",
-      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh, OptionGroup::kStep,
-                 OptionGroup::kStepState, OptionGroup::kHardware},
-      .options = {"format", "output"},
-      .check = [](const CommandOptions& options) { return CheckMemoryOptions(options.memory); },
+      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh,
+                 OptionGroup::kPipeline, OptionGroup::kStep, OptionGroup::kStepState, OptionGroup::kHardware},
+      .options = {"microbatches", "format", "output"},
+      .check = [](const CommandOptions& options) { return CheckMemoryOptions(StepOf(options)); },
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
-        EP_ASSIGN_OR_RETURN(MemoryResult result, Memory(context.model, options.plan, options.memory));
+        EP_ASSIGN_OR_RETURN(MemoryResult result, Memory(context.model, options.plan, StepOf(options)));
         // The figures whenever the plan can be laid out; a plan with errors adds its findings.
         const bool failed = !result.report->fits || result.plan.HasErrors();
         return CommandResult{.outcome = failed ? Outcome::kFindings : Outcome::kOk, .value = std::move(result)};

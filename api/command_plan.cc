@@ -13,8 +13,9 @@ CommandSpec PlanCommand() {
   return {
       .name = "plan",
       .summary = "lay the partition rules on the mesh: the shards and bytes of every device",
-      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh},
-      .options = {"rank", "summary", "format", "output"},
+      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh,
+                 OptionGroup::kPipeline},
+      .options = {"rank", "summary", "microbatches", "format", "output"},
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         EP_ASSIGN_OR_RETURN(PlanResult result, PlanModel(context.model, options.plan, {options.rank, options.summary}));
         const Outcome outcome = result.plan.HasErrors() ? Outcome::kFindings : Outcome::kOk;

@@ -240,8 +240,8 @@ Status CheckValue(const CommandOption& option, const Json& value, std::string_vi
 
 Json OptionJson(const CommandOption& option) {
   static const char* const kTypes[] = {"flag", "string", "int", "unsigned", "number", "strings", "mesh", "sets"};
-  static const char* const kGroups[] = {"limits",     "config",   "tree",    "rules",  "mesh",   "step",
-                                        "step_state", "hardware", "pricing", "output", "command"};
+  static const char* const kGroups[] = {"limits",     "config",   "tree",    "rules",    "mesh",   "step",
+                                        "step_state", "hardware", "pricing", "pipeline", "output", "command"};
   static const char* const kSurfaces[] = {"both", "cli", "python"};
   const OptionSpec& spec = *option.spec;
   Json out = Json::object();
@@ -448,6 +448,11 @@ Status ApplyOptions(const std::string& command, const Json& options, CommandOpti
     EP_RETURN_IF_ERROR(CheckValue(*found, normal, command));
     SetField(found->spec->field(*out), normal);
     out->given.insert(name);
+  }
+  if (auto spec = FindCommand(command); spec.ok()) {
+    const std::vector<OptionGroup>& groups = (*spec)->groups;
+    out->plan.pipeline.supported = std::find(groups.begin(), groups.end(), OptionGroup::kPipeline) != groups.end();
+    if (out->given.count("microbatches") > 0) out->plan.pipeline.microbatches = out->microbatches;
   }
   return Status();
 }

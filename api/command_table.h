@@ -66,6 +66,7 @@ enum class OptionGroup {
   kStepState,  ///< what a step holds besides the model (optimizer, KV cache length)
   kHardware,   ///< the accelerator and the memory budget
   kPricing,    ///< how a step is priced
+  kPipeline,   ///< how the mesh's pp axis pipelines the layers (docs/PIPELINE.md)
   kOutput,     ///< how the CLI renders and where it writes
   kCommand,    ///< one command's own (listed by the command)
 };

@@ -8,9 +8,9 @@ CommandSpec ValidateCommand() {
   return {
       .name = "validate",
       .summary = "check a plan for CI: unmatched tensors, bad axes, indivisible dims, dead rules, memory",
-      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh, OptionGroup::kStep,
-                 OptionGroup::kStepState, OptionGroup::kHardware},
-      .options = {"format", "output"},
+      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh,
+                 OptionGroup::kPipeline, OptionGroup::kStep, OptionGroup::kStepState, OptionGroup::kHardware},
+      .options = {"microbatches", "format", "output"},
       .check = [](const CommandOptions& options) { return CheckValidateOptions(options.Validate()); },
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         EP_ASSIGN_OR_RETURN(ValidateResult result, Validate(context.model, options.Validate()));

@@ -134,6 +134,7 @@ MemoryOptions StepMemoryOptions(const MemoryOptions& memory, const StepSettings&
   step.mode = std::string(planner::MemoryModeName(s.mode));
   step.batch = s.batch / std::max<int64_t>(1, s.microbatches);
   step.seq = s.seq;
+  step.microbatches = std::max<int64_t>(1, s.microbatches);
   return step;
 }
 
@@ -232,6 +233,7 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
   if (settings.mode == planner::MemoryMode::kTrain) {
     EP_ASSIGN_OR_RETURN(settings.policy, ConfigCheckpointPolicy(inputs.config()));
   }
+  EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, settings.microbatches));
   EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
   CostResult result{std::move(inputs), std::move(plan), settings, hardware, std::move(budget_label), std::nullopt};
   EP_ASSIGN_OR_RETURN(result.estimate,

@@ -41,6 +41,28 @@ std::string MemoryToJsonText(const planner::MemoryReport& report, const std::str
                      report.memory_per_device);
   if (!hardware.empty())
     out += "  \"hardware\": " + Json(hardware).dump(-1, ' ', false, Json::error_handler_t::replace) + ",\n";
+  if (!report.stages.empty()) {
+    // The pipeline's stages, the worst first: each stage's layers, the microbatches its schedule keeps
+    // and its worst device.
+    const planner::PipelineSplit& p = report.pipeline;
+    Json pipeline = Json::object();
+    pipeline["stages"] = p.stages;
+    pipeline["schedule"] = std::string(planner::PipelineScheduleName(p.schedule));
+    pipeline["virtual_stages"] = p.virtual_stages;
+    pipeline["microbatches"] = report.options.microbatches;
+    pipeline["layers"] = p.chunk_layers;
+    Json stages = Json::array();
+    for (const planner::StageMemory& s : report.stages) {
+      Json stage = Json::object();
+      stage["stage"] = s.stage;
+      stage["layers"] = s.layers;
+      stage["in_flight_microbatches"] = s.in_flight;
+      stage["worst"] = DeviceMemoryToJson(s.worst);
+      stages.push_back(std::move(stage));
+    }
+    pipeline["per_stage"] = std::move(stages);
+    out += "  \"pipeline\": " + pipeline.dump(-1, ' ', false, Json::error_handler_t::replace) + ",\n";
+  }
   out += fmt::format("  \"fits\": {}", report.fits ? "true" : "false");
   const bool errors = findings != nullptr && std::any_of(findings->begin(), findings->end(),
                                                          [](const auto& f) { return f.severity == Severity::kError; });

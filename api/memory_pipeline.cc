@@ -51,6 +51,13 @@ Status CheckMemoryOptions(const MemoryOptions& options, const std::string& comma
                                       std::to_string(*options.seq));
     }
   }
+  EP_RETURN_IF_ERROR(CheckOptionValue("microbatches", Json(options.microbatches), command));
+  if (*options.batch % options.microbatches != 0) {
+    return Status::BadInput({},
+                            "--batch " + std::to_string(*options.batch) + " is not divisible by --microbatches " +
+                                std::to_string(options.microbatches),
+                            {"each microbatch is an equal share of the global batch"});
+  }
   EP_RETURN_IF_ERROR(CheckOptionValue("optimizer", Json(options.optimizer)));
   EP_RETURN_IF_ERROR(CheckOptionValue("grad_dtype", Json(options.grad_dtype)));
   return CheckOptionValue("opt_state_dtype", Json(options.opt_state_dtype));
@@ -125,6 +132,7 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, cons
   memory.master_weights = options.master_weights;
   memory.memory_per_device = budget;
   memory.worst_only = worst_only;
+  memory.microbatches = options.microbatches;
   const Json& config = inputs.config();
   if (train) {
     if (policy) {
@@ -176,11 +184,17 @@ StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const P
   if (!inputs.has_config()) {
     return Status::BadInput({}, "memory needs CONFIG: the activations and the KV cache come from the model's config");
   }
+  // A pipeline's schedule needs enough microbatches to fill its stages: refused, as the runtimes refuse it.
+  EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, options.microbatches));
   EP_ASSIGN_OR_RETURN(planner::Plan built, inputs.Build());
   MemoryResult result{std::move(inputs), std::move(built), std::nullopt, std::move(budget_label),
                       options.max_memory.empty() ? options.hardware : std::string()};
+  // --microbatches: the memory of one microbatch's step, --batch / M sequences, which a pipeline's
+  // stages keep several of.
+  MemoryOptions step = options;
+  if (options.microbatches > 1) step.batch = *options.batch / options.microbatches;
   // A plan with errors is still laid out (what it can lay out): its figures come with its findings.
-  EP_ASSIGN_OR_RETURN(result.report, BuildMemoryReport(result.inputs, result.plan, options, budget));
+  EP_ASSIGN_OR_RETURN(result.report, BuildMemoryReport(result.inputs, result.plan, step, budget));
   return result;
 }
 

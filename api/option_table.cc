@@ -411,6 +411,27 @@ std::vector<OptionSpec> MakeOptions() {
        .check = CheckKind::kChoice,
        .choices = {"bf16", "fp8"}});
 
+  // ---- the pipeline (docs/PIPELINE.md) ----
+  add({.name = "pp_schedule",
+       .group = OptionGroup::kPipeline,
+       .help = "how the pp axis's stages run the microbatches: gpipe, 1f1b (default), interleaved, zero-bubble or "
+               "dualpipe",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.pipeline.schedule; },
+       .check = CheckKind::kChoice,
+       .choices = {"gpipe", "1f1b", "interleaved", "zero-bubble", "dualpipe"}});
+  add({.name = "virtual_stages",
+       .type = OptionType::kInt,
+       .group = OptionGroup::kPipeline,
+       .help = "interleaved: model chunks per pipeline stage (Megatron-LM's virtual pipeline stages)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.pipeline.virtual_stages; },
+       .check = CheckKind::kRange,
+       .max = 64});
+  add({.name = "pp_layers",
+       .group = OptionGroup::kPipeline,
+       .help = "decoder layers per pipeline stage in order, e.g. 9,8,8,7 (per model chunk when interleaved); "
+               "default: equal counts",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.pipeline.layers; }});
+
   // ---- suggest's search ----
   add({.name = "slices",
        .type = OptionType::kInt,

@@ -50,11 +50,25 @@ struct MeshOptions {
   int64_t max_devices = int64_t{1} << 22;
 };
 
+/// The pipeline the mesh's pp axis runs (docs/PIPELINE.md, planner/pipeline.h).
+struct PipelineOptions {
+  std::string schedule = "1f1b";  ///< gpipe | 1f1b | interleaved | zero-bubble | dualpipe
+  int64_t virtual_stages = 1;     ///< model chunks per stage (interleaved)
+  std::string layers;             ///< --pp-layers "9,8,8,7": layers per stage (per chunk); "" = equal counts
+  /// Not an option: true for the commands that take the pipeline group (the command table sets it), so a
+  /// pp axis given to any other command is refused rather than planned as if it were a data axis.
+  bool supported = false;
+  /// Not an option of this group: --microbatches when the command was given it (the command table copies
+  /// it), which the plan's pipeline-microbatches finding checks against the schedule.
+  std::optional<int64_t> microbatches;
+};
+
 /// Everything a plan is built from: the option groups, each held once.
 struct PlanOptions {
   ConfigOptions config;  ///< CONFIG is optional with --tree (EasyDeL's default partition_axis applies)
   TreeOptions tree;
   MeshOptions mesh;
+  PipelineOptions pipeline;
   std::string rules = "builtin";
   std::string uneven = "replicate";  ///< replicate | error | chunk
   int64_t max_rules = 100'000;
@@ -91,6 +105,9 @@ struct MemoryOptions {
   /// schemas/devices.yaml (its memory only: enough for a budget, not to price a step).
   std::string hardware;
   std::string activation_dtype;  ///< "" = the config's torch_dtype, else bfloat16
+  /// The step's microbatches: `batch` and `seq` are then one microbatch's (the callers divide --batch), and
+  /// a pipelined plan's stages keep as many of them as their schedule does (planner/pipeline.h).
+  int64_t microbatches = 1;
 };
 
 }  // namespace easyplan::api

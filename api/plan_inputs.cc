@@ -4,10 +4,12 @@
 
 #include "api/choices.h"
 #include "api/option_checks.h"
+#include "api/pipeline_inputs.h"
 #include "core/did_you_mean.h"
 #include "core/json_pointer.h"
 #include "planner/lay_out_plan.h"
 #include "planner/mesh_builder.h"
+#include "planner/pipeline.h"
 
 namespace easyplan::api {
 namespace {
@@ -60,7 +62,8 @@ void AddPartitionAxes(const Json& value, std::vector<std::string>* out) {
 std::optional<std::string> ConventionalAxis(const std::string& axis, const std::vector<std::string>& known) {
   static const std::pair<const char*, const char*> kAliases[] = {
       {"mp", "tp"},       {"model", "tp"},   {"tensor", "tp"}, {"data", "dp"},   {"expert", "ep"},
-      {"sequence", "sp"}, {"context", "sp"}, {"cp", "sp"},     {"zero", "fsdp"}, {"fully_sharded", "fsdp"}};
+      {"sequence", "sp"}, {"context", "sp"}, {"cp", "sp"},     {"zero", "fsdp"}, {"fully_sharded", "fsdp"},
+      {"pipeline", "pp"}, {"pipe", "pp"},    {"stage", "pp"}};
   for (const auto& [alias, axis_name] : kAliases) {
     if (axis == alias && std::find(known.begin(), known.end(), axis_name) != known.end()) return axis_name;
   }
@@ -85,6 +88,7 @@ StatusOr<planner::AxisSizes> CompleteMeshAxes(const planner::AxisSizes& given, c
   std::vector<std::string> known = names;
   if (auto it = config.find("partition_axis"); it != config.end()) AddPartitionAxes(*it, &known);
   if (!has_config && AllOwnAxes(given, known)) return given;
+  known.emplace_back(planner::kPipelineAxis);  // easyplan's pipeline axis, on top of the config's
   // The rules are resolved only for an axis the config does not name (a rule file's own 'model').
   bool rules_added = false;
   for (const std::string& axis : given.names) {
@@ -103,9 +107,10 @@ StatusOr<planner::AxisSizes> CompleteMeshAxes(const planner::AxisSizes& given, c
     if (close) message += " (did you mean '" + *close + "'?)";
     std::string axes;
     for (const std::string& name : names) axes += (axes.empty() ? "" : ", ") + name;
-    return Status::BadInput(
-        {}, message,
-        {"the mesh axes are " + axes + " (the config's sharding_axis_names); axes left out of --mesh are 1"});
+    return Status::BadInput({}, message,
+                            {"the mesh axes are " + axes +
+                             " (the config's sharding_axis_names), and pp for pipeline stages; axes left out "
+                             "of --mesh are 1"});
   }
   planner::AxisSizes out;
   for (const std::string& axis : names) {
@@ -113,8 +118,22 @@ StatusOr<planner::AxisSizes> CompleteMeshAxes(const planner::AxisSizes& given, c
     out.names.push_back(axis);
     out.sizes.push_back(at == given.names.end() ? 1 : given.sizes[static_cast<size_t>(at - given.names.begin())]);
   }
+  // The pipeline axis is outermost, or follows the config axes written before it ("fsdp=8,pp=4,tp=2":
+  // dp, fsdp, pp, ep, tp, sp), so its place in --mesh sets the device order as every axis's does.
+  const auto pp = std::find(given.names.begin(), given.names.end(), planner::kPipelineAxis);
+  if (pp != given.names.end()) {
+    size_t at = 0;
+    for (auto before = given.names.begin(); before != pp; ++before) {
+      const auto k = std::find(out.names.begin(), out.names.end(), *before);
+      if (k != out.names.end()) at = std::max(at, static_cast<size_t>(k - out.names.begin()) + 1);
+    }
+    out.names.insert(out.names.begin() + static_cast<std::ptrdiff_t>(at), std::string(planner::kPipelineAxis));
+    out.sizes.insert(out.sizes.begin() + static_cast<std::ptrdiff_t>(at),
+                     *(given.sizes.begin() + (pp - given.names.begin())));
+  }
   // Axes only the rules or partition_axis use (a rule file's own 'model' axis) follow, as given.
   for (size_t k = 0; k < given.names.size(); ++k) {
+    if (given.names[k] == planner::kPipelineAxis) continue;
     if (std::find(names.begin(), names.end(), given.names[k]) != names.end()) continue;
     out.names.push_back(given.names[k]);
     out.sizes.push_back(given.sizes[k]);
@@ -186,6 +205,9 @@ planner::PlanRequest PlanInputs::Request() const {
   request.uneven = uneven;
   if (links) request.links = *links;
   request.max_devices = max_devices;
+  request.pipeline = pipeline;
+  request.pp_axis = pp_axis;
+  request.placements = placements;
   return request;
 }
 
@@ -194,7 +216,14 @@ StatusOr<planner::Plan> PlanInputs::Build(bool keep_params) const {
   EP_RETURN_IF_ERROR(planner::CheckMeshSize(mesh, max_devices));
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const planner::TreeMatches> matches,
                       model->Matches(tree_spec, tree, *rules, links));
-  return planner::LayOutPlan(*matches, mesh, uneven, {.max_devices = max_devices, .keep_params = keep_params});
+  EP_ASSIGN_OR_RETURN(planner::Plan plan, planner::LayOutPlan(*matches, mesh, uneven,
+                                                              {.max_devices = max_devices,
+                                                               .keep_params = keep_params,
+                                                               .pipeline = pipeline,
+                                                               .pp_axis = pp_axis,
+                                                               .placements = placements}));
+  AddPipelineFindings(*this, plan);
+  return plan;
 }
 
 Status CheckPlanOptions(const PlanOptions& options) {
@@ -278,6 +307,7 @@ StatusOr<PlanInputs> PreparePlan(const std::shared_ptr<const Model>& model, cons
   const RuleAxesFn rule_axes = [&] { return RuleAxes(*inputs.rules, *inputs.presets, model->config()); };
   EP_ASSIGN_OR_RETURN(inputs.mesh, MeshFromOptions(options.mesh, model->options().devices, model->config(),
                                                    model->has_config(), &inputs.mesh_source, rule_axes));
+  EP_RETURN_IF_ERROR(AddPipeline(inputs, options.pipeline));
   return inputs;
 }
 

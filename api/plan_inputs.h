@@ -31,6 +31,17 @@ struct PlanInputs {
   std::string mesh_source;  ///< "--mesh", "config sharding_axis_dims"
   planner::UnevenMode uneven = planner::UnevenMode::kReplicate;
   int64_t max_devices = 0;
+  /// The pipeline of the mesh's pp axis (stages 1 without one: api/pipeline_inputs.h), the axis, and
+  /// each tree tensor's stages.
+  planner::PipelineSplit pipeline;
+  int pp_axis = -1;
+  std::vector<planner::StagePlacement> placements;
+  /// Per stage: the matmul parameters a token passes through there (routed experts at top_k / experts;
+  /// an embedding lookup is none), the work the imbalance finding compares.
+  std::vector<double> stage_work;
+  /// The step's microbatches, when the command knows them (--microbatches): Build checks them against the
+  /// pipeline's schedule.
+  std::optional<int64_t> microbatches;
 
   bool has_config() const { return model->has_config(); }
   const schemas::ResolvedConfig& resolved() const { return model->resolved(); }

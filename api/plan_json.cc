@@ -102,6 +102,16 @@ std::string PlanToJsonText(const PlanView& view) {
          std::string(LayoutName(view.rules->layout)) + "\", \"count\": " + std::to_string(view.rules->rules.size()) +
          "},\n";
   if (view.expert_mesh && view.expert_specs) out += ExpertJsonMembers(*view.expert_mesh, *view.expert_specs);
+  if (plan.pipeline.pipelined()) {
+    Json pipeline = Json::object();
+    pipeline["stages"] = plan.pipeline.stages;
+    pipeline["schedule"] = std::string(planner::PipelineScheduleName(plan.pipeline.schedule));
+    pipeline["virtual_stages"] = plan.pipeline.virtual_stages;
+    pipeline["layers"] = plan.pipeline.chunk_layers;
+    pipeline["bytes_per_device_by_stage"] = plan.StageBytes();
+    if (plan.pipeline.balanced_by_us) pipeline["assumed"] = plan.pipeline.how;
+    out += "  \"pipeline\": " + pipeline.dump(-1, ' ', false, Json::error_handler_t::replace) + ",\n";
+  }
   if (!view.summary_only) {
     out += "  \"params\": [";
     bool first = true;
@@ -127,6 +137,10 @@ std::string PlanToJsonText(const PlanView& view) {
           SpecJson(param.spec), SpecJson(param.effective), DimsJson(group.layout.shard_shape().dims()),
           group.Replicas(), group.MaxShardBytes());
       if (group.expert_layout) out += fmt::format(", \"expert\": {}", group.expert);
+      if (group.Staged()) {
+        out += fmt::format(", \"stages\": [{}{}]", group.stages.stage,
+                           group.stages.also >= 0 ? fmt::format(", {}", group.stages.also) : std::string());
+      }
       if (view.rank) {
         std::vector<std::string> ranges;
         const bool held = group.HeldBy(*view.rank);

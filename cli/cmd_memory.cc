@@ -35,6 +35,27 @@ std::string IdRanges(const std::vector<int64_t>& ids) {
 
 std::string Signed(int64_t bytes) { return bytes < 0 ? "-" + HumanBytesBinary(-bytes) : HumanBytesBinary(bytes); }
 
+// A pipelined plan's stages, the worst first: each stage's layers, the microbatches its schedule keeps in
+// flight (planner/pipeline.h cites each schedule's source) and its worst device's figures.
+std::string StageTable(const planner::MemoryReport& report) {
+  const planner::PipelineSplit& p = report.pipeline;
+  std::string layers;
+  for (int64_t c : p.chunk_layers) layers += (layers.empty() ? "" : ",") + std::to_string(c);
+  std::string out = fmt::format("pipeline: {} stages, {} schedule{}, {} microbatch{}, layers {}\n", p.stages,
+                                planner::PipelineScheduleName(p.schedule),
+                                p.virtual_stages > 1 ? fmt::format(" x {} virtual stages", p.virtual_stages) : "",
+                                report.options.microbatches, report.options.microbatches == 1 ? "" : "es", layers);
+  std::vector<std::vector<std::string>> cells = {
+      {"stage", "layers", "in flight", "worst device", "params", "activations", "total", "headroom"}};
+  for (const planner::StageMemory& s : report.stages) {
+    cells.push_back({std::to_string(s.stage), std::to_string(s.layers), fmt::format("{:g}", s.in_flight),
+                     std::to_string(s.worst.id), HumanBytesBinary(s.worst.params),
+                     HumanBytesBinary(s.worst.activations), HumanBytesBinary(s.worst.total),
+                     Signed(report.memory_per_device - s.worst.total)});
+  }
+  return out + Columns(cells, {1, 2, 3, 4, 5, 6, 7});
+}
+
 std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInputs& inputs,
                         const api::MemoryOptions& flags, const std::string& budget_label, bool mode_given) {
   const bool train = report.mode == planner::MemoryMode::kTrain;
@@ -76,10 +97,15 @@ std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInpu
                      HumanBytesBinary(total), Signed(report.memory_per_device - total)});
   }
   out += Columns(cells, {1, 2, 3, 4, 5, 6, 7, 8});  // ids left-aligned, figures right-aligned
+  if (!report.stages.empty()) out += "\n" + StageTable(report);
 
   const planner::ActivationBreakdown& b = report.breakdown;
   out += "\n";
-  if (train) {
+  if (train && !report.stages.empty()) {
+    out += fmt::format("activations: per stage, its layers x {} saved per layer x the microbatches it keeps in flight",
+                       HumanBytesBinary(b.layer_saved));
+    if (b.recompute > 0) out += fmt::format(" + {} recomputed (one layer)", HumanBytesBinary(b.recompute));
+  } else if (train) {
     out += fmt::format("activations: {} layers x {} saved per layer", b.layers, HumanBytesBinary(b.layer_saved));
     if (b.recompute > 0) out += fmt::format(" + {} recomputed (one layer)", HumanBytesBinary(b.recompute));
   } else {

@@ -152,6 +152,21 @@ std::string PlanToTable(const PlanView& view) {
                      WithThousands(static_cast<int64_t>(tree.tensors.size())), plan.groups.size(),
                      HumanBytesBinary(summary.min), HumanBytesBinary(summary.median), HumanBytesBinary(summary.max),
                      summary.worst_device);
+  if (plan.pipeline.pipelined()) {
+    const std::vector<int64_t> stage_bytes = plan.StageBytes();
+    std::vector<std::string> layers, bytes;
+    for (int64_t s = 0; s < plan.pipeline.stages; ++s) {
+      layers.push_back(std::to_string(plan.pipeline.LayerCount(s)));
+      bytes.push_back(HumanBytesBinary(stage_bytes[static_cast<size_t>(s)]));
+    }
+    out +=
+        fmt::format("pipeline: {} stages, {} schedule{}; layers per stage {}; bytes per device by stage {}\n",
+                    plan.pipeline.stages, planner::PipelineScheduleName(plan.pipeline.schedule),
+                    plan.pipeline.virtual_stages > 1 ? fmt::format(" x {} virtual stages", plan.pipeline.virtual_stages)
+                                                     : std::string(),
+                    fmt::join(layers, ", "), fmt::join(bytes, ", "));
+    if (plan.pipeline.balanced_by_us) out += "assumed " + plan.pipeline.how + "\n";
+  }
   if (!view.weights.empty()) out += "weights: " + view.weights + "\n";
   if (view.expert_mesh && view.expert_specs) out += ExpertTableLines(*view.expert_mesh, *view.expert_specs);
   return out;
@@ -160,12 +175,16 @@ std::string PlanToTable(const PlanView& view) {
 std::string FindingsToJunit(const std::vector<Finding>& findings, bool strict) {
   // One test case per check, so a dashboard shows every check passing or failing across runs.
   constexpr FindingCode kCodes[] = {
-      FindingCode::kUnmatchedTensor,  FindingCode::kUnknownAxis,     FindingCode::kDuplicateAxis,
-      FindingCode::kIndivisible,      FindingCode::kOverBudget,      FindingCode::kLogicalIndivisible,
-      FindingCode::kTruncatedSpec,    FindingCode::kUnevenReplaced,  FindingCode::kUnevenChunked,
-      FindingCode::kDeadRule,         FindingCode::kShadowedRule,    FindingCode::kLargeReplicated,
-      FindingCode::kNoCounterpart,    FindingCode::kExpertMesh,      FindingCode::kCacheReshard,
-      FindingCode::kRedundantCompute, FindingCode::kVocabReplicated, FindingCode::kFusedMisaligned,
+      FindingCode::kUnmatchedTensor,      FindingCode::kUnknownAxis,
+      FindingCode::kDuplicateAxis,        FindingCode::kIndivisible,
+      FindingCode::kOverBudget,           FindingCode::kLogicalIndivisible,
+      FindingCode::kTruncatedSpec,        FindingCode::kUnevenReplaced,
+      FindingCode::kUnevenChunked,        FindingCode::kDeadRule,
+      FindingCode::kShadowedRule,         FindingCode::kLargeReplicated,
+      FindingCode::kNoCounterpart,        FindingCode::kExpertMesh,
+      FindingCode::kCacheReshard,         FindingCode::kRedundantCompute,
+      FindingCode::kVocabReplicated,      FindingCode::kFusedMisaligned,
+      FindingCode::kPipelineMicrobatches, FindingCode::kPipelineImbalance,
   };
   std::map<FindingCode, std::vector<const Finding*>> by_code;
   for (const Finding& finding : findings) by_code[finding.code].push_back(&finding);

@@ -45,6 +45,10 @@ std::string_view FindingCodeName(FindingCode code) {
       return "vocab-replicated";
     case FindingCode::kFusedMisaligned:
       return "fused-misaligned";
+    case FindingCode::kPipelineMicrobatches:
+      return "pipeline-microbatches";
+    case FindingCode::kPipelineImbalance:
+      return "pipeline-imbalance";
   }
   return "unknown";
 }
@@ -58,6 +62,7 @@ Severity FindingSeverity(FindingCode code) {
     case FindingCode::kOverBudget:
     case FindingCode::kLogicalIndivisible:
     case FindingCode::kExpertMesh:
+    case FindingCode::kPipelineMicrobatches:
       return Severity::kError;
     case FindingCode::kUnevenChunked:
       return Severity::kNote;

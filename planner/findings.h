@@ -16,25 +16,27 @@ namespace easyplan::planner {
 
 /// Every finding kind, with its fixed severity (docs/RULES.md lists them with examples).
 enum class FindingCode {
-  kUnmatchedTensor,     ///< error: no rule matched (eformer: "Partition rule not found for param")
-  kUnknownAxis,         ///< error: a spec names an axis the mesh lacks
-  kDuplicateAxis,       ///< error: a spec uses one mesh axis twice
-  kIndivisible,         ///< error under --uneven error: JAX's IndivisibleError
-  kOverBudget,          ///< error: a device's bytes exceed --max-memory
-  kLogicalIndivisible,  ///< error: heads / kv heads / experts / vocab not divisible by their axes
-  kTruncatedSpec,       ///< warning: more spec entries than the tensor's rank
-  kUnevenReplaced,      ///< warning under --uneven replicate: a dim's entry dropped to None
-  kUnevenChunked,       ///< note under --uneven chunk: shards of different sizes
-  kDeadRule,            ///< warning: the rule matches no tensor
-  kShadowedRule,        ///< warning: every tensor the rule matches was taken by an earlier rule
-  kLargeReplicated,     ///< warning: a large tensor is fully replicated although an axis could shard it
-  kNoCounterpart,       ///< warning: a tensor of this layout has no counterpart in the rules' layout
-  kExpertMesh,          ///< error: EasyDeL cannot fold the mesh into its (dp, ep, tp) expert mesh, or the
-                        ///< experts do not split evenly over it (activations, validate --mode)
-  kCacheReshard,        ///< warning: decode steps constrain the KV cache differently from how it is stored
-  kRedundantCompute,    ///< warning: an axis shards neither the batch nor a module's weights (computed whole)
-  kVocabReplicated,     ///< warning: a vocabulary its axes do not divide, replicated (EasyDeL runs it so)
-  kFusedMisaligned,     ///< warning: a fused dim's blocks straddle its parts (q|k|v): resharded after the split
+  kUnmatchedTensor,       ///< error: no rule matched (eformer: "Partition rule not found for param")
+  kUnknownAxis,           ///< error: a spec names an axis the mesh lacks
+  kDuplicateAxis,         ///< error: a spec uses one mesh axis twice
+  kIndivisible,           ///< error under --uneven error: JAX's IndivisibleError
+  kOverBudget,            ///< error: a device's bytes exceed --max-memory
+  kLogicalIndivisible,    ///< error: heads / kv heads / experts / vocab not divisible by their axes
+  kTruncatedSpec,         ///< warning: more spec entries than the tensor's rank
+  kUnevenReplaced,        ///< warning under --uneven replicate: a dim's entry dropped to None
+  kUnevenChunked,         ///< note under --uneven chunk: shards of different sizes
+  kDeadRule,              ///< warning: the rule matches no tensor
+  kShadowedRule,          ///< warning: every tensor the rule matches was taken by an earlier rule
+  kLargeReplicated,       ///< warning: a large tensor is fully replicated although an axis could shard it
+  kNoCounterpart,         ///< warning: a tensor of this layout has no counterpart in the rules' layout
+  kExpertMesh,            ///< error: EasyDeL cannot fold the mesh into its (dp, ep, tp) expert mesh, or the
+                          ///< experts do not split evenly over it (activations, validate --mode)
+  kCacheReshard,          ///< warning: decode steps constrain the KV cache differently from how it is stored
+  kRedundantCompute,      ///< warning: an axis shards neither the batch nor a module's weights (computed whole)
+  kVocabReplicated,       ///< warning: a vocabulary its axes do not divide, replicated (EasyDeL runs it so)
+  kFusedMisaligned,       ///< warning: a fused dim's blocks straddle its parts (q|k|v): resharded after the split
+  kPipelineMicrobatches,  ///< error: too few microbatches for the pipeline schedule (docs/PIPELINE.md)
+  kPipelineImbalance,     ///< warning: a pipeline stage with more than 10% more work than the mean
 };
 
 /// "unmatched-tensor", "unknown-axis", ...: stable identifiers for JSON, JUnit and `--strict` lists.

@@ -107,8 +107,28 @@ Status AddDeviceTotals(Plan& plan) {
   }
   const int64_t devices = plan.mesh.NumDevices();
   plan.device_bytes.assign(static_cast<size_t>(devices), uniform);
+  // A group uniform on its stages adds one figure to each of its stages' devices.
+  std::vector<int64_t> stage_bytes(static_cast<size_t>(plan.pipeline.stages), 0);
+  int64_t pp_stride = 1;
   for (const LayoutGroup& group : plan.groups) {
-    if (group.Uniform()) continue;
+    if (!group.Staged() || !group.UniformOnItsStages() || group.tensors == 0) continue;
+    pp_stride = group.pp_stride;
+    for (int64_t s = 0; s < plan.pipeline.stages; ++s) {
+      if (group.stages.On(s)) {
+        EP_RETURN_IF_ERROR(
+            AccumulateProduct(stage_bytes[static_cast<size_t>(s)], group.tensors, group.MaxShardBytes(), "plan"));
+      }
+    }
+  }
+  if (plan.pipeline.pipelined()) {
+    for (int64_t d = 0; d < devices; ++d) {
+      EP_RETURN_IF_ERROR(AccumulateBytes(plan.device_bytes[static_cast<size_t>(d)],
+                                         stage_bytes[static_cast<size_t>(d / pp_stride % plan.pipeline.stages)],
+                                         "plan"));
+    }
+  }
+  for (const LayoutGroup& group : plan.groups) {
+    if (group.Uniform() || group.tensors == 0 || (group.Staged() && group.UniformOnItsStages())) continue;
     for (int64_t d = 0; d < devices; ++d) {
       EP_RETURN_IF_ERROR(
           AccumulateProduct(plan.device_bytes[static_cast<size_t>(d)], group.tensors, group.BytesOn(d), "plan"));
@@ -158,6 +178,24 @@ class MeshPlanner {
     EP_ASSIGN_OR_RETURN(param.group, GroupOf(kind, tensor, link, param.effective, laid_out));
     AddLargeReplicatedFinding(tensor, param, outcome);
     return Status();
+  }
+
+  /// The group of `group`'s tensors that live on `placement`'s stages only: a copy of the group whose
+  /// devices are those stages' (one per group and placement).
+  int Staged(int group, const StagePlacement& placement) {
+    if (placement.Everywhere()) return group;
+    auto [it, inserted] = staged_index_.try_emplace({group, placement}, static_cast<int>(plan_.groups.size()));
+    if (inserted) {
+      LayoutGroup staged = plan_.groups[static_cast<size_t>(group)];
+      staged.tensors = 0;
+      staged.stages = placement;
+      const size_t pp = static_cast<size_t>(options_.pp_axis);
+      staged.pp_size = mesh_.shape[pp];
+      staged.pp_stride = 1;
+      for (size_t k = pp + 1; k < mesh_.shape.size(); ++k) staged.pp_stride *= mesh_.shape[k];
+      plan_.groups.push_back(std::move(staged));
+    }
+    return it->second;
   }
 
   FindingList& findings() { return findings_; }
@@ -460,6 +498,7 @@ class MeshPlanner {
   std::vector<int> group_of_slot_;                          // by group slot; -1 = not seen yet
   const std::vector<std::string> compute_axes_;             ///< ComputeAxes of the config
   std::map<GroupKey, int> group_index_;
+  std::map<std::pair<int, StagePlacement>, int> staged_index_;
 };
 
 }  // namespace
@@ -484,18 +523,35 @@ StatusOr<Plan> LayOutPlan(const TreeMatches& matches, const Mesh& mesh, UnevenMo
   plan.rule_matches = matches.rule_matches();
   if (options.keep_params) plan.params.reserve(tree.tensors.size());
   MeshPlanner planner(matches, mesh, uneven, options, plan);
+  const bool pipelined = options.pipeline.pipelined();
+  if (pipelined) {
+    if (options.pp_axis < 0 || options.pp_axis >= mesh.rank() ||
+        mesh.shape[static_cast<size_t>(options.pp_axis)] != options.pipeline.stages ||
+        options.placements.size() != tree.tensors.size()) {
+      return Status::Internal("LayOutPlan: the pipeline's stages, pp axis and placements disagree with the mesh");
+    }
+    plan.pipeline = options.pipeline;
+  }
 
   // Tensors in tree order, so findings come in the order of their first tensor; a kind is planned
   // at its first tensor and replayed for the rest (unless a finding names that tensor alone).
   std::vector<std::optional<TensorOutcome>> outcomes(matches.kinds().size());
   RedundantComputeCheck redundant(mesh, matches.config());
   for (size_t t = 0; t < tree.tensors.size(); ++t) {
+    // On a pipelined mesh the tensor's group is the copy on its stages; a replayed kind keeps its
+    // unstaged group, since tensors of one kind sit on different stages.
+    const StagePlacement placement = pipelined ? options.placements[t] : StagePlacement();
     std::optional<TensorOutcome>& replay = outcomes[static_cast<size_t>(matches.KindIndexOf(t))];
     if (replay) {
       redundant.Add(tree.tensors[t].name, replay->weight);
       for (size_t position : replay->findings) planner.findings().Recount(position, 1);
-      ++plan.groups[static_cast<size_t>(replay->param.group)].tensors;
-      if (options.keep_params) plan.params.emplace_back(replay->param).tensor = static_cast<int>(t);
+      const int group = planner.Staged(replay->param.group, placement);
+      ++plan.groups[static_cast<size_t>(group)].tensors;
+      if (options.keep_params) {
+        ParamPlan& param = plan.params.emplace_back(replay->param);
+        param.tensor = static_cast<int>(t);
+        param.group = group;
+      }
       continue;
     }
     TensorOutcome outcome;
@@ -504,8 +560,9 @@ StatusOr<Plan> LayOutPlan(const TreeMatches& matches, const Mesh& mesh, UnevenMo
         redundant.Classify(tree.tensors[t].shape, outcome.param.effective,
                            plan.groups[static_cast<size_t>(outcome.param.group)].expert_layout.has_value());
     redundant.Add(tree.tensors[t].name, outcome.weight);
-    ++plan.groups[static_cast<size_t>(outcome.param.group)].tensors;
-    if (options.keep_params) plan.params.push_back(outcome.param);
+    const int group = planner.Staged(outcome.param.group, placement);
+    ++plan.groups[static_cast<size_t>(group)].tensors;
+    if (options.keep_params) plan.params.emplace_back(outcome.param).group = group;
     if (outcome.replayable && matches.KindOf(t).tensors > 1) replay = std::move(outcome);
   }
 

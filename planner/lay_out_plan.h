@@ -22,6 +22,11 @@ struct LayOutOptions {
   int64_t large_replicated_bytes = int64_t{64} << 20;
   /// False: Plan::params stays empty (PlanRequest::keep_params).
   bool keep_params = true;
+  /// A pipelined mesh (pipeline.stages > 1): the split, the mesh's pp axis, and each tree tensor's stages
+  /// (PlaceOnStages), one per tree tensor. A tensor then lives on its stages' devices only.
+  PipelineSplit pipeline;
+  int pp_axis = -1;
+  std::vector<StagePlacement> placements;
 };
 
 /// BadInput when `mesh` has more devices than `max_devices` (the first check of a plan).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <utility>
 
 #include "core/byte_size.h"
@@ -273,72 +274,94 @@ StepShards ReadStepShards(const ActivationPlan& step, schemas::ModelDims& dims) 
   return shards;
 }
 
-// Step 2: the activations a device holds, identical on every device (each tensor's largest shard): the
-// saved set of every layer under the checkpointing policy plus one layer recomputed in training, one
-// layer's working set in a forward-only step. Layers by kind: attention (softmax, or linear for
-// layer_types "linear_attention") x MLP (dense or the routed experts), each kind's activations computed
-// once. Fills the breakdown's layer figures.
-StatusOr<int64_t> ActivationBytes(const MemoryModel& model, const StepShards& shards, const MemoryOptions& options,
-                                  ActivationBreakdown& b) {
-  const schemas::ModelDims& dims = model.dims;
-  int64_t layers_of[2][2] = {{0, 0}, {0, 0}};  // [linear][moe]
-  const bool typed = static_cast<int64_t>(dims.layer_types.size()) == dims.layers;
-  for (int64_t i = 0; i < dims.layers; ++i) {
+// Step 2: the activations a device holds, identical on every device of a stage (each tensor's largest
+// shard): the saved set of every layer under the checkpointing policy plus one layer recomputed in
+// training, one layer's working set in a forward-only step. Layers by kind: attention (softmax, or linear
+// for layer_types "linear_attention") x MLP (dense or the routed experts), each kind's activations
+// computed once. A pipelined stage saves its own layers for each microbatch its schedule keeps in flight
+// (`in_flight`, planner/pipeline.h). Fills the breakdown's layer figures from the whole model.
+class LayerActivationSet {
+ public:
+  static StatusOr<LayerActivationSet> Make(const MemoryModel& model, const StepShards& shards,
+                                           const MemoryOptions& options, ActivationBreakdown& b) {
+    LayerActivationSet set(model, shards, options);
+    const schemas::ModelDims& dims = model.dims;
+    bool used[2][2] = {{false, false}, {false, false}};
+    for (int64_t i = 0; i < dims.layers; ++i) {
+      const auto [linear, moe] = set.KindOf(i);
+      used[linear][moe] = true;
+    }
+    for (int linear = 0; linear < 2; ++linear) {
+      for (int moe = 0; moe < 2; ++moe) {
+        if (!used[linear][moe]) continue;
+        EP_ASSIGN_OR_RETURN(set.kinds_[linear][moe],
+                            LayerActivationBytes(model, moe == 1, shards.hidden, shards.q, shards.k, shards.v,
+                                                 shards.out, shards.kv_length, shards.act_bytes, linear == 1));
+        b.layer_full = std::max(b.layer_full, set.kinds_[linear][moe].full);
+        b.layer_saved = std::max(b.layer_saved, set.Saved(set.kinds_[linear][moe]));
+      }
+    }
+    b.layers = dims.layers;
+    const bool recomputes =
+        options.policy != CheckpointPolicy::kNone && options.policy != CheckpointPolicy::kEverythingSaveable;
+    b.outside = 2 * shards.hidden;  // embedding output, final norm output (a stage's input and output)
+    b.recompute = options.mode == MemoryMode::kTrain && recomputes ? b.layer_full : 0;
+    return set;
+  }
+
+  /// The activations of `layers` (decoder layer numbers) with `in_flight` microbatches kept.
+  StatusOr<int64_t> Bytes(const std::vector<int64_t>& layers, double in_flight, const ActivationBreakdown& b) const {
+    if (options_.mode != MemoryMode::kTrain) {
+      // Forward only: one layer's working set at a time, plus the residual stream around it.
+      return Value(Checked(b.layer_full) + b.outside, "activation");
+    }
+    Checked saved(0);
+    for (int64_t i : layers) {
+      const auto [linear, moe] = KindOf(i);
+      saved = saved + Checked(Saved(kinds_[linear][moe]));
+    }
+    // In-flight microbatches are whole in 1F1B and GPipe; the interleaved schedule keeps chunks, a
+    // fraction of the stage: the stage's saved set scaled, rounded up to a byte.
+    if (!saved.v || in_flight == 1.0) return Value(saved + b.recompute + b.outside, "activation");
+    const double scaled = static_cast<double>(*saved.v) * in_flight;
+    if (!(scaled < 9.2e18)) return Status::BadInput({}, "memory: activation byte count overflows int64");
+    const Checked kept(static_cast<int64_t>(std::ceil(scaled)));
+    return Value(kept + b.recompute + b.outside, "activation");
+  }
+
+ private:
+  LayerActivationSet(const MemoryModel& model, const StepShards& shards, const MemoryOptions& options)
+      : model_(model), shards_(shards), options_(options) {}
+
+  std::pair<int, int> KindOf(int64_t i) const {
+    const schemas::ModelDims& dims = model_.dims;
     const size_t at = static_cast<size_t>(i);
-    const bool linear = typed && dims.layer_types[at] == "linear_attention";
+    const bool typed = static_cast<int64_t>(dims.layer_types.size()) == dims.layers;
+    const bool linear = typed && at < dims.layer_types.size() && dims.layer_types[at] == "linear_attention";
     const bool moe = dims.experts > 0 && at < dims.moe_layer_mask.size() && dims.moe_layer_mask[at];
-    ++layers_of[linear][moe];
+    return {linear ? 1 : 0, moe ? 1 : 0};
   }
-  LayerActivations kinds[2][2];
-  for (int linear = 0; linear < 2; ++linear) {
-    for (int moe = 0; moe < 2; ++moe) {
-      if (layers_of[linear][moe] == 0) continue;
-      EP_ASSIGN_OR_RETURN(kinds[linear][moe],
-                          LayerActivationBytes(model, moe == 1, shards.hidden, shards.q, shards.k, shards.v, shards.out,
-                                               shards.kv_length, shards.act_bytes, linear == 1));
-    }
-  }
-  b.layers = dims.layers;
-  for (int linear = 0; linear < 2; ++linear) {
-    for (int moe = 0; moe < 2; ++moe) {
-      if (layers_of[linear][moe] > 0) b.layer_full = std::max(b.layer_full, kinds[linear][moe].full);
-    }
-  }
-  auto saved = [&](const LayerActivations& l) -> int64_t {
-    switch (options.policy) {
+
+  int64_t Saved(const LayerActivations& l) const {
+    switch (options_.policy) {
       case CheckpointPolicy::kNone:
       case CheckpointPolicy::kEverythingSaveable:
         return l.full;
       case CheckpointPolicy::kNothingSaveable:
-        return shards.hidden;
+        return shards_.hidden;
       case CheckpointPolicy::kCheckpointDots:
         return l.dots;
       case CheckpointPolicy::kDotsNoBatchDims:
         return l.dots_no_batch;
     }
     return l.full;
-  };
-  Checked saved_layers(0);
-  for (int linear = 0; linear < 2; ++linear) {
-    for (int moe = 0; moe < 2; ++moe) {
-      if (layers_of[linear][moe] == 0) continue;
-      b.layer_saved = std::max(b.layer_saved, saved(kinds[linear][moe]));
-      saved_layers = saved_layers + Checked(saved(kinds[linear][moe])) * layers_of[linear][moe];
-    }
   }
-  const bool recomputes =
-      options.policy != CheckpointPolicy::kNone && options.policy != CheckpointPolicy::kEverythingSaveable;
-  b.outside = 2 * shards.hidden;  // embedding output, final norm output
-  Checked activations;
-  if (options.mode == MemoryMode::kTrain) {
-    b.recompute = recomputes ? b.layer_full : 0;
-    activations = saved_layers + b.recompute + b.outside;
-  } else {
-    // Forward only: one layer's working set at a time, plus the residual stream around it.
-    activations = Checked(b.layer_full) + b.outside;
-  }
-  return Value(activations, "activation");
-}
+
+  const MemoryModel& model_;
+  StepShards shards_;
+  MemoryOptions options_;
+  LayerActivations kinds_[2][2];
+};
 
 // Step 3: the logits block, float32 (the loss and the sampler upcast): the step's logits, else the
 // hidden state's shard widened to the vocabulary.
@@ -351,8 +374,10 @@ StatusOr<int64_t> LogitsBytes(const schemas::ModelDims& dims, const StepShards& 
 
 // Step 4: the largest weight a device all-gathers for compute, over each layout group's first tensor.
 // Weights keep their tp (and ep) sharding in the matmul; every other axis is all-gathered first. Stacked
-// expert kernels stay sharded over the (folded) expert axis inside the MoE shard_map.
-void FindGatheredWeight(const Plan& plan, const ParamTree& tree, const MemoryModel& model, ActivationBreakdown& b) {
+// expert kernels stay sharded over the (folded) expert axis inside the MoE shard_map. `stage` >= 0: only
+// the weights that pipeline stage holds.
+void FindGatheredWeight(const Plan& plan, const ParamTree& tree, const MemoryModel& model, ActivationBreakdown& b,
+                        int64_t stage = -1) {
   const Mesh& mesh = plan.mesh;
   std::vector<int> first(plan.groups.size(), -1);
   for (size_t i = 0; i < plan.params.size(); ++i) {
@@ -363,6 +388,7 @@ void FindGatheredWeight(const Plan& plan, const ParamTree& tree, const MemoryMod
     if (first[g] < 0) continue;
     const ParamPlan& param = plan.params[static_cast<size_t>(first[g])];
     const LayoutGroup& group = plan.groups[g];
+    if (stage >= 0 && !group.stages.On(stage)) continue;
     const Shape& shape = group.layout.shape();
     if (model.dims.experts > 0 && shape.rank() == 3 && shape.dims()[0] == model.dims.experts) continue;
     int64_t kept = 1;
@@ -387,6 +413,7 @@ void FindGatheredWeight(const Plan& plan, const ParamTree& tree, const MemoryMod
 /// are summed per device.
 struct TrainingState {
   Checked uniform_grads, uniform_optimizer;
+  std::vector<Checked> stage_grads, stage_optimizer;  ///< per pipeline stage: groups uniform on their stages
   bool per_device_groups = false;
   std::vector<Checked> grads, optimizer;  ///< per device, sized when a per-device group exists
 };
@@ -395,6 +422,8 @@ struct TrainingState {
 TrainingState TrainingStateBytes(const Plan& plan, const MemoryOptions& options) {
   TrainingState state;
   const int64_t devices = plan.mesh.NumDevices();
+  state.stage_grads.assign(static_cast<size_t>(plan.pipeline.stages), Checked(0));
+  state.stage_optimizer.assign(static_cast<size_t>(plan.pipeline.stages), Checked(0));
   const int grad_bits = options.grad_dtype ? DTypeBits(*options.grad_dtype) : 0;
   const int opt_bits = DTypeBits(options.opt_state_dtype);
   for (const LayoutGroup& group : plan.groups) {
@@ -438,6 +467,18 @@ TrainingState TrainingStateBytes(const Plan& plan, const MemoryOptions& options)
       state.uniform_optimizer = state.uniform_optimizer + states * group.tensors;
       continue;
     }
+    if (group.tensors == 0) continue;
+    if (group.Staged() && group.UniformOnItsStages() && !group.expert_layout) {
+      // One device of each holding stage stands for the stage: the first device with that pp coordinate.
+      for (int64_t s = 0; s < plan.pipeline.stages; ++s) {
+        if (!group.stages.On(s)) continue;
+        const auto [grad, states] = held(s * group.pp_stride);
+        state.stage_grads[static_cast<size_t>(s)] = state.stage_grads[static_cast<size_t>(s)] + grad * group.tensors;
+        state.stage_optimizer[static_cast<size_t>(s)] =
+            state.stage_optimizer[static_cast<size_t>(s)] + states * group.tensors;
+      }
+      continue;
+    }
     if (!state.per_device_groups) {
       state.grads.resize(static_cast<size_t>(devices));
       state.optimizer.resize(static_cast<size_t>(devices));
@@ -452,9 +493,13 @@ TrainingState TrainingStateBytes(const Plan& plan, const MemoryOptions& options)
   return state;
 }
 
-/// The figures every device holds alike.
+/// The figures every device of a stage holds alike (one entry per pipeline stage; one without a pipeline).
 struct SharedBytes {
-  int64_t activations = 0, kv_cache = 0, transient = 0;
+  std::vector<int64_t> activations, kv_cache, transient;
+  int64_t pp_stride = 1;  ///< a device's stage is device / pp_stride % stages
+  size_t StageOf(int64_t device) const {
+    return static_cast<size_t>(device / pp_stride % static_cast<int64_t>(activations.size()));
+  }
 };
 
 // One device's figures. Without per-device groups only the parameters differ between devices, so the
@@ -464,13 +509,16 @@ StatusOr<DeviceMemory> DeviceFigures(const Plan& plan, const TrainingState& stat
   DeviceMemory m;
   m.id = d;
   m.params = plan.device_bytes[static_cast<size_t>(d)];
+  const size_t stage = shared.StageOf(d);
   const Checked own_grads = state.per_device_groups ? state.grads[static_cast<size_t>(d)] : Checked(0);
   const Checked own_optimizer = state.per_device_groups ? state.optimizer[static_cast<size_t>(d)] : Checked(0);
-  EP_ASSIGN_OR_RETURN(m.grads, Value(own_grads + state.uniform_grads, "gradient"));
-  EP_ASSIGN_OR_RETURN(m.optimizer, Value(own_optimizer + state.uniform_optimizer, "optimizer state"));
-  m.activations = shared.activations;
-  m.kv_cache = shared.kv_cache;
-  m.transient = shared.transient;
+  const Checked stage_grads = stage < state.stage_grads.size() ? state.stage_grads[stage] : Checked(0);
+  const Checked stage_optimizer = stage < state.stage_optimizer.size() ? state.stage_optimizer[stage] : Checked(0);
+  EP_ASSIGN_OR_RETURN(m.grads, Value(own_grads + stage_grads + state.uniform_grads, "gradient"));
+  EP_ASSIGN_OR_RETURN(m.optimizer, Value(own_optimizer + stage_optimizer + state.uniform_optimizer, "optimizer state"));
+  m.activations = shared.activations[stage];
+  m.kv_cache = shared.kv_cache[stage];
+  m.transient = shared.transient[stage];
   EP_ASSIGN_OR_RETURN(
       m.total, Value(Checked(m.params) + m.grads + m.optimizer + m.activations + m.kv_cache + m.transient, "total"));
   return m;
@@ -479,7 +527,7 @@ StatusOr<DeviceMemory> DeviceFigures(const Plan& plan, const TrainingState& stat
 // Step 6: every device's figures in device order and the worst device; with worst_only, the worst alone.
 Status AddDevices(const Plan& plan, const TrainingState& state, const SharedBytes& shared, const MemoryOptions& options,
                   MemoryReport& report) {
-  if (options.worst_only && !state.per_device_groups) {
+  if (options.worst_only && !state.per_device_groups && !plan.pipeline.pipelined()) {
     // Only the parameters differ: the device with the most of them (the lowest id on ties) is the worst.
     const auto most = std::max_element(plan.device_bytes.begin(), plan.device_bytes.end());
     EP_ASSIGN_OR_RETURN(DeviceMemory worst, DeviceFigures(plan, state, shared, most - plan.device_bytes.begin()));
@@ -488,11 +536,30 @@ Status AddDevices(const Plan& plan, const TrainingState& state, const SharedByte
   }
   const int64_t devices = plan.mesh.NumDevices();
   report.devices.reserve(static_cast<size_t>(devices));
+  const bool pipelined = plan.pipeline.pipelined();
+  if (pipelined) {
+    report.stages.resize(static_cast<size_t>(plan.pipeline.stages));
+    for (int64_t s = 0; s < plan.pipeline.stages; ++s) {
+      StageMemory& stage = report.stages[static_cast<size_t>(s)];
+      stage.stage = s;
+      stage.layers = plan.pipeline.LayerCount(s);
+      stage.in_flight =
+          options.mode == MemoryMode::kTrain ? InFlightMicrobatches(plan.pipeline, s, options.microbatches) : 1;
+      stage.worst.total = -1;
+    }
+  }
   for (int64_t d = 0; d < devices; ++d) {
     EP_ASSIGN_OR_RETURN(DeviceMemory m, DeviceFigures(plan, state, shared, d));
     if (m.total > (report.devices.empty() ? -1 : report.Worst().total)) report.worst = d;
+    if (pipelined) {
+      StageMemory& stage = report.stages[shared.StageOf(d)];
+      if (m.total > stage.worst.total) stage.worst = m;
+    }
     report.devices.push_back(m);
   }
+  // The worst stage first (the lower stage on ties).
+  std::stable_sort(report.stages.begin(), report.stages.end(),
+                   [](const StageMemory& a, const StageMemory& b) { return a.worst.total > b.worst.total; });
   if (options.worst_only) {
     const DeviceMemory worst = report.Worst();
     report.devices = {worst};
@@ -518,17 +585,51 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
   ActivationBreakdown& b = report.breakdown;
 
   const StepShards shards = ReadStepShards(step, model.dims);
-  SharedBytes shared;
-  EP_ASSIGN_OR_RETURN(shared.activations, ActivationBytes(model, shards, options, b));
+  EP_ASSIGN_OR_RETURN(const LayerActivationSet layer_set, LayerActivationSet::Make(model, shards, options, b));
   EP_ASSIGN_OR_RETURN(b.logits, LogitsBytes(model.dims, shards));
-  shared.kv_cache = !train && inputs.cache != nullptr ? inputs.cache->cache_bytes_per_device : 0;
   FindGatheredWeight(plan, *inputs.tree, model, b);
   // Training also holds the unreduced full-size gradient of the gathered weight before its reduce-scatter.
   const Checked gathered_peak = Checked(b.gathered_weight) * (train ? 2 : 1);
-  // The lm_head gather and the logits it produces are live together: the two add up.
-  EP_ASSIGN_OR_RETURN(shared.transient, Value(gathered_peak + b.logits, "transient"));
+  const int64_t cache = !train && inputs.cache != nullptr ? inputs.cache->cache_bytes_per_device : 0;
+
+  // Per stage (one without a pipeline): its layers' activations for the microbatches its schedule keeps,
+  // its layers' share of the KV cache, and the logits block on the last stage, which runs the head.
+  const PipelineSplit& pipeline = plan.pipeline;
+  SharedBytes shared;
+  if (pipeline.pipelined()) {
+    const std::optional<int> pp = plan.mesh.AxisIndex(std::string(kPipelineAxis));
+    if (!pp) return Status::Internal("memory: a pipelined plan's mesh has no pp axis");
+    for (size_t k = static_cast<size_t>(*pp) + 1; k < plan.mesh.shape.size(); ++k)
+      shared.pp_stride *= plan.mesh.shape[k];
+  }
+  std::vector<int64_t> all_layers(static_cast<size_t>(std::max<int64_t>(0, model.dims.layers)));
+  for (size_t i = 0; i < all_layers.size(); ++i) all_layers[i] = static_cast<int64_t>(i);
+  for (int64_t s = 0; s < pipeline.stages; ++s) {
+    const std::vector<int64_t> layers = pipeline.pipelined() ? pipeline.LayersOfStage(s) : all_layers;
+    const double in_flight =
+        pipeline.pipelined() && train ? InFlightMicrobatches(pipeline, s, options.microbatches) : 1;
+    EP_ASSIGN_OR_RETURN(const int64_t activations, layer_set.Bytes(layers, in_flight, b));
+    shared.activations.push_back(activations);
+    const Checked stage_cache = pipeline.pipelined() && model.dims.layers > 0
+                                    ? CeilDiv(Checked(cache) * static_cast<int64_t>(layers.size()), model.dims.layers)
+                                    : Checked(cache);
+    EP_ASSIGN_OR_RETURN(const int64_t kv, Value(stage_cache, "KV cache"));
+    shared.kv_cache.push_back(kv);
+    // The lm_head gather and the logits it produces are live together: the two add up. A stage gathers
+    // only the weights it holds.
+    const bool head = !pipeline.pipelined() || s == pipeline.stages - 1;
+    Checked stage_gathered = gathered_peak;
+    if (pipeline.pipelined()) {
+      ActivationBreakdown own;
+      FindGatheredWeight(plan, *inputs.tree, model, own, s);
+      stage_gathered = Checked(own.gathered_weight) * (train ? 2 : 1);
+    }
+    EP_ASSIGN_OR_RETURN(const int64_t transient, Value(stage_gathered + (head ? b.logits : 0), "transient"));
+    shared.transient.push_back(transient);
+  }
   const TrainingState state = train ? TrainingStateBytes(plan, options) : TrainingState();
   EP_RETURN_IF_ERROR(AddDevices(plan, state, shared, options, report));
+  report.pipeline = pipeline;
   report.fits = report.Worst().total <= options.memory_per_device;
   return report;
 }

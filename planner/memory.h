@@ -20,6 +20,7 @@
 #include "core/status.h"
 #include "planner/activations.h"
 #include "planner/expert_mesh.h"
+#include "planner/pipeline.h"
 #include "planner/plan.h"
 #include "schemas/model_dims.h"
 
@@ -84,6 +85,9 @@ struct MemoryOptions {
   /// Keep only the worst device in MemoryReport::devices (suggest ranks candidates by it; a report of
   /// 16,384 devices per candidate would cost more than the candidate's whole estimate).
   bool worst_only = false;
+  /// The microbatches of a step (each runs the activation plan's batch). A pipelined plan's stages keep
+  /// InFlightMicrobatches of them (planner/pipeline.h); without a pipeline one is live at a time.
+  int64_t microbatches = 1;
 };
 
 /// Bytes one device holds, per category (0 where a category does not apply to the mode).
@@ -104,6 +108,14 @@ struct ActivationBreakdown {
   std::string gathered_name;    ///< the tensor it is
 };
 
+/// One pipeline stage's figures: its layers, the microbatches its schedule keeps, its worst device.
+struct StageMemory {
+  int64_t stage = 0;
+  int64_t layers = 0;
+  double in_flight = 1;  ///< microbatches of activations at the schedule's peak
+  DeviceMemory worst;    ///< the stage's device with the largest total
+};
+
 struct MemoryReport {
   MemoryMode mode = MemoryMode::kTrain;
   MemoryOptions options;
@@ -112,6 +124,9 @@ struct MemoryReport {
   int64_t memory_per_device = 0;
   bool fits = true;
   ActivationBreakdown breakdown;
+  /// A pipelined plan: its pipeline, and one entry per stage, the worst stage first (empty without one).
+  PipelineSplit pipeline;
+  std::vector<StageMemory> stages;
   /// The device with the largest total.
   const DeviceMemory& Worst() const { return devices[static_cast<size_t>(worst)]; }
 };

@@ -9,6 +9,7 @@
 namespace easyplan::planner {
 
 bool LayoutGroup::HeldBy(int64_t device) const {
+  if (Staged() && !stages.On(StageOf(device))) return false;
   if (!expert_layout) return true;
   const Range held = expert_layout->SliceOf(device)[0];
   return expert >= held.first && expert < held.second;
@@ -28,6 +29,12 @@ int64_t LayoutGroup::ReplicaIdOn(int64_t device, const Mesh& mesh) const {
 }
 
 int64_t LayoutGroup::Replicas() const {
+  if (Staged()) {
+    // The layout counts the pp axis, which no spec names, as replication; only the group's stages hold it.
+    const int64_t per_stage = layout.replicas() / std::max<int64_t>(1, pp_size);
+    const int64_t tiles = expert_layout ? std::max<int64_t>(1, expert_layout->tiles()[0]) : 1;
+    return per_stage / tiles * stages.Count();
+  }
   if (!expert_layout) return layout.replicas();
   // The expert axes do not appear in the per-expert spec, so the layout counts them as replication;
   // only the devices of the expert's block hold it.
@@ -39,7 +46,29 @@ int64_t LayoutGroup::MaxShardBytes() const {
   return ByteSize(layout.shard_shape().NumElements().value_or(0), bits).value_or(0);
 }
 
-bool LayoutGroup::Uniform() const { return layout.even() && !(expert_layout && expert_layout->tiles()[0] > 1); }
+bool LayoutGroup::Uniform() const { return !Staged() && UniformOnItsStages(); }
+
+bool LayoutGroup::UniformOnItsStages() const {
+  return layout.even() && !(expert_layout && expert_layout->tiles()[0] > 1);
+}
+
+int64_t Plan::StageOfDevice(int64_t device) const {
+  if (!pipeline.pipelined()) return 0;
+  const std::optional<int> pp = mesh.AxisIndex(std::string(kPipelineAxis));
+  if (!pp) return 0;
+  int64_t stride = 1;
+  for (size_t k = static_cast<size_t>(*pp) + 1; k < mesh.shape.size(); ++k) stride *= mesh.shape[k];
+  return device / stride % pipeline.stages;
+}
+
+std::vector<int64_t> Plan::StageBytes() const {
+  std::vector<int64_t> out(static_cast<size_t>(pipeline.stages), 0);
+  for (size_t d = 0; d < device_bytes.size(); ++d) {
+    int64_t& most = out[static_cast<size_t>(StageOfDevice(static_cast<int64_t>(d)))];
+    most = std::max(most, device_bytes[d]);
+  }
+  return out;
+}
 
 bool Plan::HasErrors() const {
   return std::any_of(findings.begin(), findings.end(), [](const Finding& f) { return f.severity == Severity::kError; });
@@ -89,7 +118,10 @@ StatusOr<Plan> BuildPlan(const PlanRequest& request) {
   return LayOutPlan(matches, request.mesh, request.uneven,
                     LayOutOptions{.max_devices = request.max_devices,
                                   .large_replicated_bytes = request.large_replicated_bytes,
-                                  .keep_params = request.keep_params});
+                                  .keep_params = request.keep_params,
+                                  .pipeline = request.pipeline,
+                                  .pp_axis = request.pp_axis,
+                                  .placements = request.placements});
 }
 
 std::string FusedMisalignedReason(const Plan& plan, const ParamPlan& param) {

@@ -25,6 +25,7 @@
 #include "core/status.h"
 #include "planner/findings.h"
 #include "planner/layout.h"
+#include "planner/pipeline.h"
 #include "rules/logical_dims.h"
 #include "rules/matcher.h"
 #include "rules/presets.h"
@@ -42,6 +43,18 @@ struct LayoutLink {
   std::vector<int> dim_of;  ///< this tensor's dim k is dim dim_of[k] of rule_shape
   int expert_dim = -1;
   int64_t expert = -1;
+};
+
+/// The pipeline stages a tensor lives on (planner/pipeline.h): every stage when there is no pipeline,
+/// one stage, or two (a tied embedding serves as the first stage's lookup and the last stage's head,
+/// and each keeps a copy, as Megatron-LM does).
+struct StagePlacement {
+  int64_t stage = -1;  ///< -1: every stage
+  int64_t also = -1;   ///< a second stage, or -1
+  bool Everywhere() const { return stage < 0; }
+  bool On(int64_t s) const { return stage < 0 || s == stage || s == also; }
+  int64_t Count() const { return stage < 0 ? 0 : (also >= 0 ? 2 : 1); }
+  auto operator<=>(const StagePlacement&) const = default;
 };
 
 struct PlanRequest {
@@ -66,6 +79,10 @@ struct PlanRequest {
   /// findings) is built as usual; validate and `plan --summary` need nothing more, and a 92k-tensor
   /// tree's plan entries are 7 MiB to write.
   bool keep_params = true;
+  /// A pipelined mesh: the split, the mesh's pp axis and each tree tensor's stages (LayOutOptions).
+  PipelineSplit pipeline;
+  int pp_axis = -1;
+  std::vector<StagePlacement> placements;
 };
 
 /// How a tensor got its spec.
@@ -102,8 +119,16 @@ struct LayoutGroup {
   /// neither in the tensor's spec nor in the expert entry), with their sizes.
   std::vector<std::pair<int, int64_t>> replica_axes;
   int64_t tensors = 0;
+  /// On a pipelined mesh: the stages that hold the group's tensors, and where the pp axis sits in the
+  /// mesh (a device's stage is its pp coordinate, device / pp_stride % pp_size).
+  StagePlacement stages;
+  int64_t pp_stride = 1, pp_size = 1;
 
-  /// False when the tensor is an expert that `device` does not hold.
+  /// The pipeline stage of `device` (0 without a pipeline).
+  int64_t StageOf(int64_t device) const { return device / pp_stride % pp_size; }
+  /// True when the group lives on some stages only (Uniform is then false: other stages hold none of it).
+  bool Staged() const { return !stages.Everywhere(); }
+  /// False when the tensor is an expert that `device` does not hold, or belongs to another stage.
   bool HeldBy(int64_t device) const;
   /// Bytes one tensor of the group occupies on `device`.
   int64_t BytesOn(int64_t device) const;
@@ -116,10 +141,16 @@ struct LayoutGroup {
   int64_t MaxShardBytes() const;
   /// True when every device holds the same number of bytes of each tensor.
   bool Uniform() const;
+  /// True when every device of a stage that holds the group holds the same bytes (Uniform but for the
+  /// stages): per-stage totals then need one device per stage.
+  bool UniformOnItsStages() const;
 };
 
 struct Plan {
   Mesh mesh;
+  /// The pipeline the pp axis runs (stages 1 when the mesh has none); each tensor's stages are its
+  /// group's `stages`.
+  PipelineSplit pipeline;
   UnevenMode uneven = UnevenMode::kReplicate;
   std::vector<ParamPlan> params;  ///< one per tree tensor, in tree order; empty without keep_params
   std::vector<LayoutGroup> groups;
@@ -130,6 +161,10 @@ struct Plan {
   std::vector<int64_t> rule_matches;
 
   bool HasErrors() const;
+  /// The pipeline stage `device` belongs to: its pp coordinate (0 without a pipeline).
+  int64_t StageOfDevice(int64_t device) const;
+  /// Per pipeline stage, the most bytes one of its devices holds (one entry without a pipeline).
+  std::vector<int64_t> StageBytes() const;
 };
 
 /// The spec `rule` gives under `config` (its first holding case, else its own), resolved to mesh axes.

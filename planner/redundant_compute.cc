@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "planner/pipeline.h"
+
 namespace easyplan::planner {
 namespace {
 
@@ -43,9 +45,9 @@ RedundantComputeCheck::RedundantComputeCheck(const Mesh& mesh, const Json& confi
   }
   if (data_axes_.empty()) data_axes_ = {"dp", "fsdp", "sp"};  // EasyDeL's PartitionAxis defaults
   for (int a = 0; a < mesh_.rank(); ++a) {
-    if (mesh_.shape[static_cast<size_t>(a)] <= 1 || data_axes_.count(mesh_.axis_names[static_cast<size_t>(a)])) {
-      continue;
-    }
+    // The pipeline axis splits the layers between stages, not a module's computation.
+    const std::string& name = mesh_.axis_names[static_cast<size_t>(a)];
+    if (mesh_.shape[static_cast<size_t>(a)] <= 1 || data_axes_.count(name) || name == kPipelineAxis) continue;
     all_candidates_ |= uint64_t{1} << candidates_.size();
     candidates_.push_back(a);
   }

@@ -75,12 +75,14 @@ class Model:
         mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304, mode: str = 'train',
         batch: int | None = None, seq: int | None = None, max_length: int | None = None, optimizer: str = 'adamw',
         grad_dtype: str | None = None, opt_state_dtype: str = 'float32', master_weights: bool = False,
-        max_memory: str | None = None, hardware: str | None = None) -> dict[str, Any]: ...
+        max_memory: str | None = None, hardware: str | None = None, microbatches: int = 1,
+        pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None) -> dict[str, Any]: ...
     def plan(self, *, set: SetLike | None = None, tree: TreeLike | None = None,
         from_: str | os.PathLike[str] | None = None, layout: str = 'easydel', dtype: str | None = None,
         max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate', max_rules: int = 100000,
         mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
-        rank: int | None = None, summary: bool = False) -> Plan: ...
+        rank: int | None = None, summary: bool = False, microbatches: int = 1, pp_schedule: str = '1f1b',
+        virtual_stages: int = 1, pp_layers: str | None = None) -> Plan: ...
     def report(self, output: str | os.PathLike[str] | None = None, *, set: SetLike | None = None,
         tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
         dtype: str | None = None, max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate',
@@ -105,7 +107,8 @@ class Model:
         mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
         mode: str | None = None, batch: int | None = None, seq: int | None = None, max_length: int | None = None,
         optimizer: str = 'adamw', grad_dtype: str | None = None, opt_state_dtype: str = 'float32',
-        master_weights: bool = False, max_memory: str | None = None, hardware: str | None = None) -> dict[str, Any]: ...
+        master_weights: bool = False, max_memory: str | None = None, hardware: str | None = None,
+        microbatches: int = 1, pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None) -> dict[str, Any]: ...
 
 def activations(config: ConfigLike, *, defaults: str = 'add_basic', set: SetLike | None = None,
     overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
@@ -155,6 +158,7 @@ def memory(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLi
     mode: str = 'train', batch: int | None = None, seq: int | None = None, max_length: int | None = None,
     optimizer: str = 'adamw', grad_dtype: str | None = None, opt_state_dtype: str = 'float32',
     master_weights: bool = False, max_memory: str | None = None, hardware: str | None = None,
+    microbatches: int = 1, pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None,
     max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
     max_output_bytes: int = 268435456) -> dict[str, Any]: ...
 def plan(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
@@ -162,7 +166,8 @@ def plan(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike
     tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
     dtype: str | None = None, max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate',
     max_rules: int = 100000, mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
-    rank: int | None = None, summary: bool = False, max_input_bytes: int = 67108864, max_depth: int = 200,
+    rank: int | None = None, summary: bool = False, microbatches: int = 1, pp_schedule: str = '1f1b',
+    virtual_stages: int = 1, pp_layers: str | None = None, max_input_bytes: int = 67108864, max_depth: int = 200,
     max_values: int = 1000000, max_layers: int = 4096, max_output_bytes: int = 268435456) -> Plan: ...
 def report(config: ConfigLike = None, output: str | os.PathLike[str] | None = None, *, defaults: str = 'add_basic',
     set: SetLike | None = None, overrides: str | None = None, devices: int | None = None, strict: bool = False,
@@ -202,5 +207,6 @@ def validate(config: ConfigLike = None, *, defaults: str = 'add_basic', set: Set
     mode: str | None = None, batch: int | None = None, seq: int | None = None, max_length: int | None = None,
     optimizer: str = 'adamw', grad_dtype: str | None = None, opt_state_dtype: str = 'float32',
     master_weights: bool = False, max_memory: str | None = None, hardware: str | None = None,
+    microbatches: int = 1, pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None,
     max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
     max_output_bytes: int = 268435456) -> dict[str, Any]: ...

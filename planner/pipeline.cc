@@ -1,0 +1,272 @@
+#include "planner/pipeline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace easyplan::planner {
+namespace {
+
+constexpr std::pair<PipelineSchedule, std::string_view> kScheduleNames[] = {
+    {PipelineSchedule::kGpipe, "gpipe"},
+    {PipelineSchedule::k1F1B, "1f1b"},
+    {PipelineSchedule::kInterleaved, "interleaved"},
+    {PipelineSchedule::kZeroBubble, "zero-bubble"},
+    {PipelineSchedule::kDualPipe, "dualpipe"},
+};
+
+// The nearest multiples of `step` around `m` that are at least `least`, for a message.
+std::string NearestValid(int64_t m, int64_t step, int64_t least) {
+  const int64_t up = std::max(least, (m + step - 1) / step * step);
+  const int64_t down = m / step * step;
+  if (down >= least && down != up) return fmt::format("{} or {}", down, up);
+  return std::to_string(up);
+}
+
+}  // namespace
+
+std::string_view PipelineScheduleName(PipelineSchedule schedule) {
+  for (const auto& [value, name] : kScheduleNames) {
+    if (value == schedule) return name;
+  }
+  return "1f1b";
+}
+
+std::optional<PipelineSchedule> ParsePipelineSchedule(std::string_view text) {
+  for (const auto& [value, name] : kScheduleNames) {
+    if (name == text) return value;
+  }
+  return std::nullopt;
+}
+
+int64_t PipelineSplit::StageOfLayer(int64_t layer) const {
+  int64_t end = 0;
+  for (size_t c = 0; c < chunk_layers.size(); ++c) {
+    end += chunk_layers[c];
+    if (layer < end) return static_cast<int64_t>(c) % stages;
+  }
+  return stages - 1;
+}
+
+std::vector<int64_t> PipelineSplit::LayersOfStage(int64_t stage) const {
+  std::vector<int64_t> out;
+  int64_t first = 0;
+  for (size_t c = 0; c < chunk_layers.size(); ++c) {
+    if (static_cast<int64_t>(c) % stages == stage) {
+      for (int64_t l = first; l < first + chunk_layers[c]; ++l) out.push_back(l);
+    }
+    first += chunk_layers[c];
+  }
+  return out;
+}
+
+int64_t PipelineSplit::LayerCount(int64_t stage) const {
+  int64_t count = 0;
+  for (size_t c = 0; c < chunk_layers.size(); ++c) {
+    if (static_cast<int64_t>(c) % stages == stage) count += chunk_layers[c];
+  }
+  return count;
+}
+
+StatusOr<std::vector<int64_t>> ParseLayerCounts(std::string_view text) {
+  std::vector<int64_t> counts;
+  if (text.empty()) return counts;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    // Plain decimal digits only (docs/RELIABILITY.md): no sign, no base prefix, no spaces.
+    int64_t value = 0;
+    const bool digits = !item.empty() && item.find_first_not_of("0123456789") == std::string_view::npos;
+    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (!digits || error != std::errc() || end != item.data() + item.size() || value < 1) {
+      return Status::BadInput({}, fmt::format("--pp-layers expects layer counts like 9,8,8,7 (each at least 1), "
+                                              "found '{}' in '{}'",
+                                              item, text));
+    }
+    counts.push_back(value);
+    start = comma + 1;
+  }
+  return counts;
+}
+
+StatusOr<PipelineSplit> SplitLayers(int64_t layers, int64_t stages, int64_t virtual_stages, PipelineSchedule schedule,
+                                    const std::vector<int64_t>& explicit_counts) {
+  PipelineSplit split;
+  split.stages = std::max<int64_t>(1, stages);
+  split.virtual_stages = std::max<int64_t>(1, virtual_stages);
+  split.schedule = schedule;
+  if (split.virtual_stages > 1 && schedule != PipelineSchedule::kInterleaved) {
+    return Status::BadInput({},
+                            fmt::format("--virtual-stages {} needs --pp-schedule interleaved (found {})",
+                                        split.virtual_stages, PipelineScheduleName(schedule)),
+                            {"only the interleaved schedule runs several model chunks per stage"});
+  }
+  const int64_t chunks = split.Chunks();
+  if (!explicit_counts.empty()) {
+    if (split.virtual_stages > 1 && static_cast<int64_t>(explicit_counts.size()) == split.stages) {
+      // One count per stage: each stage's layers dealt to its chunks as evenly as they go, the earlier
+      // chunks taking the extra ones (chunk c of stage s is chunk c x p + s of the model).
+      std::vector<int64_t> per_chunk(static_cast<size_t>(chunks), 0);
+      for (int64_t s = 0; s < split.stages; ++s) {
+        const int64_t total = explicit_counts[static_cast<size_t>(s)];
+        if (total < split.virtual_stages) {
+          return Status::BadInput({}, fmt::format("--pp-layers gives stage {} {} layers, fewer than its {} model chunks "
+                                                  "(--virtual-stages)",
+                                                  s, total, split.virtual_stages));
+        }
+        for (int64_t v = 0; v < split.virtual_stages; ++v) {
+          per_chunk[static_cast<size_t>(v * split.stages + s)] =
+              total / split.virtual_stages + (v < total % split.virtual_stages ? 1 : 0);
+        }
+      }
+      return SplitLayers(layers, stages, virtual_stages, schedule, per_chunk);
+    }
+    if (static_cast<int64_t>(explicit_counts.size()) != chunks) {
+      return Status::BadInput(
+          {}, fmt::format("--pp-layers gives {} counts, and the pipeline has {} {} (pp={}{})", explicit_counts.size(),
+                          chunks, split.virtual_stages > 1 ? "model chunks" : "stages", split.stages,
+                          split.virtual_stages > 1 ? fmt::format(" x --virtual-stages {}", split.virtual_stages)
+                                                   : std::string()));
+    }
+    int64_t sum = 0;
+    for (int64_t c : explicit_counts) {
+      if (__builtin_add_overflow(sum, c, &sum)) return Status::BadInput({}, "--pp-layers: the counts overflow int64");
+    }
+    if (sum != layers) {
+      return Status::BadInput({}, fmt::format("--pp-layers sums to {} layers, and the model has {}", sum, layers));
+    }
+    split.chunk_layers = explicit_counts;
+    return split;
+  }
+  if (layers < chunks) {
+    return Status::BadInput(
+        {},
+        fmt::format("the pipeline has {} {} and the model {} layers: a stage would hold none", chunks,
+                    split.virtual_stages > 1 ? "model chunks" : "stages", layers),
+        {fmt::format("use at most pp={} stages", std::max<int64_t>(1, layers / split.virtual_stages))});
+  }
+  const int64_t base = layers / chunks;
+  int64_t extra = layers % chunks;
+  split.chunk_layers.assign(static_cast<size_t>(chunks), base);
+  if (extra == 0) return split;
+  // The larger counts go to the middle chunks first: the first chunk also embeds, the last also runs the
+  // final norm, the head and the loss.
+  for (int64_t c = 1; c + 1 < chunks && extra > 0; ++c, --extra) ++split.chunk_layers[static_cast<size_t>(c)];
+  if (extra > 0) {
+    ++split.chunk_layers.front();
+    --extra;
+  }
+  if (extra > 0) ++split.chunk_layers.back();
+  split.balanced_by_us = true;
+  std::string counts;
+  for (int64_t c : split.chunk_layers) counts += (counts.empty() ? "" : ",") + std::to_string(c);
+  split.how = fmt::format(
+      "{} layers do not divide into {} {}: --pp-layers {} (the extra layers on the middle {}, since the first "
+      "also embeds and the last runs the head and the loss)",
+      layers, chunks, split.virtual_stages > 1 ? "model chunks" : "stages", counts,
+      split.virtual_stages > 1 ? "chunks" : "stages");
+  return split;
+}
+
+Status CheckMicrobatches(const PipelineSplit& split, int64_t m) {
+  if (!split.pipelined()) return Status();
+  const int64_t p = split.stages;
+  const std::string_view name = PipelineScheduleName(split.schedule);
+  switch (split.schedule) {
+    case PipelineSchedule::kGpipe:
+      return Status();
+    case PipelineSchedule::k1F1B:
+    case PipelineSchedule::kZeroBubble:
+      if (m >= p) return Status();
+      return Status::BadInput(
+          {},
+          fmt::format(
+              "--microbatches {} is fewer than the {} pipeline stages: the {} schedule's warm-up needs at least "
+              "one microbatch per stage",
+              m, p, name),
+          {fmt::format("use --microbatches {} or more (the bubble is (p-1)/(m+p-1) of the step: {} at m={})", p,
+                       fmt::format("{:.0f}%", 100.0 * static_cast<double>(p - 1) / static_cast<double>(2 * p - 1)), p),
+           "or --pp-schedule gpipe, which runs any count at a larger bubble"});
+    case PipelineSchedule::kInterleaved:
+      if (m >= p && m % p == 0) return Status();
+      return Status::BadInput(
+          {},
+          fmt::format("--microbatches {} is not a multiple of the {} pipeline stages, which the interleaved schedule "
+                      "needs (Megatron-LM asserts it)",
+                      m, p),
+          {fmt::format("use --microbatches {}", NearestValid(m, p, p))});
+    case PipelineSchedule::kDualPipe:
+      if (p % 2 != 0) {
+        return Status::BadInput({}, fmt::format("the dualpipe schedule runs two directions over an even stage count; "
+                                                "pp={} is odd",
+                                                p));
+      }
+      if (m >= p && m % 2 == 0) return Status();
+      return Status::BadInput(
+          {},
+          fmt::format("--microbatches {}: the dualpipe schedule feeds half the microbatches from each end, so it "
+                      "needs an even count of at least the {} stages",
+                      m, p),
+          {fmt::format("use --microbatches {}", NearestValid(m, 2, p))});
+  }
+  return Status();
+}
+
+double InFlightMicrobatches(const PipelineSplit& split, int64_t stage, int64_t microbatches) {
+  const double m = static_cast<double>(std::max<int64_t>(1, microbatches));
+  if (!split.pipelined()) return 1;
+  const int64_t p = split.stages;
+  switch (split.schedule) {
+    case PipelineSchedule::kGpipe:
+      return m;
+    case PipelineSchedule::k1F1B:
+    case PipelineSchedule::kZeroBubble:
+      return std::min(m, static_cast<double>(p - stage));
+    case PipelineSchedule::kInterleaved: {
+      // Chunk-microbatches in flight: the warm-up plus the steady state's one, each 1/V of the stage.
+      const double v = static_cast<double>(split.virtual_stages);
+      const double warmup = static_cast<double>((p - stage - 1) * 2 + (split.virtual_stages - 1) * p);
+      return std::min(m * v, warmup + 1) / v;
+    }
+    case PipelineSchedule::kDualPipe:
+      return std::min(m, static_cast<double>(p + 1));
+  }
+  return 1;
+}
+
+int64_t ParameterCopies(const PipelineSplit& split) {
+  return split.pipelined() && split.schedule == PipelineSchedule::kDualPipe ? 2 : 1;
+}
+
+double BubbleSeconds(const PipelineSplit& split, const StageTimes& t) {
+  if (!split.pipelined()) return 0;
+  const double p = static_cast<double>(split.stages);
+  const double f = t.forward, b = t.Backward(), w = t.backward_weight;
+  double bubble = 0;
+  switch (split.schedule) {
+    case PipelineSchedule::kGpipe:
+    case PipelineSchedule::k1F1B:
+      bubble = (p - 1) * (f + b);
+      break;
+    case PipelineSchedule::kInterleaved:
+      bubble = (p - 1) * (f + b) / static_cast<double>(split.virtual_stages);
+      break;
+    case PipelineSchedule::kZeroBubble:
+      bubble = (p - 1) * (f + b - 2 * w);
+      break;
+    case PipelineSchedule::kDualPipe:
+      bubble = (p / 2 - 1) * ((f + b) + b - 3 * w);
+      break;
+  }
+  return std::max(0.0, bubble);
+}
+
+double BubbleFraction(const PipelineSplit& split, int64_t microbatches, const StageTimes& t) {
+  const double bubble = BubbleSeconds(split, t);
+  const double busy = static_cast<double>(std::max<int64_t>(1, microbatches)) * (t.forward + t.Backward());
+  return bubble + busy > 0 ? bubble / (bubble + busy) : 0;
+}
+
+}  // namespace easyplan::planner

@@ -1,0 +1,143 @@
+#include "planner/pipeline.h"
+
+#include <gtest/gtest.h>
+
+namespace easyplan::planner {
+namespace {
+
+PipelineSplit Split(int64_t layers, int64_t p, PipelineSchedule s = PipelineSchedule::k1F1B, int64_t v = 1) {
+  StatusOr<PipelineSplit> split = SplitLayers(layers, p, v, s, {});
+  EXPECT_TRUE(split.ok()) << split.status().ToString();
+  return split.ok() ? *split : PipelineSplit();
+}
+
+TEST(SplitLayers, EqualCountsWhenTheyDivide) {
+  const PipelineSplit split = Split(32, 4);
+  EXPECT_EQ(split.chunk_layers, (std::vector<int64_t>{8, 8, 8, 8}));
+  EXPECT_FALSE(split.balanced_by_us);
+  EXPECT_EQ(split.StageOfLayer(0), 0);
+  EXPECT_EQ(split.StageOfLayer(8), 1);
+  EXPECT_EQ(split.StageOfLayer(31), 3);
+}
+
+TEST(SplitLayers, ExtraLayersGoToTheMiddleStagesAndTheSplitSaysSo) {
+  const PipelineSplit split = Split(126, 16);
+  std::vector<int64_t> expected(16, 8);
+  expected.front() = 7;
+  expected.back() = 7;
+  EXPECT_EQ(split.chunk_layers, expected);
+  EXPECT_TRUE(split.balanced_by_us);
+  EXPECT_NE(split.how.find("--pp-layers 7,8,8"), std::string::npos) << split.how;
+}
+
+TEST(SplitLayers, ExplicitCountsMustMatchTheStagesAndTheModel) {
+  EXPECT_TRUE(SplitLayers(32, 4, 1, PipelineSchedule::k1F1B, {9, 8, 8, 7}).ok());
+  StatusOr<PipelineSplit> short_list = SplitLayers(32, 4, 1, PipelineSchedule::k1F1B, {16, 16});
+  ASSERT_FALSE(short_list.ok());
+  EXPECT_NE(short_list.status().diag().message.find("gives 2 counts, and the pipeline has 4 stages"),
+            std::string::npos);
+  StatusOr<PipelineSplit> wrong_sum = SplitLayers(32, 4, 1, PipelineSchedule::k1F1B, {9, 9, 8, 7});
+  ASSERT_FALSE(wrong_sum.ok());
+  EXPECT_NE(wrong_sum.status().diag().message.find("sums to 33 layers, and the model has 32"), std::string::npos);
+}
+
+TEST(SplitLayers, MoreStagesThanLayersIsRefused) {
+  StatusOr<PipelineSplit> split = SplitLayers(4, 8, 1, PipelineSchedule::k1F1B, {});
+  ASSERT_FALSE(split.ok());
+  EXPECT_NE(split.status().diag().message.find("a stage would hold none"), std::string::npos);
+}
+
+TEST(SplitLayers, VirtualStagesNeedTheInterleavedSchedule) {
+  EXPECT_FALSE(SplitLayers(32, 4, 2, PipelineSchedule::k1F1B, {}).ok());
+  const PipelineSplit split = Split(32, 4, PipelineSchedule::kInterleaved, 2);
+  EXPECT_EQ(split.Chunks(), 8);
+  // Chunk c runs on stage c % p: stage 0 holds layers 0-3 and 16-19.
+  EXPECT_EQ(split.LayersOfStage(0), (std::vector<int64_t>{0, 1, 2, 3, 16, 17, 18, 19}));
+  EXPECT_EQ(split.StageOfLayer(16), 0);
+  EXPECT_EQ(split.StageOfLayer(4), 1);
+}
+
+TEST(SplitLayers, OneCountPerStageIsDealtToItsChunks) {
+  StatusOr<PipelineSplit> split = SplitLayers(17, 2, 2, PipelineSchedule::kInterleaved, {9, 8});
+  ASSERT_TRUE(split.ok()) << split.status().ToString();
+  // Stage 0's 9 layers: chunks 0 and 2 take 5 and 4; stage 1's 8: chunks 1 and 3 take 4 each.
+  EXPECT_EQ(split->chunk_layers, (std::vector<int64_t>{5, 4, 4, 4}));
+  EXPECT_EQ(split->LayerCount(0), 9);
+}
+
+TEST(ParseLayerCounts, TakesPlainDecimalsOnly) {
+  EXPECT_EQ(*ParseLayerCounts("9,8,8,7"), (std::vector<int64_t>{9, 8, 8, 7}));
+  EXPECT_TRUE(ParseLayerCounts("")->empty());
+  for (const char* bad : {"9,,7", "-1,3", "0x10", "8, 8", "0,4", "99999999999999999999"}) {
+    EXPECT_FALSE(ParseLayerCounts(bad).ok()) << bad;
+  }
+}
+
+TEST(CheckMicrobatches, OneF1BNeedsAMicrobatchPerStage) {
+  const PipelineSplit split = Split(32, 4);
+  EXPECT_TRUE(CheckMicrobatches(split, 4).ok());
+  const Status few = CheckMicrobatches(split, 3);
+  ASSERT_FALSE(few.ok());
+  EXPECT_NE(few.diag().message.find("fewer than the 4 pipeline stages"), std::string::npos);
+}
+
+TEST(CheckMicrobatches, GpipeRunsAnyCount) {
+  EXPECT_TRUE(CheckMicrobatches(Split(32, 4, PipelineSchedule::kGpipe), 1).ok());
+}
+
+TEST(CheckMicrobatches, InterleavedNeedsAMultipleOfTheStages) {
+  const PipelineSplit split = Split(32, 4, PipelineSchedule::kInterleaved, 2);
+  EXPECT_TRUE(CheckMicrobatches(split, 8).ok());
+  const Status odd = CheckMicrobatches(split, 6);
+  ASSERT_FALSE(odd.ok());
+  EXPECT_NE(odd.diag().notes.at(0).find("4 or 8"), std::string::npos) << odd.diag().notes.at(0);
+}
+
+TEST(CheckMicrobatches, DualPipeNeedsAnEvenStageCountAndAnEvenCount) {
+  EXPECT_TRUE(CheckMicrobatches(Split(32, 4, PipelineSchedule::kDualPipe), 8).ok());
+  EXPECT_FALSE(CheckMicrobatches(Split(30, 3, PipelineSchedule::kDualPipe), 6).ok());
+  EXPECT_FALSE(CheckMicrobatches(Split(32, 4, PipelineSchedule::kDualPipe), 5).ok());
+}
+
+TEST(InFlightMicrobatches, OneF1BStageKeepsPMinusI) {
+  const PipelineSplit split = Split(32, 4);
+  EXPECT_EQ(InFlightMicrobatches(split, 0, 16), 4);
+  EXPECT_EQ(InFlightMicrobatches(split, 3, 16), 1);
+  EXPECT_EQ(InFlightMicrobatches(split, 0, 2), 2);  // never more than the step has
+}
+
+TEST(InFlightMicrobatches, GpipeKeepsEveryMicrobatchSoItExceedsOneF1BPastPStages) {
+  const PipelineSplit gpipe = Split(32, 4, PipelineSchedule::kGpipe);
+  const PipelineSplit one = Split(32, 4);
+  for (int64_t m : {5, 8, 32}) {
+    EXPECT_GT(InFlightMicrobatches(gpipe, 0, m), InFlightMicrobatches(one, 0, m)) << m;
+  }
+}
+
+TEST(InFlightMicrobatches, InterleavedFirstStageMatchesKorthikanti) {
+  // 1 + (p - 1) / (p V) times 1F1B's p microbatches (Korthikanti et al. 2022, 4.2.3).
+  const PipelineSplit split = Split(64, 4, PipelineSchedule::kInterleaved, 2);
+  EXPECT_DOUBLE_EQ(InFlightMicrobatches(split, 0, 64), 4.0 * (1 + 3.0 / 8.0));
+}
+
+TEST(InFlightMicrobatches, DualPipeKeepsPPlusOne) {
+  EXPECT_EQ(InFlightMicrobatches(Split(32, 4, PipelineSchedule::kDualPipe), 2, 16), 5);
+}
+
+TEST(BubbleSeconds, EachScheduleByItsFormula) {
+  const StageTimes t{.forward = 1, .backward_input = 1, .backward_weight = 1};
+  EXPECT_DOUBLE_EQ(BubbleSeconds(Split(32, 4), t), 3 * 3);
+  EXPECT_DOUBLE_EQ(BubbleSeconds(Split(32, 4, PipelineSchedule::kGpipe), t), 3 * 3);
+  EXPECT_DOUBLE_EQ(BubbleSeconds(Split(32, 4, PipelineSchedule::kInterleaved, 2), t), 3 * 3 / 2.0);
+  EXPECT_DOUBLE_EQ(BubbleSeconds(Split(32, 4, PipelineSchedule::kZeroBubble), t), 3 * (1 + 2 - 2));
+  EXPECT_DOUBLE_EQ(BubbleSeconds(Split(32, 4, PipelineSchedule::kDualPipe), t), 1 * (3 + 2 - 3));
+  EXPECT_EQ(BubbleSeconds(Split(32, 1), t), 0);
+}
+
+TEST(BubbleFraction, OneF1BIsPMinusOneOverMPlusPMinusOne) {
+  const StageTimes t{.forward = 1, .backward_input = 1, .backward_weight = 1};
+  EXPECT_DOUBLE_EQ(BubbleFraction(Split(32, 4), 8, t), 3.0 / 11.0);
+}
+
+}  // namespace
+}  // namespace easyplan::planner
