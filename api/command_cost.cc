@@ -9,8 +9,9 @@ CommandSpec CostCommand() {
   return {
       .name = "cost",
       .summary = "estimated step time on an accelerator: compute, communication, overlap, tokens/s, MFU, memory",
-      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh, OptionGroup::kStep,
-                 OptionGroup::kStepState, OptionGroup::kHardware, OptionGroup::kPricing},
+      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh,
+                 OptionGroup::kPipeline, OptionGroup::kStep, OptionGroup::kStepState, OptionGroup::kHardware,
+                 OptionGroup::kPricing},
       .options = {"format", "output"},
       .check = [](const CommandOptions& options) { return CheckCostOptions(options.Cost()); },
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {

@@ -11,6 +11,7 @@
 #include "api/option_checks.h"
 #include "api/plan_json.h"
 #include "kernels/dry_run.h"
+#include "kernels/pipeline_step.h"
 
 namespace easyplan::api {
 namespace {
@@ -37,6 +38,66 @@ kernels::ModelDesc MicrobatchModel(const StepModel& model, const StepSettings& s
   desc.seq = s.decode ? 1 : s.seq;
   if (s.decode) desc.sequence_axes.clear();
   return desc;
+}
+
+// Each stage's step options: its worst device's optimizer update (parameters, gradients and state, once
+// per step; the accumulation of each microbatch's gradients), and the loss on the last stage only.
+StatusOr<kernels::PipelineStep> PricePipelinedStep(const kernels::DryRunReport& run, const PlanInputs& inputs,
+                                                   const planner::Plan& plan, const kernels::ModelDesc& desc,
+                                                   const planner::HardwareProfile& hardware,
+                                                   const kernels::StepOptions& whole,
+                                                   const planner::MemoryReport& memory, int64_t microbatches) {
+  if (whole.mode != kernels::StepMode::kTrain) {
+    return Status::BadInput({},
+                            "cost prices a pipelined training step: --mode prefill and decode with a pp axis are "
+                            "not priced",
+                            {"drop pp from --mesh to price serving (docs/PIPELINE.md)"});
+  }
+  const planner::PipelineSplit& split = plan.pipeline;
+  std::vector<kernels::StepOptions> per_stage(static_cast<size_t>(split.stages), whole);
+  const int64_t accumulations = std::max<int64_t>(0, microbatches - 1);
+  for (const planner::StageMemory& stage : memory.stages) {
+    kernels::StepOptions& options = per_stage[static_cast<size_t>(stage.stage)];
+    const planner::DeviceMemory& worst = stage.worst;
+    options.update_bytes = 2 * worst.params + worst.grads * (1 + 2 * accumulations) + 2 * worst.optimizer;
+    if (stage.stage != split.stages - 1) options.loss_bytes = 0;
+  }
+  // What crosses a stage boundary: one microbatch's hidden state on a device (its shard of the residual
+  // stream), as the activation plan lays it out.
+  const int64_t hidden = memory.breakdown.outside / 2;
+  return kernels::PricePipeline(run, plan, *inputs.tree, desc, hardware, per_stage, hidden, microbatches);
+}
+
+// The whole step of a pipeline in StepCost's terms: the slowest stage's figures over every microbatch,
+// its collectives and layers, and the schedule's step time.
+kernels::StepCost PipelineStepCost(const kernels::PipelineStep& p) {
+  const kernels::StageStep& slow = p.stages[static_cast<size_t>(p.slowest)];
+  kernels::StepCost cost = slow.cost;
+  const double m = static_cast<double>(p.microbatches);
+  const kernels::StepCost::Microbatch& mb = slow.cost.microbatch;
+  cost.compute_s = m * (mb.forward_s + mb.backward_s) + p.update_s;
+  cost.recompute_s = slow.cost.recompute_s * m;
+  cost.memory_bound_s = (slow.cost.memory_bound_s - slow.cost.update_s) * m + p.update_s;
+  cost.update_s = p.update_s;
+  const double sends = 2.0 * static_cast<double>(p.sends_per_microbatch) * p.send_s * m;
+  cost.exposed_communication_s =
+      m * (mb.forward_exposed_s + mb.backward_exposed_s) + sends + p.exposed_parameter_s + p.exposed_gradient_s;
+  cost.step_flops = slow.cost.step_flops * p.microbatches;
+  // The parameters stay gathered for the whole step (kernels/pipeline_step.h): their forward gather and
+  // their gradients' reduce-scatter run once, the backward's and the recomputation's re-gathers not at all;
+  // every activation collective runs once per microbatch.
+  std::vector<kernels::PricedCollective> issued;
+  cost.communication_s = sends;
+  for (kernels::PricedCollective c : cost.collectives) {
+    const bool parameter = c.overlapped && c.phase != "gradient";
+    if (parameter && !(c.phase == "forward" || c.kind == kernels::CollectiveKind::kReduceScatter)) continue;
+    if (!parameter && c.phase != "gradient") c.count *= p.microbatches;
+    cost.communication_s += c.seconds * static_cast<double>(c.count);
+    issued.push_back(std::move(c));
+  }
+  cost.collectives = std::move(issued);
+  cost.step_time_s = p.step_time_s;
+  return cost;
 }
 
 }  // namespace
@@ -195,7 +256,13 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
     step.update_bytes = 2 * worst.params + worst.grads * (1 + 2 * accumulations) + 2 * worst.optimizer;
     step.loss_bytes = 3 * estimate.memory.breakdown.logits;
   }
-  EP_ASSIGN_OR_RETURN(estimate.step, kernels::PriceStep(run, plan, *inputs.tree, desc, hardware, step));
+  if (plan.pipeline.pipelined()) {
+    EP_ASSIGN_OR_RETURN(estimate.pipeline,
+                        PricePipelinedStep(run, inputs, plan, desc, hardware, step, estimate.memory, s.microbatches));
+    estimate.step = PipelineStepCost(*estimate.pipeline);
+  } else {
+    EP_ASSIGN_OR_RETURN(estimate.step, kernels::PriceStep(run, plan, *inputs.tree, desc, hardware, step));
+  }
 
   const int64_t devices = plan.mesh.NumDevices();
   estimate.tokens = s.decode ? s.batch : s.batch * s.seq;
@@ -255,6 +322,46 @@ StatusOr<std::optional<StepEstimate>> EstimateLaidOutPlan(const PlanInputs& inpu
   if (estimate.ok()) return std::optional<StepEstimate>(std::move(*estimate));
   if (plan.HasErrors()) return std::optional<StepEstimate>();
   return estimate.status();
+}
+
+Json PipelineStepJson(const kernels::PipelineStep& p, const planner::PipelineSplit& split) {
+  Json out = Json::object();
+  out["stages"] = split.stages;
+  out["schedule"] = std::string(planner::PipelineScheduleName(split.schedule));
+  out["virtual_stages"] = split.virtual_stages;
+  out["layers"] = split.chunk_layers;
+  out["microbatches"] = p.microbatches;
+  out["slowest_stage"] = p.slowest;
+  out["bubble_s"] = p.bubble_s;
+  out["bubble_fraction"] = p.bubble_fraction;
+  out["bubble_free_step_s"] = p.bubble_free_s;
+  Json pace = Json::object();
+  pace["forward_s"] = p.pace.forward;
+  pace["backward_input_s"] = p.pace.backward_input;
+  pace["backward_weight_s"] = p.pace.backward_weight;
+  out["pace"] = std::move(pace);
+  Json send = Json::object();
+  send["bytes_per_device"] = p.send_bytes;
+  send["per_microbatch_each_way"] = p.sends_per_microbatch;
+  send["link"] = p.send_link;
+  send["seconds"] = p.send_s;
+  out["send"] = std::move(send);
+  out["exposed_parameter_s"] = p.exposed_parameter_s;
+  out["exposed_gradient_sync_s"] = p.exposed_gradient_s;
+  out["optimizer_update_s"] = p.update_s;
+  Json stages = Json::array();
+  for (const kernels::StageStep& s : p.stages) {
+    Json stage = Json::object();
+    stage["stage"] = s.stage;
+    stage["layers"] = s.layers;
+    stage["microbatch_s"] = s.microbatch_s;
+    stage["forward_s"] = s.cost.microbatch.forward_s;
+    stage["backward_s"] = s.cost.microbatch.backward_s;
+    stage["gradient_sync_s"] = s.cost.gradient_sync_s;
+    stages.push_back(std::move(stage));
+  }
+  out["per_stage"] = std::move(stages);
+  return out;
 }
 
 Json LayerCostsJson(const kernels::StepCost& step) {
@@ -336,6 +443,7 @@ Json CostToJson(const CostResult& r) {
     }
     out["collectives"] = std::move(collectives);
     out["layers"] = LayerCostsJson(c);
+    if (e.pipeline) out["pipeline"] = PipelineStepJson(*e.pipeline, r.plan.pipeline);
   }
   out["findings"] = FindingsJsonArray(r.plan.findings);
   return out;

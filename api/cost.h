@@ -17,6 +17,7 @@
 #include "core/json.h"
 #include "kernels/dry_run.h"
 #include "kernels/model.h"
+#include "kernels/pipeline_step.h"
 #include "kernels/step_time.h"
 #include "planner/hardware.h"
 #include "planner/memory.h"
@@ -64,10 +65,11 @@ inline constexpr const char* kMfuConvention =
 
 struct StepEstimate {
   kernels::StepCost step;
-  planner::MemoryReport memory;  ///< of one microbatch's step
-  int64_t tokens = 0;            ///< per step: batch x seq (train, prefill), batch (decode)
-  int64_t active_params = 0;     ///< N of kMfuConvention
-  double model_flops = 0;        ///< 6 (or 2) x N x tokens
+  std::optional<kernels::PipelineStep> pipeline;  ///< a pipelined plan: each stage, the bubble, the sends
+  planner::MemoryReport memory;                   ///< of one microbatch's step
+  int64_t tokens = 0;                             ///< per step: batch x seq (train, prefill), batch (decode)
+  int64_t active_params = 0;                      ///< N of kMfuConvention
+  double model_flops = 0;                         ///< 6 (or 2) x N x tokens
   double tokens_per_s = 0, tokens_per_s_per_device = 0, mfu = 0;
   std::string mfu_peak = "bf16";  ///< the precision whose peak MFU divides by: fp8 when the projections run in fp8
   bool fits = false;
@@ -122,6 +124,9 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
 
 /// `cost --format json` (docs/COST.md).
 Json CostToJson(const CostResult& result);
+
+/// A pipelined step's schedule, bubble, sends and stages (docs/PIPELINE.md).
+Json PipelineStepJson(const kernels::PipelineStep& pipeline, const planner::PipelineSplit& split);
 
 /// [{"scope", "count", "compute_s", "communication_s"}, ...]: one forward of each layer kind.
 Json LayerCostsJson(const kernels::StepCost& step);

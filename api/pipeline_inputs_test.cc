@@ -132,6 +132,17 @@ TEST(PipelineMemory, OneF1BStageIKeepsPMinusIMicrobatchesTheWorstStageFirst) {
   EXPECT_EQ(by_stage(0).worst.activations - outside, 4 * (by_stage(3).worst.activations - outside));
 }
 
+TEST(PipelineMemory, AStageKeepsItsWeightsGatheredAndItsGradientsUnshardedForTheStep) {
+  const planner::MemoryReport report = PipelineMemory("1f1b", 8);
+  for (const planner::StageMemory& s : report.stages) {
+    if (s.stage != 1) continue;
+    // fsdp=2: the gathered weights add one shard's worth, and so do their unsharded gradients (stage 1 has
+    // no logits); the few weights the rules leave whole (norm scales) add nothing.
+    EXPECT_NEAR(static_cast<double>(s.worst.transient), 2.0 * static_cast<double>(s.worst.params),
+                0.01 * static_cast<double>(s.worst.params));
+  }
+}
+
 TEST(PipelineMemory, GpipeActivationsExceedOneF1BPastPMicrobatches) {
   const planner::MemoryReport gpipe = PipelineMemory("gpipe", 8);
   const planner::MemoryReport one = PipelineMemory("1f1b", 8);

@@ -25,6 +25,27 @@ std::string HumanRate(double per_second) {
 
 std::string HumanPercent(double fraction) { return fmt::format("{:.1f}%", FiniteFigure(fraction, "an MFU") * 100); }
 
+// A pipelined step: the schedule and its bubble, the sends, and each stage's microbatch (docs/PIPELINE.md).
+std::string PipelineText(const kernels::PipelineStep& p, const planner::PipelineSplit& split) {
+  std::string out = fmt::format(
+      "\npipeline: {} stages, {} schedule{}, {} microbatches; bubble {} ({} of the step; formula in "
+      "docs/PIPELINE.md), bubble-free step {}\n",
+      split.stages, planner::PipelineScheduleName(split.schedule),
+      split.virtual_stages > 1 ? fmt::format(" x {} virtual stages", split.virtual_stages) : std::string(),
+      p.microbatches, HumanSeconds(p.bubble_s), HumanPercent(p.bubble_fraction), HumanSeconds(p.bubble_free_s));
+  out += fmt::format(
+      "sends between stages: {} per device each way, {} per microbatch per stage, over the {} link: "
+      "{} each\n",
+      HumanBytesBinary(p.send_bytes), p.sends_per_microbatch, p.send_link, HumanSeconds(p.send_s));
+  std::vector<std::vector<std::string>> rows = {{"stage", "layers", "forward", "backward", "microbatch", ""}};
+  for (const kernels::StageStep& s : p.stages) {
+    rows.push_back({std::to_string(s.stage), std::to_string(s.layers), HumanSeconds(s.cost.microbatch.forward_s),
+                    HumanSeconds(s.cost.microbatch.backward_s), HumanSeconds(s.microbatch_s),
+                    s.stage == p.slowest ? "sets the pace" : ""});
+  }
+  return out + Columns(rows, {1, 2, 3, 4}, "  ");
+}
+
 std::string CostText(const api::CostResult& r, bool mode_given) {
   const api::StepEstimate& e = *r.estimate;
   const kernels::StepCost& c = e.step;
@@ -74,6 +95,7 @@ std::string CostText(const api::CostResult& r, bool mode_given) {
                   {"TTFT", HumanSeconds(c.step_time_s), "time to first token: the batch's prompts prefilled"});
   }
   out += Columns(totals, {1});
+  if (e.pipeline) out += PipelineText(*e.pipeline, r.plan.pipeline);
 
   out += "\ncommunication per device (one microbatch):\n";
   std::vector<std::vector<std::string>> kinds = {{"", "all-gather", "reduce-scatter", "all-reduce", "all-to-all"}};

@@ -17,6 +17,30 @@ int64_t DryRunReport::Bytes(CollectiveKind kind) const {
   return total;
 }
 
+DryRunReport StageView(const DryRunReport& run, const planner::PipelineSplit& split, int64_t stage) {
+  DryRunReport view;
+  view.devices = run.devices;
+  view.layers = run.layers;
+  view.layers_run = run.layers_run;
+  view.repeated_scope = run.repeated_scope;
+  view.stage_view = true;
+  if (stage == 0) view.stage_weights["embed"] = 1;
+  if (stage == split.stages - 1) view.stage_weights["final"] = 1;
+  for (int64_t layer : split.LayersOfStage(stage)) {
+    ++view.stage_weights[fmt::format("layer {}", std::min(layer, std::max<int64_t>(0, run.layers_run - 1)))];
+  }
+  for (const CommRecord& r : run.comm.records) {
+    if (view.Weight(r.scope) > 0) view.comm.records.push_back(r);
+  }
+  for (const MatmulRecord& m : run.matmuls.records) {
+    if (view.Weight(m.scope) > 0) view.matmuls.records.push_back(m);
+  }
+  for (const MemoryOpRecord& m : run.matmuls.memory_ops) {
+    if (view.Weight(m.scope) > 0) view.matmuls.memory_ops.push_back(m);
+  }
+  return view;
+}
+
 namespace {
 
 // Layers run until the rest repeat the last one run: a layer's kind is its layer_types entry, whether its

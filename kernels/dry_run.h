@@ -10,6 +10,7 @@
 // layer plus one of the repeated kind) and the report says how many more times the last one repeats.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "kernels/collectives.h"
 #include "kernels/model.h"
 #include "kernels/spmd.h"
+#include "planner/pipeline.h"
 #include "planner/plan.h"
 
 namespace easyplan::kernels {
@@ -43,9 +45,23 @@ struct DryRunReport {
   std::vector<int64_t> flops;
   /// Bytes per device of one collective kind over the whole model, one forward pass.
   int64_t Bytes(CollectiveKind kind) const;
-  /// How many times a record of `scope` counts in the whole model (1, or 1 + repeats).
-  int64_t Weight(const std::string& scope) const { return scope == repeated_scope ? 1 + repeats : 1; }
+  /// A pipeline stage's view (StageView): how many of the stage's layers each of its scopes stands for.
+  std::map<std::string, int64_t> stage_weights;
+  bool stage_view = false;
+  /// How many times a record of `scope` counts in the whole model (1, or 1 + repeats), or in the stage.
+  int64_t Weight(const std::string& scope) const {
+    if (stage_view) {
+      const auto it = stage_weights.find(scope);
+      return it == stage_weights.end() ? 0 : it->second;
+    }
+    return scope == repeated_scope ? 1 + repeats : 1;
+  }
 };
+
+/// The part of `run` pipeline stage `stage` of `split` executes: "embed" on the first stage, the stage's
+/// layers (each run layer's scope weighted by how many of the stage's layers it stands for), "final" (the
+/// norm, the head and the loss) on the last. Records of other scopes are left out.
+DryRunReport StageView(const DryRunReport& run, const planner::PipelineSplit& split, int64_t stage);
 
 /// Runs `model`'s forward over `plan` (laid out on `tree`, EasyDeL names) without values. BadInput
 /// for what the numeric check also rejects: an uneven parameter layout, a batch or sequence the

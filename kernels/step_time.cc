@@ -10,11 +10,20 @@
 namespace easyplan::kernels {
 namespace {
 
-// Device ids in row-major mesh order (the last axis fastest), as jax.make_mesh lays devices out when
-// the fast domain holds whole minor axes: a group stays in one fast domain when its span does.
-bool CrossesNetwork(const Mesh& mesh, const std::vector<int>& axes, const planner::HardwareProfile& hw) {
+// The strides of a slice's own devices: row-major over each axis's in-slice (ICI) size, the last axis
+// fastest. A multi-slice mesh lays each slice's devices out so (jax create_hybrid_device_mesh: the DCN
+// factors outermost), and a single slice is the whole mesh.
+std::vector<int64_t> SliceStrides(const Mesh& mesh) {
   std::vector<int64_t> stride(mesh.shape.size(), 1);
-  for (size_t k = mesh.shape.size(); k-- > 1;) stride[k - 1] = stride[k] * mesh.shape[k];
+  auto ici = [&](size_t k) { return mesh.dcn_shape.empty() ? mesh.shape[k] : mesh.shape[k] / mesh.dcn_shape[k]; };
+  for (size_t k = mesh.shape.size(); k-- > 1;) stride[k - 1] = stride[k] * ici(k);
+  return stride;
+}
+
+// Device ids in row-major mesh order within a slice (the last axis fastest), as jax.make_mesh lays devices
+// out when the fast domain holds whole minor axes: a group stays in one fast domain when its span does.
+bool CrossesNetwork(const Mesh& mesh, const std::vector<int>& axes, const planner::HardwareProfile& hw) {
+  const std::vector<int64_t> stride = SliceStrides(mesh);
   int64_t span = 0;
   for (int a : axes) {
     const size_t k = static_cast<size_t>(a);
@@ -27,8 +36,7 @@ bool CrossesNetwork(const Mesh& mesh, const std::vector<int>& axes, const planne
 // The fast domains a group spans: the slices of its DCN factors (--dcn), else its size over the members
 // it has in the first domain (the devices [0, fast.chips) in row-major order).
 int64_t DomainsSpanned(const Mesh& mesh, const std::vector<int>& axes, const planner::HardwareProfile& hw) {
-  std::vector<int64_t> stride(mesh.shape.size(), 1);
-  for (size_t k = mesh.shape.size(); k-- > 1;) stride[k - 1] = stride[k] * mesh.shape[k];
+  const std::vector<int64_t> stride = SliceStrides(mesh);
   int64_t group = 1, slices = 1;
   std::vector<std::pair<int64_t, int64_t>> members;  // (stride, size) of each axis
   for (int a : axes) {
@@ -245,6 +253,13 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   // the logits, both memory-bound (the bytes the caller counted, StepOptions).
   const double update_s = static_cast<double>(options.update_bytes) / hbm_rate;
   const double loss_s = static_cast<double>(options.loss_bytes) / hbm_rate;
+  if (train) {
+    cost.microbatch.forward_s = forward_s + loss_s;
+    cost.microbatch.backward_s = backward_s + recompute_s;
+    cost.microbatch.weight_gradient_s = matmul_forward_s;
+  } else {
+    cost.microbatch.forward_s = forward_s;
+  }
   cost.recompute_s = recompute_s * static_cast<double>(micro);
   cost.update_s = update_s;
   cost.memory_bound_s =
@@ -263,6 +278,21 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     const double total = c.seconds * static_cast<double>(c.count);
     cost.communication_s += total;
     (c.overlapped ? overlappable_s : exposed_s) += total;
+    // One microbatch's share (a gradient sync is once per step).
+    const double per_microbatch = total / static_cast<double>(micro);
+    if (c.phase == "gradient") {
+      cost.gradient_sync_s += total;
+    } else if (c.overlapped) {
+      cost.microbatch.parameter_s += per_microbatch;
+      if (c.phase == "forward") cost.microbatch.parameter_gather_s += per_microbatch;
+      if (c.phase == "backward" && c.kind == CollectiveKind::kReduceScatter) {
+        cost.microbatch.parameter_reduce_s += per_microbatch;
+      }
+    } else if (c.phase == "forward") {
+      cost.microbatch.forward_exposed_s += per_microbatch;
+    } else {
+      cost.microbatch.backward_exposed_s += per_microbatch;
+    }
     cost.collectives.push_back(std::move(c));
   };
   for (const CommRecord& r : run.comm.records) {
@@ -321,6 +351,7 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     for (const planner::ParamPlan& p : plan.params) {
       const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
       if (tensor.role != TensorRole::kParameter) continue;
+      if (options.stage >= 0 && !plan.groups[static_cast<size_t>(p.group)].stages.On(options.stage)) continue;
       const std::vector<std::string> used = p.effective.AllAxes();
       std::vector<int> replicated;
       for (int a : data_axes) {

@@ -57,6 +57,9 @@ struct StepOptions {
   int64_t update_bytes = 0;
   /// Training, per microbatch: the bytes the loss reads and writes over the logits (forward and backward).
   int64_t loss_bytes = 0;
+  /// A pipelined plan: price the step of this stage (its parameters' gradient sync only); -1 = the whole
+  /// model. The dry run is that stage's view (StageView).
+  int64_t stage = -1;
 };
 
 /// Bytes per device of each collective kind (all-gather, reduce-scatter, all-reduce, all-to-all).
@@ -100,6 +103,18 @@ struct StepCost {
   KindBytes forward, backward;         ///< per device, one forward / backward of one microbatch
   std::vector<PricedCollective> collectives;
   std::vector<LayerCost> layers;
+  /// One microbatch, split as a pipeline schedule needs it (kernels/pipeline_step.h).
+  struct Microbatch {
+    double forward_s = 0;           ///< forward compute: matmuls, memory-bound ops, the loss
+    double backward_s = 0;          ///< backward compute with its recomputation
+    double weight_gradient_s = 0;   ///< of backward_s: the weight gradients (the forward's matmul time)
+    double forward_exposed_s = 0;   ///< activation collectives of the forward, on the critical path
+    double backward_exposed_s = 0;  ///< of the backward and the recomputation
+    double parameter_s = 0;         ///< parameter gathers and their gradients' reduce-scatters (overlappable)
+    double parameter_gather_s = 0;  ///< of parameter_s: the forward's gathers
+    double parameter_reduce_s = 0;  ///< of parameter_s: the gradients' reduce-scatters
+  } microbatch;
+  double gradient_sync_s = 0;  ///< the gradient all-reduce over the data axes, once per step (overlappable)
 };
 
 /// Prices `run` (a dry run of one microbatch over `plan`) on `hardware`. BadInput when the profile

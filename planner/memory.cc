@@ -375,9 +375,10 @@ StatusOr<int64_t> LogitsBytes(const schemas::ModelDims& dims, const StepShards& 
 // Step 4: the largest weight a device all-gathers for compute, over each layout group's first tensor.
 // Weights keep their tp (and ep) sharding in the matmul; every other axis is all-gathered first. Stacked
 // expert kernels stay sharded over the (folded) expert axis inside the MoE shard_map. `stage` >= 0: only
-// the weights that pipeline stage holds.
+// the weights that pipeline stage holds; `stage_total`, when given, also receives the bytes all of that
+// stage's gathered weights add over their shards (a pipelining runtime keeps them gathered for the step).
 void FindGatheredWeight(const Plan& plan, const ParamTree& tree, const MemoryModel& model, ActivationBreakdown& b,
-                        int64_t stage = -1) {
+                        int64_t stage = -1, Checked* stage_total = nullptr) {
   const Mesh& mesh = plan.mesh;
   std::vector<int> first(plan.groups.size(), -1);
   for (size_t i = 0; i < plan.params.size(); ++i) {
@@ -401,6 +402,9 @@ void FindGatheredWeight(const Plan& plan, const ParamTree& tree, const MemoryMod
     std::optional<int64_t> elements = shape.NumElements();
     if (!elements) continue;
     const Checked gathered = ElementBytes(CeilDiv(*elements, kept), group.bits);
+    if (stage_total != nullptr && gathered.v && *gathered.v > group.MaxShardBytes()) {
+      *stage_total = *stage_total + Checked(*gathered.v - group.MaxShardBytes()) * group.tensors;
+    }
     if (gathered.v && *gathered.v > group.MaxShardBytes() && *gathered.v > b.gathered_weight) {
       b.gathered_weight = *gathered.v;
       b.gathered_name = tree.tensors[static_cast<size_t>(param.tensor)].name;
@@ -620,9 +624,14 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
     const bool head = !pipeline.pipelined() || s == pipeline.stages - 1;
     Checked stage_gathered = gathered_peak;
     if (pipeline.pipelined()) {
+      // Training: a pipelining runtime keeps the stage's weights gathered from the first forward to the
+      // last backward and accumulates their unsharded gradients (torchtitan's FSDP default,
+      // reshard_after_forward = not pp_enabled; Megatron-LM's distributed optimizer): both, over the shards.
+      // Serving: the largest weight gathered at a time.
       ActivationBreakdown own;
-      FindGatheredWeight(plan, *inputs.tree, model, own, s);
-      stage_gathered = Checked(own.gathered_weight) * (train ? 2 : 1);
+      Checked kept(0);
+      FindGatheredWeight(plan, *inputs.tree, model, own, s, &kept);
+      stage_gathered = train ? kept * 2 : Checked(own.gathered_weight);
     }
     EP_ASSIGN_OR_RETURN(const int64_t transient, Value(stage_gathered + (head ? b.logits : 0), "transient"));
     shared.transient.push_back(transient);

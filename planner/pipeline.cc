@@ -80,8 +80,8 @@ StatusOr<std::vector<int64_t>> ParseLayerCounts(std::string_view text) {
     int64_t value = 0;
     const bool digits = !item.empty() && item.find_first_not_of("0123456789") == std::string_view::npos;
     const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (!digits || error != std::errc() || end != item.data() + item.size() || value < 1) {
-      return Status::BadInput({}, fmt::format("--pp-layers expects layer counts like 9,8,8,7 (each at least 1), "
+    if (!digits || error != std::errc() || end != item.data() + item.size()) {
+      return Status::BadInput({}, fmt::format("--pp-layers expects layer counts like 9,8,8,7 (plain decimals), "
                                               "found '{}' in '{}'",
                                               item, text));
     }
@@ -111,14 +111,27 @@ StatusOr<PipelineSplit> SplitLayers(int64_t layers, int64_t stages, int64_t virt
       std::vector<int64_t> per_chunk(static_cast<size_t>(chunks), 0);
       for (int64_t s = 0; s < split.stages; ++s) {
         const int64_t total = explicit_counts[static_cast<size_t>(s)];
-        if (total < split.virtual_stages) {
-          return Status::BadInput({}, fmt::format("--pp-layers gives stage {} {} layers, fewer than its {} model chunks "
-                                                  "(--virtual-stages)",
-                                                  s, total, split.virtual_stages));
+        // The model's first chunk may hold the embedding alone and its last the head and the loss alone
+        // (Megatron-Core's account_for_embedding_in_pipeline_split / account_for_loss_in_pipeline_split,
+        // as the Llama 3 405B runs split 126 layers over 16 x 8 chunks): that chunk then takes no layer.
+        const bool first = s == 0, last = s == split.stages - 1;
+        const int64_t empty = total == split.virtual_stages - 1 && (first || last) ? 1 : 0;
+        if (total + empty < split.virtual_stages) {
+          return Status::BadInput({},
+                                  fmt::format("--pp-layers gives stage {} {} layers, fewer than its {} model chunks "
+                                              "(--virtual-stages)",
+                                              s, total, split.virtual_stages));
         }
-        for (int64_t v = 0; v < split.virtual_stages; ++v) {
-          per_chunk[static_cast<size_t>(v * split.stages + s)] =
-              total / split.virtual_stages + (v < total % split.virtual_stages ? 1 : 0);
+        std::vector<int64_t> chunks_of_stage;
+        for (int64_t v = 0; v < split.virtual_stages; ++v) chunks_of_stage.push_back(v * split.stages + s);
+        if (empty > 0) {
+          // The empty chunk: the model's first (stage 0) or its last (the last stage).
+          const int64_t gone = first ? chunks_of_stage.front() : chunks_of_stage.back();
+          chunks_of_stage.erase(std::find(chunks_of_stage.begin(), chunks_of_stage.end(), gone));
+        }
+        const int64_t n = static_cast<int64_t>(chunks_of_stage.size());
+        for (int64_t v = 0; v < n; ++v) {
+          per_chunk[static_cast<size_t>(chunks_of_stage[static_cast<size_t>(v)])] = total / n + (v < total % n ? 1 : 0);
         }
       }
       return SplitLayers(layers, stages, virtual_stages, schedule, per_chunk);
@@ -131,8 +144,16 @@ StatusOr<PipelineSplit> SplitLayers(int64_t layers, int64_t stages, int64_t virt
                                                    : std::string()));
     }
     int64_t sum = 0;
-    for (int64_t c : explicit_counts) {
-      if (__builtin_add_overflow(sum, c, &sum)) return Status::BadInput({}, "--pp-layers: the counts overflow int64");
+    for (size_t c = 0; c < explicit_counts.size(); ++c) {
+      // Only the model's first and last chunks may be empty (the embedding, or the head and the loss, alone).
+      if (explicit_counts[c] < 1 && !(explicit_counts[c] == 0 && (c == 0 || c + 1 == explicit_counts.size()))) {
+        return Status::BadInput({}, fmt::format("--pp-layers gives chunk {} no layers: only the first and the last "
+                                                "may hold none (the embedding, or the head and the loss, alone)",
+                                                c));
+      }
+      if (__builtin_add_overflow(sum, explicit_counts[c], &sum)) {
+        return Status::BadInput({}, "--pp-layers: the counts overflow int64");
+      }
     }
     if (sum != layers) {
       return Status::BadInput({}, fmt::format("--pp-layers sums to {} layers, and the model has {}", sum, layers));

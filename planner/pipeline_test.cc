@@ -65,10 +65,26 @@ TEST(SplitLayers, OneCountPerStageIsDealtToItsChunks) {
   EXPECT_EQ(split->LayerCount(0), 9);
 }
 
+TEST(SplitLayers, OnlyTheFirstAndLastChunksMayBeEmpty) {
+  // Llama 3 405B: 126 layers over 16 stages x 8 chunks, the first chunk the embedding alone and the last
+  // the head and the loss alone.
+  std::vector<int64_t> per_stage(16, 8);
+  per_stage.front() = 7;
+  per_stage.back() = 7;
+  StatusOr<PipelineSplit> split = SplitLayers(126, 16, 8, PipelineSchedule::kInterleaved, per_stage);
+  ASSERT_TRUE(split.ok()) << split.status().ToString();
+  EXPECT_EQ(split->chunk_layers.front(), 0);
+  EXPECT_EQ(split->chunk_layers.back(), 0);
+  EXPECT_EQ(split->chunk_layers[1], 1);
+  EXPECT_EQ(split->LayerCount(0), 7);
+  EXPECT_FALSE(SplitLayers(8, 4, 1, PipelineSchedule::k1F1B, {2, 0, 3, 3}).ok());
+  EXPECT_TRUE(SplitLayers(8, 4, 1, PipelineSchedule::k1F1B, {0, 3, 3, 2}).ok());
+}
+
 TEST(ParseLayerCounts, TakesPlainDecimalsOnly) {
   EXPECT_EQ(*ParseLayerCounts("9,8,8,7"), (std::vector<int64_t>{9, 8, 8, 7}));
   EXPECT_TRUE(ParseLayerCounts("")->empty());
-  for (const char* bad : {"9,,7", "-1,3", "0x10", "8, 8", "0,4", "99999999999999999999"}) {
+  for (const char* bad : {"9,,7", "-1,3", "0x10", "8, 8", "99999999999999999999"}) {
     EXPECT_FALSE(ParseLayerCounts(bad).ok()) << bad;
   }
 }

@@ -1,0 +1,109 @@
+// cost of a pipelined training step (docs/PIPELINE.md): the bubble of each schedule on top of the
+// stages' own steps, and the sends between stages at the link each boundary crosses.
+#include <gtest/gtest.h>
+
+#include "api/cost.h"
+#include "api/test_models.h"
+
+namespace easyplan::api {
+namespace {
+
+CostOptions Pipelined(const std::string& mesh, int64_t microbatches, const std::string& schedule = "1f1b",
+                      int64_t virtual_stages = 1, const std::string& layers = "") {
+  CostOptions options;
+  options.plan.mesh.axes = mesh;
+  options.plan.pipeline.schedule = schedule;
+  options.plan.pipeline.virtual_stages = virtual_stages;
+  options.plan.pipeline.layers = layers;
+  options.plan.pipeline.supported = true;
+  options.memory.mode = "train";
+  options.memory.batch = 2 * microbatches;
+  options.memory.seq = 2048;
+  options.memory.hardware = "h100-sxm";
+  options.microbatches = microbatches;
+  return options;
+}
+
+kernels::PipelineStep PipelineOf(const StatusOr<CostResult>& cost) {
+  EXPECT_TRUE(cost.ok()) << cost.status().ToString();
+  if (!cost.ok() || !cost->estimate || !cost->estimate->pipeline) {
+    ADD_FAILURE() << "no pipelined estimate";
+    return {};
+  }
+  return *cost->estimate->pipeline;
+}
+
+std::shared_ptr<const Model> Llama() {
+  return LoadExample("llama-3.1-8b",
+                     {.sets = {"gradient_checkpointing=nothing_saveable", "attn_mechanism=flash_attn2"}});
+}
+
+TEST(PipelineCost, OneF1BStepIsMPlusPMinusOneOverMOfTheBubbleFreeStep) {
+  auto model = Llama();
+  // 32 layers and no head imbalance to speak of once the last stage takes fewer layers.
+  for (int64_t m : {4, 8, 32}) {
+    auto cost = Cost(model, Pipelined("pp=4,tp=2", m, "1f1b", 1, "9,8,8,7"));
+    const kernels::PipelineStep p = PipelineOf(cost);
+    // The pace-setting part of the step repeats m times and the bubble adds p - 1 more.
+    const double paced = static_cast<double>(m) * p.stages[static_cast<size_t>(p.slowest)].microbatch_s;
+    EXPECT_NEAR(p.bubble_s / paced, 3.0 / static_cast<double>(m), 1e-9) << m;
+    // Within 15% of (m + p - 1) / m of the bubble-free step, everything else included.
+    const double ratio = p.step_time_s / p.bubble_free_s;
+    EXPECT_NEAR(ratio, static_cast<double>(m + 3) / static_cast<double>(m),
+                0.15 * static_cast<double>(m + 3) / static_cast<double>(m))
+        << m;
+    EXPECT_DOUBLE_EQ(cost->estimate->step.step_time_s, p.step_time_s);
+  }
+}
+
+TEST(PipelineCost, SchedulesOrderByTheirBubbles) {
+  auto model = Llama();
+  const double one = PipelineOf(Cost(model, Pipelined("pp=4,tp=2", 8))).bubble_s;
+  const double gpipe = PipelineOf(Cost(model, Pipelined("pp=4,tp=2", 8, "gpipe"))).bubble_s;
+  const double interleaved = PipelineOf(Cost(model, Pipelined("pp=4,tp=2", 8, "interleaved", 2))).bubble_s;
+  const double zero = PipelineOf(Cost(model, Pipelined("pp=4,tp=2", 8, "zero-bubble"))).bubble_s;
+  const double dual = PipelineOf(Cost(model, Pipelined("pp=4,tp=2", 8, "dualpipe"))).bubble_s;
+  EXPECT_DOUBLE_EQ(gpipe, one);
+  EXPECT_LT(interleaved, one);
+  EXPECT_LT(zero, one);
+  EXPECT_LT(dual, zero);
+}
+
+TEST(PipelineCost, TheLastStageRunsTheHeadAndSetsThePaceWithEqualLayers) {
+  auto model = Llama();
+  const kernels::PipelineStep p = PipelineOf(Cost(model, Pipelined("pp=4,tp=2", 8)));
+  EXPECT_EQ(p.slowest, 3);
+  EXPECT_GT(p.stages[3].microbatch_s, p.stages[1].microbatch_s);
+}
+
+TEST(PipelineCost, ABoundaryInsideTheNodeIsCheaperThanOneAcrossNodes) {
+  auto model = Llama();
+  // 8 devices: pp=2 outermost with tp=4 keeps both stages in one 8-GPU node; 16 devices with tp=8 puts
+  // each stage on its own node, so the boundary crosses InfiniBand.
+  const kernels::PipelineStep inside = PipelineOf(Cost(model, Pipelined("pp=2,tp=4", 8)));
+  const kernels::PipelineStep across = PipelineOf(Cost(model, Pipelined("pp=2,tp=8", 8)));
+  EXPECT_EQ(inside.send_link, "fast");
+  EXPECT_EQ(across.send_link, "network");
+  // Per byte: the network's bandwidth is the lower.
+  EXPECT_GT(across.send_s / static_cast<double>(across.send_bytes),
+            inside.send_s / static_cast<double>(inside.send_bytes));
+}
+
+TEST(PipelineCost, ServingWithAPipelineIsRefused) {
+  auto model = Llama();
+  CostOptions options = Pipelined("pp=2,tp=4", 1);
+  options.memory.mode = "decode";
+  options.plan.pipeline.schedule = "gpipe";
+  auto cost = Cost(model, options);
+  ASSERT_FALSE(cost.ok());
+  EXPECT_NE(cost.status().diag().message.find("pipelined training step"), std::string::npos);
+}
+
+TEST(PipelineCost, TooFewMicrobatchesIsRefused) {
+  auto cost = Cost(Llama(), Pipelined("pp=4,tp=2", 2));
+  ASSERT_FALSE(cost.ok());
+  EXPECT_NE(cost.status().diag().message.find("fewer than the 4 pipeline stages"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace easyplan::api

@@ -1,0 +1,102 @@
+#include "kernels/pipeline_step.h"
+
+#include <algorithm>
+
+namespace easyplan::kernels {
+namespace {
+
+// Whether the boundary between stage `stage` and the next crosses the network: the pp axis crosses slices
+// there (--dcn), or the first device of the stage and its counterpart on the next stage sit in different
+// fast domains of their slice (devices [k x chips, (k+1) x chips) share one, row-major over each axis's
+// in-slice size, as jax create_hybrid_device_mesh lays a slice out).
+bool BoundaryCrossesNetwork(const Mesh& mesh, int pp, int64_t stage, const planner::HardwareProfile& hw) {
+  const size_t axis = static_cast<size_t>(pp);
+  const int64_t dcn = mesh.dcn_shape.empty() ? 1 : mesh.dcn_shape[axis];
+  const int64_t ici = mesh.shape[axis] / dcn;
+  // Global coordinate = slice index x ici + in-slice index (DCN major): the next stage is another slice
+  // exactly when the in-slice index wraps.
+  if (dcn > 1 && (stage % ici) + 1 == ici) return true;
+  int64_t stride = 1;
+  for (size_t k = axis + 1; k < mesh.shape.size(); ++k) {
+    stride *= mesh.dcn_shape.empty() ? mesh.shape[k] : mesh.shape[k] / mesh.dcn_shape[k];
+  }
+  const int64_t from = (stage % ici) * stride, to = from + stride;
+  return hw.fast.chips > 0 && from / hw.fast.chips != to / hw.fast.chips;
+}
+
+// One point-to-point send of `bytes` per device over a link: its latency and the bytes at its bandwidth.
+double SendSeconds(const planner::HardwareProfile& hw, bool network, int64_t bytes) {
+  const planner::LinkDomain& link = network ? hw.network : hw.fast;
+  const double bandwidth = link.bandwidth * hw.link_efficiency;
+  return link.base_latency + link.latency + (bandwidth > 0 ? static_cast<double>(bytes) / bandwidth : 0);
+}
+
+}  // namespace
+
+StatusOr<PipelineStep> PricePipeline(const DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
+                                     const ModelDesc& model, const planner::HardwareProfile& hw,
+                                     const std::vector<StepOptions>& per_stage, int64_t hidden_bytes,
+                                     int64_t microbatches) {
+  const planner::PipelineSplit& split = plan.pipeline;
+  const std::optional<int> pp = plan.mesh.AxisIndex(std::string(planner::kPipelineAxis));
+  if (!split.pipelined() || !pp || static_cast<int64_t>(per_stage.size()) != split.stages) {
+    return Status::Internal("PricePipeline: the plan's pipeline, its pp axis and the stage options disagree");
+  }
+  PipelineStep out;
+  out.microbatches = std::max<int64_t>(1, microbatches);
+  const double m = static_cast<double>(out.microbatches);
+
+  // The sends: each stage passes one microbatch's hidden state on, and receives its gradient back, once
+  // per model chunk it holds. The slowest boundary prices them all (the pace is the slowest stage's).
+  bool network = false;
+  for (int64_t s = 0; s + 1 < split.stages; ++s) network = network || BoundaryCrossesNetwork(plan.mesh, *pp, s, hw);
+  out.send_bytes = hidden_bytes;
+  out.send_link = network ? "network" : "fast";
+  out.send_s = SendSeconds(hw, network, hidden_bytes);
+  out.sends_per_microbatch = split.virtual_stages;
+
+  for (int64_t s = 0; s < split.stages; ++s) {
+    StageStep stage;
+    stage.stage = s;
+    stage.layers = split.LayerCount(s);
+    StepOptions options = per_stage[static_cast<size_t>(s)];
+    options.stage = s;
+    options.microbatches = 1;
+    EP_ASSIGN_OR_RETURN(stage.cost, PriceStep(StageView(run, split, s), plan, tree, model, hw, options));
+    const StepCost::Microbatch& mb = stage.cost.microbatch;
+    const double sends = 2.0 * static_cast<double>(out.sends_per_microbatch) * out.send_s;
+    stage.microbatch_s = mb.forward_s + mb.backward_s + mb.forward_exposed_s + mb.backward_exposed_s + sends;
+    out.stages.push_back(std::move(stage));
+  }
+  out.slowest = std::max_element(out.stages.begin(), out.stages.end(), [](const StageStep& a, const StageStep& b) {
+                  return a.microbatch_s < b.microbatch_s;
+                })->stage;
+  const StageStep& slow = out.stages[static_cast<size_t>(out.slowest)];
+  const StepCost::Microbatch& mb = slow.cost.microbatch;
+  const double send = static_cast<double>(out.sends_per_microbatch) * out.send_s;
+  out.pace.forward = mb.forward_s + mb.forward_exposed_s + send;
+  out.pace.backward_weight = mb.weight_gradient_s;
+  out.pace.backward_input = mb.backward_s - mb.weight_gradient_s + mb.backward_exposed_s + send;
+  out.bubble_s = planner::BubbleSeconds(split, out.pace);
+
+  // Overlappable collectives. A pipelining runtime keeps a stage's gathered parameters for the whole step
+  // (torchtitan's FSDP default, reshard_after_forward = not pp_enabled, "to avoid per-microbatch
+  // all-gathers"; Megatron-LM's distributed optimizer gathers after the update): one gather behind the
+  // first forward, one reduce-scatter of the accumulated gradients behind the last backward. A stage's
+  // gradient sync over the data axes also runs behind its last backward; the update after both.
+  out.exposed_parameter_s =
+      std::max(0.0, mb.parameter_gather_s - mb.forward_s) + std::max(0.0, mb.parameter_reduce_s - mb.backward_s);
+  for (const StageStep& stage : out.stages) {
+    const double hidden = std::max(0.0, stage.cost.gradient_sync_s - stage.cost.microbatch.backward_s);
+    if (hidden + stage.cost.update_s > out.exposed_gradient_s + out.update_s) {
+      out.exposed_gradient_s = hidden;
+      out.update_s = stage.cost.update_s;
+    }
+  }
+  out.bubble_free_s = m * slow.microbatch_s + out.exposed_parameter_s + out.exposed_gradient_s + out.update_s;
+  out.step_time_s = out.bubble_free_s + out.bubble_s;
+  out.bubble_fraction = out.step_time_s > 0 ? out.bubble_s / out.step_time_s : 0;
+  return out;
+}
+
+}  // namespace easyplan::kernels

@@ -1,0 +1,68 @@
+#ifndef EASYPLAN_KERNELS_PIPELINE_STEP_H_
+#define EASYPLAN_KERNELS_PIPELINE_STEP_H_
+
+// A pipelined training step (docs/PIPELINE.md, docs/COST.md): each stage's share of the dry run priced
+// as a step of its own (kernels/step_time.h on StageView), then put together as the schedule runs them:
+//  - the slowest stage sets the pace: m x (F + B) of one microbatch through it, its activation
+//    collectives and its sends to the next stage included;
+//  - plus the schedule's bubble on the critical path (planner/pipeline.h: BubbleSeconds, each schedule's
+//    formula from its paper);
+//  - plus what the overlappable collectives do not hide: the parameters gathered once per step (FSDP;
+//    pipelining runtimes keep them gathered across the microbatches) behind the first forward and their
+//    gradients reduce-scattered once behind the last backward, and each stage's gradient sync;
+//  - plus the optimizer update, once per step, on the slowest stage.
+// The stage-to-stage sends: one microbatch's hidden state (and, in the backward, its gradient) from each
+// device to the device of the same coordinates on the next stage, at the link that boundary crosses: the
+// network when the two devices sit in different fast domains (or the pp axis crosses slices, --dcn),
+// else the fast domain. Interleaving crosses V times as many boundaries per microbatch.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "kernels/dry_run.h"
+#include "kernels/step_time.h"
+#include "planner/hardware.h"
+#include "planner/pipeline.h"
+#include "planner/plan.h"
+
+namespace easyplan::kernels {
+
+/// One stage's price for one microbatch.
+struct StageStep {
+  int64_t stage = 0;
+  int64_t layers = 0;
+  StepCost cost;            ///< the stage's own step (one microbatch; its gradient sync and update once)
+  double microbatch_s = 0;  ///< F + B of one microbatch with its exposed collectives and sends
+};
+
+struct PipelineStep {
+  std::vector<StageStep> stages;  ///< in stage order
+  int64_t slowest = 0;            ///< the stage that sets the pace
+  int64_t microbatches = 1;
+  planner::StageTimes pace;          ///< the slowest stage's F, B (input part) and W, sends included
+  double bubble_s = 0;               ///< the schedule's idle time on the critical path
+  double bubble_fraction = 0;        ///< bubble / step
+  int64_t send_bytes = 0;            ///< per device, one microbatch's hidden state over one boundary
+  int64_t sends_per_microbatch = 0;  ///< boundaries one microbatch crosses in each direction, per stage
+  std::string send_link;             ///< "fast" or "network": the slowest boundary's
+  double send_s = 0;                 ///< one send over that link
+  double exposed_parameter_s = 0;    ///< per step: the one parameter gather and reduce-scatter left unhidden
+  double exposed_gradient_s = 0;     ///< the slowest stage's gradient sync its last backward does not hide
+  double update_s = 0;
+  double step_time_s = 0;
+  double bubble_free_s = 0;  ///< the same step without the bubble: m x the pace, plus the rest
+};
+
+/// Prices `plan`'s pipelined training step from `run`, the dry run of one microbatch. `per_stage[s]` are
+/// stage s's step options (its update and loss bytes; microbatches 1); `hidden_bytes` is one
+/// microbatch's hidden state per device, what crosses a stage boundary; `microbatches` the step's.
+StatusOr<PipelineStep> PricePipeline(const DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
+                                     const ModelDesc& model, const planner::HardwareProfile& hardware,
+                                     const std::vector<StepOptions>& per_stage, int64_t hidden_bytes,
+                                     int64_t microbatches);
+
+}  // namespace easyplan::kernels
+
+#endif  // EASYPLAN_KERNELS_PIPELINE_STEP_H_
