@@ -1,5 +1,9 @@
 #include "api/assumptions.h"
 
+#include <fmt/format.h>
+
+#include "api/forward_model.h"
+#include "schemas/model_dims.h"
 #include "schemas/tree_builder.h"
 
 namespace easyplan::api {
@@ -74,8 +78,25 @@ std::vector<std::string> StepAssumptions(const Model& model, const StepAssumptio
         "attn_mechanism vanilla (EasyDeL's default): attention's score matrices go through HBM; --set "
         "attn_mechanism=flash_attn2 (GPU) or blockwise keeps them on chip");
   }
-  // How the MoE block runs (kernels/model_fused_moe.cc) and what its routed bytes depend on.
-  if (step.priced && RoutedExperts(config)) {
+  // How the MoE block runs (the structure's moe.execution, schemas/forwards.yaml) and what its routed bytes
+  // depend on: the module's own loop over experts (kernels/model_experts.cc) runs them all, the fused MoE path
+  // (kernels/model_fused_moe.cc) what the routing sends.
+  bool expert_loop = false;
+  if (step.priced) {
+    StatusOr<schemas::NumericCheckSpec> forward = ForwardPassOf(model, "the step-time model", "");
+    expert_loop = forward.ok() && !forward->structure.moe.block.empty() &&
+                  forward->structure.moe.execution == schemas::ExpertsExecution::kExpertLoop;
+  }
+  if (expert_loop) {
+    StatusOr<schemas::ModelDims> dims = schemas::ModelDimsOf(model.resolved());
+    if (dims.ok() && dims->experts > 0) {
+      out.push_back(fmt::format(
+          "every expert on every token: EasyDeL's MoE module for {} loops over its {} experts instead of the "
+          "fused_moe path, so the step prices all of their matmuls; MFU's N counts the top_k a token uses",
+          model.model_type(), dims->experts));
+    }
+  }
+  if (step.priced && RoutedExperts(config) && !expert_loop) {
     std::string line =
         "balanced routing: each expert receives top_k / experts of the tokens and each expert shard sends every "
         "peer the rows it computed in the ragged all-to-all of EasyDeL's fused_moe path; skewed routing moves more";

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "api/choices.h"
 #include "api/forward_model.h"
@@ -25,9 +26,33 @@ bool IsEmbeddingLookup(const kernels::ModelDesc& d, const std::string& name) {
 // A stacked routed-expert tensor: under a layer's MoE block, in the experts' module (the down kernel's).
 bool IsRoutedExpert(const kernels::ModelDesc& d, const std::string& name) {
   const schemas::ForwardStructure::Moe& moe = d.forward.moe;
-  if (moe.block.empty() || moe.down.find('/') == std::string::npos) return false;
-  const std::string experts = "/" + moe.block + "/" + moe.down.substr(0, moe.down.rfind('/')) + "/";
-  return name.starts_with(d.param_prefix + d.forward.layers + "/") && name.find(experts) != std::string::npos;
+  const std::string layers = d.param_prefix + d.forward.layers + "/";
+  if (moe.block.empty() || !name.starts_with(layers)) return false;
+  // The name under its layer: "<i>/<block>/<expert kernel>" plus "/kernel", a "_bias" suffix, or nothing
+  // (an ArrayParam); a per-expert module's "{e}" stands for the expert's index.
+  const size_t slash = name.find('/', layers.size());
+  if (slash == std::string::npos) return false;
+  const std::string_view rest = std::string_view(name).substr(slash + 1);
+  for (const std::string* kernel : {&moe.gate, &moe.up, &moe.down, &moe.gate_up}) {
+    if (kernel->empty()) continue;
+    const std::string stem = moe.block + "/" + *kernel;
+    const size_t at = stem.find("{e}");
+    std::string_view tail = rest;
+    if (at != std::string::npos) {
+      if (!tail.starts_with(stem.substr(0, at))) continue;
+      tail.remove_prefix(at);
+      const size_t digits = tail.find_first_not_of("0123456789");
+      if (digits == 0 || digits == std::string_view::npos) continue;
+      tail.remove_prefix(digits);
+      if (!tail.starts_with(stem.substr(at + 3))) continue;
+      tail.remove_prefix(stem.size() - at - 3);
+    } else {
+      if (!tail.starts_with(stem)) continue;
+      tail.remove_prefix(stem.size());
+    }
+    if (tail.empty() || tail.starts_with("/") || tail.starts_with("_")) return true;
+  }
+  return false;
 }
 
 // The model one microbatch of `s` runs: its share of the batch, and in decode one token per sequence

@@ -107,7 +107,7 @@ StatusOr<DryRunReport> DryRunForward(const ModelDesc& model, const planner::Plan
     return Status::BadInput({}, fmt::format("batch {} x sequence {} is not divisible by the activation layout {}",
                                             model.batch, model.seq, ids_spec.ToString(mesh)));
   }
-  EP_RETURN_IF_ERROR(CheckFusedMoe(model, mesh));
+  EP_RETURN_IF_ERROR(CheckMoeBlock(model, mesh));
   const ParamLookup lookup = [&](const std::string& name) -> const DistTensor& {
     auto placed = params.find(name);
     if (placed != params.end()) return placed->second;

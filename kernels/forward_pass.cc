@@ -55,6 +55,10 @@ std::vector<Activation> ForwardPass::Run(const DistTensor& ids) {
   DistTensor logits = m_.tied_embeddings
                           ? s_.Dot(std::move(h), P(f.embedding), DotDims{{}, {}, {2}, {1}}, "lm_head (tied)")
                           : s_.Dot(std::move(h), P(f.head), DotDims{{}, {}, {2}, {0}}, "lm_head");
+  if (m_.head_bias) {  // PhiMoE's lm_head_bias: the head module's bias beside its kernel
+    const std::string bias = f.head.substr(0, f.head.rfind('/') + 1) + "bias";
+    logits = s_.Add(std::move(logits), s_.Lift(P(bias), 3), "lm_head bias");
+  }
   // The loss constrains the logits with the train attributes batch_axis, sequence_axis and
   // hidden_state_axis (ForCausalLMLoss, easydel/infra/loss_utils.py), so the vocab dim lands where hidden
   // states live.
@@ -411,13 +415,34 @@ DistTensor ForwardPass::DenseMlp(DistTensor x, const std::string& base) {
   return Linear(s_.Mul(std::move(gate), std::move(up), p + " act(gate) * up"), base + "/" + mlp.down, b, &hidden_spec_);
 }
 
-// Top-k routing weights [B, S, E] (zero for unselected experts).
+void LimitGroups(double* v, int64_t e, int64_t groups, int64_t keep, GroupScore score, double masked) {
+  const int64_t per_group = e / groups;
+  std::vector<std::pair<double, int64_t>> group_score;  // (score, -group): ties rank the lower group first
+  for (int64_t g = 0; g < groups; ++g) {
+    std::vector<double> members(v + g * per_group, v + (g + 1) * per_group);
+    std::sort(members.rbegin(), members.rend());
+    const double top_two = members[0] + (per_group > 1 ? members[1] : 0.0);
+    group_score.emplace_back(score == GroupScore::kMax ? members[0] : top_two, -g);
+  }
+  std::sort(group_score.rbegin(), group_score.rend());
+  for (int64_t i = keep; i < groups; ++i) {
+    const int64_t g = -group_score[static_cast<size_t>(i)].second;
+    for (int64_t j = g * per_group; j < (g + 1) * per_group; ++j) v[j] = masked;
+  }
+}
+
+// Top-k routing weights [B, S, E] (zero for unselected experts): softmax scores (Mixtral, Qwen-MoE), with
+// group-limited choice over them (DeepSeek-V2, DeepseekV2MoE._select_experts_static at EasyDeL 090a03b2
+// easydel/modules/deepseek_v2/modeling_deepseek.py: a group's score is its best expert's, the experts of the
+// other groups score 0), or sigmoid scores, biased for the choice, groups ranked by their top two
+// (DeepSeek-V3).
 DistTensor ForwardPass::Route(DistTensor x, const std::string& p) {
   const schemas::ForwardStructure::Moe& moe = m_.forward.moe;
   DistTensor logits =
       s_.Dot(std::move(x), P(p + "/" + moe.router + "/kernel"), DotDims{{}, {}, {2}, {0}}, p + "/" + moe.router);
   DistTensor scores, choice;
-  if (moe.router_kind == schemas::RouterKind::kSigmoidGroupLimited) {
+  const bool sigmoid = moe.router_kind == schemas::RouterKind::kSigmoidGroupLimited;
+  if (sigmoid) {
     scores = s_.Map(std::move(logits), [](double v) { return 1.0 / (1.0 + std::exp(-v)); });
     choice = m_.score_bias ? s_.Add(scores, s_.Lift(P(p + "/" + moe.score_bias), 3), p + " score bias") : scores;
   } else {
@@ -425,26 +450,16 @@ DistTensor ForwardPass::Route(DistTensor x, const std::string& p) {
     choice = scores;
   }
   const int64_t k = m_.top_k, groups = m_.n_group, keep_groups = m_.topk_group;
+  const GroupScore group_score = sigmoid ? GroupScore::kTopTwoSum : GroupScore::kMax;
+  const double masked = sigmoid ? kMasked : 0.0;
   DistTensor mask = s_.Local(
       std::move(choice), {2},
-      [k, groups, keep_groups](HostTensor& t, const std::vector<Range>&) {
-        const int64_t e = t.shape[2], per_group = e / groups;
+      [k, groups, keep_groups, group_score, masked](HostTensor& t, const std::vector<Range>&) {
+        const int64_t e = t.shape[2];
         std::vector<int64_t> order(static_cast<size_t>(e));
         for (int64_t r = 0; r < t.size() / e; ++r) {
           double* v = t.data.data() + r * e;
-          if (groups > 1) {  // group-limited: keep the topk_group groups by their top-2 sum
-            std::vector<std::pair<double, int64_t>> group_score;
-            for (int64_t g = 0; g < groups; ++g) {
-              std::vector<double> members(v + g * per_group, v + (g + 1) * per_group);
-              std::sort(members.rbegin(), members.rend());
-              group_score.emplace_back(members[0] + (per_group > 1 ? members[1] : 0.0), -g);
-            }
-            std::sort(group_score.rbegin(), group_score.rend());
-            for (int64_t i = keep_groups; i < groups; ++i) {
-              const int64_t g = -group_score[static_cast<size_t>(i)].second;
-              for (int64_t j = g * per_group; j < (g + 1) * per_group; ++j) v[j] = kMasked;
-            }
-          }
+          if (groups > 1) LimitGroups(v, e, groups, keep_groups, group_score, masked);
           TopKOrder(v, order);
           std::vector<double> picked(static_cast<size_t>(e), 0.0);
           for (int64_t i = 0; i < k; ++i) picked[static_cast<size_t>(order[static_cast<size_t>(i)])] = 1.0;
@@ -465,28 +480,19 @@ DistTensor ForwardPass::Route(DistTensor x, const std::string& p) {
   return weights;
 }
 
-// Every expert on every token, weighted by the routing weights (exactly the sparse sum, since
-// unselected experts weigh zero): [B,S,H] x [E,H,I] -> [B,S,E,I]; [B,S,E,I] x [E,I,H] -> [E,B,S,H].
-ForwardPass::RoutedExperts ForwardPass::GatedSiluExperts(const std::string& p) {
-  const schemas::ForwardStructure::Moe& moe = m_.forward.moe;
-  RoutedExperts experts;
-  experts.kernel = p + "/" + moe.gate + "/kernel";
-  const std::string w_gate = p + "/" + moe.gate + "/kernel", w_up = p + "/" + moe.up + "/kernel",
-                    w_down = p + "/" + moe.down + "/kernel";
-  experts.outputs = [this, p, w_gate, w_up, w_down](const DistTensor& tokens, const DistTensor&) {
-    DistTensor gate = s_.Dot(tokens, ExpertKernel(w_gate, 2), DotDims{{}, {}, {2}, {1}}, w_gate);  // [B,S,E,I]
-    gate = s_.Map(std::move(gate), [](double v) { return v / (1.0 + std::exp(-v)); });
-    DistTensor up = s_.Dot(tokens, ExpertKernel(w_up, 2), DotDims{{}, {}, {2}, {1}}, w_up);
-    DistTensor act = s_.Mul(std::move(gate), std::move(up), p + " experts silu(gate) * up");
-    return s_.Dot(act, ExpertKernel(w_down, 1), DotDims{{2}, {0}, {3}, {1}}, w_down);  // [E, B, S, H]
-  };
-  return experts;
-}
-
 // The MoE block of the structure: the shared expert (plain or sigmoid-gated), the router, and the routed
-// experts through EasyDeL's fused MoE path.
+// experts, through EasyDeL's fused MoE path or the module's own loop over experts.
 DistTensor ForwardPass::MoeBlock(DistTensor x, const std::string& p) {
   const schemas::ForwardStructure::Moe& moe = m_.forward.moe;
+  DistSpec block_spec = hidden_spec_;
+  if (moe.flatten_tokens) {
+    // PhiMoeSparseMoeBlock: hidden_states.reshape(-1, hidden_dim). The merge gathers a sharded sequence
+    // dim (Spmd::Merge); the reference keeps the tokens as [B, S, H] in the merged dim's layout (batch axes
+    // only), which is what splitting the merge back gives. Each expert's output lands there too.
+    const int64_t batch = x.shape[0];
+    x = s_.Split(s_.Merge(std::move(x), 0, p + " flattened tokens"), 0, batch, p + " flattened tokens as [B, S]");
+    block_spec = ActivationSpec(s_.geo().mesh(), {m_.batch_axes, {}, m_.hidden_axes});
+  }
   DistTensor shared;
   if (moe.shared_kind != schemas::SharedExpertKind::kNone) {
     shared = GatedMlp(x, p + "/" + moe.shared);
@@ -505,24 +511,33 @@ DistTensor ForwardPass::MoeBlock(DistTensor x, const std::string& p) {
     case schemas::RouterKind::kTopKSigmoidInput:
       weights = TopKSigmoidRouter(x, p);
       break;
+    case schemas::RouterKind::kSparseMixer:
+      weights = SparseMixerRouter(x, p);
+      break;
     case schemas::RouterKind::kSoftmaxTopK:
     case schemas::RouterKind::kSigmoidGroupLimited:
+    case schemas::RouterKind::kSoftmaxGroupLimited:
       weights = Route(x, p);
       break;
   }
-  RoutedExperts experts;
-  switch (moe.experts) {
-    case schemas::ExpertsKind::kInterleavedClampedGlu:
-      experts = InterleavedClampedGluExperts(p);
-      break;
-    case schemas::ExpertsKind::kFusedHalvesSilu:
-      experts = InputScaledHalvesSiluExperts(p);
-      break;
-    case schemas::ExpertsKind::kGatedSilu:
-      experts = GatedSiluExperts(p);
-      break;
+  DistTensor routed;
+  if (moe.execution == schemas::ExpertsExecution::kExpertLoop) {
+    routed = ExpertLoop(x, weights, p, block_spec);
+  } else {
+    RoutedExperts experts;
+    switch (moe.experts) {
+      case schemas::ExpertsKind::kInterleavedClampedGlu:
+        experts = InterleavedClampedGluExperts(p);
+        break;
+      case schemas::ExpertsKind::kFusedHalvesSilu:
+        experts = HalvesSiluExperts(p);
+        break;
+      case schemas::ExpertsKind::kGatedSilu:
+        experts = GatedSiluExperts(p);
+        break;
+    }
+    routed = FusedMoe(std::move(x), std::move(weights), experts, p);
   }
-  DistTensor routed = FusedMoe(std::move(x), std::move(weights), experts, p);
   if (moe.shared_kind == schemas::SharedExpertKind::kNone) return routed;
   return s_.Add(std::move(routed), std::move(shared), p + " routed + shared");
 }

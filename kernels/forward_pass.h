@@ -6,7 +6,8 @@
 // mechanisms (norms, grouped-query attention, MLPs, softmax and group-limited routing) are defined in
 // kernels/forward_pass.cc; mechanisms of one kind each are members defined in their own files (attention
 // sinks and the clamped-GLU experts in model_gpt_oss.cc, the input-scaling sigmoid router in model_llama4.cc,
-// the Gated DeltaNet in model_qwen3_next.cc, the fused MoE path in model_fused_moe.cc).
+// the sparsemixer router in model_phimoe.cc, the Gated DeltaNet in model_qwen3_next.cc, the experts' MLPs in
+// each layout and the expert loop in model_experts.cc, the fused MoE path in model_fused_moe.cc).
 
 #include <algorithm>
 #include <cstdint>
@@ -27,6 +28,22 @@ inline void TopKOrder(const double* v, std::vector<int64_t>& order) {
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [v](int64_t a, int64_t b) { return v[a] > v[b]; });
 }
+
+// How a group-limited router ranks its groups (LimitGroups).
+enum class GroupScore {
+  kTopTwoSum,  ///< the sum of the group's two best scores (DeepSeek-V3's noaux_tc)
+  kMax,        ///< the group's best score (DeepSeek-V2's group_limited_greedy)
+};
+
+// Group-limited routing on one token's scores v[0..e), in place: the experts form `groups` equal groups
+// in index order; the `keep` groups with the best group score (ties to the lower group) keep their
+// scores, every other score becomes `masked`.
+void LimitGroups(double* v, int64_t e, int64_t groups, int64_t keep, GroupScore score, double masked);
+
+// PhiMoE's sparsemixer (eval) on one token's router logits v[0..e), e >= 2: writes every expert's routing
+// weight to w, nonzero for the two experts it chooses (PhiMoeSparseMoeBlock._sparsemixer_eval, EasyDeL
+// 090a03b2 easydel/modules/phimoe/modeling_phimoe.py). `jitter` is router_jitter_noise.
+void SparseMixerRow(const double* v, int64_t e, double jitter, double* w);
 
 // "/dir" of a relative parameter name "dir/leaf", "" for a bare leaf: the module a projection belongs to.
 inline std::string Parent(const std::string& name) {
@@ -133,13 +150,32 @@ class ForwardPass {
   PartitionSpec::Entry ExpertShardAxes(const DistTensor& stored) const;
 
   // Experts of each ExpertsKind: what FusedMoe runs on a device's expert shard.
-  RoutedExperts GatedSiluExperts(const std::string& p);
+  RoutedExperts GatedSiluExperts(const std::string& p);              // model_experts.cc
+  RoutedExperts HalvesSiluExperts(const std::string& p);             // model_experts.cc
   RoutedExperts InterleavedClampedGluExperts(const std::string& p);  // model_gpt_oss.cc
-  RoutedExperts InputScaledHalvesSiluExperts(const std::string& p);  // model_llama4.cc
+
+  // The layouts of the routed experts' kernels (schemas::ExpertsLayout), in model_experts.cc. `role`: the
+  // kernel maps hidden -> expert width (an input projection: gate, up, gate_up) or back (the output one).
+  enum class ExpertRole { kInput, kOutput };
+  // The full name of expert kernel `name` of the block `p` (its `kernel` leaf, unless the name is the parameter).
+  std::string ExpertParam(const std::string& p, const std::string& name) const;
+  // Every expert's kernel as one tensor [E, in, out] (the fused path's view), laid out as stored: a
+  // transpose of an experts-last kernel, the packed rows split into experts. Rank-2 tensors (biases [E, n])
+  // come as they are. A parameter still, uncharged to the live meter.
+  DistTensor StackedExperts(const std::string& name, ExpertRole role);
+  // Expert e's kernel [in, out] for the expert loop, from `gathered`: the stored kernel with its expert dim
+  // (the packed rows) gathered once per layer (the static slices of every expert, as XLA's CSE leaves one
+  // gather), or, for per-expert modules, the block's name with "{e}" (ExpertLoopKernel).
+  DistTensor ExpertLoopKernel(const std::string& name);
+  DistTensor ExpertOf(const DistTensor& gathered, const std::string& name, int64_t e, ExpertRole role);
+  // The module's own loop over experts (ExpertsExecution::kExpertLoop): x [B, S, H], weights [B, S, E] ->
+  // sum over e of weights[..., e] * mlp_e(x), each expert's output in `out_spec`.
+  DistTensor ExpertLoop(const DistTensor& x, const DistTensor& weights, const std::string& p, const DistSpec& out_spec);
 
   // Routers of each RouterKind: routing weights [B, S, E], zero for unselected experts.
   DistTensor TopKSoftmaxRouter(const DistTensor& x, const std::string& p);  // model_gpt_oss.cc
   DistTensor TopKSigmoidRouter(const DistTensor& x, const std::string& p);  // model_llama4.cc
+  DistTensor SparseMixerRouter(const DistTensor& x, const std::string& p);  // model_phimoe.cc
 
   // The MoE block under `p`: shared expert, router, routed experts.
   DistTensor MoeBlock(DistTensor x, const std::string& p);

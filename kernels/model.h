@@ -29,11 +29,16 @@ struct ModelDesc {
   double rope_theta = 10000.0;
   bool tied_embeddings = false;
   // What the tree holds of the structure's optional parameters (ModelDescOf reads layer 0).
-  bool attention_bias = false;         ///< q/k/v (or the fused qkv) biases
-  bool o_bias = false;                 ///< the output projection's bias
-  bool mlp_bias = false;               ///< the dense MLP's biases
-  bool qk_norm = false;                ///< q/k norm weights
-  bool score_bias = false;             ///< the router's score bias (DeepSeek's e_score_correction_bias)
+  bool attention_bias = false;  ///< q/k/v (or the fused qkv) biases
+  bool o_bias = false;          ///< the output projection's bias
+  bool mlp_bias = false;        ///< the dense MLP's biases
+  bool qk_norm = false;         ///< q/k norm weights
+  bool score_bias = false;      ///< the router's score bias (DeepSeek's e_score_correction_bias)
+  bool router_bias = false;     ///< the router's bias (gpt-oss)
+  bool head_bias = false;       ///< the LM head's bias (PhiMoE's lm_head_bias)
+  /// The routed experts' weight leaf under each expert name: "kernel", or "" when the name is the parameter
+  /// itself (DBRX's ArrayParams experts/mlp/w1, v1, w2).
+  std::string expert_kernel_leaf = "kernel";
   std::string norm_weight = "kernel";  ///< a norm's weight leaf: kernel (RMSNorm) or scale (EasyDeL's LayerNorm)
   bool norm_bias = false;              ///< the norms have biases
   /// The norm slots resolved against the tree: the name under the layer, "" = none.
@@ -58,6 +63,7 @@ struct ModelDesc {
   // DeepSeek routing
   int64_t n_group = 1, topk_group = 1;
   double routed_scaling = 1.0;
+  double router_jitter = 0.0;  ///< PhiMoE's sparsemixer threshold (router_jitter_noise)
   // MLA
   int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope = 0, qk_rope = 0, v_head = 0;
   // Activations: the PartitionAxis batch / sequence / hidden-state / head axes (EasyDeL's sharding
@@ -99,6 +105,11 @@ std::vector<Activation> Forward(const ModelDesc& model, Spmd& spmd, const ParamL
 /// EasyDeL's fused MoE path splits the routed experts over the folded expert axis (ModelDesc::expert_axes)
 /// inside shard_map, which needs the expert count divisible by it: BadInput naming the fold otherwise.
 Status CheckFusedMoe(const ModelDesc& model, const Mesh& mesh);
+
+/// Whether the structure's MoE block can run on `mesh`: its mechanisms combine (a router that scales the
+/// experts' inputs needs experts that take them; per-expert modules name '{e}' and run in a loop; the
+/// expert loop runs gated experts) and, on the fused path, CheckFusedMoe. BadInput naming the structure.
+Status CheckMoeBlock(const ModelDesc& model, const Mesh& mesh);
 
 /// The mesh axes an entry of names selects (Mesh::AxisIndex; names the mesh lacks are skipped), and
 /// their product of sizes.

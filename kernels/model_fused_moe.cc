@@ -50,14 +50,6 @@ namespace easyplan::kernels {
 
 Status CheckFusedMoe(const ModelDesc& model, const Mesh& mesh) {
   if (model.experts <= 0) return Status();
-  // The input-scaling router and the experts that take scaled inputs only come together (Llama 4).
-  const schemas::ForwardStructure::Moe& moe = model.forward.moe;
-  const bool scales_inputs = moe.router_kind == schemas::RouterKind::kTopKSigmoidInput;
-  if (!moe.block.empty() && scales_inputs != (moe.experts == schemas::ExpertsKind::kFusedHalvesSilu)) {
-    return Status::BadInput({}, "forward structure '" + model.forward.name +
-                                    "': moe.scoring 'top_k_sigmoid_input' and moe.experts 'fused_halves_silu' "
-                                    "go together (the router scales the experts' inputs)");
-  }
   if (model.expert_tensor_mode) {
     // _sparse_moe_call: "if self.config.use_expert_tensor_mode: if tp_size != 1: raise ValueError".
     const int64_t tp = EntryTiles(mesh, model.expert_tensor_axes);
@@ -104,7 +96,8 @@ PartitionSpec::Entry ForwardPass::ExpertShardAxes(const DistTensor& stored) cons
 }
 
 DistTensor ForwardPass::ExpertKernel(const std::string& name, int tensor_dim) {
-  const DistTensor& stored = P(name);
+  // [E, in, out] whatever the stored layout: the expert width is `out` of an input projection.
+  const DistTensor stored = StackedExperts(name, tensor_dim == 2 ? ExpertRole::kInput : ExpertRole::kOutput);
   std::vector<PartitionSpec::Entry> entries(static_cast<size_t>(stored.rank()));
   entries[0] = ExpertShardAxes(stored);
   if (tensor_dim > 0) entries[static_cast<size_t>(tensor_dim)] = m_.expert_tensor_axes;
@@ -136,7 +129,8 @@ DistTensor ForwardPass::FusedMoe(DistTensor x, DistTensor weights, const RoutedE
                               p + " fused moe input gradient (routing weights)");
 
   // 2. Every local expert's output [E, B, S, H], partial over tp'.
-  const std::vector<PartitionSpec::Entry> local_experts = {m_.expert_data_axes, {}, ExpertShardAxes(P(experts.kernel))};
+  const std::vector<PartitionSpec::Entry> local_experts = {
+      m_.expert_data_axes, {}, ExpertShardAxes(StackedExperts(experts.kernel, ExpertRole::kInput))};
   DistTensor local_probs = s_.Reshard(probs, ActivationSpec(mesh, local_experts), p + " local experts' weights");
   DistTensor outputs = [&] {
     const Spmd::RoutedExperts routed(s_);

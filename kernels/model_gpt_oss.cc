@@ -1,6 +1,7 @@
 // Mechanisms of gpt-oss (transformers src/transformers/models/gpt_oss/modeling_gpt_oss.py) in the reference
-// forward pass: attention sinks (the structure's attention.sinks), the top_k_softmax router (biased logits,
-// softmax over the top k) and the interleaved_clamped_glu experts (stacked gate_up with biases, the clamped GLU).
+// forward pass: attention sinks (the structure's attention.sinks), the top_k_softmax router (logits, biased
+// when the tree has the bias, softmax over the top k) and the interleaved_clamped_glu experts (stacked gate_up with
+// biases, the clamped GLU).
 
 #include <fmt/format.h>
 
@@ -27,11 +28,12 @@ DistTensor ForwardPass::SinkSoftmax(DistTensor scores, double scale, const std::
   return s_.Narrow(std::move(probs), 4, 0, keys, what + " drop the sink");
 }
 
-// GptOssTopKRouter: logits = x W^T + b; top-k; softmax over the k chosen values.
+// GptOssTopKRouter: logits = x W^T + b; top-k; softmax over the k chosen values. GraniteMoeTopKGating
+// (transformers modeling_granitemoe.py) is the same without the bias: the bias is used when the tree has it.
 DistTensor ForwardPass::TopKSoftmaxRouter(const DistTensor& x, const std::string& p) {
   const int64_t k = m_.top_k;
   return s_.Local(
-      Linear(x, p + "/" + m_.forward.moe.router, /*bias=*/true), {2},
+      Linear(x, p + "/" + m_.forward.moe.router, m_.router_bias), {2},
       [k](HostTensor& t, const std::vector<Range>&) {
         const int64_t e = t.shape[2];
         std::vector<int64_t> order(static_cast<size_t>(e));

@@ -1,5 +1,6 @@
 // Mechanisms of Llama 4 (transformers src/transformers/models/llama4/modeling_llama4.py) in the reference
-// forward pass: the top_k_sigmoid_input router and the fused_halves_silu experts whose inputs it scales.
+// forward pass: the top_k_sigmoid_input router, whose scores scale the fused_halves_silu experts' inputs
+// (ForwardPass::HalvesSiluExperts, kernels/model_experts.cc).
 // Chunked attention, NoPE layers and the L2 q/k norm are the grouped-query attention's (ModelDesc::layer_types,
 // nope_layers, l2_qk_norm).
 
@@ -33,29 +34,6 @@ DistTensor ForwardPass::TopKSigmoidRouter(const DistTensor& x, const std::string
         }
       },
       p + " router top-k sigmoid");
-}
-
-// Llama4TextMoe's experts: every expert's INPUT scaled by its score (routed_in = x * router_scores),
-// Llama4TextExperts (gate_up = x @ gate_up_proj [E, H, 2I]; gate, up = gate_up.chunk(2, -1);
-// (up * silu(gate)) @ down_proj [E, I, H]) summed over the selected experts.
-ForwardPass::RoutedExperts ForwardPass::InputScaledHalvesSiluExperts(const std::string& p) {
-  const std::string gate_up = p + "/" + m_.forward.moe.gate_up, down = p + "/" + m_.forward.moe.down;
-  RoutedExperts experts;
-  experts.kernel = gate_up;
-  experts.weighted_outputs = false;  // the scores scaled the inputs
-  experts.outputs = [this, p, gate_up, down](const DistTensor& tokens, const DistTensor& local_scores) {
-    DistTensor routed_in = s_.Mul(s_.Unsqueeze(local_scores, 3), s_.Unsqueeze(tokens, 2),
-                                  p + " expert inputs scaled by the scores");  // [B, S, E, H]
-    DistTensor y =
-        s_.Dot(std::move(routed_in), ExpertKernel(gate_up, 2), DotDims{{2}, {0}, {3}, {1}}, gate_up);  // [E,B,S,2I]
-    y = s_.Split(std::move(y), 3, 2, p + " gate / up halves");  // [E, B, S, 2, I]
-    DistTensor gate = s_.Squeeze(s_.Narrow(y, 3, 0, 1, p + " gate"), 3);
-    DistTensor up = s_.Squeeze(s_.Narrow(std::move(y), 3, 1, 1, p + " up"), 3);
-    gate = s_.Map(std::move(gate), [](double v) { return v / (1.0 + std::exp(-v)); });
-    DistTensor act = s_.Mul(std::move(gate), std::move(up), p + " experts silu(gate) * up");  // [E, B, S, I]
-    return s_.Dot(act, ExpertKernel(down, 1), DotDims{{0}, {0}, {3}, {1}}, down);             // [E,B,S,H]
-  };
-  return experts;
 }
 
 }  // namespace easyplan::kernels::internal

@@ -456,7 +456,7 @@ StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::P
     return Status::BadInput({}, fmt::format("batch {} x sequence {} is not divisible by the activation layout {}",
                                             model.batch, model.seq, ids_spec.ToString(mesh)));
   }
-  EP_RETURN_IF_ERROR(CheckFusedMoe(model, mesh));
+  EP_RETURN_IF_ERROR(CheckMoeBlock(model, mesh));
   const HostTensor ids = TokenIds(model, options.seed);
   std::vector<Activation> want;
   if (root) {

@@ -94,6 +94,12 @@ std::vector<std::string> SetStrings(const Json& overrides) {
 
 namespace {
 
+// "dir/" of a parameter name "dir/leaf" (the module it belongs to), "" for a bare leaf.
+std::string Parent(const std::string& name) {
+  const size_t slash = name.rfind('/');
+  return slash == std::string::npos ? "" : name.substr(0, slash + 1);
+}
+
 // The first of a norm slot's candidates that layer 0 holds (its weight is `kernel` or `scale`), else "".
 std::string ResolveNorm(const std::vector<std::string>& candidates, const std::string& layer,
                         const std::function<bool(const std::string&)>& has_tensor) {
@@ -182,13 +188,26 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
     }
   }
   if (f.moe.shared_kind != schemas::SharedExpertKind::kNone) m.shared_intermediate = dims.shared_intermediate;
-  if (f.moe.router_kind == schemas::RouterKind::kSigmoidGroupLimited) {
+  if (f.moe.router_kind == schemas::RouterKind::kSigmoidGroupLimited ||
+      f.moe.router_kind == schemas::RouterKind::kSoftmaxGroupLimited) {
     m.n_group = dims.n_group;
     m.topk_group = dims.topk_group;
   }
   m.routed_scaling = dims.routed_scaling;
+  m.router_jitter = dims.router_jitter_noise;
   m.score_bias = !f.moe.score_bias.empty() &&
                  has_tensor(fmt::format("{}/{}/{}/{}", f.layers, dims.layers - 1, f.moe.block, f.moe.score_bias));
+  // The router's bias and the experts' weight leaf, read in the first sparse layer (the per-expert
+  // layout's names in expert 0).
+  const auto first_sparse = std::find(m.sparse_layers.begin(), m.sparse_layers.end(), true);
+  if (first_sparse != m.sparse_layers.end()) {
+    const std::string block = fmt::format("{}/{}/{}/", f.layers, first_sparse - m.sparse_layers.begin(), f.moe.block);
+    m.router_bias = !f.moe.router.empty() && has_tensor(block + f.moe.router + "/bias");
+    std::string expert = f.moe.gate_up.empty() ? f.moe.gate : f.moe.gate_up;
+    if (const size_t at = expert.find("{e}"); at != std::string::npos) expert.replace(at, 3, "0");
+    m.expert_kernel_leaf = has_tensor(block + expert) && !has_tensor(block + expert + "/kernel") ? "" : "kernel";
+  }
+  m.head_bias = !m.tied_embeddings && has_tensor(Parent(f.head) + "bias");
   if (f.attention.kind == schemas::AttentionKind::kLatent) {
     m.q_lora_rank = dims.q_lora_rank;
     m.kv_lora_rank = dims.kv_lora_rank;

@@ -29,10 +29,18 @@ const Spellings<MlpKind> kMlpKinds = {{"gated", MlpKind::kGated}, {"plain", MlpK
 const Spellings<RouterKind> kRouterKinds = {{"softmax_top_k", RouterKind::kSoftmaxTopK},
                                             {"sigmoid_group_limited", RouterKind::kSigmoidGroupLimited},
                                             {"top_k_softmax", RouterKind::kTopKSoftmax},
-                                            {"top_k_sigmoid_input", RouterKind::kTopKSigmoidInput}};
+                                            {"top_k_sigmoid_input", RouterKind::kTopKSigmoidInput},
+                                            {"softmax_group_limited", RouterKind::kSoftmaxGroupLimited},
+                                            {"sparsemixer", RouterKind::kSparseMixer}};
 const Spellings<ExpertsKind> kExpertsKinds = {{"gated_silu", ExpertsKind::kGatedSilu},
                                               {"fused_halves_silu", ExpertsKind::kFusedHalvesSilu},
                                               {"interleaved_clamped_glu", ExpertsKind::kInterleavedClampedGlu}};
+const Spellings<ExpertsLayout> kExpertsLayouts = {{"stacked", ExpertsLayout::kStacked},
+                                                  {"experts_last", ExpertsLayout::kExpertsLast},
+                                                  {"packed_rows", ExpertsLayout::kPackedRows},
+                                                  {"per_expert", ExpertsLayout::kPerExpert}};
+const Spellings<ExpertsExecution> kExpertsExecutions = {{"fused_moe", ExpertsExecution::kFusedMoe},
+                                                        {"expert_loop", ExpertsExecution::kExpertLoop}};
 const Spellings<SparseLayers> kSparseLayers = {
     {"all", SparseLayers::kAll}, {"after_dense", SparseLayers::kAfterDense}, {"by_tree", SparseLayers::kByTree}};
 const Spellings<SharedExpertKind> kSharedKinds = {{"none", SharedExpertKind::kNone},
@@ -180,7 +188,8 @@ Status ApplyMlp(const Members& m, ForwardStructure::Mlp* mlp) {
 
 Status ApplyMoe(const Members& m, ForwardStructure::Moe* moe) {
   EP_RETURN_IF_ERROR(m.Keys({"block", "router", "scoring", "score_bias", "experts", "gate", "up", "down", "gate_up",
-                             "shared", "shared_kind", "shared_gate", "sparse_layers", "norm_topk_prob"}));
+                             "layout", "execution", "flatten_tokens", "shared", "shared_kind", "shared_gate",
+                             "sparse_layers", "norm_topk_prob"}));
   for (auto [key, out] : {std::pair{"block", &moe->block},
                           {"router", &moe->router},
                           {"score_bias", &moe->score_bias},
@@ -194,6 +203,9 @@ Status ApplyMoe(const Members& m, ForwardStructure::Moe* moe) {
   }
   EP_RETURN_IF_ERROR(m.Kind("scoring", kRouterKinds, &moe->router_kind));
   EP_RETURN_IF_ERROR(m.Kind("experts", kExpertsKinds, &moe->experts));
+  EP_RETURN_IF_ERROR(m.Kind("layout", kExpertsLayouts, &moe->layout));
+  EP_RETURN_IF_ERROR(m.Kind("execution", kExpertsExecutions, &moe->execution));
+  EP_RETURN_IF_ERROR(m.Flag("flatten_tokens", &moe->flatten_tokens));
   EP_RETURN_IF_ERROR(m.Kind("shared_kind", kSharedKinds, &moe->shared_kind));
   EP_RETURN_IF_ERROR(m.Kind("sparse_layers", kSparseLayers, &moe->sparse_layers));
   return m.OptionalFlag("norm_topk_prob", &moe->norm_topk_prob);

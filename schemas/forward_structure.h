@@ -51,11 +51,33 @@ enum class RouterKind {
   kSigmoidGroupLimited,  ///< sigmoid scores, optional score bias, group-limited top k (DeepSeek-V3)
   kTopKSoftmax,          ///< biased logits, top k, softmax over the k chosen (gpt-oss)
   kTopKSigmoidInput,     ///< top k of the logits, sigmoid of each, scaling the experts' inputs (Llama 4)
+  /// softmax over every expert, group-limited top k: groups ranked by their best score, the others' scores
+  /// zeroed (DeepSeek-V2's topk_method group_limited_greedy)
+  kSoftmaxGroupLimited,
+  /// PhiMoE's sparsemixer: two experts, each weighted by a softmax over the logits within a jitter threshold
+  /// of its own (the second's with the first masked out)
+  kSparseMixer,
 };
 enum class ExpertsKind {
   kGatedSilu,              ///< separate gate / up / down kernels, SwiGLU
   kFusedHalvesSilu,        ///< one gate_up kernel, halves, SwiGLU (Llama 4)
   kInterleavedClampedGlu,  ///< one gate_up kernel, interleaved, clamped GLU with biases (gpt-oss)
+};
+/// How the routed experts' kernels are stored, each expert's kernel being [in, out].
+enum class ExpertsLayout {
+  kStacked,      ///< one parameter [E, in, out] (EasyDeL's MoE linears)
+  kExpertsLast,  ///< one parameter [in, out, E] (GraniteMoE's fused experts as EasyDeL's converter permutes them)
+  /// one 2-D parameter [E x F, H], F the expert width: expert e is rows e*F .. (e+1)*F whichever way its
+  /// projection goes, so an input projection is [out, in] per expert and the output one [in, out] (DBRX)
+  kPackedRows,
+  kPerExpert,  ///< one module per expert: the names hold "{e}", replaced by the expert's index (PhiMoE)
+};
+/// How the block runs its routed experts.
+enum class ExpertsExecution {
+  kFusedMoe,  ///< EasyDeL's fused MoE path (kernels/model_fused_moe.cc): shard_map over the expert mesh
+  /// the module's own loop over experts: every expert's MLP on every token, in the plan's layout, scaled by
+  /// its routing weight (zero when not chosen) and summed (EasyDeL's DbrxExperts, PhiMoeSparseMoeBlock)
+  kExpertLoop,
 };
 enum class SparseLayers {
   kAll,         ///< every layer's MLP is the MoE block
@@ -105,8 +127,15 @@ struct ForwardStructure {
     RouterKind router_kind = RouterKind::kSoftmaxTopK;
     std::string score_bias;  ///< added to the scores when choosing (DeepSeek's e_score_correction_bias)
     ExpertsKind experts = ExpertsKind::kGatedSilu;
-    std::string gate, up, down, gate_up;  ///< stacked expert kernels [E, in, out], under the block
-    std::string shared;                   ///< the shared expert's gated MLP, "" = none
+    /// Expert kernels under the block, laid out as `layout` says: a module whose `kernel` is used, or the
+    /// parameter itself when the tree has no `<name>/kernel` (DBRX's experts/mlp/w1).
+    std::string gate, up, down, gate_up;
+    ExpertsLayout layout = ExpertsLayout::kStacked;
+    ExpertsExecution execution = ExpertsExecution::kFusedMoe;
+    /// The block reshapes its tokens [B, S, H] to [B x S, H] before the router and the experts
+    /// (PhiMoeSparseMoeBlock), which gathers a sharded sequence dim.
+    bool flatten_tokens = false;
+    std::string shared;  ///< the shared expert's gated MLP, "" = none
     SharedExpertKind shared_kind = SharedExpertKind::kNone;
     std::string shared_gate;  ///< its sigmoid gate [hidden, 1] (kSigmoidGated)
     SparseLayers sparse_layers = SparseLayers::kAll;

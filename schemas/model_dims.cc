@@ -228,6 +228,7 @@ Status ReadExperts(const DimReader& r, ModelDims& d) {
   d.n_group = std::max<int64_t>(d.n_group, 1);
   d.topk_group = std::max<int64_t>(d.topk_group, 1);
   EP_ASSIGN_OR_RETURN(d.routed_scaling, r.Number({"routed_scaling_factor"}, 1.0));
+  EP_ASSIGN_OR_RETURN(d.router_jitter_noise, r.Number({"router_jitter_noise"}, 0.0));
   return Status();
 }
 

@@ -100,6 +100,8 @@ struct ModelDims {
   bool norm_topk_prob = false;          ///< the config's flag (false when absent)
   int64_t n_group = 1, topk_group = 1;  ///< DeepSeek's group-limited routing (1 when absent)
   double routed_scaling = 1.0;          ///< routed_scaling_factor
+  /// router_jitter_noise: PhiMoE's sparsemixer masks the logits more than 2 x this below the chosen one's
+  double router_jitter_noise = 0.0;
 
   // ---- multi-head latent attention (DeepSeek) ----
   int64_t q_lora_rank = 0;  ///< 0 when null: queries are projected directly
