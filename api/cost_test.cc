@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "api/check.h"
 #include "api/memory_pipeline.h"
 #include "api/test_models.h"
@@ -131,11 +134,51 @@ TEST(CostTest, OptionErrorsNameTheFlag) {
   EXPECT_NE(Cost(model, options).status().ToString().find("--decode"), std::string::npos);
   options = Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 8, 1024, "h100-sxn");
   EXPECT_NE(Cost(model, options).status().ToString().find("h100-sxm"), std::string::npos);
-  // A family the forward structures cannot express: the error quotes the trait its family file names.
-  auto dbrx = LoadExample("dbrx-instruct");
-  const std::string error = Cost(dbrx, Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 8, 1024)).status().ToString();
-  EXPECT_NE(error.find("no reference forward pass for model_type 'dbrx'"), std::string::npos) << error;
-  EXPECT_NE(error.find("trait: packed experts"), std::string::npos) << error;
+}
+
+// A checkout (--schemas-dir) whose family file for `model_type` says its forward pass is missing: every
+// bundled family has one, so this is how a family the forward structures cannot express looks.
+std::string CheckoutWithoutForward(const std::string& model_type, const std::string& missing) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(::testing::TempDir()) / ("easyplan-no-forward-" + model_type);
+  fs::remove_all(root);
+  fs::create_directories(root);
+  for (const char* dir : {"schemas", "rules"}) {
+    fs::copy(fs::path(testing::SourceDir()) / dir, root / dir, fs::copy_options::recursive);
+  }
+  const fs::path family = root / "schemas/families" / (model_type + ".yaml");
+  std::string text = testing::ReadTestFile(family.string());
+  text = text.substr(0, text.find("\nnumeric_check:") + 1) + "numeric_check:\n  missing: \"" + missing + "\"\n";
+  std::ofstream(family) << text;
+  return root.string();
+}
+
+// A family without a reference forward pass: cost (and suggest, which prices through it) and check's
+// numeric level name the trait its family file gives; check --level all runs the layout check alone.
+TEST(CostTest, AFamilyWithoutAForwardNamesTheTraitItLacks) {
+  Environment env = Environment::Real();
+  env.schemas_dir = CheckoutWithoutForward("dbrx", "its experts are a test's (trait: test trait)");
+  auto model = Model::Load(env, ConfigSource::Path(Example("dbrx-instruct")), {});
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  const Status cost = Cost(*model, Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 8, 1024)).status();
+  EXPECT_EQ(cost.diag().message,
+            "the step-time model has no reference forward pass for model_type 'dbrx': its experts are a test's "
+            "(trait: test trait)");
+  CheckOptions check;
+  check.plan.mesh.axes = "dp=1,fsdp=4,ep=1,tp=2,sp=1";
+  check.level = "numeric";
+  const std::string numeric = Check(*model, check).status().ToString();
+  EXPECT_NE(numeric.find("the numeric check has no reference forward pass for model_type 'dbrx': its experts are "
+                         "a test's (trait: test trait)"),
+            std::string::npos)
+      << numeric;
+  check.level = "all";
+  auto both = Check(*model, check);
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  EXPECT_FALSE(both->numeric.has_value());
+  EXPECT_NE(both->numeric_skipped.find("(trait: test trait)"), std::string::npos) << both->numeric_skipped;
+  // The bundled dbrx family has one.
+  EXPECT_TRUE(Cost(LoadExample("dbrx-instruct"), Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 8, 1024)).ok());
 }
 
 // cost's forward communication equals, kind by kind, what check measures executing the same tiny
@@ -183,13 +226,38 @@ TEST_P(CostMatchesCheckTest, ForwardCommunicationEqualsChecksKindByKind) {
 
 std::vector<FamilyMesh> FamilyMeshes() {
   std::vector<FamilyMesh> cases;
-  // One example of every forward structure of schemas/forwards.yaml, and of each family-file override.
-  for (const char* example :
-       {"llama-3.1-8b",         "qwen2.5-7b",  "mixtral-8x7b", "qwen3-30b-a3b",  "deepseek-v3",        "gpt2",
-        "glm-4.5-air",          "falcon-40b",  "gpt-oss-20b",  "llama-4-scout",  "qwen3-next-80b-a3b", "gemma-2-9b",
-        "gemma-3-4b",           "phi-3-mini",  "olmo-2-7b",    "exaone-4.0-32b", "glm-4-9b-0414",      "starcoder2-7b",
-        "internlm2.5-7b",       "command-r7b", "gpt-j-6b",     "pythia-6.9b",    "stablelm-2-1.6b",    "smollm3-3b",
-        "mistral-small-3.1-24b"}) {
+  // One example of every forward structure of schemas/forwards.yaml, and of each family-file override: the
+  // expert layouts (packed rows, per-expert modules, experts last), the expert loop, the sparsemixer and
+  // DeepSeek-V2's softmax routing, greedy here and group-limited below.
+  for (const char* example : {"llama-3.1-8b",
+                              "qwen2.5-7b",
+                              "mixtral-8x7b",
+                              "qwen3-30b-a3b",
+                              "deepseek-v3",
+                              "gpt2",
+                              "glm-4.5-air",
+                              "falcon-40b",
+                              "gpt-oss-20b",
+                              "llama-4-scout",
+                              "qwen3-next-80b-a3b",
+                              "gemma-2-9b",
+                              "gemma-3-4b",
+                              "phi-3-mini",
+                              "olmo-2-7b",
+                              "exaone-4.0-32b",
+                              "glm-4-9b-0414",
+                              "starcoder2-7b",
+                              "internlm2.5-7b",
+                              "command-r7b",
+                              "gpt-j-6b",
+                              "pythia-6.9b",
+                              "stablelm-2-1.6b",
+                              "smollm3-3b",
+                              "mistral-small-3.1-24b",
+                              "dbrx-instruct",
+                              "phi-3.5-moe",
+                              "granite-3.1-1b-a400m",
+                              "deepseek-v2-lite"}) {
     for (const char* mesh : {"dp=2,fsdp=2,ep=1,tp=2,sp=1", "dp=1,fsdp=4,ep=1,tp=2,sp=1", "dp=1,fsdp=2,ep=2,tp=2,sp=1",
                              "dp=1,fsdp=2,ep=1,tp=2,sp=2"}) {
       // GPT-2's 50,257-entry vocabulary divides no tp > 1 (logical-indivisible): padded to 50,304, as
@@ -199,12 +267,18 @@ std::vector<FamilyMesh> FamilyMeshes() {
       cases.push_back({example, mesh, sets});
     }
   }
+  for (const char* mesh : {"dp=2,fsdp=2,ep=1,tp=2,sp=1", "dp=1,fsdp=2,ep=2,tp=2,sp=1"}) {
+    cases.push_back({"deepseek-v2-lite", mesh, {"topk_method=group_limited_greedy", "n_group=4", "topk_group=2"}});
+  }
   return cases;
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, CostMatchesCheckTest, ::testing::ValuesIn(FamilyMeshes()),
                          [](const ::testing::TestParamInfo<FamilyMesh>& param_info) {
                            std::string name = param_info.param.example + "_" + param_info.param.mesh;
+                           if (param_info.param.example == "deepseek-v2-lite" && !param_info.param.sets.empty()) {
+                             name += "_group_limited";
+                           }
                            for (char& c : name) {
                              if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
                            }

@@ -15,7 +15,9 @@ StatusOr<schemas::NumericCheckSpec> ForwardPassOf(const Model& model, const std:
   if (decl != nullptr) {
     return Status::BadInput(
         {}, what + " has no reference forward pass for model_type '" + model_type + "': " + decl->missing,
-        {"docs/SCHEMAS.md (\"Forward structures\") lists the families without one and what each lacks; " + instead});
+        {"its family file's numeric_check names the trait the forward structures lack (docs/SCHEMAS.md, \"Forward "
+         "structures\"); " +
+         instead});
   }
   std::vector<std::string> covered;
   for (const std::string& name : model.FamilyNames()) {

@@ -116,6 +116,58 @@ TEST(NumericCheckSpecTest, ForwardErrorsNameTheFileLineAndClosestName) {
   EXPECT_EQ(no_base.status().diag().message, "missing required key 'extends'");
 }
 
+// The MoE mechanisms beyond stacked experts on the fused path: how experts are stored and run, flattened
+// tokens, the softmax group-limited and sparsemixer routers; a misspelt kind offers the closest.
+TEST(NumericCheckSpecTest, ParsesTheExpertLayoutsExecutionAndRouters) {
+  auto parsed = ParseCheckDecl(R"yaml(model_type: toy
+numeric_check:
+  forward:
+    extends: mixtral
+    moe: {layout: per_expert, execution: expert_loop, flatten_tokens: true, scoring: sparsemixer,
+          gate: "experts/{e}/w1"}
+    variants:
+      - {when: "layer_types != null", set: {moe: {layout: experts_last, scoring: softmax_group_limited}}}
+  tiny: []
+)yaml");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const ForwardStructure::Moe& moe = (*parsed)->structure.moe;
+  EXPECT_EQ(moe.layout, ExpertsLayout::kPerExpert);
+  EXPECT_EQ(moe.execution, ExpertsExecution::kExpertLoop);
+  EXPECT_TRUE(moe.flatten_tokens);
+  EXPECT_EQ(moe.router_kind, RouterKind::kSparseMixer);
+  EXPECT_EQ(moe.gate, "experts/{e}/w1");
+  EXPECT_EQ(moe.up, "experts/w3");  // mixtral's, kept
+  const ForwardStructure::Moe& variant = (*parsed)->variants[0].structure.moe;
+  EXPECT_EQ(variant.layout, ExpertsLayout::kExpertsLast);
+  EXPECT_EQ(variant.execution, ExpertsExecution::kExpertLoop);
+  EXPECT_EQ(variant.router_kind, RouterKind::kSoftmaxGroupLimited);
+  // The defaults of a structure that says nothing: stacked experts on the fused path, tokens as they are.
+  auto forwards = DataSource::Embedded().ReadDocument("schemas/forwards.yaml");
+  ASSERT_TRUE(forwards.ok());
+  auto mixtral = NamedForwardStructure(*forwards, "mixtral", {});
+  ASSERT_TRUE(mixtral.ok());
+  EXPECT_EQ(mixtral->moe.layout, ExpertsLayout::kStacked);
+  EXPECT_EQ(mixtral->moe.execution, ExpertsExecution::kFusedMoe);
+  EXPECT_FALSE(mixtral->moe.flatten_tokens);
+
+  auto layout = ParseCheckDecl(
+      "model_type: toy\nnumeric_check:\n  forward: {extends: moe, moe: {layout: packd_rows}}\n  tiny: []\n");
+  ASSERT_FALSE(layout.ok());
+  EXPECT_EQ(layout.status().diag().message,
+            "'layout' is \"packd_rows\", not a known kind (did you mean 'packed_rows'?)");
+  EXPECT_EQ(layout.status().diag().notes,
+            (std::vector<std::string>{R"(expected one of "stacked", "experts_last", "packed_rows", "per_expert")"}));
+  auto execution = ParseCheckDecl(
+      "model_type: toy\nnumeric_check:\n  forward: {extends: moe, moe: {execution: loop}}\n  tiny: []\n");
+  ASSERT_FALSE(execution.ok());
+  EXPECT_EQ(execution.status().diag().notes,
+            (std::vector<std::string>{R"(expected one of "fused_moe", "expert_loop")"}));
+  auto flatten = ParseCheckDecl(
+      "model_type: toy\nnumeric_check:\n  forward: {extends: moe, moe: {flatten_tokens: 1}}\n  tiny: []\n");
+  ASSERT_FALSE(flatten.ok());
+  EXPECT_EQ(flatten.status().diag().message, "expected true or false for 'flatten_tokens', found integer");
+}
+
 TEST(NumericCheckSpecTest, EveryNamedStructureResolvesWithItsNames) {
   auto forwards = DataSource::Embedded().ReadDocument("schemas/forwards.yaml");
   ASSERT_TRUE(forwards.ok());
