@@ -163,9 +163,10 @@ class ForwardPass {
   // transpose of an experts-last kernel, the packed rows split into experts. Rank-2 tensors (biases [E, n])
   // come as they are. A parameter still, uncharged to the live meter.
   DistTensor StackedExperts(const std::string& name, ExpertRole role);
-  // Expert e's kernel [in, out] for the expert loop, from `gathered`: the stored kernel with its expert dim
-  // (the packed rows) gathered once per layer (the static slices of every expert, as XLA's CSE leaves one
-  // gather), or, for per-expert modules, the block's name with "{e}" (ExpertLoopKernel).
+  // The expert loop's view of expert kernel `name`: ExpertLoopKernel gathers the stored kernel's expert dim
+  // (the packed rows) once per layer, the one gather XLA's CSE leaves of the static slices of every expert
+  // (an empty tensor for per-expert modules); ExpertOf gives expert e's kernel [in, out], sliced out of that
+  // or, for per-expert modules, the module whose name has e for "{e}".
   DistTensor ExpertLoopKernel(const std::string& name);
   DistTensor ExpertOf(const DistTensor& gathered, const std::string& name, int64_t e, ExpertRole role);
   // The module's own loop over experts (ExpertsExecution::kExpertLoop): x [B, S, H], weights [B, S, E] ->
