@@ -28,18 +28,39 @@ namespace {
 
 // ---- the tiny config ----
 
+// A pipelined check runs at least one layer in every model chunk: a family whose numeric_check block fixes
+// the tiny model's layers (per-layer lists such as Llama 4's no_rope_layers) may have fewer.
+Status CheckTinyLayers(const Model& tiny, const planner::PipelineSplit& pipeline) {
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(tiny.resolved()));
+  if (dims.layers >= pipeline.Chunks()) return Status();
+  const std::string chunks =
+      pipeline.virtual_stages > 1
+          ? fmt::format("--mesh pp={} with --virtual-stages {} makes {} model chunks", pipeline.stages,
+                        pipeline.virtual_stages, pipeline.Chunks())
+          : fmt::format("--mesh pp={} makes {} pipeline stages", pipeline.stages, pipeline.stages);
+  return Status::BadInput({},
+                          fmt::format("{}, and the numeric check's tiny {} has {} decoder layers (the numeric_check "
+                                      "block of its family file fixes them), so one would run none",
+                                      chunks, dims.model_type.empty() ? "model" : dims.model_type, dims.layers),
+                          {fmt::format("use --level layout, or at most {} model chunks", dims.layers)});
+}
+
 // The plan inputs of the tiny config: the full run's flags with `sets` after the user's --set, EasyDeL
 // names, and the built-in rules when the full run's rules are written for HF names (they cannot plan
 // EasyDeL names). Its resolve warnings are not printed (the full config's were); they stay in its diags.
 StatusOr<std::optional<PlanInputs>> LoadTinyInputs(const CheckOptions& flags, const PlanInputs& full,
                                                    const std::vector<std::string>& sets) {
   PlanOptions tiny_flags = flags.plan;
+  // The tiny model splits its own layers, one per model chunk (kernels/tiny_model.h); --pp-layers is the
+  // full model's.
+  tiny_flags.pipeline.layers.clear();
   tiny_flags.tree.layout = "easydel";
   tiny_flags.tree.file.clear();
   tiny_flags.tree.checkpoint.clear();
   tiny_flags.tree.dtype.clear();
   if (full.rules->layout != Layout::kEasyDel) tiny_flags.rules = "builtin";
   StatusOr<std::shared_ptr<const Model>> tiny = full.model->WithSets(sets);
+  if (tiny.ok() && full.pipeline.pipelined()) EP_RETURN_IF_ERROR(CheckTinyLayers(**tiny, full.pipeline));
   StatusOr<PlanInputs> inputs = tiny.ok() ? PreparePlan(*tiny, tiny_flags) : StatusOr<PlanInputs>(tiny.status());
   if (!inputs.ok()) {
     Status status = inputs.status();
@@ -63,7 +84,8 @@ StatusOr<NumericSetup> SetUpNumeric(const CheckOptions& flags, const PlanInputs&
                             {"use --level layout for this mesh"});
   }
   EP_ASSIGN_OR_RETURN(const schemas::ModelDims full_dims, schemas::ModelDimsOf(full.resolved()));
-  EP_ASSIGN_OR_RETURN(const kernels::TinyModel tiny, kernels::DeriveTinyModel(spec, full_dims, full.mesh, full.uneven));
+  EP_ASSIGN_OR_RETURN(const kernels::TinyModel tiny,
+                      kernels::DeriveTinyModel(spec, full_dims, full.mesh, full.uneven, full.pipeline.Chunks()));
   NumericSetup setup;
   setup.sets = tiny.sets;
   EP_ASSIGN_OR_RETURN(setup.inputs, LoadTinyInputs(flags, full, setup.sets));
@@ -209,12 +231,23 @@ StatusOr<std::string> NumericSkipReason(const CheckOptions& flags, const PlanInp
 // --inject drop-all-reduce on a forward that issues no all-reduce would change nothing, and the check
 // would pass: a fault test must not pass vacuously, so that is bad input (docs/CHECK.md).
 Status CheckInjected(Injection injection, const CheckRun& run) {
+  if (injection == Injection::kDropStageSend && run.root) {
+    if (run.numeric && run.numeric->comm.dropped_sends > 0) return Status();
+    const std::string why = !run.plan.pipeline.pipelined() ? "the mesh has no pp axis above 1, so no stage sends"
+                            : run.numeric
+                                ? "the forward pass crossed no stage boundary"
+                                : "the numeric check did not run (" +
+                                      (run.numeric_skipped.empty() ? "--level layout" : run.numeric_skipped) + ")";
+    return Status::BadInput({}, "--inject drop-stage-send had nothing to inject: " + why,
+                            {"give the mesh pipeline stages, e.g. --mesh pp=2,tp=2"});
+  }
   if (injection != Injection::kDropAllReduce || !run.root) return Status();
   if (run.numeric && run.numeric->comm.dropped_all_reduces > 0) return Status();
-  const std::string why = run.numeric
-                              ? "the forward pass of this plan issues no all-reduce"
-                              : "the numeric check did not run (" +
-                                    (run.numeric_skipped.empty() ? "--level layout" : run.numeric_skipped) + ")";
+  const std::string why =
+      run.numeric ? (run.plan.pipeline.pipelined() ? "the first pipeline stage's forward issues no all-reduce"
+                                                   : "the forward pass of this plan issues no all-reduce")
+                  : "the numeric check did not run (" +
+                        (run.numeric_skipped.empty() ? "--level layout" : run.numeric_skipped) + ")";
   return Status::BadInput({}, "--inject drop-all-reduce had nothing to inject: " + why,
                           {"choose a mesh whose forward all-reduces partial sums, e.g. one with tp > 1"});
 }
@@ -226,11 +259,34 @@ constexpr std::pair<const char*, kernels::MpiOptions::Fault> kEngineFaults[] = {
     {"rank-stall", kernels::MpiOptions::Fault::kStall},
 };
 
+// The pipeline the numeric check ran (the tiny plan's) and what crossed its stage boundaries.
+Json PipelineJson(const planner::PipelineSplit& split, const kernels::CommLog& comm) {
+  Json sends = Json::array();
+  int64_t total = 0;
+  for (const kernels::CommRecord& r : comm.records) {
+    if (r.kind != kernels::CollectiveKind::kSendRecv) continue;
+    total += r.bytes_per_device;
+    sends.push_back(Json{{"scope", r.scope},
+                         {"from_stage", r.stage},
+                         {"to_stage", r.to_stage},
+                         {"operand", r.tensor_spec},
+                         {"bytes_per_device", r.bytes_per_device}});
+  }
+  return Json{{"stages", split.stages},
+              {"virtual_stages", split.virtual_stages},
+              {"schedule", std::string(planner::PipelineScheduleName(split.schedule))},
+              {"layers_per_chunk", split.chunk_layers},
+              {"boundaries", sends.size()},
+              {"send_recv_bytes_per_device", total},
+              {"sends", sends},
+              {"dropped_sends", comm.dropped_sends}};
+}
+
 }  // namespace
 
 StatusOr<Injection> ParseInjection(const std::string& text) {
   for (Injection i : {Injection::kNone, Injection::kCorruptShard, Injection::kOffsetBlock, Injection::kDropAllReduce,
-                      Injection::kWrongDim, Injection::kSwapTupleOrder}) {
+                      Injection::kWrongDim, Injection::kSwapTupleOrder, Injection::kDropStageSend}) {
     if (kernels::InjectionName(i) == text) return i;
   }
   for (const auto& [name, fault] : kEngineFaults) {
@@ -287,6 +343,15 @@ StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckO
   run.seed = flags.seed;
   run.root = root;
   if (plan.HasErrors()) return run;  // the plan's findings say what to fix; nothing is executed
+  if (flags.memory && inputs.pipeline.pipelined()) {
+    return Status::BadInput(
+        {},
+        fmt::format("--memory compares an unpipelined forward with `easyplan memory`, and the mesh "
+                    "has pp={}: its stages' figures depend on the schedule's microbatches in flight",
+                    inputs.pipeline.stages),
+        {"drop --memory (check still proves the pipelined forward), or use `easyplan memory "
+         "--mesh pp=...` for the stages' memory"});
+  }
   if (flags.level != "numeric" && root) {
     run.layout = kernels::CheckLayouts(plan, *inputs.tree, {.injection = injection});
   }
@@ -387,6 +452,7 @@ Json CheckToJson(const CheckRun& run) {
       row["scope"] = scope.empty() ? "total" : scope;
       for (int k = 0; k < kernels::kCollectiveKinds; ++k) {
         const auto kind = static_cast<kernels::CollectiveKind>(k);
+        if (kind == kernels::CollectiveKind::kSendRecv && !s.plan.pipeline.pipelined()) continue;
         row[std::string(kernels::CollectiveName(kind))] = n.comm.Bytes(kind, scope);
       }
       per_scope.push_back(row);
@@ -407,6 +473,7 @@ Json CheckToJson(const CheckRun& run) {
     }
     comm["collectives"] = records;
     numeric["communication"] = comm;
+    if (s.plan.pipeline.pipelined()) numeric["pipeline"] = PipelineJson(s.plan.pipeline, n.comm);
     if (n.engine) {
       const kernels::EngineComparison& e = *n.engine;
       numeric["engine"] = Json{{"name", e.engine},

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <numeric>
 
 #include "api/memory_pipeline.h"
@@ -48,11 +49,40 @@ TEST(PipelinePlan, EachStageHoldsItsOwnLayersAndTheTotalsAddUp) {
   for (const planner::ParamPlan& p : plan.params) {
     const std::string& name = pipelined->inputs.tree->tensors[static_cast<size_t>(p.tensor)].name;
     const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
-    if (name == "model/embed_tokens/embedding") EXPECT_TRUE(group.stages.On(0) && !group.stages.On(3)) << name;
-    if (name == "lm_head/kernel") EXPECT_TRUE(group.stages.On(3) && !group.stages.On(0)) << name;
-    if (name.starts_with("model/layers/9/")) EXPECT_EQ(group.stages.stage, 1) << name;
-    // Device 2 (pp coordinate 1 with fsdp=2 inner) holds layer 9; device 0 does not.
-    if (name.starts_with("model/layers/9/")) EXPECT_TRUE(group.HeldBy(2) && !group.HeldBy(0)) << name;
+    if (name == "model/embed_tokens/embedding") {
+      EXPECT_TRUE(group.stages.On(0) && !group.stages.On(3)) << name;
+    }
+    if (name == "lm_head/kernel") {
+      EXPECT_TRUE(group.stages.On(3) && !group.stages.On(0)) << name;
+    }
+    if (name.starts_with("model/layers/9/")) {
+      EXPECT_EQ(group.stages.stage, 1) << name;
+      // Device 2 (pp coordinate 1 with fsdp=2 inner) holds layer 9; device 0 does not.
+      EXPECT_TRUE(group.HeldBy(2) && !group.HeldBy(0)) << name;
+    }
+  }
+}
+
+TEST(PipelinePlan, ReplicaIdsCountOnlyTheStagesThatHoldATensor) {
+  // fsdp=2,pp=2,tp=2: device d's pp coordinate is d / 2 % 2. A layer's tensors sit on one stage, the tied
+  // embedding of gemma on both: replica ids run 0..Replicas()-1 over the holders, in device order.
+  for (const char* example : {"llama-3.1-8b", "gemma-2-9b"}) {
+    auto model = LoadExample(example);
+    ASSERT_TRUE(model);
+    StatusOr<PlanResult> result = PlanModel(model, Pipelined("fsdp=2,pp=2,tp=2"));
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    const planner::Plan& plan = result->plan;
+    for (const planner::LayoutGroup& group : plan.groups) {
+      std::map<std::vector<planner::Range>, std::vector<int64_t>> holders;  // slice -> replica ids, device order
+      for (int64_t d = 0; d < plan.mesh.NumDevices(); ++d) {
+        if (group.HeldBy(d)) holders[group.layout.SliceOf(d)].push_back(group.ReplicaIdOn(d, plan.mesh));
+      }
+      for (const auto& [slice, ids] : holders) {
+        std::vector<int64_t> want(static_cast<size_t>(group.Replicas()));
+        std::iota(want.begin(), want.end(), 0);
+        EXPECT_EQ(ids, want) << example << " " << group.layout.shape().ToString();
+      }
+    }
   }
 }
 

@@ -28,6 +28,28 @@ std::string Sci(double v, const std::string& what) {
 std::string Ratio(double v, const std::string& what) { return fmt::format("{:.2f}x", FiniteFigure(v, what)); }
 std::string IndexText(const kernels::Dims& index) { return fmt::format("[{}]", fmt::join(index, ", ")); }
 
+// The pipeline the numeric check ran and each stage boundary's send/recv (docs/PIPELINE.md).
+std::string PipelineText(const planner::PipelineSplit& split, const kernels::CommLog& comm) {
+  std::vector<const kernels::CommRecord*> sends;
+  int64_t total = 0;
+  for (const kernels::CommRecord& r : comm.records) {
+    if (r.kind != kernels::CollectiveKind::kSendRecv) continue;
+    sends.push_back(&r);
+    total += r.bytes_per_device;
+  }
+  std::string out = fmt::format(
+      "  pipeline: {} stages{}, {} schedule, layers per chunk {}; forward only; {} stage boundar{}, send/recv {} bytes "
+      "per device in all:\n",
+      split.stages, split.virtual_stages > 1 ? fmt::format(" x {} chunks", split.virtual_stages) : "",
+      planner::PipelineScheduleName(split.schedule), fmt::join(split.chunk_layers, ","), sends.size(),
+      sends.size() == 1 ? "y" : "ies", total);
+  for (const kernels::CommRecord* r : sends) {
+    out += fmt::format("    before {}: stage {} -> {}, {} bytes per device ({})\n", r->scope, r->stage, r->to_stage,
+                       r->bytes_per_device, r->tensor_spec);
+  }
+  return out;
+}
+
 std::string ToText(const CheckRun& run) {
   std::string out;
   out += fmt::format("mesh {} ({} devices)\n", run.mesh.ToString(), run.mesh.NumDevices());
@@ -81,6 +103,7 @@ std::string ToText(const CheckRun& run) {
     if (n.comm.dropped_all_reduces > 0) {
       out += fmt::format("  injected: {} all-reduce skipped\n", n.comm.dropped_all_reduces);
     }
+    if (n.comm.dropped_sends > 0) out += fmt::format("  injected: {} stage send dropped\n", n.comm.dropped_sends);
     if (n.executed) {
       out += fmt::format("  communication per device (bytes, {}-byte elements):\n", s.model.bytes_per_element);
       out += fmt::format("  {:<10} {:>12} {:>15} {:>12} {:>12}\n", "scope", "all-gather", "reduce-scatter",
@@ -94,6 +117,7 @@ std::string ToText(const CheckRun& run) {
                            n.comm.Bytes(kernels::CollectiveKind::kAllReduce, scope),
                            n.comm.Bytes(kernels::CollectiveKind::kAllToAll, scope));
       }
+      if (s.plan.pipeline.pipelined()) out += PipelineText(s.plan.pipeline, n.comm);
       // Routed collectives move what the routing sends: this run's figure beside cost's expectation.
       const int64_t routed = n.comm.Bytes(kernels::CollectiveKind::kAllToAll);
       const int64_t expected = n.comm.ExpectedBytes(kernels::CollectiveKind::kAllToAll);

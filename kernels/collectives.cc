@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "kernels/stage_mesh.h"
+
 namespace easyplan::kernels {
 
 std::string_view CollectiveName(CollectiveKind kind) {
@@ -14,6 +16,8 @@ std::string_view CollectiveName(CollectiveKind kind) {
       return "all-reduce";
     case CollectiveKind::kAllToAll:
       return "all-to-all";
+    case CollectiveKind::kSendRecv:
+      return "send/recv";
   }
   return "?";
 }
@@ -32,6 +36,8 @@ std::string_view InjectionName(Injection injection) {
       return "wrong-dim";
     case Injection::kSwapTupleOrder:
       return "swap-tuple-order";
+    case Injection::kDropStageSend:
+      return "drop-stage-send";
   }
   return "?";
 }
@@ -107,8 +113,12 @@ void Collectives::Record(CollectiveKind kind, const std::string& why, const Dist
     case CollectiveKind::kAllReduce:
       bytes = 2 * (group - 1) * s / group;
       break;
+    case CollectiveKind::kSendRecv:
+      bytes = s;
+      break;
   }
   log_->records.push_back(CommRecord{kind, scope_, why, t.spec.ToString(geo_.mesh()), group, bytes, t.parameter, axes});
+  log_->records.back().stage = stage_;
 }
 
 std::string Collectives::Describe(CollectiveKind kind, const std::vector<int>& axes, const std::string& why) const {
@@ -206,6 +216,32 @@ DistTensor Collectives::RaggedAllToAll(DistTensor t, const std::vector<int>& axe
   }
   std::vector<int>& partial = t.spec.partial;
   for (int a : axes) partial.erase(std::remove(partial.begin(), partial.end(), a), partial.end());
+  return t;
+}
+
+DistTensor Collectives::SendToStage(DistTensor t, int pp_axis, int64_t from, int64_t to, const std::string& why) {
+  EP_CHECK(t.spec.partial.empty(), "a pipeline stage boundary sends a resolved tensor");
+  const MeshGeometry stage(StageMesh(geo_.mesh(), pp_axis));
+  std::vector<HostTensor> received;
+  const int64_t block = transport_.SendRecv(t.local, received, BlockShape(t.shape, t.spec, stage), pp_axis, from, to,
+                                            Describe(CollectiveKind::kSendRecv, {pp_axis}, why));
+  if (injection_ == Injection::kDropStageSend && log_->dropped_sends == 0) {
+    ++log_->dropped_sends;  // the send does not arrive: the next stage starts from zeros
+    for (HostTensor& b : received) std::fill(b.data.begin(), b.data.end(), 0.0);
+  }
+  log_->records.push_back(CommRecord{CollectiveKind::kSendRecv,
+                                     scope_,
+                                     why,
+                                     t.spec.ToString(stage.mesh()),
+                                     2,
+                                     block * bytes_per_element_,
+                                     false,
+                                     {pp_axis}});
+  log_->records.back().stage = from;
+  log_->records.back().to_stage = to;
+  t.local = std::move(received);
+  t.live.reset();
+  t.value_id = 0;
   return t;
 }
 

@@ -10,6 +10,8 @@
 //   reduce-scatter  (g-1)/g·S          (S = the unreduced block)
 //   all-reduce      2·(g-1)/g·S        (reduce-scatter + all-gather)
 //   all-to-all      (g-1)/g·S
+//   send/recv       S                  (a pipeline stage boundary: each device of the receiving stage
+//                                       gets its counterpart's block; kernels/pipeline_forward.h)
 // Collectives over axes of size 1 are no-ops and are not recorded.
 
 #include <cstdint>
@@ -23,9 +25,11 @@
 
 namespace easyplan::kernels {
 
-enum class CollectiveKind { kAllGather, kReduceScatter, kAllReduce, kAllToAll };
-inline constexpr int kCollectiveKinds = 4;
-std::string_view CollectiveName(CollectiveKind kind);  // "all-gather", ...
+/// kSendRecv is point to point, not a collective: the send of a pipeline stage's hidden state to the
+/// next stage (Megatron-LM's p2p_communication send_forward / recv_forward), recorded beside them.
+enum class CollectiveKind { kAllGather, kReduceScatter, kAllReduce, kAllToAll, kSendRecv };
+inline constexpr int kCollectiveKinds = 5;
+std::string_view CollectiveName(CollectiveKind kind);  // "all-gather", ..., "send/recv"
 
 struct CommRecord {
   CollectiveKind kind;
@@ -44,11 +48,15 @@ struct CommRecord {
   /// A routed collective (the MoE's ragged all-to-all): what balanced routing would move per device,
   /// beside the measured `bytes_per_device`; -1 for every other collective.
   int64_t expected_bytes = -1;
+  /// On a pipelined mesh: the stage whose devices ran it (for a send/recv the sending stage, and
+  /// `to_stage` the receiving one); -1 without a pipeline.
+  int64_t stage = -1, to_stage = -1;
 };
 
 struct CommLog {
   std::vector<CommRecord> records;
   int64_t dropped_all_reduces = 0;  ///< by the kDropAllReduce injection
+  int64_t dropped_sends = 0;        ///< by the kDropStageSend injection
   /// Total bytes per device of one kind in the forward pass (all scopes when scope is empty).
   int64_t Bytes(CollectiveKind kind, std::string_view scope = {}) const;
   /// The same with a routed collective's bytes under balanced routing (CommRecord::expected_bytes): what
@@ -59,7 +67,9 @@ struct CommLog {
 };
 
 /// Deliberate faults for the mutation tests; the default (kNone) is the only production path.
-enum class Injection { kNone, kCorruptShard, kOffsetBlock, kDropAllReduce, kWrongDim, kSwapTupleOrder };
+/// kDropStageSend: the first pipeline stage boundary's send does not arrive (the next stage starts from
+/// zeros).
+enum class Injection { kNone, kCorruptShard, kOffsetBlock, kDropAllReduce, kWrongDim, kSwapTupleOrder, kDropStageSend };
 std::string_view InjectionName(Injection injection);
 
 class Collectives {
@@ -72,6 +82,8 @@ class Collectives {
   const MeshGeometry& geo() const { return geo_; }
   void SetScope(std::string scope) { scope_ = std::move(scope); }
   const std::string& scope() const { return scope_; }
+  /// The pipeline stage these collectives run on (CommRecord::stage); -1 without a pipeline.
+  void SetStage(int64_t stage) { stage_ = stage; }
 
   /// Gathers dim `dim` over all axes of its entry: the entry becomes None.
   DistTensor AllGather(DistTensor t, int dim, const std::string& why);
@@ -90,6 +102,13 @@ class Collectives {
   /// routing gives, `row_elements` the elements of one row.
   DistTensor RaggedAllToAll(DistTensor t, const std::vector<int>& axes, const std::vector<int64_t>& received_rows,
                             int64_t expected_rows, int64_t row_elements, const std::string& why);
+  /// A pipeline stage boundary (kernels/pipeline_forward.h), on the whole mesh's collectives: `t` is a
+  /// tensor of stage `from` (kernels/stage_mesh.h: on the stage's mesh, this process's blocks of it, none
+  /// when it runs none of the stage's devices), and each device of stage `to` receives the block of the
+  /// device of `from` with the same other coordinates. Returns the tensor on stage `to` (this process's
+  /// blocks), in the same layout. Recorded as a send/recv of one block per device. REQUIRES: t.spec is
+  /// what every process can tell without running `from` (ConstrainedSpec of kernels/spmd.h), no partial.
+  DistTensor SendToStage(DistTensor t, int pp_axis, int64_t from, int64_t to, const std::string& why);
   /// Records a collective of the backward pass only: an all-reduce over `axes` of `block` elements per
   /// device (a shard_map's input gradient, summed over the axes its input is replicated on).
   void BackwardAllReduce(const DistTensor& t, const std::vector<int>& axes, int64_t block, const std::string& why);
@@ -115,6 +134,7 @@ class Collectives {
   CommLog* log_;
   Injection injection_;
   std::string scope_;
+  int64_t stage_ = -1;
 };
 
 }  // namespace easyplan::kernels

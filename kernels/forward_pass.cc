@@ -27,8 +27,20 @@ ForwardPass::ForwardPass(const ModelDesc& m, Spmd& spmd, const ParamLookup& para
 }
 
 std::vector<Activation> ForwardPass::Run(const DistTensor& ids) {
+  std::vector<Activation> out{Embed(ids)};
+  DistTensor h = out.back().value;
+  for (int64_t layer = 0; layer < m_.layers; ++layer) {
+    h = Layer(std::move(h), layer);
+    out.push_back({fmt::format("layer {}", layer), h});
+  }
+  out.push_back(Head(std::move(h)));
+  std::vector<Activation> cache = TakeCache();
+  out.insert(out.end(), std::make_move_iterator(cache.begin()), std::make_move_iterator(cache.end()));
+  return out;
+}
+
+Activation ForwardPass::Embed(const DistTensor& ids) {
   const schemas::ForwardStructure& f = m_.forward;
-  std::vector<Activation> out;
   s_.comm().SetScope("embed");
   DistTensor h = s_.Embed(P(f.embedding), ids, "embedding lookup");
   if (!f.positions.empty()) {
@@ -39,14 +51,17 @@ std::vector<Activation> ForwardPass::Run(const DistTensor& ids) {
     const double scale = std::sqrt(static_cast<double>(m_.hidden));
     h = s_.Map(std::move(h), [scale](double v) { return v * scale; });
   }
-  h = s_.Reshard(std::move(h), hidden_spec_, "hidden-state constraint");
-  out.push_back({"embed", h});
-  for (int64_t layer = 0; layer < m_.layers; ++layer) {
-    layer_ = layer;
-    s_.comm().SetScope(fmt::format("layer {}", layer));
-    h = DecoderLayer(std::move(h), layer);
-    out.push_back({fmt::format("layer {}", layer), h});
-  }
+  return {"embed", s_.Reshard(std::move(h), hidden_spec_, "hidden-state constraint")};
+}
+
+DistTensor ForwardPass::Layer(DistTensor h, int64_t layer) {
+  layer_ = layer;
+  s_.comm().SetScope(fmt::format("layer {}", layer));
+  return DecoderLayer(std::move(h), layer);
+}
+
+Activation ForwardPass::Head(DistTensor h) {
+  const schemas::ForwardStructure& f = m_.forward;
   // The peak through the last layer: what `easyplan memory` calls activations (the logits block that
   // follows is its own figure).
   if (LiveMeter* meter = s_.meter()) meter->Mark();
@@ -62,10 +77,7 @@ std::vector<Activation> ForwardPass::Run(const DistTensor& ids) {
   // The loss constrains the logits with the train attributes batch_axis, sequence_axis and
   // hidden_state_axis (ForCausalLMLoss, easydel/infra/loss_utils.py), so the vocab dim lands where hidden
   // states live.
-  out.push_back(
-      {"logits", s_.Reshard(std::move(logits), hidden_spec_, "loss logits constraint"), Activation::Kind::kLogits});
-  out.insert(out.end(), std::make_move_iterator(cache_.begin()), std::make_move_iterator(cache_.end()));
-  return out;
+  return {"logits", s_.Reshard(std::move(logits), hidden_spec_, "loss logits constraint"), Activation::Kind::kLogits};
 }
 
 // Prefill writes the layer's keys and values into the cache in the cache's own layout (a reshard

@@ -57,6 +57,16 @@ class ForwardPass {
 
   std::vector<Activation> Run(const DistTensor& ids);
 
+  // Run in the pieces a pipeline stage runs (kernels/pipeline_forward.h): Embed, each Layer, Head.
+  /// The embedding of `ids` ("embed"), in the hidden-state layout.
+  Activation Embed(const DistTensor& ids);
+  /// Decoder layer `layer` on the hidden state ("layer N").
+  DistTensor Layer(DistTensor h, int64_t layer);
+  /// The final norm and the head: the logits, in the loss's layout.
+  Activation Head(DistTensor h);
+  /// What the KV cache's prefill stored (with ModelDesc::cache_axes), in the layers' order.
+  std::vector<Activation> TakeCache() { return std::move(cache_); }
+
  private:
   const DistTensor& P(const std::string& name) const { return param_(m_.param_prefix + name); }
 

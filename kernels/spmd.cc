@@ -127,6 +127,14 @@ DistTensor Spmd::Resolve(DistTensor t, const std::string& why) {
   return Track(comm_.AllReduce(std::move(t), axes, ReduceOp::kSum, why));
 }
 
+DistSpec ConstrainedSpec(const Dims& shape, const DistSpec& wanted, const MeshGeometry& geo) {
+  DistSpec spec = Nontrivial(wanted, geo);
+  for (size_t d = 0; d < spec.dims.size() && d < shape.size(); ++d) {
+    if (shape[d] % geo.Tiles(spec.dims[d]) != 0) spec.dims[d].clear();
+  }
+  return spec;
+}
+
 DistTensor Spmd::Reshard(DistTensor t, const DistSpec& wanted, const std::string& why) {
   const Nest nest(this);
   EP_CHECK(wanted.partial.empty() && wanted.dims.size() == t.spec.dims.size(), "reshard target");
@@ -136,11 +144,7 @@ DistTensor Spmd::Reshard(DistTensor t, const DistSpec& wanted, const std::string
   // come from the plan, which the numeric check requires to be even).
   DistSpec target = Nontrivial(wanted, geo_);
   if (t.spec.partial.empty() && t.spec.dims == target.dims) return Track(std::move(t), /*same_value=*/true);
-  for (int d = 0; d < rank; ++d) {
-    if (t.shape[static_cast<size_t>(d)] % geo_.Tiles(target.dims[static_cast<size_t>(d)]) != 0) {
-      target.dims[static_cast<size_t>(d)].clear();
-    }
-  }
+  target = ConstrainedSpec(t.shape, target, geo_);
   if (!t.spec.partial.empty()) {
     // A dim whose target extends its entry by exactly the pending axes: reduce-scatter onto it.
     int scatter_dim = -1;

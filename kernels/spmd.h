@@ -75,6 +75,11 @@ struct MatmulLog {
   std::map<std::string, std::vector<int64_t>> scope_flops;  ///< per scope, per device
 };
 
+/// The spec Spmd::Reshard gives a tensor of `shape` constrained to `wanted`: axes of size 1 dropped,
+/// and a dim the constraint does not divide left replicated. What a pipeline stage knows of the hidden
+/// state the previous stage sends it, without running that stage (kernels/pipeline_forward.h).
+DistSpec ConstrainedSpec(const Dims& shape, const DistSpec& wanted, const MeshGeometry& geo);
+
 class Spmd {
  public:
   explicit Spmd(Collectives& comm) : comm_(comm), geo_(comm.geo()) {}

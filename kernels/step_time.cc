@@ -128,6 +128,9 @@ void KindBytes::Add(CollectiveKind kind, int64_t bytes) {
     case CollectiveKind::kAllToAll:
       all_to_all += bytes;
       break;
+    case CollectiveKind::kSendRecv:
+      send_recv += bytes;
+      break;
   }
 }
 

@@ -62,11 +62,12 @@ struct StepOptions {
   int64_t stage = -1;
 };
 
-/// Bytes per device of each collective kind (all-gather, reduce-scatter, all-reduce, all-to-all).
+/// Bytes per device of each collective kind (all-gather, reduce-scatter, all-reduce, all-to-all), and of
+/// a pipeline's stage-to-stage sends (send/recv).
 struct KindBytes {
-  int64_t all_gather = 0, reduce_scatter = 0, all_reduce = 0, all_to_all = 0;
+  int64_t all_gather = 0, reduce_scatter = 0, all_reduce = 0, all_to_all = 0, send_recv = 0;
   void Add(CollectiveKind kind, int64_t bytes);
-  int64_t Total() const { return all_gather + reduce_scatter + all_reduce + all_to_all; }
+  int64_t Total() const { return all_gather + reduce_scatter + all_reduce + all_to_all + send_recv; }
 };
 
 /// One collective as the step runs it (a forward record, its backward counterpart, a gradient sync).

@@ -17,7 +17,8 @@ namespace {
 int64_t RoundUp(int64_t value, int64_t unit) { return (value + unit - 1) / unit * unit; }
 
 // The named sizes of docs/CHECK.md (and this module's header) for one full model on one mesh.
-std::map<std::string, int64_t> TinySizes(const schemas::ModelDims& full, const Mesh& mesh, planner::UnevenMode uneven) {
+std::map<std::string, int64_t> TinySizes(const schemas::ModelDims& full, const Mesh& mesh, planner::UnevenMode uneven,
+                                         int64_t pipeline_chunks) {
   const int64_t devices = mesh.NumDevices();
   const int64_t head_dim = 8;
   const int64_t head_tiles = EntryTiles(mesh, full.axes.head);
@@ -49,6 +50,7 @@ std::map<std::string, int64_t> TinySizes(const schemas::ModelDims& full, const M
       {"grouped_experts", RoundUp(std::max({4 * top_k, 2 * groups, int64_t{4}}), std::lcm(devices, groups))},
       {"small_width", RoundUp(32, devices)},
       {"first_dense_layers", std::min<int64_t>(full.first_dense_layers, 1)},
+      {"layers", std::max<int64_t>(2, pipeline_chunks)},
   };
 }
 
@@ -61,9 +63,9 @@ TinyModel FullSizeModel(const schemas::NumericCheckSpec& spec) {
 }
 
 StatusOr<TinyModel> DeriveTinyModel(const schemas::NumericCheckSpec& spec, const schemas::ModelDims& full,
-                                    const Mesh& mesh, planner::UnevenMode uneven) {
+                                    const Mesh& mesh, planner::UnevenMode uneven, int64_t pipeline_chunks) {
   TinyModel tiny = FullSizeModel(spec);
-  const std::map<std::string, int64_t> sizes = TinySizes(full, mesh, uneven);
+  const std::map<std::string, int64_t> sizes = TinySizes(full, mesh, uneven, pipeline_chunks);
   for (const schemas::TinySetting& setting : spec.tiny) {
     Json value;
     if (setting.value) {

@@ -30,6 +30,8 @@
 //   small_width         32 rounded up to the device count (MoE expert width, MLA ranks)
 //   first_dense_layers  min(the full model's first_k_dense_replace, 1): one dense layer before the MoE
 //                       layers when the full model has any
+//   layers              2, or the pipeline's model chunks (pp x virtual stages) when there are more: a
+//                       pipelined check runs at least one layer in every chunk (docs/PIPELINE.md)
 
 #include <optional>
 #include <string>
@@ -58,11 +60,11 @@ struct TinyModel {
   std::vector<std::string> sets;
 };
 
-/// Derives the tiny model of the full model `full` planned on `mesh` with `uneven`, as `spec` (the
-/// family's numeric_check block for that model) declares. Errors: a size name kernels does not know,
-/// naming the family file and line.
+/// Derives the tiny model of the full model `full` planned on `mesh` with `uneven` (and, on a pipelined
+/// mesh, `pipeline_chunks` model chunks), as `spec` (the family's numeric_check block for that model)
+/// declares. Errors: a size name kernels does not know, naming the family file and line.
 StatusOr<TinyModel> DeriveTinyModel(const schemas::NumericCheckSpec& spec, const schemas::ModelDims& full,
-                                    const Mesh& mesh, planner::UnevenMode uneven);
+                                    const Mesh& mesh, planner::UnevenMode uneven, int64_t pipeline_chunks = 1);
 
 /// The full-size model of `spec`'s family: its forward structure, no overrides (what the dry run of
 /// `easyplan cost` runs).

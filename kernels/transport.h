@@ -41,6 +41,18 @@ class Transport {
   virtual int64_t AllToAll(std::vector<HostTensor>& local, const std::vector<int>& axes, int from, int to,
                            const std::string& what) = 0;
 
+  // Pipeline stages (kernels/stage_mesh.h, kernels/pipeline_forward.h). Both REQUIRE this transport to
+  // be the whole mesh's, not a stage's.
+  /// The transport of stage `stage` of the pp axis `pp_axis`: its geo() is the stage's mesh with this
+  /// process's devices of it, and its collectives run among the stage's devices. nullptr when this
+  /// process runs none of them.
+  virtual std::unique_ptr<Transport> Stage(int pp_axis, int64_t stage) = 0;
+  /// A stage boundary: device i of stage `from` sends its block to device i of stage `to`. `sent` holds
+  /// this process's blocks of stage `from` (in Stage(pp_axis, from)'s order; none when it runs none);
+  /// `received` becomes this process's blocks of stage `to`, each of `shape`.
+  virtual int64_t SendRecv(const std::vector<HostTensor>& sent, std::vector<HostTensor>& received, const Dims& shape,
+                           int pp_axis, int64_t from, int64_t to, const std::string& what) = 0;
+
   // Probes for the report: never accounted, and not part of the computation being checked.
   /// Every device's block in device order on the root (empty elsewhere). Blocks are equal-shaped.
   virtual std::vector<HostTensor> GatherBlocks(const std::vector<HostTensor>& local) = 0;

@@ -21,11 +21,23 @@ int64_t LayoutGroup::BytesOn(int64_t device) const {
 }
 
 int64_t LayoutGroup::ReplicaIdOn(int64_t device, const Mesh& mesh) const {
-  if (!expert_layout) return layout.ReplicaId(device);
-  const std::vector<int64_t> coords = mesh.Coordinates(device);
-  int64_t id = 0;
-  for (const auto& [axis, size] : replica_axes) id = id * size + coords[static_cast<size_t>(axis)];
-  return id;
+  auto unstaged = [&](int64_t d) {
+    if (!expert_layout) return layout.ReplicaId(d);
+    const std::vector<int64_t> coords = mesh.Coordinates(d);
+    int64_t id = 0;
+    for (const auto& [axis, size] : replica_axes) id = id * size + coords[static_cast<size_t>(axis)];
+    return id;
+  };
+  if (!Staged()) return unstaged(device);
+  // The layout counts the pp axis as replication, one digit of the mixed-radix id; only the group's
+  // stages hold it, so that digit becomes the stage's rank among them (the first 0, a second 1).
+  const int64_t stage = StageOf(device);
+  const int64_t base = device - stage * pp_stride;  // the same device on stage 0
+  const int64_t id = unstaged(base);
+  const int64_t weight = unstaged(base + pp_stride) - id;  // the pp digit's place value
+  if (weight <= 0) return unstaged(device);
+  const int64_t rank = stages.also >= 0 && stage == std::max(stages.stage, stages.also) ? 1 : 0;
+  return (id / (weight * pp_size) * stages.Count() + rank) * weight + id % weight;
 }
 
 int64_t LayoutGroup::Replicas() const {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "kernels/mpi_launch.h"
+#include "kernels/stage_mesh.h"
 
 namespace easyplan::kernels {
 namespace {
@@ -314,11 +315,18 @@ class Waiter {
 
   /// Polls `request` until it completes; past the deadline, ends the job (exit 3).
   void Wait(MPI_Request* request, const std::string& what) const {
+    std::vector<MPI_Request> one{*request};
+    WaitAll(one, what);
+  }
+
+  /// Polls every request until all complete, under one deadline; past it, ends the job (exit 3).
+  void WaitAll(std::vector<MPI_Request>& requests, const std::string& what) const {
+    if (requests.empty()) return;
     const double limit = watchdog_.limit();
     const double deadline = MPI_Wtime() + limit;
     for (int polls = 0;; ++polls) {
       int done = 0;
-      const int rc = MPI_Test(request, &done, MPI_STATUS_IGNORE);
+      const int rc = MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
       if (rc != MPI_SUCCESS) Fail(fmt::format("MPI failed in {}: {}", what, ErrorText(rc)));
       if (done) return;
       if (MPI_Wtime() > deadline) Abort(TimeoutMessage(rank_, size_, limit, what, watchdog_.Diagnose(), false));
@@ -374,17 +382,15 @@ int ToInt(int64_t count, const std::string& what, const Waiter& waiter) {
   return static_cast<int>(count);
 }
 
-class MpiTransport final : public Transport {
+// What the transports of one mesh share (the whole mesh's and each pipeline stage's): every rank's
+// devices and one communicator per set of axes.
+class MpiWorld {
  public:
-  MpiTransport(const Mesh& mesh, std::vector<RankBlock> blocks, int rank, const Waiter& waiter, Watchdog& watchdog,
-               MpiOptions::Fault fault, StopAt stop_at)
-      : geo_(mesh, blocks[static_cast<size_t>(rank)].first, blocks[static_cast<size_t>(rank)].count),
-        blocks_(std::move(blocks)),
-        rank_(rank),
-        waiter_(waiter),
-        fault_(fault) {
-    waiter_.Await("every rank to start the check",
-                  [&](MPI_Request* request) { return MPI_Ibarrier(MPI_COMM_WORLD, request); });
+  MpiWorld(const Mesh& mesh, std::vector<RankBlock> blocks, int rank, const Waiter& waiter, Watchdog& watchdog,
+           StopAt stop_at)
+      : mesh_(mesh), blocks_(std::move(blocks)), rank_(rank) {
+    waiter.Await("every rank to start the check",
+                 [&](MPI_Request* request) { return MPI_Ibarrier(MPI_COMM_WORLD, request); });
     // One communicator per set of axes larger than 1 (a group's membership ignores size-1 axes): the
     // ranks equal on every other axis. Every rank splits in the same order.
     MaybeStop(stop_at, StopAt::kSplit, rank_, static_cast<int>(blocks_.size()));
@@ -401,20 +407,85 @@ class MpiTransport final : public Transport {
       // MPI-3 has no non-blocking split (MPI_Comm_split(3) blocks until every rank of MPI_COMM_WORLD
       // calls it), so the watchdog keeps its deadline.
       const std::string what = fmt::format("MPI_Comm_split (the communicator over ({}))", AxisNames(mesh, mask));
-      waiter_.Check(watchdog.Run(what,
-                                 [&] {
-                                   return MPI_Comm_split(MPI_COMM_WORLD,
-                                                         static_cast<int>(colors[static_cast<size_t>(rank_)]), rank_,
-                                                         &c.comm);
-                                 }),
-                    what);
+      waiter.Check(watchdog.Run(what,
+                                [&] {
+                                  return MPI_Comm_split(MPI_COMM_WORLD,
+                                                        static_cast<int>(colors[static_cast<size_t>(rank_)]), rank_,
+                                                        &c.comm);
+                                }),
+                   what);
       MPI_Comm_set_errhandler(c.comm, MPI_ERRORS_RETURN);
     }
   }
 
-  ~MpiTransport() override {
+  ~MpiWorld() {
     for (auto& [mask, c] : comms_) MPI_Comm_free(&c.comm);
   }
+
+  MpiWorld(const MpiWorld&) = delete;
+  MpiWorld& operator=(const MpiWorld&) = delete;
+
+  const Mesh& mesh() const { return mesh_; }
+  const std::vector<RankBlock>& blocks() const { return blocks_; }
+  int rank() const { return rank_; }
+  /// The rank that runs device `device` of the whole mesh.
+  int OwnerOf(int64_t device) const { return static_cast<int>(device / blocks_[0].count); }
+  /// The communicator over the whole mesh's axes `mask` (each larger than 1).
+  const AxisComm& Comm(unsigned mask) const {
+    auto it = comms_.find(mask);
+    EP_CHECK(it != comms_.end(), "a collective over axes of size 1 only");
+    return it->second;
+  }
+
+ private:
+  static std::string AxisNames(const Mesh& mesh, unsigned mask) {
+    std::vector<std::string> names;
+    for (int a = 0; a < mesh.rank(); ++a) {
+      if (mask >> a & 1u) names.push_back(mesh.axis_names[static_cast<size_t>(a)]);
+    }
+    return fmt::format("{}", fmt::join(names, ", "));
+  }
+
+  // The axes of `mask` larger than 1.
+  unsigned Reduced(unsigned mask) const {
+    unsigned out = 0;
+    for (int a = 0; a < mesh_.rank(); ++a) {
+      if ((mask >> a & 1u) && mesh_.shape[static_cast<size_t>(a)] > 1) out |= 1u << a;
+    }
+    return out;
+  }
+
+  // A rank's block coordinates on the axes outside `mask`, as one number: equal for the ranks that
+  // share groups over `mask`.
+  int64_t Color(const RankBlock& b, unsigned mask) const {
+    int64_t color = 0;
+    for (int a = 0; a < mesh_.rank(); ++a) {
+      if (mask >> a & 1u) continue;
+      const size_t k = static_cast<size_t>(a);
+      color = color * (mesh_.shape[k] / b.axis_n[k]) + b.axis_lo[k] / b.axis_n[k];
+    }
+    return color;
+  }
+
+  Mesh mesh_;
+  std::vector<RankBlock> blocks_;  ///< every rank's devices
+  int rank_;
+  std::map<unsigned, AxisComm> comms_;
+};
+
+class MpiTransport final : public Transport {
+ public:
+  /// The whole mesh's transport (`pp_axis` -1), or pipeline stage `stage`'s: `geo` is then the stage's
+  /// mesh with this rank's devices of it (kernels/stage_mesh.h).
+  MpiTransport(std::shared_ptr<const MpiWorld> world, MeshGeometry geo, int pp_axis, int64_t stage,
+               const Waiter& waiter, MpiOptions::Fault fault)
+      : world_(std::move(world)),
+        geo_(std::move(geo)),
+        pp_axis_(pp_axis),
+        stage_(stage),
+        rank_(world_->rank()),
+        waiter_(waiter),
+        fault_(fault) {}
 
   const MeshGeometry& geo() const override { return geo_; }
   bool root() const override { return rank_ == 0; }
@@ -539,7 +610,60 @@ class MpiTransport final : public Transport {
     return block;
   }
 
+  std::unique_ptr<Transport> Stage(int pp_axis, int64_t stage) override {
+    EP_CHECK(pp_axis_ < 0, "a stage of the whole mesh");
+    const StageRange mine = StageDevicesIn(world_->mesh(), pp_axis, stage, geo_.first_local(), geo_.local_devices());
+    if (mine.count == 0) return nullptr;
+    return std::make_unique<MpiTransport>(world_,
+                                          MeshGeometry(StageMesh(world_->mesh(), pp_axis), mine.first, mine.count),
+                                          pp_axis, stage, waiter_, fault_);
+  }
+
+  // Point to point on MPI_COMM_WORLD: each device of `to` receives from the rank running its counterpart
+  // on `from` (a copy when that is this rank), tagged with the device's number in the stage. Boundaries
+  // between the same two ranks follow one another in program order, and MPI keeps the order of messages
+  // between two ranks with one tag (MPI-3.1 section 3.5, "Order"), so each receive meets its own send.
+  int64_t SendRecv(const std::vector<HostTensor>& sent, std::vector<HostTensor>& received, const Dims& shape,
+                   int pp_axis, int64_t from, int64_t to, const std::string& what) override {
+    EP_CHECK(pp_axis_ < 0, "a stage boundary on the whole mesh");
+    MaybeFault();
+    const Mesh& mesh = world_->mesh();
+    const StageRange source = StageDevicesIn(mesh, pp_axis, from, geo_.first_local(), geo_.local_devices());
+    const StageRange target = StageDevicesIn(mesh, pp_axis, to, geo_.first_local(), geo_.local_devices());
+    EP_CHECK(static_cast<int64_t>(sent.size()) == source.count, "a block per device of the sending stage");
+    const int count = ToInt(NumElements(shape), what, waiter_);
+    received.assign(static_cast<size_t>(target.count), HostTensor(shape));
+    std::vector<MPI_Request> requests;
+    for (int64_t i = 0; i < target.count; ++i) {
+      const int64_t id = target.first + i;
+      const int owner = world_->OwnerOf(DeviceOfStage(mesh, pp_axis, from, id));
+      HostTensor& into = received[static_cast<size_t>(i)];
+      if (owner == rank_) {
+        EP_CHECK(source.Contains(id), "a device's counterpart runs on its rank");
+        into = sent[static_cast<size_t>(id - source.first)];
+        continue;
+      }
+      requests.emplace_back();
+      waiter_.Check(
+          MPI_Irecv(into.data.data(), count, MPI_DOUBLE, owner, static_cast<int>(id), MPI_COMM_WORLD, &requests.back()),
+          what);
+    }
+    for (int64_t i = 0; i < source.count; ++i) {
+      const int64_t id = source.first + i;
+      const int owner = world_->OwnerOf(DeviceOfStage(mesh, pp_axis, to, id));
+      if (owner == rank_) continue;
+      EP_CHECK(sent[static_cast<size_t>(i)].shape == shape, "a stage boundary sends equal-shaped blocks");
+      requests.emplace_back();
+      waiter_.Check(MPI_Isend(sent[static_cast<size_t>(i)].data.data(), count, MPI_DOUBLE, owner, static_cast<int>(id),
+                              MPI_COMM_WORLD, &requests.back()),
+                    what);
+    }
+    waiter_.WaitAll(requests, what);
+    return count;
+  }
+
   std::vector<HostTensor> GatherBlocks(const std::vector<HostTensor>& local) override {
+    EP_CHECK(pp_axis_ < 0, "a probe of the whole mesh");
     const std::vector<int64_t> sizes = GatherValues({local[0].size()});
     std::vector<double> send;
     for (const HostTensor& b : local) {
@@ -547,7 +671,7 @@ class MpiTransport final : public Transport {
       Append(send, b);
     }
     for (int64_t s : sizes) EP_CHECK(s == local[0].size(), "a probe gathers equal-shaped blocks");
-    std::vector<double> recv(rank_ == 0 ? send.size() * blocks_.size() : 0);
+    std::vector<double> recv(rank_ == 0 ? send.size() * world_->blocks().size() : 0);
     const std::string what = "the root to gather every device's output (a probe)";
     const int count = ToInt(static_cast<int64_t>(send.size()), what, waiter_);
     waiter_.Await(what, [&](MPI_Request* request) {
@@ -561,7 +685,8 @@ class MpiTransport final : public Transport {
   }
 
   std::vector<int64_t> GatherValues(const std::vector<int64_t>& local) override {
-    std::vector<int64_t> all(rank_ == 0 ? local.size() * blocks_.size() : 0);
+    EP_CHECK(pp_axis_ < 0, "a probe of the whole mesh");
+    std::vector<int64_t> all(rank_ == 0 ? local.size() * world_->blocks().size() : 0);
     const std::string what = "the root to gather every device's figures (a probe)";
     waiter_.Await(what, [&](MPI_Request* request) {
       return MPI_Igather(local.data(), ToInt(static_cast<int64_t>(local.size()), what, waiter_), MPI_INT64_T,
@@ -571,51 +696,26 @@ class MpiTransport final : public Transport {
   }
 
  private:
-  static std::string AxisNames(const Mesh& mesh, unsigned mask) {
-    std::vector<std::string> names;
-    for (int a = 0; a < mesh.rank(); ++a) {
-      if (mask >> a & 1u) names.push_back(mesh.axis_names[static_cast<size_t>(a)]);
-    }
-    return fmt::format("{}", fmt::join(names, ", "));
-  }
-
-  // The axes of `mask` larger than 1.
-  unsigned Reduced(unsigned mask) const {
-    unsigned out = 0;
-    for (int a = 0; a < geo_.mesh().rank(); ++a) {
-      if ((mask >> a & 1u) && geo_.AxisSize(a) > 1) out |= 1u << a;
-    }
-    return out;
-  }
-
-  // A rank's block coordinates on the axes outside `mask`, as one number: equal for the ranks that
-  // share groups over `mask`.
-  int64_t Color(const RankBlock& b, unsigned mask) const {
-    int64_t color = 0;
-    for (int a = 0; a < geo_.mesh().rank(); ++a) {
-      if (mask >> a & 1u) continue;
-      const size_t k = static_cast<size_t>(a);
-      color = color * (geo_.AxisSize(a) / b.axis_n[k]) + b.axis_lo[k] / b.axis_n[k];
-    }
-    return color;
-  }
-
   size_t Local(int64_t device) const { return static_cast<size_t>(device - geo_.first_local()); }
 
   // The groups over `axes` that hold a device of this rank, with who runs which member.
+  // A stage's groups run on the whole mesh's communicators: no group spans stages (no collective runs
+  // over pp), and every rank's block spans the same stages, so the ranks sharing a stage's group over
+  // some axes are those of the whole mesh's communicator over them.
   std::vector<GroupView> Groups(const std::vector<int>& axes) const {
     unsigned mask = 0;
-    for (int a : axes) mask |= 1u << a;
-    mask = Reduced(mask);
-    auto it = comms_.find(mask);
-    EP_CHECK(it != comms_.end(), "a collective over axes of size 1 only");
-    const AxisComm& comm = it->second;
+    for (int a : axes) {
+      if (geo_.AxisSize(a) > 1) mask |= 1u << (pp_axis_ >= 0 && a >= pp_axis_ ? a + 1 : a);
+    }
+    const AxisComm& comm = world_->Comm(mask);
     std::vector<GroupView> views;
     for (std::vector<int64_t>& members : geo_.Groups(axes)) {
       if (std::none_of(members.begin(), members.end(), [&](int64_t d) { return geo_.Owns(d); })) continue;
       GroupView v{std::move(members), std::vector<std::vector<size_t>>(comm.world.size()), &comm};
       for (size_t p = 0; p < v.members.size(); ++p) {
-        const int owner = static_cast<int>(v.members[p] / geo_.local_devices());
+        const int64_t device =
+            pp_axis_ < 0 ? v.members[p] : DeviceOfStage(world_->mesh(), pp_axis_, stage_, v.members[p]);
+        const int owner = world_->OwnerOf(device);
         const auto q = std::find(comm.world.begin(), comm.world.end(), owner) - comm.world.begin();
         EP_CHECK(static_cast<size_t>(q) < comm.world.size(), "a group member outside its communicator");
         v.by[static_cast<size_t>(q)].push_back(p);
@@ -649,18 +749,19 @@ class MpiTransport final : public Transport {
 
   // The fault tests' faults, on the last rank at its first collective.
   void MaybeFault() {
-    if (fault_ == MpiOptions::Fault::kNone || rank_ != static_cast<int>(blocks_.size()) - 1) return;
+    if (fault_ == MpiOptions::Fault::kNone || rank_ != static_cast<int>(world_->blocks().size()) - 1) return;
     if (fault_ == MpiOptions::Fault::kCrash) ::raise(SIGSEGV);
     if (fault_ == MpiOptions::Fault::kKill) ::raise(SIGKILL);
     while (true) ::pause();  // kStall: stops answering until mpirun stops it
   }
 
+  std::shared_ptr<const MpiWorld> world_;
   MeshGeometry geo_;
-  std::vector<RankBlock> blocks_;  ///< every rank's devices
+  int pp_axis_;    ///< -1: the whole mesh; else geo_ is stage `stage_` of this pp axis
+  int64_t stage_;  ///< the stage, when pp_axis_ >= 0
   int rank_;
   const Waiter& waiter_;
   MpiOptions::Fault fault_;
-  std::map<unsigned, AxisComm> comms_;
 };
 
 class MpiEngine final : public Engine {
@@ -700,8 +801,10 @@ class MpiEngine final : public Engine {
       EP_ASSIGN_OR_RETURN(RankBlock b, RankDevices(mesh, r, launch_.size));
       blocks.push_back(std::move(b));
     }
-    return std::unique_ptr<Transport>(std::make_unique<MpiTransport>(mesh, std::move(blocks), launch_.rank, waiter_,
-                                                                     *watchdog_, options_.fault, stop_at_));
+    const RankBlock mine = blocks[static_cast<size_t>(launch_.rank)];
+    auto world = std::make_shared<const MpiWorld>(mesh, std::move(blocks), launch_.rank, waiter_, *watchdog_, stop_at_);
+    return std::unique_ptr<Transport>(std::make_unique<MpiTransport>(
+        std::move(world), MeshGeometry(mesh, mine.first, mine.count), -1, -1, waiter_, options_.fault));
   }
 
   int AgreeExitCode(int root_code) override {

@@ -52,7 +52,8 @@ class Model:
         from_: str | os.PathLike[str] | None = None, layout: str = 'easydel', dtype: str | None = None,
         max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate', max_rules: int = 100000,
         mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304, level: str = 'all',
-        seed: int = 0, memory: bool = False, max_numeric_devices: int = 64) -> dict[str, Any]: ...
+        seed: int = 0, memory: bool = False, max_numeric_devices: int = 64, pp_schedule: str = '1f1b',
+        virtual_stages: int = 1, pp_layers: str | None = None) -> dict[str, Any]: ...
     def cost(self, *, set: SetLike | None = None, tree: TreeLike | None = None,
         from_: str | os.PathLike[str] | None = None, layout: str = 'easydel', dtype: str | None = None,
         max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate', max_rules: int = 100000,
@@ -124,6 +125,7 @@ def check(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLik
     dtype: str | None = None, max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate',
     max_rules: int = 100000, mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
     level: str = 'all', seed: int = 0, memory: bool = False, max_numeric_devices: int = 64,
+    pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None,
     max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
     max_output_bytes: int = 268435456) -> dict[str, Any]: ...
 def cost(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
