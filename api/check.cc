@@ -469,6 +469,9 @@ Json CheckToJson(const CheckRun& run) {
                   {"bytes_per_device", r.bytes_per_device}};
       // A routed collective: what cost prices under balanced routing, beside what this routing moved.
       if (r.expected_bytes >= 0) record["expected_bytes_per_device"] = r.expected_bytes;
+      // Pipelined: the stage whose devices ran it (a send/recv's sending stage, and the receiving one).
+      if (r.stage >= 0) record["stage"] = r.stage;
+      if (r.to_stage >= 0) record["to_stage"] = r.to_stage;
       records.push_back(std::move(record));
     }
     comm["collectives"] = records;

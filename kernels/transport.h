@@ -53,7 +53,9 @@ class Transport {
   virtual int64_t SendRecv(const std::vector<HostTensor>& sent, std::vector<HostTensor>& received, const Dims& shape,
                            int pp_axis, int64_t from, int64_t to, const std::string& what) = 0;
 
-  // Probes for the report: never accounted, and not part of the computation being checked.
+  // Probes for the report: never accounted, and not part of the computation being checked. A pipeline
+  // stage's transport (Stage) gathers nothing: its processes are not every process, and the root may run
+  // none of them; its GatherValues returns this process's values, and GatherBlocks is the whole mesh's.
   /// Every device's block in device order on the root (empty elsewhere). Blocks are equal-shaped.
   virtual std::vector<HostTensor> GatherBlocks(const std::vector<HostTensor>& local) = 0;
   /// Every device's value in device order on the root (empty elsewhere).

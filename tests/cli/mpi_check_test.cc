@@ -137,7 +137,67 @@ INSTANTIATE_TEST_SUITE_P(SeveralDevicesPerRank, MpiEngineTest,
                                            Case{"deepseek-v3", "fsdp=2,ep=2,tp=4", 8, ""}),
                          NameOf);
 
+// Pipelined plans (docs/PIPELINE.md): each rank runs only its stage's layers, and the hidden state
+// crosses each stage boundary by MPI point to point between the ranks of matching devices. One device per
+// rank, two ranks of one stage each, one rank with both stages (tp=2,pp=2 over 2 ranks: each rank's block
+// is a tp coordinate across every stage), interleaved chunks crossing back and forth, and MoE models.
+const auto kPipelinedCases =
+    ::testing::Values(Case{"llama-3.1-8b", "pp=2,tp=2", 4, ""}, Case{"llama-3.1-8b", "pp=2,tp=2", 2, ""},
+                      Case{"llama-3.1-8b", "tp=2,pp=2", 2, ""},
+                      Case{"llama-3.1-8b", "pp=2,tp=2", 4, "--pp-schedule interleaved --virtual-stages 2"},
+                      Case{"deepseek-v3", "pp=2,ep=2,tp=2", 8, ""}, Case{"mixtral-8x7b", "fsdp=2,pp=2,ep=2", 4, ""});
+INSTANTIATE_TEST_SUITE_P(Pipelined, MpiEngineTest, kPipelinedCases, NameOf);
+
+class MpiPipelineTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MpiPipelineTest, ReportsEveryStageSend) {
+  const Case& c = GetParam();
+  const RunResult mpi = RunShell(Mpirun(c.processes) + "check examples/" + c.example + "/config.json --mesh " + c.mesh +
+                                 " --level numeric --format json --engine mpi " + c.extra);
+  ASSERT_EQ(mpi.exit_code, 0) << mpi.err;
+  const json report = json::parse(mpi.out);
+  const json& pipeline = report["numeric"]["pipeline"];
+  // One boundary per pair of consecutive model chunks, each recorded with its stages.
+  const int chunks = pipeline["stages"].get<int>() * pipeline["virtual_stages"].get<int>();
+  EXPECT_EQ(pipeline["boundaries"], chunks - 1);
+  int send_recv = 0;
+  for (const json& r : report["numeric"]["communication"]["collectives"]) {
+    ASSERT_TRUE(r.contains("stage")) << r.dump();
+    send_recv += r["kind"] == "send/recv";
+  }
+  EXPECT_EQ(send_recv, chunks - 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Pipelined, MpiPipelineTest, kPipelinedCases, NameOf);
+
 const char kLlama[] = "check examples/llama-3.1-8b/config.json --mesh fsdp=2,tp=4 --level numeric ";
+
+TEST(MpiEngineFaults, PipelinedMutationsStillFail) {
+  for (const char* fault : {"drop-stage-send", "corrupt-shard", "drop-all-reduce"}) {
+    const std::string args =
+        std::string("check examples/llama-3.1-8b/config.json --mesh pp=2,tp=2 --level numeric --inject ") + fault;
+    const RunResult in_process = RunShell("\"$EASYPLAN\" " + args);
+    const RunResult mpi = RunShell(Mpirun(4) + args + " --engine mpi");
+    EXPECT_EQ(in_process.exit_code, 1) << fault << in_process.err;
+    EXPECT_EQ(mpi.exit_code, 1) << fault << mpi.err;
+    EXPECT_EQ(Count(mpi.out, "check: FAIL"), 1) << fault << mpi.out;
+  }
+}
+
+TEST(MpiEngineFaults, StalledStageEndsTheSendRecvAfterTheTimeout) {
+  // Interleaved chunks on 2 ranks, one stage each: the last rank stalls at its first call, a stage
+  // boundary, and rank 0's send/recv with it waits out the deadline like any collective.
+  double seconds = 0;
+  const RunResult run = RunTimed(Mpirun(2) +
+                                     "check examples/llama-3.1-8b/config.json --mesh pp=2,tp=2 --pp-schedule "
+                                     "interleaved --virtual-stages 2 --level numeric --engine mpi --inject rank-stall "
+                                     "--mpi-timeout 2",
+                                 &seconds);
+  EXPECT_EQ(run.exit_code, 3) << run.err;
+  EXPECT_NE(run.err.find("rank 0 of 2 waited 2 s for send/recv over (pp) in layer "), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");
+  EXPECT_LT(seconds, 2 + 5);
+}
 
 TEST(MpiEngineFaults, InjectedPlanMutationsStillFail) {
   for (const char* fault : {"corrupt-shard", "offset-block", "drop-all-reduce", "wrong-dim", "swap-tuple-order"}) {
