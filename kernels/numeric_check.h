@@ -6,7 +6,9 @@
 // effective spec names, and the forward pass runs twice over the same code: on one device (the
 // unsharded reference) and SPMD over the plan's mesh with explicit collectives. Every layer's output
 // and the logits are compared (normalized MSE and max abs error, f64 throughout), as llama.cpp's
-// test-backend-ops compares backends with a per-op max_nmse_err.
+// test-backend-ops compares backends with a per-op max_nmse_err. A pipelined plan runs as its stages do,
+// each on its own devices with its own shards, the hidden state sent from stage to stage
+// (kernels/pipeline_check.h).
 
 #include <cstdint>
 #include <optional>
@@ -78,7 +80,8 @@ struct NumericReport {
   /// Measured per simulated device, forward only: the bytes of the parameter shards it holds (in each
   /// tensor's dtype), of the residual stream the forward keeps (the embedding output and every layer's
   /// output, in the activation dtype), of the logits block (activation dtype) and, when the model has a
-  /// cache, of the KV cache the prefill filled (kvdtype; indexs and starts int32). Empty when not executed.
+  /// cache, of the KV cache the prefill filled (kvdtype; indexs and starts int32). Empty when not executed;
+  /// a pipelined run measures the parameters alone (what each device holds of its stage's).
   std::vector<int64_t> measured_params, measured_residual, measured_logits, measured_kv_cache;
   /// The most activation bytes live at once on each device from the embedding through the last layer
   /// (kernels/live_meter.h: every op result, at the activation dtype, until its last holder goes away;
