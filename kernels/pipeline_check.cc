@@ -132,6 +132,13 @@ StatusOr<StagedParams> PlaceStageParameters(const planner::Plan& plan, const Par
                                                             return a.second - a.first == b.second - b.first;
                                                           });
         const bool owned = mine[static_cast<size_t>(s)].Contains(i);
+        if (root && !group.HeldBy(d)) {  // the group's stages and its per-device view must agree
+          ++report->shard_errors_total;
+          ShardError error{tensor.name, d};
+          error.message =
+              fmt::format("the plan puts it on pipeline stage {}, but not on device {} of that stage", s, d);
+          if (report->shard_errors.size() < 20 && param_errors++ < 3) report->shard_errors.push_back(std::move(error));
+        }
         if (!root && !owned) continue;
         HostTensor local = SliceBox(w, std::vector<Range>(box.begin(), box.end()));
         if (d == fault.corrupt_device && local.size() > 0) local.data[0] += 1.0;

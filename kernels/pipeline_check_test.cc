@@ -199,6 +199,22 @@ TEST_F(PipelineCheckTest, AParameterOnTheWrongStageIsAShardErrorOfTheStageThatRe
   EXPECT_FALSE(r.comparisons[2].ok);
 }
 
+TEST_F(PipelineCheckTest, AGroupWhoseDevicesDisagreeWithItsStagesIsAShardError) {
+  const ParamTree tree = LlamaTree(model_);
+  planner::Plan plan = Plan(tree, {2, 1, 1, 1, 1, 1});
+  for (const planner::ParamPlan& p : plan.params) {
+    if (tree.tensors[static_cast<size_t>(p.tensor)].name == "model/norm/kernel") {
+      plan.groups[static_cast<size_t>(p.group)].pp_stride = 2;  // device 1 now reads as stage 0
+    }
+  }
+  const NumericReport r = Run(plan, tree);
+  EXPECT_FALSE(r.ok());
+  auto it = std::find_if(r.shard_errors.begin(), r.shard_errors.end(),
+                         [](const ShardError& e) { return e.param == "model/norm/kernel"; });
+  ASSERT_NE(it, r.shard_errors.end());
+  EXPECT_EQ(it->message, "the plan puts it on pipeline stage 1, but not on device 1 of that stage");
+}
+
 TEST_F(PipelineCheckTest, ShardMutationsStillFailOnAStage) {
   const ParamTree tree = LlamaTree(model_);
   const planner::Plan plan = Plan(tree, {2, 1, 2, 1, 2, 1});
