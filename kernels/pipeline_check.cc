@@ -311,7 +311,7 @@ StatusOr<NumericReport> RunPipelinedCheck(const ModelDesc& model, const planner:
     return Status::BadInput({}, fmt::format("batch {} x sequence {} is not divisible by the activation layout {}",
                                             model.batch, model.seq, ids_spec.ToString(stages.geo.mesh())));
   }
-  EP_RETURN_IF_ERROR(CheckFusedMoe(model, stages.geo.mesh()));
+  EP_RETURN_IF_ERROR(CheckMoeBlock(model, stages.geo.mesh()));
   const HostTensor ids = TokenIds(model, options.seed);
   std::vector<Activation> want;
   if (root) {  // the unsharded reference
