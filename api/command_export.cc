@@ -7,9 +7,12 @@ namespace easyplan::api {
 CommandSpec ExportCommand() {
   return {
       .name = "export",
-      .summary = "write the plan for another runtime: jax, jax-json, xla-hlo, shardy, torch, hf-tp-plan, json",
-      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh},
-      .options = {"to", "export_format", "output"},
+      .summary =
+          "write the plan for another runtime: jax, jax-json, xla-hlo, shardy, torch, hf-tp-plan, json, "
+          "megatron, maxtext",
+      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh,
+                 OptionGroup::kPipeline},
+      .options = {"to", "batch", "seq", "microbatches", "export_format", "output"},
       .python_positional = {"to"},
       .text_artifact = true,
       .findings_instead_of_artifact = true,

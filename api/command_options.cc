@@ -72,6 +72,9 @@ ExportOptions CommandOptions::Export() const {
   if (!options.layout_given) options.plan.tree.layout = TreeOptions().layout;
   options.to = to;
   options.format = export_format;
+  options.batch = memory.batch;
+  options.seq = memory.seq;
+  if (Given("microbatches")) options.microbatches = microbatches;
   return options;
 }
 

@@ -6,6 +6,8 @@
 #include "api/plan_pipeline.h"
 #include "planner/export.h"
 #include "planner/export_dtensor.h"
+#include "planner/runtime_vocabulary.h"
+#include "schemas/model_dims.h"
 
 namespace easyplan::api {
 namespace {
@@ -20,6 +22,11 @@ StatusOr<Format> FormatOf(const ExportOptions& options) {
   EP_ASSIGN_OR_RETURN(format.info, planner::FindExportFormat(options.to));
   EP_RETURN_IF_ERROR(CheckOptionValue("export_format", Json(options.format)));
   format.options.json = options.format == "json";
+  format.options.step = {.batch = options.batch, .seq = options.seq, .microbatches = options.microbatches};
+  for (const auto& [name, value] : {std::pair{"batch", options.batch}, std::pair{"seq", options.seq},
+                                    std::pair{"microbatches", options.microbatches}}) {
+    if (value) EP_RETURN_IF_ERROR(CheckOptionValue(name, Json(*value)));
+  }
   EP_RETURN_IF_ERROR(planner::CheckExportOptions(*format.info, format.options));
   return format;
 }
@@ -34,8 +41,11 @@ StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, ExportO
   if (format.info->hf_names && !options.layout_given && options.plan.tree.file.empty() && !options.plan.tree.given) {
     options.plan.tree.layout = "hf";
   }
+  // The plan's microbatch finding checks --microbatches against the pipeline's schedule.
+  options.plan.pipeline.microbatches = options.microbatches;
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
   EP_RETURN_IF_ERROR(planner::CheckExportTree(*format.info, *inputs.tree));
+  EP_RETURN_IF_ERROR(planner::CheckExportPipeline(*format.info, inputs.pipeline));
   ExportResult result;
   EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
   result.findings = plan.findings;
@@ -54,6 +64,18 @@ StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, ExportO
   if (format.info->needs_activation_table) {
     EP_ASSIGN_OR_RETURN(table, model->ActivationTable());
   }
+  std::optional<planner::RuntimeVocabulary> vocabulary;
+  if (!format.info->vocabulary.empty()) {
+    EP_ASSIGN_OR_RETURN(const Document doc, model->env().Data().ReadDocument(std::string(format.info->vocabulary)));
+    EP_ASSIGN_OR_RETURN(vocabulary, planner::ParseRuntimeVocabulary(doc));
+  }
+  planner::RuntimeModel runtime_model;
+  if (inputs.has_config()) {
+    if (StatusOr<schemas::ModelDims> dims = schemas::ModelDimsOf(inputs.resolved()); dims.ok()) {
+      runtime_model.experts = dims->experts;
+      runtime_model.first_dense_layers = dims->first_dense_layers;
+    }
+  }
   PlanResult planned{std::move(inputs), std::move(plan), std::nullopt};
   planner::ExportInputs export_inputs{.plan = &planned.plan,
                                       .tree = planned.inputs.tree.get(),
@@ -61,7 +83,9 @@ StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, ExportO
                                       .presets = planned.inputs.presets,
                                       .config = &model->config(),
                                       .geometry = &model->resolved().geometry,
-                                      .activation_table = table};
+                                      .activation_table = table,
+                                      .model = runtime_model,
+                                      .vocabulary = vocabulary ? &*vocabulary : nullptr};
   export_inputs.plan_json = [&]() -> StatusOr<std::string> {
     EP_ASSIGN_OR_RETURN(planned.experts, ExpertReportForPlan(planned.inputs));
     return PlanResultToJsonText(planned);

@@ -4,7 +4,9 @@
 // `easyplan export`: a model's plan as another runtime reads it (docs/FORMATS.md). The artifact is
 // built in planner/export.h; this is the pipeline that plans the model for it.
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,10 @@ struct ExportOptions {
   /// False: plan.layout is the default, and the formats about torch tensors (torch, hf-tp-plan) plan
   /// the HF names unless a tree is given.
   bool layout_given = false;
+  /// The step the runtime formats write (megatron, maxtext; torch and json take microbatches): as given.
+  std::optional<int64_t> batch;
+  std::optional<int64_t> seq;
+  std::optional<int64_t> microbatches;
 };
 
 struct ExportResult {

@@ -208,12 +208,13 @@ std::vector<OptionSpec> MakeOptions() {
   add({.name = "to",
        .help = "jax (Python module), jax-json (MaxText golden-dump JSON), xla-hlo (HLO sharding per tensor), "
                "shardy (sdy.mesh + #sdy.sharding), torch (DTensor placements and local shards), hf-tp-plan "
-               "(transformers tp_plan), json (the plan, as plan --format json)",
+               "(transformers tp_plan), json (the plan, as plan --format json), megatron (Megatron-LM's arguments), "
+               "maxtext (MaxText's config keys)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.to; },
        .variants = {{.commands = {"export"}, .required = true}}});
   add({.id = "export_format",
        .name = "format",
-       .help = "text or json: JSON instead of lines for xla-hlo and shardy",
+       .help = "text or json: JSON instead of lines for xla-hlo, shardy, megatron and maxtext",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.export_format; },
        .check = CheckKind::kChoice,
        .choices = {"text", "json"}});
@@ -330,13 +331,18 @@ std::vector<OptionSpec> MakeOptions() {
        .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.batch; },
        .check = CheckKind::kRange,
        .variants = {{.commands = {"activations", "validate"},
-                     .help = "sequences per step: adds activation shapes, bytes and findings"}}});
+                     .help = "sequences per step: adds activation shapes, bytes and findings"},
+                    {.commands = {"export"},
+                     .help = "megatron, maxtext: sequences per optimizer step, every microbatch together "
+                             "(--global-batch-size; MaxText's per_device_batch_size x devices)"}}});
   add({.name = "seq",
        .type = OptionType::kInt,
        .group = OptionGroup::kStep,
        .help = "tokens per sequence (prefill and serve: the prompt; decode: the KV cache's length)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.seq; },
-       .check = CheckKind::kRange});
+       .check = CheckKind::kRange,
+       .variants = {{.commands = {"export"},
+                     .help = "megatron, maxtext: tokens per sequence (--seq-length; max_target_length)"}}});
 
   // ---- what a step holds besides the model ----
   add({.name = "max_length",
@@ -393,7 +399,10 @@ std::vector<OptionSpec> MakeOptions() {
        .group = OptionGroup::kPricing,
        .help = "train: gradient accumulation steps; each runs --batch / M sequences",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.microbatches; },
-       .check = CheckKind::kRange});
+       .check = CheckKind::kRange,
+       .variants = {{.commands = {"export"},
+                     .help = "microbatches per step: through the pipeline, else gradient accumulation steps "
+                             "(megatron, maxtext; torch: n_microbatches)"}}});
   add({.name = "decode",
        .type = OptionType::kFlag,
        .group = OptionGroup::kPricing,

@@ -1,11 +1,15 @@
 #include "planner/export.h"
 
+#include <fmt/format.h>
+
 #include "core/did_you_mean.h"
 #include "planner/expert_mesh.h"
 #include "planner/export_dtensor.h"
 #include "planner/export_hlo.h"
 #include "planner/export_jax.h"
 #include "planner/export_jax_activations.h"
+#include "planner/export_maxtext.h"
+#include "planner/export_megatron.h"
 #include "planner/export_shardy.h"
 #include "planner/export_tp_plan.h"
 
@@ -17,9 +21,26 @@ const std::vector<ExportFormatInfo>& ExportFormats() {
       {.format = ExportFormat::kJaxJson, .name = "jax-json", .needs_activation_table = true},
       {.format = ExportFormat::kXlaHlo, .name = "xla-hlo"},
       {.format = ExportFormat::kShardy, .name = "shardy"},
-      {.format = ExportFormat::kTorch, .name = "torch", .hf_names = true},
+      {.format = ExportFormat::kTorch,
+       .name = "torch",
+       .hf_names = true,
+       .pipelines = true,
+       .takes_microbatches = true,
+       .vocabulary = "schemas/runtimes/torch_pipelining.yaml"},
       {.format = ExportFormat::kHfTpPlan, .name = "hf-tp-plan", .hf_names = true, .requires_hf_tree = true},
-      {.format = ExportFormat::kPlanJson, .name = "json"},
+      {.format = ExportFormat::kPlanJson, .name = "json", .pipelines = true, .takes_microbatches = true},
+      {.format = ExportFormat::kMegatron,
+       .name = "megatron",
+       .pipelines = true,
+       .takes_batch = true,
+       .takes_microbatches = true,
+       .vocabulary = "schemas/runtimes/megatron.yaml"},
+      {.format = ExportFormat::kMaxText,
+       .name = "maxtext",
+       .pipelines = true,
+       .takes_batch = true,
+       .takes_microbatches = true,
+       .vocabulary = "schemas/runtimes/maxtext.yaml"},
   };
   return kFormats;
 }
@@ -46,7 +67,26 @@ Status CheckExportOptions(const ExportFormatInfo& format, const ExportOptions& o
                             "--format json does not apply to --to " + std::string(format.name) + " (a Python module)",
                             {"use --to jax-json for the same facts as JSON"});
   }
+  const char* step_flag = options.step.batch && !format.takes_batch                 ? "--batch"
+                          : options.step.seq && !format.takes_batch                 ? "--seq"
+                          : options.step.microbatches && !format.takes_microbatches ? "--microbatches"
+                                                                                    : nullptr;
+  if (step_flag != nullptr) {
+    return Status::BadInput({}, fmt::format("{} does not apply to --to {}", step_flag, format.name),
+                            {"the step (--batch, --seq, --microbatches) goes to --to megatron and maxtext; "
+                             "--microbatches also to torch and json"});
+  }
   return Status();
+}
+
+Status CheckExportPipeline(const ExportFormatInfo& format, const PipelineSplit& pipeline) {
+  if (!pipeline.pipelined() || format.pipelines) return Status();
+  return Status::BadInput(
+      {},
+      fmt::format("--mesh pp={}: --to {} gives each tensor one sharding over the whole mesh, and a pipelined "
+                  "tensor lives on its stage's devices only",
+                  pipeline.stages, format.name),
+      {"--to torch, megatron, maxtext and json export a pipeline; drop pp from the mesh for this format"});
 }
 
 Status CheckExportTree(const ExportFormatInfo& format, const ParamTree& tree) {
@@ -66,6 +106,12 @@ StatusOr<std::string> ExportPlan(std::string_view format_name, const ExportInput
   }
   EP_RETURN_IF_ERROR(CheckExportOptions(*format, options));
   EP_RETURN_IF_ERROR(CheckExportTree(*format, *inputs.tree));
+  EP_RETURN_IF_ERROR(CheckExportPipeline(*format, inputs.plan->pipeline));
+  if (!format->vocabulary.empty() && !inputs.vocabulary &&
+      (format->format != ExportFormat::kTorch || inputs.plan->pipeline.pipelined())) {
+    return Status::Internal("ExportPlan: --to " + std::string(format->name) + " needs " +
+                            std::string(format->vocabulary));
+  }
   const Plan& plan = *inputs.plan;
   const ParamTree& tree = *inputs.tree;
   if (plan.params.size() != tree.tensors.size()) {
@@ -92,12 +138,25 @@ StatusOr<std::string> ExportPlan(std::string_view format_name, const ExportInput
     case ExportFormat::kShardy:
       return ShardyExport(plan, tree, options.json);
     case ExportFormat::kTorch:
-      return TorchExport(plan, tree);
+      return TorchExport(plan, tree, {.vocabulary = inputs.vocabulary, .microbatches = options.step.microbatches});
     case ExportFormat::kHfTpPlan:
       return HfTpPlanExport(plan, tree, ParallelAxisNamesOf(*inputs.config).tp);
     case ExportFormat::kPlanJson:
       if (!inputs.plan_json) return Status::Internal("ExportPlan: --to json needs the plan's JSON writer");
       return inputs.plan_json();
+    case ExportFormat::kMegatron:
+    case ExportFormat::kMaxText: {
+      const std::string_view runtime = format->format == ExportFormat::kMegatron ? "Megatron-LM" : "MaxText";
+      const ParallelAxisNames names = ParallelAxisNamesOf(*inputs.config);
+      EP_ASSIGN_OR_RETURN(const RoleSizes roles, RolesOf(plan.mesh, names, runtime));
+      RuntimeModel model = inputs.model;
+      model.gradient_checkpointing = inputs.config->value("gradient_checkpointing", std::string());
+      model.expert_parallel = FoldExpertMesh(plan.mesh, names, ExpertBindingOf(*inputs.config)).shape[ExpertMesh::kEp];
+      if (format->format == ExportFormat::kMegatron) {
+        return MegatronExport(plan, roles, model, options.step, *inputs.vocabulary, options.json);
+      }
+      return MaxTextExport(plan, roles, model, options.step, *inputs.vocabulary, options.json);
+    }
   }
   return Status::Internal("ExportPlan: unhandled format");
 }

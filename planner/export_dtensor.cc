@@ -9,6 +9,8 @@
 
 #include "core/emit.h"
 #include "core/status.h"
+#include "planner/export_torch_pipeline.h"
+#include "planner/pipeline.h"
 
 namespace easyplan::planner {
 namespace {
@@ -191,17 +193,121 @@ std::optional<ExpertSubMesh> ExpertSubMeshOf(const Mesh& mesh, const LayoutGroup
   return out;
 }
 
-std::string TorchExport(const Plan& plan, const ParamTree& tree) {
+std::optional<ExpertSubMesh> StageSubMeshOf(const Mesh& mesh, int pp_axis, const LayoutGroup& group,
+                                            const PartitionSpec& spec, int64_t stage) {
+  std::vector<bool> kept(mesh.axis_names.size(), !group.expert_layout.has_value());
+  if (group.expert_layout) {  // as ExpertSubMeshOf: the spec's axes and the expert's replica axes
+    for (const PartitionSpec::Entry& entry : spec.entries()) {
+      for (const std::string& axis : entry) {
+        if (std::optional<int> a = mesh.AxisIndex(axis)) kept[static_cast<size_t>(*a)] = true;
+      }
+    }
+    for (const auto& [axis, size] : group.replica_axes) kept[static_cast<size_t>(axis)] = true;
+  }
+  kept[static_cast<size_t>(pp_axis)] = false;
+  ExpertSubMesh out;
+  int64_t product = 1;
+  for (size_t a = 0; a < kept.size(); ++a) {
+    if (!kept[a]) continue;
+    out.mesh.axis_names.push_back(mesh.axis_names[a]);
+    out.mesh.shape.push_back(mesh.shape[a]);
+    product *= mesh.shape[a];
+  }
+  for (int64_t d = 0; d < mesh.NumDevices(); ++d) {
+    if (group.StageOf(d) == stage && group.HeldBy(d)) out.ranks.push_back(d);
+  }
+  if (out.mesh.axis_names.empty()) {  // one device holds it: a 1-device mesh named after a non-pp axis
+    const size_t name = pp_axis == 0 && mesh.axis_names.size() > 1 ? 1 : 0;
+    out.mesh.axis_names.push_back(mesh.axis_names[name]);
+    out.mesh.shape.push_back(1);
+  }
+  if (static_cast<int64_t>(out.ranks.size()) != product) return std::nullopt;
+  return out;
+}
+
+namespace {
+
+// Fills `row` with the placements and shards of a tensor distributed on `sub` (a DeviceMesh of some of the
+// devices): "device_mesh" with its ranks, then the placements on it and the shards naming global ranks.
+// False, with `row` untouched, when plain placements cannot express the spec there (`*reason` says why).
+bool PlaceOnSubMesh(const ExpertSubMesh& sub, const PartitionSpec& spec, const Shape& shape, Json& row,
+                    std::string* reason) {
+  DTensorPlacements on_sub = PlacementsFor(sub.mesh, spec);
+  Json mesh = Json::object();
+  mesh["mesh_shape"] = Json(sub.mesh.shape);
+  mesh["mesh_dim_names"] = Json(sub.mesh.axis_names);
+  mesh["ranks"] = Json(sub.ranks);
+  if (!on_sub.reason.empty()) {
+    *reason = on_sub.reason;
+    row["device_mesh"] = std::move(mesh);
+    return false;
+  }
+  row["device_mesh"] = std::move(mesh);
+  Json list = Json::array();
+  for (const Placement& p : on_sub.placements) list.push_back(p.ToString());
+  row["placements"] = std::move(list);
+  // Shards name global ranks: sub-mesh rank i is sub.ranks[i].
+  Json shards = DTensorShardsJson(sub.mesh, shape, on_sub.placements);
+  for (Json& shard : shards) {
+    for (Json& rank : shard["ranks"]) rank = sub.ranks[rank.get<size_t>()];
+  }
+  row["shards"] = std::move(shards);
+  return true;
+}
+
+void NotExpressible(Json& row, const std::string& reason) {
+  row["placements"] = nullptr;
+  row["not_expressible"] = reason;
+}
+
+// A pipelined tensor's rows, one per stage that keeps it: each on that stage's devices.
+void AddStagedRows(const Plan& plan, const ParamPlan& param, const TensorEntry& tensor, int pp_axis, Json& params) {
+  const LayoutGroup& group = plan.groups[static_cast<size_t>(param.group)];
+  for (int64_t stage : {group.stages.stage, group.stages.also}) {
+    if (stage < 0) continue;
+    Json row = Json::object();
+    row["name"] = tensor.name;
+    row["shape"] = Json(std::vector<int64_t>(tensor.shape.dims().begin(), tensor.shape.dims().end()));
+    row["stage"] = stage;
+    std::string reason;
+    if (param.fused_misaligned) {
+      reason = FusedMisalignedReason(plan, param);
+    } else if (std::optional<ExpertSubMesh> sub = StageSubMeshOf(plan.mesh, pp_axis, group, param.effective, stage)) {
+      if (PlaceOnSubMesh(*sub, param.effective, tensor.shape, row, &reason)) {
+        params.push_back(std::move(row));
+        continue;
+      }
+    } else {
+      reason = fmt::format("the devices of stage {} holding this tensor form no sub-mesh of whole axes", stage);
+    }
+    NotExpressible(row, reason);
+    params.push_back(std::move(row));
+  }
+}
+
+}  // namespace
+
+StatusOr<std::string> TorchExport(const Plan& plan, const ParamTree& tree, const TorchPipelineOptions& options) {
   Json out = Json::object();
   Json device_mesh = Json::object();
   device_mesh["mesh_shape"] = Json(plan.mesh.shape);
   device_mesh["mesh_dim_names"] = Json(plan.mesh.axis_names);
   out["device_mesh"] = std::move(device_mesh);
+  const std::optional<int> pp_axis = plan.mesh.AxisIndex(std::string(kPipelineAxis));
+  const bool pipelined = plan.pipeline.pipelined() && pp_axis.has_value();
+  if (pipelined) {
+    if (options.vocabulary == nullptr) return Status::Internal("TorchExport: a pipelined plan needs the vocabulary");
+    EP_ASSIGN_OR_RETURN(out["pipeline"], TorchPipelineJson(plan, tree, *options.vocabulary, options.microbatches));
+  }
   std::map<int, Json> shards_of_group;  // tensors of a layout group share their shards
   Json params = Json::array();
   for (const ParamPlan& param : plan.params) {
     const TensorEntry& tensor = tree.tensors[static_cast<size_t>(param.tensor)];
     const LayoutGroup& group = plan.groups[static_cast<size_t>(param.group)];
+    if (pipelined && group.Staged()) {
+      AddStagedRows(plan, param, tensor, *pp_axis, params);
+      continue;
+    }
     Json row = Json::object();
     row["name"] = tensor.name;
     row["shape"] = Json(std::vector<int64_t>(tensor.shape.dims().begin(), tensor.shape.dims().end()));
@@ -213,26 +319,11 @@ std::string TorchExport(const Plan& plan, const ParamTree& tree) {
     if (placements.reason.empty() && group.expert_layout && group.expert_layout->replicas() != plan.mesh.NumDevices()) {
       // A per-expert tensor lives on the devices holding its expert: a DTensor on that sub-mesh.
       if (std::optional<ExpertSubMesh> sub = ExpertSubMeshOf(plan.mesh, group, param.effective)) {
-        Json mesh = Json::object();
-        mesh["mesh_shape"] = Json(sub->mesh.shape);
-        mesh["mesh_dim_names"] = Json(sub->mesh.axis_names);
-        mesh["ranks"] = Json(sub->ranks);
-        row["device_mesh"] = std::move(mesh);
-        DTensorPlacements on_sub = PlacementsFor(sub->mesh, param.effective);
-        if (on_sub.reason.empty()) {
-          Json list = Json::array();
-          for (const Placement& p : on_sub.placements) list.push_back(p.ToString());
-          row["placements"] = std::move(list);
-          // Shards name global ranks: sub-mesh rank i is sub->ranks[i].
-          Json shards = DTensorShardsJson(sub->mesh, tensor.shape, on_sub.placements);
-          for (Json& shard : shards) {
-            for (Json& rank : shard["ranks"]) rank = sub->ranks[rank.get<size_t>()];
-          }
-          row["shards"] = std::move(shards);
+        if (PlaceOnSubMesh(*sub, param.effective, tensor.shape, row, &placements.reason)) {
           params.push_back(std::move(row));
           continue;
         }
-        placements = std::move(on_sub);
+        placements.placements.clear();
       } else {
         placements.placements.clear();
         placements.reason = "this per-expert tensor lives only on the devices holding expert " +
@@ -240,8 +331,7 @@ std::string TorchExport(const Plan& plan, const ParamTree& tree) {
       }
     }
     if (!placements.reason.empty()) {
-      row["placements"] = nullptr;
-      row["not_expressible"] = placements.reason;
+      NotExpressible(row, placements.reason);
     } else {
       Json list = Json::array();
       for (const Placement& p : placements.placements) list.push_back(p.ToString());

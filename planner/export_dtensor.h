@@ -21,7 +21,9 @@
 #include "core/mesh.h"
 #include "core/partition_spec.h"
 #include "core/shape.h"
+#include "core/status.h"
 #include "planner/plan.h"
+#include "planner/runtime_vocabulary.h"
 
 namespace easyplan::planner {
 
@@ -78,11 +80,27 @@ struct ExpertSubMesh {
 };
 std::optional<ExpertSubMesh> ExpertSubMeshOf(const Mesh& mesh, const LayoutGroup& group, const PartitionSpec& spec);
 
+/// The devices of pipeline stage `stage` that hold `group`'s tensor, as a DTensor DeviceMesh over every mesh
+/// axis but the pp axis `pp_axis` (for a per-expert tensor, also but its expert dim's axes), `ranks` in
+/// row-major order of those axes: the mesh a stage's modules are parallelized on (torchtitan's world mesh
+/// without "pp"). nullopt when they do not form one (never for the layouts the planner builds).
+std::optional<ExpertSubMesh> StageSubMeshOf(const Mesh& mesh, int pp_axis, const LayoutGroup& group,
+                                            const PartitionSpec& spec, int64_t stage);
+
+/// What `--to torch` adds for a pipelined plan (export_torch_pipeline.h).
+struct TorchPipelineOptions {
+  const RuntimeVocabulary* vocabulary = nullptr;  ///< schemas/runtimes/torch_pipelining.yaml
+  std::optional<int64_t> microbatches;            ///< --microbatches: the schedule's n_microbatches
+};
+
 /// The `--to torch` artifact (docs/FORMATS.md): {"device_mesh": {"mesh_shape", "mesh_dim_names"},
 /// "params": [{"name", "shape", "placements", "shards"}]}; a tensor plain placements cannot express
 /// (axes out of mesh order, an expert held by part of the mesh) gets "placements": null and
-/// "not_expressible" with the reason. REQUIRES: the plan kept its params.
-std::string TorchExport(const Plan& plan, const ParamTree& tree);
+/// "not_expressible" with the reason. A pipelined plan adds "pipeline" (TorchPipelineJson) after the device
+/// mesh, and each tensor's row names its "stage" and that stage's sub-mesh (StageSubMeshOf); a tensor kept on
+/// two stages (a tied embedding) has a row per stage. BadInput for what TorchPipelineJson refuses, Internal
+/// for a pipelined plan without options.vocabulary. REQUIRES: the plan kept its params.
+StatusOr<std::string> TorchExport(const Plan& plan, const ParamTree& tree, const TorchPipelineOptions& options = {});
 
 /// About how many bytes TorchExport(plan, tree) writes, in O(tensors) time and no memory: every rank
 /// listed in each tensor's shards (tensors x devices lines), every distinct shard (its local shape and

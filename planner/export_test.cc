@@ -49,8 +49,8 @@ class ExportTest : public ::testing::Test {
 };
 
 TEST_F(ExportTest, FormatsAreListedInTheOrderOfTheCommandsHelp) {
-  EXPECT_EQ(ExportFormatNames(),
-            (std::vector<std::string>{"jax", "jax-json", "xla-hlo", "shardy", "torch", "hf-tp-plan", "json"}));
+  EXPECT_EQ(ExportFormatNames(), (std::vector<std::string>{"jax", "jax-json", "xla-hlo", "shardy", "torch",
+                                                           "hf-tp-plan", "json", "megatron", "maxtext"}));
 }
 
 TEST_F(ExportTest, AnUnknownFormatSuggestsTheClosestAndListsThemAll) {
@@ -59,7 +59,8 @@ TEST_F(ExportTest, AnUnknownFormatSuggestsTheClosestAndListsThemAll) {
   EXPECT_EQ(text.status().diag().message, "--to 'tourch' is not supported (did you mean 'torch'?)");
   ASSERT_EQ(text.status().diag().notes.size(), 1u);
   EXPECT_EQ(text.status().diag().notes[0],
-            "expected one of \"jax\", \"jax-json\", \"xla-hlo\", \"shardy\", \"torch\", \"hf-tp-plan\", \"json\"");
+            "expected one of \"jax\", \"jax-json\", \"xla-hlo\", \"shardy\", \"torch\", \"hf-tp-plan\", \"json\", "
+            "\"megatron\", \"maxtext\"");
 }
 
 TEST_F(ExportTest, APythonModuleHasNoJsonFormAndTpPlansNeedHfNames) {
@@ -85,7 +86,7 @@ TEST_F(ExportTest, EachFormatIsItsOwnArtifact) {
   EXPECT_EQ(*ExportPlan("xla-hlo", inputs), XlaHloExport(plan_, model_->tree, false));
   EXPECT_EQ(*ExportPlan("xla-hlo", inputs, {.json = true}), XlaHloExport(plan_, model_->tree, true));
   EXPECT_EQ(*ExportPlan("shardy", inputs), ShardyExport(plan_, model_->tree, false));
-  EXPECT_EQ(*ExportPlan("torch", inputs), TorchExport(plan_, model_->tree));
+  EXPECT_EQ(*ExportPlan("torch", inputs), *TorchExport(plan_, model_->tree));
   EXPECT_EQ(*ExportPlan("hf-tp-plan", inputs), HfTpPlanExport(plan_, model_->tree, "tp"));
   auto activations =
       JaxActivationSpecs(*table_, *model_->presets, model_->resolved.config, model_->resolved.geometry, plan_.mesh);

@@ -69,7 +69,9 @@ class Model:
     def export(self, to: str, *, set: SetLike | None = None, tree: TreeLike | None = None,
         from_: str | os.PathLike[str] | None = None, layout: str | None = None, dtype: str | None = None,
         max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate', max_rules: int = 100000,
-        mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304, format: str = 'text') -> str: ...
+        mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
+        format: str = 'text', batch: int | None = None, seq: int | None = None, microbatches: int = 1,
+        pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None) -> str: ...
     def memory(self, *, set: SetLike | None = None, tree: TreeLike | None = None,
         from_: str | os.PathLike[str] | None = None, layout: str = 'easydel', dtype: str | None = None,
         max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate', max_rules: int = 100000,
@@ -151,8 +153,10 @@ def export(config: ConfigLike, to: str, *, defaults: str = 'add_basic', set: Set
     tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str | None = None,
     dtype: str | None = None, max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate',
     max_rules: int = 100000, mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
-    format: str = 'text', max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000,
-    max_layers: int = 4096, max_output_bytes: int = 268435456) -> str: ...
+    format: str = 'text', batch: int | None = None, seq: int | None = None, microbatches: int = 1,
+    pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None,
+    max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
+    max_output_bytes: int = 268435456) -> str: ...
 def memory(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
     overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
     tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
