@@ -180,6 +180,11 @@ TEST(ExportMegatronTest, TheStageSplitIsFirstAndLastCountsOrALayout) {
   const std::string balanced = ExportText("megatron", {.example = "llama-3.1-8b", .mesh = "pp=3"});
   EXPECT_TRUE(HasArgLine(balanced, "--decoder-last-pipeline-num-layers 10")) << balanced;
   EXPECT_EQ(balanced.find("--decoder-first"), std::string::npos) << balanced;
+  // A first stage that only embeds (Megatron's counts must be above 0): a layout whose first entry is 'E'.
+  const std::string embed_alone =
+      ExportText("megatron", {.example = "llama-3.1-8b", .mesh = "pp=4", .pp_layers = "0,11,11,10"});
+  EXPECT_TRUE(HasArgLine(embed_alone, "--pipeline-model-parallel-layout E|ttttttttttt|ttttttttttt|ttttttttttL"))
+      << embed_alone;
   // Interleaved chunks that differ: one layout entry per chunk, no virtual stage flag beside it.
   const std::string chunks = ExportText("megatron", MegatronCases()[5]);
   EXPECT_TRUE(HasArgLine(chunks,
@@ -356,6 +361,11 @@ TEST(ExportTorchPipelineTest, InterleavedChunksLoopOverTheRanksAndTiedEmbeddings
   EXPECT_EQ(pipeline["stages_per_rank"], 2);
   EXPECT_EQ(pipeline["stage_pp_ranks"], Json(std::vector<int64_t>{0, 1, 2, 3, 0, 1, 2, 3}));
   EXPECT_EQ(pipeline["module_fqns_per_model_part"][4][0], "model.layers.16");
+  // A first stage that only embeds is a model part of the embedding alone.
+  auto embed_alone = ExportCase("torch", {.example = "llama-3.1-8b", .mesh = "pp=4", .pp_layers = "0,11,11,10"});
+  ASSERT_TRUE(embed_alone.ok()) << embed_alone.status().ToString();
+  EXPECT_EQ(Json::parse(embed_alone->text)["pipeline"]["module_fqns_per_model_part"][0],
+            Json(std::vector<std::string>{"model.embed_tokens"}));
 
   auto zero_bubble = ExportCase("torch", {.example = "llama-3.1-8b", .mesh = "pp=4", .schedule = "zero-bubble"});
   ASSERT_TRUE(zero_bubble.ok()) << zero_bubble.status().ToString();

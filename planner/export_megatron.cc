@@ -38,9 +38,9 @@ void AddStageSplit(const PipelineSplit& split, std::vector<Argument>& args) {
     return;
   }
   const int64_t p = split.stages;
-  if (split.virtual_stages == 1) {
-    // TransformerConfig.__post_init__ ("Uneven PP"): the first and last stages take their own counts and
-    // the middle stages share the rest equally.
+  if (split.virtual_stages == 1 && chunks.front() > 0 && chunks.back() > 0) {
+    // TransformerConfig.__post_init__ ("Uneven PP"): the first and last stages take their own counts (each
+    // "must be larger than 0") and the middle stages share the rest equally.
     const bool middle_equal =
         p <= 2 || std::all_of(chunks.begin() + 1, chunks.end() - 1, [&](int64_t c) { return c == chunks[1]; });
     if (middle_equal) {
@@ -55,7 +55,8 @@ void AddStageSplit(const PipelineSplit& split, std::vector<Argument>& args) {
     }
   }
   // Any other split is a --pipeline-model-parallel-layout: one '|'-separated entry per model chunk in chunk
-  // order, 't' per decoder layer, the embedding 'E' first and the loss 'L' last (parse_str_to_list). The
+  // order, 't' per decoder layer, the embedding 'E' first and the loss 'L' last (parse_str_to_list); a first
+  // or last chunk without layers holds the embedding or the loss alone ("E|...", "...|L"). The
   // virtual stage count follows from it, so --num-virtual-stages-per-pipeline-rank must stay unset.
   // Written out without the '*' repetition, so a shell never globs it.
   std::string layout;
