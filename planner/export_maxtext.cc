@@ -45,9 +45,10 @@ Status AddPipeline(const Plan& plan, const RuntimeModel& model, const RuntimeSte
     // decoder layers for deepseek", pyconfig_deprecated.py).
     return Status::BadInput(
         {},
-        fmt::format("the model's first {} layers are dense: MaxText pipelines only the MoE layers of such a model "
+        fmt::format("the model's first {} dense: MaxText pipelines only the MoE layers of such a model "
                     "(pipeline_parallel_layers), and this plan puts every layer on a stage",
-                    model.first_dense_layers),
+                    model.first_dense_layers == 1 ? std::string("layer is")
+                                                  : fmt::format("{} layers are", model.first_dense_layers)),
         {"MaxText runs the dense layers outside the pipeline, with the stage axis as data parallelism"});
   }
   const std::vector<int64_t>& chunks = split.chunk_layers;
