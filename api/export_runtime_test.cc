@@ -223,6 +223,9 @@ TEST(ExportMegatronTest, WhatMegatronCannotRunIsRefusedWithTheReason) {
       ExportRefusal("megatron", {.example = "llama-3.1-8b", .mesh = "fsdp=8", .checkpointing = "mlp_notsaveable"}),
       "config: gradient_checkpointing 'mlp_notsaveable' saves activations by their names inside EasyDeL's "
       "modules, which Megatron-LM does not have");
+  EXPECT_EQ(ExportRefusal("megatron", {.example = "mixtral-8x7b", .mesh = "fsdp=16"}),
+            "the model's 8 experts over the 16 ranks of EasyDeL's expert mesh (ep x fsdp x sp = 1 x 16 x 1): "
+            "Megatron-LM's --expert-model-parallel-size must divide the experts");
   // One microbatch cannot fill 1F1B's warm-up over 4 stages.
   EXPECT_NE(ExportRefusal("megatron", {.example = "llama-3.1-8b", .mesh = "pp=4", .batch = 8}).find("microbatch"),
             std::string::npos);

@@ -186,6 +186,16 @@ StatusOr<std::string> MegatronExport(const Plan& plan, const RoleSizes& roles, c
     // splits it (by sequence, where EasyDeL splits the hidden dim: the same bytes, other collectives).
     args.push_back({"--sequence-parallel", {}});
   }
+  if (model.HasExperts(roles.ep.total) && model.experts && model.expert_parallel > 1 &&
+      *model.experts % model.expert_parallel != 0) {
+    // validate_args: "Number of experts should be a multiple of expert model parallel_size."
+    return Status::BadInput(
+        {},
+        fmt::format("the model's {} experts over the {} ranks of EasyDeL's expert mesh (ep x fsdp x sp = {} x {} x "
+                    "{}): Megatron-LM's --expert-model-parallel-size must divide the experts",
+                    *model.experts, model.expert_parallel, roles.ep.total, roles.fsdp.total, roles.sp.total),
+        {"use an ep x fsdp x sp that divides the experts"});
+  }
   if (model.HasExperts(roles.ep.total)) {
     // The expert parallelism EasyDeL's fused MoE path runs, its folded expert mesh's ep (ep x fsdp x sp by
     // default). It divides Megatron's data-parallel x context-parallel ranks, from which Megatron carves its
