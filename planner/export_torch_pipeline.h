@@ -2,10 +2,11 @@
 #define EASYPLAN_PLANNER_EXPORT_TORCH_PIPELINE_H_
 
 // The pipeline of a pipelined plan as torch.distributed.pipelining runs it: the `pipeline` member of
-// `easyplan export --to torch` (docs/FORMATS.md, "torch"). The schedule class comes from pytorch's
-// torch/distributed/pipelining/schedules.py, the module lists are torchtitan's module_fqns_per_model_part
-// (torchtitan/config/job_config.py): one list of module FQNs per model part (stage), stage c on pp rank
-// c mod pp, the "loop" assignment of torch's looped schedules and Megatron-LM's interleaving.
+// `easyplan export --to torch` (docs/FORMATS.md, "torch"). The schedule class comes from pytorch/pytorch
+// torch/distributed/pipelining/schedules.py at 00722e648b740f91d0e71494baa17891749fd291, the module lists are
+// torchtitan's module_fqns_per_model_part (pytorch/torchtitan torchtitan/config/job_config.py at
+// 6404b932421f5ce382e7dac5ad381b2c17b1373c): one list of module FQNs per model part (stage), stage c on pp
+// rank c mod pp, the "loop" assignment of torch's looped schedules and Megatron-LM's interleaving.
 //
 //   "pipeline": {"pp_dim_name": "pp", "schedule": "Schedule1F1B", "schedule_name": "1F1B",
 //                "stages_per_rank": 1, "n_microbatches": 8,
