@@ -44,10 +44,13 @@ SuggestOptions CommandOptions::Suggest() const {
   options.slices = slices;
   options.top = top;
   options.max_microbatches = max_microbatches;
+  options.max_pp = max_pp;
   options.max_tpot_ms = max_tpot_ms;
   options.decode = decode;
   options.precision = precision;
   options.rules = rule_files;
+  if (given.count("pp_schedule") > 0) options.pp_schedule = plan.pipeline.schedule;
+  if (given.count("virtual_stages") > 0) options.virtual_stages = plan.pipeline.virtual_stages;
   return options;
 }
 

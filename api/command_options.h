@@ -69,6 +69,7 @@ struct CommandOptions {
   int64_t slices = SuggestOptions().slices;
   int64_t top = SuggestOptions().top;
   int64_t max_microbatches = SuggestOptions().max_microbatches;
+  int64_t max_pp = SuggestOptions().max_pp;
   std::optional<double> max_tpot_ms;    ///< suggest
   std::vector<std::string> rule_files;  ///< suggest: --rules, repeatable
   std::string report;                   ///< suggest: also the page of SuggestReport, written to this path

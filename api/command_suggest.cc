@@ -40,9 +40,10 @@ CommandSpec SuggestCommand() {
   return {
       .name = "suggest",
       .summary = "search every mesh, checkpoint policy and microbatch count; rank what fits by step time",
-      .groups = {OptionGroup::kConfig, OptionGroup::kStep, OptionGroup::kStepState, OptionGroup::kHardware},
-      .options = {"uneven", "slices", "suggest_rules", "top", "max_microbatches", "max_tpot", "decode", "precision",
-                  "format", "output", "report"},
+      .groups = {OptionGroup::kConfig, OptionGroup::kPipeline, OptionGroup::kStep, OptionGroup::kStepState,
+                 OptionGroup::kHardware},
+      .options = {"uneven", "slices", "suggest_rules", "top", "max_pp", "max_microbatches", "max_tpot", "decode",
+                  "precision", "format", "output", "report"},
       .check = CheckSuggestCommand,
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         SuggestValue value;

@@ -457,6 +457,12 @@ std::vector<OptionSpec> MakeOptions() {
        .help = "candidates shown",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.top; },
        .check = CheckKind::kRange});
+  add({.name = "max_pp",
+       .type = OptionType::kInt,
+       .help = "train: most pipeline stages tried; 1 (default) tries none, as EasyDeL has no pipeline axis; e.g. 16 "
+               "for Megatron-LM, torchtitan or MaxText",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.max_pp; },
+       .check = CheckKind::kRange});
   add({.name = "max_microbatches",
        .type = OptionType::kInt,
        .help = "train: most gradient accumulation steps tried when a step does not fit",

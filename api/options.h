@@ -61,6 +61,9 @@ struct PipelineOptions {
   /// Not an option of this group: --microbatches when the command was given it (the command table copies
   /// it), which the plan's pipeline-microbatches finding checks against the schedule.
   std::optional<int64_t> microbatches;
+  /// Not an option: what a split reads of the model and tree (api/pipeline_inputs.h), when the caller
+  /// kept it from an earlier plan of the same model and tree (suggest plans thousands).
+  std::shared_ptr<const struct PipelineRoles> roles;
 };
 
 /// Everything a plan is built from: the option groups, each held once.

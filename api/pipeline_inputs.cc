@@ -90,21 +90,16 @@ std::vector<planner::OuterTensor> OuterTensors(const PlanInputs& inputs) {
 
 // Per stage, the matmul parameters a token passes through: each tensor of rank 2 or more on its stages,
 // routed experts at top_k / experts of theirs (balanced routing), a lookup-only embedding at none.
-std::vector<double> StageWork(const PlanInputs& inputs, const std::vector<planner::OuterTensor>& outer) {
+std::vector<double> StageWork(const PlanInputs& inputs, const PipelineRoles& roles) {
   const planner::PipelineSplit& split = inputs.pipeline;
+  const std::vector<planner::OuterTensor>& outer = roles.outer;
+  const double routed = roles.routed;
   std::vector<double> work(static_cast<size_t>(split.stages), 0.0);
-  double routed = 1;
-  if (inputs.has_config()) {
-    if (StatusOr<schemas::ModelDims> dims = schemas::ModelDimsOf(inputs.resolved());
-        dims.ok() && dims->experts > 0 && dims->top_k > 0) {
-      routed = static_cast<double>(dims->top_k) / static_cast<double>(dims->experts);
-    }
-  }
   const ParamTree& tree = *inputs.tree;
   for (size_t t = 0; t < tree.tensors.size(); ++t) {
     const TensorEntry& tensor = tree.tensors[t];
     if (tensor.shape.rank() < 2) continue;
-    const bool layer = planner::LayerIndexOf(tensor.name).has_value();
+    const bool layer = roles.layer_of[t] >= 0;
     if (!layer && outer[t] == planner::OuterTensor::kFirst) continue;  // a lookup, not a matmul
     double elements = static_cast<double>(tensor.shape.NumElements().value_or(0));
     const bool expert =
@@ -116,6 +111,22 @@ std::vector<double> StageWork(const PlanInputs& inputs, const std::vector<planne
     if (stage >= 0) work[static_cast<size_t>(stage)] += elements;
   }
   return work;
+}
+
+PipelineRoles RolesOf(const PlanInputs& inputs) {
+  PipelineRoles roles;
+  roles.layers = LayerCount(inputs);
+  roles.layer_of.reserve(inputs.tree->tensors.size());
+  for (const TensorEntry& t : inputs.tree->tensors)
+    roles.layer_of.push_back(planner::LayerIndexOf(t.name).value_or(-1));
+  roles.outer = OuterTensors(inputs);
+  if (inputs.has_config()) {
+    if (StatusOr<schemas::ModelDims> dims = schemas::ModelDimsOf(inputs.resolved());
+        dims.ok() && dims->experts > 0 && dims->top_k > 0) {
+      roles.routed = static_cast<double>(dims->top_k) / static_cast<double>(dims->experts);
+    }
+  }
+  return roles;
 }
 
 }  // namespace
@@ -144,7 +155,13 @@ Status AddPipeline(PlanInputs& inputs, const PipelineOptions& options) {
   }
   const planner::PipelineSchedule schedule = *planner::ParsePipelineSchedule(options.schedule);
   EP_ASSIGN_OR_RETURN(const std::vector<int64_t> counts, planner::ParseLayerCounts(options.layers));
-  const int64_t layers = LayerCount(inputs);
+  if (options.roles && options.roles->outer.size() == inputs.tree->tensors.size())
+    inputs.pipeline_roles = options.roles;
+  if (!inputs.pipeline_roles || inputs.pipeline_roles->outer.size() != inputs.tree->tensors.size()) {
+    inputs.pipeline_roles = std::make_shared<const PipelineRoles>(RolesOf(inputs));
+  }
+  const PipelineRoles& roles = *inputs.pipeline_roles;
+  const int64_t layers = roles.layers;
   if (layers <= 0) {
     return Status::BadInput({},
                             fmt::format("--mesh pp={}: the tree has no numbered layers to split into stages", stages),
@@ -153,9 +170,8 @@ Status AddPipeline(PlanInputs& inputs, const PipelineOptions& options) {
   EP_ASSIGN_OR_RETURN(inputs.pipeline, planner::SplitLayers(layers, stages, options.virtual_stages, schedule, counts));
   inputs.pp_axis = *axis;
   inputs.microbatches = options.microbatches;
-  const std::vector<planner::OuterTensor> outer = OuterTensors(inputs);
-  inputs.placements = planner::PlaceOnStages(*inputs.tree, inputs.pipeline, outer);
-  inputs.stage_work = StageWork(inputs, outer);
+  inputs.placements = planner::PlaceOnStages(roles.layer_of, inputs.pipeline, roles.outer);
+  inputs.stage_work = StageWork(inputs, roles);
   return Status();
 }
 

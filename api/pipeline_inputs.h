@@ -9,8 +9,18 @@
 #include "api/options.h"
 #include "api/plan_inputs.h"
 #include "core/status.h"
+#include "planner/pipeline_stages.h"
 
 namespace easyplan::api {
+
+/// What a pipeline split reads of the model and its tree: the layers, each tensor's place outside the
+/// layers and the routed experts' share of a token's work.
+struct PipelineRoles {
+  int64_t layers = 0;
+  std::vector<int64_t> layer_of;  ///< each tensor's decoder layer (planner::LayerIndexOf), -1 outside them
+  std::vector<planner::OuterTensor> outer;
+  double routed = 1;  ///< top_k / experts of a MoE model
+};
 
 /// Fills inputs.pipeline, inputs.pp_axis and inputs.placements from `options` when the mesh has a pp
 /// axis above 1. Errors name the flag: the pipeline options without a pp axis, a pp axis for a command

@@ -19,6 +19,8 @@
 
 namespace easyplan::api {
 
+struct PipelineRoles;  // api/pipeline_inputs.h
+
 struct PlanInputs {
   std::shared_ptr<const Model> model;
   TreeSpec tree_spec;
@@ -39,6 +41,9 @@ struct PlanInputs {
   /// Per stage: the matmul parameters a token passes through there (routed experts at top_k / experts;
   /// an embedding lookup is none), the work the imbalance finding compares.
   std::vector<double> stage_work;
+  /// What the split reads of the model and tree, whatever the stage count (api/pipeline_inputs.h): kept
+  /// so that another split of the same inputs (suggest's schedules) does not read them again.
+  std::shared_ptr<const PipelineRoles> pipeline_roles;
   /// The step's microbatches, when the command knows them (--microbatches): Build checks them against the
   /// pipeline's schedule.
   std::optional<int64_t> microbatches;

@@ -385,6 +385,11 @@ ReportOptions CandidateReportOptions(const SuggestOptions& options, const Candid
   out.plan.mesh.axes = candidate.MeshFlag();
   out.plan.mesh.dcn = candidate.DcnFlag();
   out.plan.rules = candidate.rules;
+  if (candidate.Stages() > 1) {
+    out.plan.pipeline.schedule = candidate.pp_schedule;
+    out.plan.pipeline.virtual_stages = candidate.virtual_stages;
+    out.plan.pipeline.supported = true;
+  }
   out.memory = options.memory;
   if (options.memory.mode == "train") out.policy = candidate.policy;
   out.microbatches = candidate.microbatches;

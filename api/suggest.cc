@@ -9,8 +9,10 @@
 #include <thread>
 
 #include "api/assumptions.h"
+#include "api/forward_model.h"
 #include "api/memory_pipeline.h"
 #include "api/option_checks.h"
+#include "api/pipeline_inputs.h"
 #include "api/plan_inputs.h"
 #include "planner/expert_mesh.h"
 #include "planner/findings.h"
@@ -108,9 +110,21 @@ struct AttentionBlocks {
 }  // namespace
 
 std::string Candidate::MeshFlag() const {
-  std::vector<int64_t> ici(mesh.size());
-  for (size_t k = 0; k < mesh.size(); ++k) ici[k] = mesh[k] / dcn[k];
-  return AxisFlag(axis_names, ici);
+  std::vector<std::string> names;
+  std::vector<int64_t> ici;
+  for (size_t k = 0; k < mesh.size(); ++k) {
+    if (axis_names[k] == planner::kPipelineAxis && mesh[k] == 1) continue;  // no pipeline: the config's axes
+    names.push_back(axis_names[k]);
+    ici.push_back(mesh[k] / dcn[k]);
+  }
+  return AxisFlag(names, ici);
+}
+
+int64_t Candidate::Stages() const {
+  for (size_t k = 0; k < mesh.size(); ++k) {
+    if (axis_names[k] == planner::kPipelineAxis) return mesh[k];
+  }
+  return 1;
 }
 
 std::string Candidate::DcnFlag() const {
@@ -145,12 +159,25 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
   }
   EP_RETURN_IF_ERROR(CheckOptionValue("top", Json(options.top)));
   EP_RETURN_IF_ERROR(CheckOptionValue("max_microbatches", Json(options.max_microbatches)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("max_pp", Json(options.max_pp)));
   if (options.max_tpot_ms) {
     EP_RETURN_IF_ERROR(CheckOptionValue("max_tpot", Json(*options.max_tpot_ms)));
     if (options.memory.mode != "decode") {
       return Status::BadInput({}, "--max-tpot bounds the time per output token: it needs --mode decode",
                               {"e.g. --mode decode --batch 1 --seq 4096 --max-tpot 20"});
     }
+  }
+  if (!options.plan.pipeline.layers.empty()) {
+    return Status::BadInput({}, "suggest chooses the pipeline's stages: --pp-layers does not apply",
+                            {"suggest tries stage counts that divide the layers evenly; `cost --pp-layers` prices a "
+                             "split of your own"});
+  }
+  if (options.virtual_stages && options.pp_schedule.value_or("interleaved") != "interleaved") {
+    return Status::BadInput({}, "--virtual-stages needs --pp-schedule interleaved");
+  }
+  if ((options.pp_schedule || options.virtual_stages) && options.memory.mode != "train") {
+    return Status::BadInput({}, "the pipeline options choose a training schedule: they need --mode train",
+                            {"suggest searches pipelines for training steps only"});
   }
   if (!options.plan.mesh.axes.empty() || !options.plan.mesh.dcn.empty()) {
     return Status::BadInput({}, "suggest chooses the mesh: --mesh and --dcn do not apply",
@@ -173,7 +200,8 @@ struct Partial {
   std::vector<Candidate> ranked;
   std::map<std::string, int64_t> rejected;
   int64_t considered = 0;
-  std::vector<std::optional<StepModel>> step_models;  ///< per rule set, from its first plan
+  std::vector<std::optional<StepModel>> step_models;    ///< per rule set, from its first plan
+  std::shared_ptr<const PipelineRoles> pipeline_roles;  ///< from the first pipelined plan (one tree)
   Status status;
   void Reject(const std::string& reason, int64_t count) { rejected[reason] += count; }
 };
@@ -200,14 +228,21 @@ class Search {
       if (name.is_string()) names_.push_back(name.get<std::string>());
     }
     if (names_.empty()) names_ = {"dp", "fsdp", "ep", "tp", "sp"};
+    // Training searches pipelines too: the pp axis, outermost (each stage's devices contiguous).
+    if (train_ && dims_.layers >= 2 && options.max_pp > 1) {
+      names_.insert(names_.begin(), std::string(planner::kPipelineAxis));
+    }
     std::vector<bool> fixed_one(names_.size(), false);
     for (size_t k = 0; k < names_.size(); ++k) fixed_one[k] = names_[k] == parallel_.ep && dims_.experts == 0;
     std::vector<int64_t> scratch;
     Factorizations(SuggestDevices(options), names_.size(), fixed_one, scratch, meshes_);
-    // --slices: K's factors placed on the outer data axes (dp, then fsdp), as --dcn places them.
+    // --slices: K's factors placed on the outer axes (the pipeline's stages, dp, then fsdp), as --dcn
+    // places them: stages on different nodes is the usual pipeline layout.
     std::vector<size_t> outer;
     for (size_t k = 0; k < names_.size(); ++k) {
-      if (names_[k] == parallel_.dp || names_[k] == parallel_.fsdp) outer.push_back(k);
+      if (names_[k] == planner::kPipelineAxis || names_[k] == parallel_.dp || names_[k] == parallel_.fsdp) {
+        outer.push_back(k);
+      }
     }
     if (options.slices == 1 || outer.empty()) {
       dcn_splits_.push_back(std::vector<int64_t>(names_.size(), 1));
@@ -223,16 +258,35 @@ class Search {
     rule_sets_ = {"builtin"};
     for (const std::string& file : options.rules) rule_sets_.push_back(file);
     policies_ = train_ ? static_cast<int64_t>(std::size(kPolicies)) : 1;
+    if (train_) state_bytes_ = TrainingStateBytes();
   }
 
   size_t meshes() const { return meshes_.size(); }
 
-  Status Run(size_t worker, size_t workers, Partial& part) const {
+  // The two passes of a search: the meshes without a pipeline first, then (training) the pipelined ones,
+  // each pruned by what the first pass found (`PipelineFloor`).
+  enum class Pass { kFlat, kPipelined };
+
+  /// What a pipelined candidate cannot beat: the least compute (without recomputation or the update) any
+  /// flat candidate's device does in a step, and the best flat step time. Every device of a pipeline does
+  /// the same FLOPs, plus the bubble: a pipeline whose compute with its least bubble is already slower
+  /// than the best flat step cannot win, and is not planned.
+  struct PipelineFloor {
+    double compute_s = 0;
+    double best_step_s = 0;
+    bool known = false;
+  };
+
+  Status Run(size_t worker, size_t workers, Pass pass, const PipelineFloor& floor, Partial& part) const {
     part.step_models.resize(rule_sets_.size());
     const int64_t per_placement = static_cast<int64_t>(rule_sets_.size()) * policies_;
+    const bool pipelined_axis = names_.front() == planner::kPipelineAxis;
     for (size_t i = worker; i < meshes_.size(); i += workers) {
       const std::vector<int64_t>& sizes = meshes_[i];
-      const int64_t count = per_placement * static_cast<int64_t>(dcn_splits_.size());
+      if ((pipelined_axis && sizes[0] > 1) != (pass == Pass::kPipelined)) continue;
+      const std::vector<Schedule> schedules = SchedulesFor(names_.front() == planner::kPipelineAxis ? sizes[0] : 1);
+      const int64_t count =
+          per_placement * static_cast<int64_t>(dcn_splits_.size()) * static_cast<int64_t>(schedules.size());
       part.considered += count;
       if (std::string reason = RejectedBeforePlanning(sizes); !reason.empty()) {
         part.Reject(reason, count);
@@ -246,12 +300,22 @@ class Search {
         bool placed = true;
         for (size_t k = 0; k < names_.size(); ++k) placed = placed && sizes[k] % shape.dcn[k] == 0;
         if (!placed) {
-          part.Reject("slices not placeable on dp x fsdp", per_placement);
+          part.Reject("slices not placeable on dp x fsdp", per_placement * static_cast<int64_t>(schedules.size()));
           continue;
         }
         for (size_t r = 0; r < rule_sets_.size(); ++r) {
           const int64_t order = static_cast<int64_t>((i * dcn_splits_.size() + d) * rule_sets_.size() + r) * policies_;
-          EP_RETURN_IF_ERROR(PricePlacement(shape, r, order, part));
+          // One activation plan and one dry run per microbatch size, shared by every schedule and policy
+          // of the placement (neither depends on which stage holds a layer).
+          PlacementCache cache;
+          for (const Schedule& schedule : schedules) {
+            if (CannotBeatTheFlatSteps(shape.Stages(), schedule, floor)) {
+              part.Reject("pipeline slower than the best step without one (its compute and least bubble)",
+                          per_placement);
+              continue;
+            }
+            EP_RETURN_IF_ERROR(PricePlacement(shape, schedule, r, order, cache, part));
+          }
         }
       }
     }
@@ -259,8 +323,119 @@ class Search {
   }
 
  private:
+  // A pipeline schedule a placement is priced under ("" and 1 without a pipeline).
+  struct Schedule {
+    std::string name;
+    int64_t virtual_stages = 1;
+  };
+
+  // The schedules tried on a mesh of `stages` pipeline stages: none without a pipeline; the one given;
+  // else 1F1B and interleaved with 2 to 4 virtual stages whose chunks split the layers evenly (more
+  // virtual stages shrink the bubble further but cross more boundaries; past 4 the sends dominate).
+  std::vector<Schedule> SchedulesFor(int64_t stages) const {
+    if (stages <= 1) return {Schedule{}};
+    std::vector<Schedule> tried;
+    if (options_.pp_schedule && *options_.pp_schedule != "interleaved") {
+      tried.push_back({*options_.pp_schedule, 1});
+    } else {
+      if (!options_.pp_schedule) tried.push_back({"1f1b", 1});
+      for (int64_t v = 2; v <= std::max<int64_t>(4, options_.virtual_stages.value_or(0)); ++v) {
+        if (!options_.virtual_stages || *options_.virtual_stages == v) tried.push_back({"interleaved", v});
+      }
+    }
+    std::vector<Schedule> out;
+    for (const Schedule& s : tried) {
+      if (Balanced(stages, s)) out.push_back(s);
+    }
+    return out;
+  }
+
+  // Whether the stages of `schedule` balance: the default split (planner::SplitLayers, the extra layers
+  // on the middle stages) gives no stage more than 10% over the mean layer count, the imbalance the
+  // plan's pipeline-imbalance finding warns of. A stage that waits on a heavier one cannot win.
+  bool Balanced(int64_t stages, const Schedule& schedule) const {
+    const planner::PipelineSchedule parsed =
+        planner::ParsePipelineSchedule(schedule.name).value_or(planner::PipelineSchedule::k1F1B);
+    StatusOr<planner::PipelineSplit> split =
+        planner::SplitLayers(dims_.layers, stages, schedule.virtual_stages, parsed, {});
+    if (!split.ok()) return false;
+    int64_t most = 0;
+    for (int64_t s = 0; s < stages; ++s) most = std::max(most, split->LayerCount(s));
+    return static_cast<double>(most) * static_cast<double>(stages) <= 1.1 * static_cast<double>(dims_.layers);
+  }
+
+  // The microbatch counts tried for a step: without a pipeline every count from 1 (the fewest that fits
+  // wins); with one, the counts the schedule can run, doubling from the stage count (each is priced and
+  // the fastest that fits wins: more microbatches shrink the bubble and the activations, and make each
+  // matmul smaller).
+  std::vector<int64_t> MicrobatchCounts(int64_t stages, const Schedule& schedule, int64_t batch_tiles) const {
+    const int64_t most = std::min(options_.max_microbatches, batch_);
+    std::vector<int64_t> out;
+    auto valid = [&](int64_t m) { return batch_ % m == 0 && (batch_ / m) % batch_tiles == 0; };
+    if (stages <= 1) {
+      for (int64_t m = 1; m <= (train_ ? most : 1); ++m) {
+        if (valid(m)) out.push_back(m);
+      }
+      return out;
+    }
+    for (int64_t m = stages; m <= most; m *= 2) {
+      if (valid(m)) out.push_back(m);
+    }
+    (void)schedule;  // every count above is a multiple of the stages, which interleaving needs
+    // The largest first: the smallest bubble and activations; PricePlacement goes down while it gains.
+    std::reverse(out.begin(), out.end());
+    return out;
+  }
+
+  // A pipelined placement's floor: the flat candidates' least compute, stretched by the schedule's
+  // least bubble at the most microbatches the step allows ((p-1) / (V m) of the compute for GPipe, 1F1B
+  // and interleaved; none counted for zero-bubble and DualPipe, whose bubbles depend on W).
+  bool CannotBeatTheFlatSteps(int64_t stages, const Schedule& schedule, const PipelineFloor& floor) const {
+    if (stages <= 1 || !floor.known) return false;
+    const int64_t most = std::max<int64_t>(1, std::min(options_.max_microbatches, batch_));
+    double bubble = 0;
+    if (schedule.name == "1f1b" || schedule.name == "gpipe" || schedule.name == "interleaved") {
+      bubble =
+          static_cast<double>(stages - 1) / (static_cast<double>(schedule.virtual_stages) * static_cast<double>(most));
+    }
+    return floor.compute_s * (1 + bubble) >= floor.best_step_s;
+  }
+
+  // A training step holds every parameter, its gradient and its optimizer state once across the devices
+  // that shard it, and only dp replicates them: no layout puts less than state x dp / devices on a
+  // device. The bytes of that state (adamw's two moments, lion's one; adafactor's factored moments and
+  // sgd count none here, a floor), from the tree the search plans.
+  double TrainingStateBytes() const {
+    StatusOr<TreeSpec> spec = TreeSpecOf(options_.plan);
+    if (!spec.ok()) return 0;
+    StatusOr<Model::TreePtr> tree = model_->Tree(*spec);
+    if (!tree.ok()) return 0;
+    const std::optional<planner::Optimizer> optimizer = planner::ParseOptimizer(options_.memory.optimizer);
+    const std::optional<DType> state = ParseDType(options_.memory.opt_state_dtype);
+    const std::optional<DType> grad =
+        options_.memory.grad_dtype.empty() ? std::nullopt : ParseDType(options_.memory.grad_dtype);
+    const double state_bytes = state ? DTypeBits(*state) / 8.0 : 4.0;
+    const double moments = optimizer == planner::Optimizer::kAdamW ? 2 : optimizer == planner::Optimizer::kLion ? 1 : 0;
+    double total = 0;
+    for (const TensorEntry& t : (*tree)->tensors) {
+      if (t.role != TensorRole::kParameter) continue;
+      const double elements = static_cast<double>(t.shape.NumElements().value_or(0));
+      const double own = DTypeBits(t.dtype) / 8.0;
+      total += elements * (own + (grad ? DTypeBits(*grad) / 8.0 : own) + moments * state_bytes +
+                           (options_.memory.master_weights ? 4.0 : 0.0));
+    }
+    return total;
+  }
+
   // Why EasyDeL rejects the mesh `sizes` before it builds anything; "" when it does not.
   std::string RejectedBeforePlanning(const std::vector<int64_t>& sizes) const {
+    const int64_t stages = sizes[0];
+    if (names_.front() == planner::kPipelineAxis && stages > options_.max_pp)
+      return "more pipeline stages than --max-pp";
+    if (names_.front() == planner::kPipelineAxis && stages > 1) {
+      if (SchedulesFor(stages).empty()) return "pipeline stages do not balance the layers";
+      if (std::min(options_.max_microbatches, batch_) < stages) return "fewer microbatches than pipeline stages";
+    }
     const int64_t head_tiles = Tiles(names_, sizes, dims_.axes.head);
     if (dims_.heads > 0 && dims_.heads % head_tiles != 0) return "heads not divisible by the head axes";
     if (dims_.kv_heads > 0 && dims_.kv_heads % head_tiles != 0) return "kv heads not divisible by the head axes";
@@ -278,13 +453,43 @@ class Search {
     return "";
   }
 
-  // Plans one mesh placement with rule set `r` and prices every policy on it.
-  Status PricePlacement(const Candidate& shape, size_t r, int64_t order, Partial& part) const {
+  // Plans one mesh placement with rule set `r` under `schedule` and prices every policy on it.
+  struct PlacementCache {
+    std::optional<PlanInputs> inputs;  ///< the first schedule's; another schedule re-splits it
+    std::map<int64_t, StepActivations> activations;
+    std::map<int64_t, kernels::DryRunReport> runs;
+  };
+
+  Status PricePlacement(const Candidate& shape, const Schedule& schedule, size_t r, int64_t order,
+                        PlacementCache& cache, Partial& part) const {
+    if (train_ && state_bytes_ > 0) {
+      const double replicas = static_cast<double>(Tiles(names_, shape.mesh, {parallel_.dp}));
+      const double devices = static_cast<double>(SuggestDevices(options_));
+      if (state_bytes_ * replicas / devices > static_cast<double>(budget_)) {
+        part.Reject("does not fit at any microbatch count", policies_);
+        return Status();
+      }
+    }
     PlanOptions plan_options = options_.plan;
     plan_options.rules = rule_sets_[r];
     plan_options.mesh.axes = shape.MeshFlag();
     plan_options.mesh.dcn = shape.DcnFlag();
-    EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model_, plan_options));
+    const int64_t stages = shape.Stages();
+    if (stages > 1) {
+      plan_options.pipeline.schedule = schedule.name;
+      plan_options.pipeline.virtual_stages = schedule.virtual_stages;
+      plan_options.pipeline.supported = true;
+      plan_options.pipeline.roles = part.pipeline_roles;
+    }
+    PlanInputs inputs;
+    if (cache.inputs) {
+      inputs = *cache.inputs;
+      EP_RETURN_IF_ERROR(AddPipeline(inputs, plan_options.pipeline));
+    } else {
+      EP_ASSIGN_OR_RETURN(inputs, PreparePlan(model_, plan_options));
+      cache.inputs = inputs;
+      if (!part.pipeline_roles) part.pipeline_roles = inputs.pipeline_roles;
+    }
     EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
     if (plan.HasErrors()) {
       const auto error = std::find_if(plan.findings.begin(), plan.findings.end(),
@@ -297,9 +502,9 @@ class Search {
     }
     const StepModel& step_model = *part.step_models[r];
     const int64_t batch_tiles = Tiles(names_, shape.mesh, dims_.axes.batch);
-    // One activation plan and one dry run per microbatch size, shared by every policy.
-    std::map<int64_t, StepActivations> activations;
-    std::map<int64_t, kernels::DryRunReport> runs;
+    const std::vector<int64_t> counts = MicrobatchCounts(stages, schedule, batch_tiles);
+    std::map<int64_t, StepActivations>& activations = cache.activations;
+    std::map<int64_t, kernels::DryRunReport>& runs = cache.runs;
     for (int64_t p = 0; p < policies_; ++p) {
       StepSettings settings;
       settings.mode = MemoryModeOf(options_.memory.mode);
@@ -308,11 +513,12 @@ class Search {
       settings.batch = batch_;
       settings.seq = seq_;
       settings.policy = train_ ? kPolicies[p] : planner::CheckpointPolicy::kNone;
-      // The fewest microbatches whose step fits.
-      std::optional<planner::MemoryReport> fitting;
-      const int64_t max_micro = std::min(train_ ? options_.max_microbatches : 1, batch_);
-      for (int64_t m = 1; m <= max_micro && !fitting; ++m) {
-        if (batch_ % m != 0 || (batch_ / m) % batch_tiles != 0) continue;
+      // Without a pipeline, the fewest microbatches whose step fits; with one, the fastest count that fits.
+      std::optional<Candidate> best;
+      bool uneven = false;
+      bool memory_limited = false;  // a pipeline's search stopped at a count that does not fit
+      for (int64_t m : counts) {
+        if (best && stages <= 1) break;
         settings.microbatches = m;
         const MemoryOptions step_memory = StepMemoryOptions(options_.memory, settings);
         auto step = activations.find(m);
@@ -323,33 +529,60 @@ class Search {
         EP_ASSIGN_OR_RETURN(planner::MemoryReport report,
                             BuildMemoryReport(inputs, plan, step_memory, budget_, settings.policy, &step->second,
                                               /*worst_only=*/true));
-        if (report.fits) fitting = std::move(report);
+        // A pipeline's larger microbatches (fewer of them) keep more activations in flight, except under
+        // GPipe, which keeps them all: past the first count that does not fit, none does.
+        if (!report.fits) {
+          if (stages > 1 && schedule.name != "gpipe") {
+            memory_limited = true;
+            break;
+          }
+          continue;
+        }
+        auto run = runs.find(m);
+        if (run == runs.end()) {
+          StatusOr<kernels::DryRunReport> made = DryRunStep(inputs, plan, step_model, settings);
+          if (!made.ok()) {
+            uneven = true;
+            break;
+          }
+          run = runs.emplace(m, std::move(*made)).first;
+        }
+        Candidate candidate = shape;
+        candidate.order = order + p;
+        candidate.rules = rule_sets_[r];
+        candidate.policy = settings.policy;
+        candidate.microbatches = m;
+        if (stages > 1) {
+          candidate.pp_schedule = schedule.name;
+          candidate.virtual_stages = schedule.virtual_stages;
+        }
+        EP_ASSIGN_OR_RETURN(candidate.estimate, EstimateStep(inputs, plan, step_model, hardware_, options_.memory,
+                                                             budget_, settings, &report, &run->second));
+        // A pipeline goes from the most microbatches down while fewer (larger) ones are faster.
+        if (best && candidate.estimate.step.step_time_s >= best->estimate.step.step_time_s) break;
+        best = std::move(candidate);
       }
-      if (!fitting) {
+      if (uneven) {
+        part.Reject("uneven layout the step-time model cannot price", policies_ - p);
+        return Status();
+      }
+      if (!best) {
         part.Reject("does not fit at any microbatch count", 1);
         continue;
       }
-      auto run = runs.find(settings.microbatches);
-      if (run == runs.end()) {
-        StatusOr<kernels::DryRunReport> made = DryRunStep(inputs, plan, step_model, settings);
-        if (!made.ok()) {
-          part.Reject("uneven layout the step-time model cannot price", policies_ - p);
-          return Status();
-        }
-        run = runs.emplace(settings.microbatches, std::move(*made)).first;
-      }
-      Candidate candidate = shape;
-      candidate.order = order + p;
-      candidate.rules = rule_sets_[r];
-      candidate.policy = settings.policy;
-      candidate.microbatches = settings.microbatches;
-      EP_ASSIGN_OR_RETURN(candidate.estimate, EstimateStep(inputs, plan, step_model, hardware_, options_.memory,
-                                                           budget_, settings, &*fitting, &run->second));
-      if (options_.max_tpot_ms && candidate.estimate.step.step_time_s * 1e3 > *options_.max_tpot_ms) {
+      if (options_.max_tpot_ms && best->estimate.step.step_time_s * 1e3 > *options_.max_tpot_ms) {
         part.Reject("time per output token above --max-tpot", 1);
         continue;
       }
-      part.ranked.push_back(std::move(candidate));
+      part.ranked.push_back(std::move(*best));
+      // The policies come in order of the recomputation they add: once a pipeline's microbatch count was
+      // set by time rather than by memory, a later policy runs the same counts with more work and cannot
+      // win.
+      if (stages > 1 && !memory_limited) {
+        if (p + 1 < policies_)
+          part.Reject("pipeline policy with more recomputation than one that fits", policies_ - p - 1);
+        break;
+      }
     }
     return Status();
   }
@@ -369,6 +602,8 @@ class Search {
   std::vector<std::vector<int64_t>> dcn_splits_;
   std::vector<std::string> rule_sets_;
   int64_t policies_ = 1;
+  /// Training: every parameter with its gradient and optimizer state, in bytes (StateFloor).
+  double state_bytes_ = 0;
 };
 
 }  // namespace
@@ -384,16 +619,36 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(options.memory.hardware));
   EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
   EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(model->resolved()));
+  // Every candidate is priced by the family's forward pass: a family without one is refused up front,
+  // whether or not some mesh would have been planned (the memory floor rejects some before planning).
+  EP_RETURN_IF_ERROR(ForwardPassOf(*model, "the step-time model", "cost and suggest need one").status());
   const Search search(model, options, std::move(dims), *hardware, budget);
 
   const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
   std::vector<Partial> parts(std::min(workers, std::max<size_t>(search.meshes(), 1)));
-  std::vector<std::thread> threads;
-  for (size_t w = 1; w < parts.size(); ++w) {
-    threads.emplace_back([&, w] { parts[w].status = search.Run(w, parts.size(), parts[w]); });
+  auto run_pass = [&](Search::Pass pass, const Search::PipelineFloor& floor) {
+    std::vector<std::thread> threads;
+    for (size_t w = 1; w < parts.size(); ++w) {
+      threads.emplace_back([&, w] {
+        if (parts[w].status.ok()) parts[w].status = search.Run(w, parts.size(), pass, floor, parts[w]);
+      });
+    }
+    if (parts[0].status.ok()) parts[0].status = search.Run(0, parts.size(), pass, floor, parts[0]);
+    for (std::thread& t : threads) t.join();
+  };
+  run_pass(Search::Pass::kFlat, {});
+  // The flat candidates bound what a pipeline can gain.
+  Search::PipelineFloor floor;
+  for (const Partial& part : parts) {
+    for (const Candidate& c : part.ranked) {
+      const kernels::StepCost& step = c.estimate.step;
+      const double compute = step.compute_s - step.recompute_s - step.update_s;
+      floor.compute_s = floor.known ? std::min(floor.compute_s, compute) : compute;
+      floor.best_step_s = floor.known ? std::min(floor.best_step_s, step.step_time_s) : step.step_time_s;
+      floor.known = true;
+    }
   }
-  parts[0].status = search.Run(0, parts.size(), parts[0]);
-  for (std::thread& t : threads) t.join();
+  run_pass(Search::Pass::kPipelined, floor);
   SuggestResult result;
   result.model_type = model->model_type();
   result.hardware = hardware;
@@ -496,10 +751,22 @@ std::vector<std::string> ReproduceCommands(const SuggestOptions& o, const Candid
   if (!m.max_memory.empty()) step += flag("--max-memory", m.max_memory);
   const int64_t micro_batch = *m.batch / c.microbatches;
   const std::string seq = " --seq " + std::to_string(*m.seq);
+  // A pipeline: its schedule is part of the plan; memory then needs the step's microbatches, which its
+  // stages keep in flight.
+  std::string pipeline;
+  if (c.Stages() > 1) {
+    pipeline = flag("--pp-schedule", c.pp_schedule);
+    if (c.virtual_stages > 1) pipeline += " --virtual-stages " + std::to_string(c.virtual_stages);
+  }
   std::vector<std::string> commands;
-  commands.push_back("easyplan plan " + common);
-  commands.push_back("easyplan memory " + common + step + " --batch " + std::to_string(micro_batch) + seq);
-  std::string cost = "easyplan cost " + common + step + " --batch " + std::to_string(*m.batch) + seq;
+  commands.push_back("easyplan plan " + common + pipeline);
+  if (c.Stages() > 1) {
+    commands.push_back("easyplan memory " + common + pipeline + step + " --batch " + std::to_string(*m.batch) + seq +
+                       " --microbatches " + std::to_string(c.microbatches));
+  } else {
+    commands.push_back("easyplan memory " + common + step + " --batch " + std::to_string(micro_batch) + seq);
+  }
+  std::string cost = "easyplan cost " + common + pipeline + step + " --batch " + std::to_string(*m.batch) + seq;
   if (c.microbatches > 1) cost += " --microbatches " + std::to_string(c.microbatches);
   if (o.precision != "bf16") cost += flag("--precision", o.precision);
   commands.push_back(cost);
@@ -530,7 +797,12 @@ Json SuggestToJson(const SuggestOptions& options, const SuggestResult& result) {
     Json item = Json::object();
     item["rank"] = shown[n] + 1;
     item["mesh"] = AxisSizesJson(c.axis_names, c.mesh);
+    if (c.Stages() <= 1) item["mesh"].erase(std::string(planner::kPipelineAxis));  // the config's axes alone
     item["dcn"] = AxisSizesJson(c.axis_names, c.dcn, /*skip_ones=*/true);
+    if (c.Stages() > 1) {
+      item["pp_schedule"] = c.pp_schedule;
+      item["virtual_stages"] = c.virtual_stages;
+    }
     item["gradient_checkpointing"] = PolicyFlagValue(c.policy);
     item["microbatches"] = c.microbatches;
     item["rules"] = c.rules;

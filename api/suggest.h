@@ -34,12 +34,21 @@ struct SuggestOptions {
   int64_t slices = 1;    ///< slow-network domains (TPU slices, GPU nodes): factors of dp x fsdp cross DCN
   int64_t top = 5;       ///< candidates shown
   int64_t max_microbatches = 64;
+  /// Training: the most pipeline stages tried. 1, the default, searches no pipeline: EasyDeL, the runtime
+  /// easyplan plans for, has no pipeline axis; for a runtime that pipelines (Megatron-LM, torchtitan,
+  /// MaxText) give the most stages it should try.
+  int64_t max_pp = 1;
   bool decode = false;
   std::string precision = "bf16";  ///< the projections' matmul precision (CostOptions::precision)
   /// --mode decode: candidates whose time per output token (one decode step) exceeds this many
   /// milliseconds are dropped.
   std::optional<double> max_tpot_ms;
   std::vector<std::string> rules;  ///< --rules files tried besides the built-in rules
+  /// Training: the pipeline schedules searched on meshes with a pp axis. Not given: 1f1b, and interleaved
+  /// with 2 to 4 virtual stages, the two schedules Megatron-LM and torchtitan both run; given, that one
+  /// (with --virtual-stages, that many virtual stages).
+  std::optional<std::string> pp_schedule;
+  std::optional<int64_t> virtual_stages;
 };
 
 Status CheckSuggestOptions(const SuggestOptions& options);
@@ -54,9 +63,12 @@ struct Candidate {
   std::string rules;          ///< "builtin" or the --rules file
   planner::CheckpointPolicy policy = planner::CheckpointPolicy::kNone;
   int64_t microbatches = 1;
+  std::string pp_schedule;     ///< the pipeline's schedule when the mesh has pp > 1, else ""
+  int64_t virtual_stages = 1;  ///< interleaved: model chunks per stage
   StepEstimate estimate;
   int64_t order = 0;             ///< position in the search's enumeration: the last tie-break of the ranking
-  std::string MeshFlag() const;  ///< --mesh of the ICI part: "dp=1,fsdp=64,ep=1,tp=4,sp=1"
+  std::string MeshFlag() const;  ///< --mesh of the ICI part: "dp=1,fsdp=64,ep=1,tp=4,sp=1" (pp only above 1)
+  int64_t Stages() const;        ///< the pp axis's size, 1 without one
   std::string DcnFlag() const;   ///< --dcn, "" when single-slice
 };
 

@@ -1,6 +1,8 @@
 #include "kernels/pipeline_step.h"
 
 #include <algorithm>
+#include <map>
+#include <tuple>
 
 namespace easyplan::kernels {
 namespace {
@@ -55,6 +57,10 @@ StatusOr<PipelineStep> PricePipeline(const DryRunReport& run, const planner::Pla
   out.send_s = SendSeconds(hw, network, hidden_bytes);
   out.sends_per_microbatch = split.virtual_stages;
 
+  // Stages that run the same scopes with the same weights and the same step options cost the same (the
+  // middle stages of an even split): each distinct one is priced once. DualPipe's stages also hold their
+  // mirror's tensors, so each is priced on its own.
+  std::map<std::tuple<std::map<std::string, int64_t>, int64_t, int64_t>, StepCost> priced;
   for (int64_t s = 0; s < split.stages; ++s) {
     StageStep stage;
     stage.stage = s;
@@ -62,7 +68,15 @@ StatusOr<PipelineStep> PricePipeline(const DryRunReport& run, const planner::Pla
     StepOptions options = per_stage[static_cast<size_t>(s)];
     options.stage = s;
     options.microbatches = 1;
-    EP_ASSIGN_OR_RETURN(stage.cost, PriceStep(StageView(run, split, s), plan, tree, model, hw, options));
+    const DryRunReport view = StageView(run, split, s);
+    const bool shareable = split.schedule != planner::PipelineSchedule::kDualPipe && s > 0 && s + 1 < split.stages;
+    const auto key = std::make_tuple(view.stage_weights, options.update_bytes, options.loss_bytes);
+    if (auto it = priced.find(key); shareable && it != priced.end()) {
+      stage.cost = it->second;
+    } else {
+      EP_ASSIGN_OR_RETURN(stage.cost, PriceStep(view, plan, tree, model, hw, options));
+      if (shareable) priced.emplace(key, stage.cost);
+    }
     const StepCost::Microbatch& mb = stage.cost.microbatch;
     const double sends = 2.0 * static_cast<double>(out.sends_per_microbatch) * out.send_s;
     stage.microbatch_s = mb.forward_s + mb.backward_s + mb.forward_exposed_s + mb.backward_exposed_s + sends;

@@ -374,12 +374,20 @@ StatusOr<int64_t> LogitsBytes(const schemas::ModelDims& dims, const StepShards& 
 
 // Step 4: the largest weight a device all-gathers for compute, over each layout group's first tensor.
 // Weights keep their tp (and ep) sharding in the matmul; every other axis is all-gathered first. Stacked
-// expert kernels stay sharded over the (folded) expert axis inside the MoE shard_map. `stage` >= 0: only
-// the weights that pipeline stage holds; `stage_total`, when given, also receives the bytes all of that
-// stage's gathered weights add over their shards (a pipelining runtime keeps them gathered for the step).
-void FindGatheredWeight(const Plan& plan, const ParamTree& tree, const MemoryModel& model, ActivationBreakdown& b,
-                        int64_t stage = -1, Checked* stage_total = nullptr) {
+// expert kernels stay sharded over the (folded) expert axis inside the MoE shard_map. On a pipelined
+// plan, also per stage: the stage's largest such weight (`stage_largest`), and the bytes all of the
+// stage's gathered weights add over their shards (`stage_kept`; a pipelining runtime keeps them
+// gathered for the step).
+struct GatheredWeights {
+  std::vector<int64_t> stage_largest;
+  std::vector<Checked> stage_kept;
+};
+GatheredWeights FindGatheredWeights(const Plan& plan, const ParamTree& tree, const MemoryModel& model,
+                                    ActivationBreakdown& b) {
   const Mesh& mesh = plan.mesh;
+  const int64_t stages = plan.pipeline.stages;
+  GatheredWeights out{std::vector<int64_t>(static_cast<size_t>(stages), 0),
+                      std::vector<Checked>(static_cast<size_t>(stages), Checked(0))};
   std::vector<int> first(plan.groups.size(), -1);
   for (size_t i = 0; i < plan.params.size(); ++i) {
     const size_t g = static_cast<size_t>(plan.params[i].group);
@@ -389,7 +397,6 @@ void FindGatheredWeight(const Plan& plan, const ParamTree& tree, const MemoryMod
     if (first[g] < 0) continue;
     const ParamPlan& param = plan.params[static_cast<size_t>(first[g])];
     const LayoutGroup& group = plan.groups[g];
-    if (stage >= 0 && !group.stages.On(stage)) continue;
     const Shape& shape = group.layout.shape();
     if (model.dims.experts > 0 && shape.rank() == 3 && shape.dims()[0] == model.dims.experts) continue;
     int64_t kept = 1;
@@ -402,14 +409,20 @@ void FindGatheredWeight(const Plan& plan, const ParamTree& tree, const MemoryMod
     std::optional<int64_t> elements = shape.NumElements();
     if (!elements) continue;
     const Checked gathered = ElementBytes(CeilDiv(*elements, kept), group.bits);
-    if (stage_total != nullptr && gathered.v && *gathered.v > group.MaxShardBytes()) {
-      *stage_total = *stage_total + Checked(*gathered.v - group.MaxShardBytes()) * group.tensors;
-    }
-    if (gathered.v && *gathered.v > group.MaxShardBytes() && *gathered.v > b.gathered_weight) {
+    if (!gathered.v || *gathered.v <= group.MaxShardBytes()) continue;
+    if (*gathered.v > b.gathered_weight) {
       b.gathered_weight = *gathered.v;
       b.gathered_name = tree.tensors[static_cast<size_t>(param.tensor)].name;
     }
+    for (int64_t s = 0; s < stages; ++s) {
+      if (!group.stages.On(s)) continue;
+      int64_t& largest = out.stage_largest[static_cast<size_t>(s)];
+      largest = std::max(largest, *gathered.v);
+      Checked& total = out.stage_kept[static_cast<size_t>(s)];
+      total = total + Checked(*gathered.v - group.MaxShardBytes()) * group.tensors;
+    }
   }
+  return out;
 }
 
 /// Gradients and optimizer state: a uniform group adds the same bytes to every device and is summed
@@ -539,8 +552,31 @@ Status AddDevices(const Plan& plan, const TrainingState& state, const SharedByte
     return Status();
   }
   const int64_t devices = plan.mesh.NumDevices();
-  report.devices.reserve(static_cast<size_t>(devices));
   const bool pipelined = plan.pipeline.pipelined();
+  if (options.worst_only && !state.per_device_groups && pipelined) {
+    // Within a stage only the parameters differ: each stage's device with the most of them stands for it.
+    std::vector<int64_t> most(static_cast<size_t>(plan.pipeline.stages), -1);
+    for (int64_t d = 0; d < devices; ++d) {
+      int64_t& at = most[shared.StageOf(d)];
+      if (at < 0 || plan.device_bytes[static_cast<size_t>(d)] > plan.device_bytes[static_cast<size_t>(at)]) at = d;
+    }
+    report.stages.resize(most.size());
+    for (size_t s = 0; s < most.size(); ++s) {
+      StageMemory& stage = report.stages[s];
+      stage.stage = static_cast<int64_t>(s);
+      stage.layers = plan.pipeline.LayerCount(stage.stage);
+      stage.in_flight = options.mode == MemoryMode::kTrain
+                            ? InFlightMicrobatches(plan.pipeline, stage.stage, options.microbatches)
+                            : 1;
+      EP_ASSIGN_OR_RETURN(stage.worst, DeviceFigures(plan, state, shared, most[s]));
+    }
+    std::stable_sort(report.stages.begin(), report.stages.end(),
+                     [](const StageMemory& a, const StageMemory& b) { return a.worst.total > b.worst.total; });
+    report.devices = {report.stages.front().worst};
+    report.worst = 0;
+    return Status();
+  }
+  report.devices.reserve(static_cast<size_t>(devices));
   if (pipelined) {
     report.stages.resize(static_cast<size_t>(plan.pipeline.stages));
     for (int64_t s = 0; s < plan.pipeline.stages; ++s) {
@@ -591,7 +627,7 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
   const StepShards shards = ReadStepShards(step, model.dims);
   EP_ASSIGN_OR_RETURN(const LayerActivationSet layer_set, LayerActivationSet::Make(model, shards, options, b));
   EP_ASSIGN_OR_RETURN(b.logits, LogitsBytes(model.dims, shards));
-  FindGatheredWeight(plan, *inputs.tree, model, b);
+  const GatheredWeights gathered = FindGatheredWeights(plan, *inputs.tree, model, b);
   // Training also holds the unreduced full-size gradient of the gathered weight before its reduce-scatter.
   const Checked gathered_peak = Checked(b.gathered_weight) * (train ? 2 : 1);
   const int64_t cache = !train && inputs.cache != nullptr ? inputs.cache->cache_bytes_per_device : 0;
@@ -628,10 +664,8 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
       // last backward and accumulates their unsharded gradients (torchtitan's FSDP default,
       // reshard_after_forward = not pp_enabled; Megatron-LM's distributed optimizer): both, over the shards.
       // Serving: the largest weight gathered at a time.
-      ActivationBreakdown own;
-      Checked kept(0);
-      FindGatheredWeight(plan, *inputs.tree, model, own, s, &kept);
-      stage_gathered = train ? kept * 2 : Checked(own.gathered_weight);
+      stage_gathered = train ? gathered.stage_kept[static_cast<size_t>(s)] * 2
+                             : Checked(gathered.stage_largest[static_cast<size_t>(s)]);
     }
     EP_ASSIGN_OR_RETURN(const int64_t transient, Value(stage_gathered + (head ? b.logits : 0), "transient"));
     shared.transient.push_back(transient);

@@ -22,12 +22,19 @@ std::optional<int64_t> LayerIndexOf(std::string_view name) {
 
 std::vector<StagePlacement> PlaceOnStages(const ParamTree& tree, const PipelineSplit& split,
                                           const std::vector<OuterTensor>& outer) {
-  std::vector<StagePlacement> out(tree.tensors.size());
+  std::vector<int64_t> layer_of(tree.tensors.size(), -1);
+  for (size_t t = 0; t < tree.tensors.size(); ++t) layer_of[t] = LayerIndexOf(tree.tensors[t].name).value_or(-1);
+  return PlaceOnStages(layer_of, split, outer);
+}
+
+std::vector<StagePlacement> PlaceOnStages(const std::vector<int64_t>& layer_of, const PipelineSplit& split,
+                                          const std::vector<OuterTensor>& outer) {
+  std::vector<StagePlacement> out(layer_of.size());
   if (!split.pipelined()) return out;
   const int64_t last = split.stages - 1;
-  for (size_t t = 0; t < tree.tensors.size(); ++t) {
-    if (std::optional<int64_t> layer = LayerIndexOf(tree.tensors[t].name)) {
-      out[t].stage = split.StageOfLayer(*layer);
+  for (size_t t = 0; t < layer_of.size(); ++t) {
+    if (layer_of[t] >= 0) {
+      out[t].stage = split.StageOfLayer(layer_of[t]);
       continue;
     }
     switch (t < outer.size() ? outer[t] : OuterTensor::kLast) {

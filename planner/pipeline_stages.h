@@ -34,6 +34,10 @@ enum class OuterTensor : uint8_t {
 /// the mirror stage p-1-s, whose reverse-direction chunk that device runs (DeepSeek-V3 report, 3.2.1).
 std::vector<StagePlacement> PlaceOnStages(const ParamTree& tree, const PipelineSplit& split,
                                           const std::vector<OuterTensor>& outer);
+/// The same with each tensor's LayerIndexOf given (-1 outside the layers), for callers that split one
+/// tree many ways.
+std::vector<StagePlacement> PlaceOnStages(const std::vector<int64_t>& layer_of, const PipelineSplit& split,
+                                          const std::vector<OuterTensor>& outer);
 
 }  // namespace easyplan::planner
 

@@ -49,8 +49,9 @@ ShellRun Shell(std::string command) {
 
 struct Case {
   std::string name;
-  std::string args;       ///< suggest's, after `easyplan suggest`
-  size_t candidates = 2;  ///< how many of the ranked candidates to reproduce
+  std::string args;        ///< suggest's, after `easyplan suggest`
+  size_t candidates = 2;   ///< how many of the ranked candidates to reproduce
+  bool pipelined = false;  ///< reproduce only pipelined candidates (a pp axis above 1)
 };
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
@@ -74,8 +75,11 @@ TEST_P(SuggestReproduceTest, PrintedCommandsGiveTheCandidatesFigures) {
   const Json result = Json::parse(suggest.out);
   const Json& candidates = result.at("candidates");
   ASSERT_FALSE(candidates.empty());
-  for (size_t i = 0; i < candidates.size() && i < c.candidates; ++i) {
+  size_t reproduced = 0;
+  for (size_t i = 0; i < candidates.size() && reproduced < c.candidates; ++i) {
     const Json& candidate = candidates[i];
+    if (c.pipelined && !candidate.contains("pp_schedule")) continue;
+    ++reproduced;
     const Json& commands = candidate.at("commands");
     ASSERT_EQ(commands.size(), 3u);
     const std::string plan = commands[0].get<std::string>();
@@ -102,6 +106,7 @@ TEST_P(SuggestReproduceTest, PrintedCommandsGiveTheCandidatesFigures) {
     EXPECT_NEAR(cost_json.at("step_time_s").get<double>(), step, 1e-9 * step);
     EXPECT_NEAR(cost_json.at("mfu").get<double>(), candidate.at("mfu").get<double>(), 1e-9);
   }
+  EXPECT_GT(reproduced, 0u) << "no candidate to reproduce";
   fs::remove_all(dir);
 }
 
@@ -121,6 +126,10 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"prefill_max_length", kGpt2 + " --mode prefill --batch 8 --seq 256 --max-length 1024"},
         Case{"decode", kLlama + " --mode decode --batch 8 --seq 4096"},
         Case{"slices", "examples/gpt2 --devices 8 --slices 2 --hardware tpu-v5p --batch 16 --seq 512"},
+        Case{"pipeline",
+             "examples/llama-3.1-8b --devices 16 --slices 2 --hardware h100-sxm --batch 32 --seq 4096 "
+             "--set attn_mechanism=flash_attn2 --max-pp 4 --top 500",
+             2, /*pipelined=*/true},
         Case{"files_and_quoting",
              "examples/llama-3.1-8b --devices 8 --hardware tests/fixtures/hardware/custom-gpu.yaml --batch 8 "
              "--seq 2048 --rules rules/llama.yaml --overrides @OVERRIDES@ --defaults init",

@@ -99,7 +99,8 @@ class Model:
         batch: int | None = None, seq: int | None = None, max_length: int | None = None, optimizer: str = 'adamw',
         grad_dtype: str | None = None, opt_state_dtype: str = 'float32', master_weights: bool = False,
         max_memory: str | None = None, hardware: str | None = None, decode: bool = False, precision: str = 'bf16',
-        slices: int = 1, rules: str | Sequence[str] | None = None, top: int = 5, max_microbatches: int = 64,
+        pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None, slices: int = 1,
+        rules: str | Sequence[str] | None = None, top: int = 5, max_pp: int = 1, max_microbatches: int = 64,
         max_tpot: float | None = None, report: str | os.PathLike[str] | None = None) -> dict[str, Any]: ...
     def tree(self, *, set: SetLike | None = None, tree: TreeLike | None = None,
         from_: str | os.PathLike[str] | None = None, layout: str = 'easydel', dtype: str | None = None,
@@ -196,8 +197,9 @@ def suggest(config: ConfigLike, *, defaults: str = 'add_basic', set: SetLike | N
     uneven: str = 'replicate', mode: str = 'train', batch: int | None = None, seq: int | None = None,
     max_length: int | None = None, optimizer: str = 'adamw', grad_dtype: str | None = None,
     opt_state_dtype: str = 'float32', master_weights: bool = False, max_memory: str | None = None,
-    hardware: str | None = None, decode: bool = False, precision: str = 'bf16', slices: int = 1,
-    rules: str | Sequence[str] | None = None, top: int = 5, max_microbatches: int = 64,
+    hardware: str | None = None, decode: bool = False, precision: str = 'bf16', pp_schedule: str = '1f1b',
+    virtual_stages: int = 1, pp_layers: str | None = None, slices: int = 1,
+    rules: str | Sequence[str] | None = None, top: int = 5, max_pp: int = 1, max_microbatches: int = 64,
     max_tpot: float | None = None, report: str | os.PathLike[str] | None = None, max_input_bytes: int = 67108864,
     max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096, max_output_bytes: int = 268435456) -> dict[str, Any]: ...
 def tree(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
