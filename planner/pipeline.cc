@@ -224,13 +224,15 @@ Status CheckMicrobatches(const PipelineSplit& split, int64_t m) {
                                                 "pp={} is odd",
                                                 p));
       }
-      if (m >= p && m % 2 == 0) return Status();
+      // DualPipe.step() asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2: its main step runs
+      // m/2 - p + 1 times on the end ranks.
+      if (m >= 2 * p && m % 2 == 0) return Status();
       return Status::BadInput(
           {},
           fmt::format("--microbatches {}: the dualpipe schedule feeds half the microbatches from each end, so it "
-                      "needs an even count of at least the {} stages",
+                      "needs an even count of at least twice the {} stages (DualPipe asserts it)",
                       m, p),
-          {fmt::format("use --microbatches {}", NearestValid(m, 2, p))});
+          {fmt::format("use --microbatches {}", NearestValid(m, 2, 2 * p))});
   }
   return Status();
 }

@@ -79,7 +79,8 @@ StatusOr<std::vector<int64_t>> ParseLayerCounts(std::string_view text);
 
 /// Whether `microbatches` can run `split`'s schedule: 1F1B and zero bubble need m >= p (fewer leaves
 /// the warm-up unfilled: torchtitan issues 775 and 1552 hang there), interleaved a multiple of p
-/// (Megatron-LM asserts it), DualPipe an even m >= p with an even p (its two directions). GPipe runs any m.
+/// (Megatron-LM asserts it), DualPipe an even m >= 2p with an even p (its two directions; DualPipe.step()
+/// asserts both). GPipe runs any m.
 /// The message names the schedule, the numbers and the nearest valid counts.
 Status CheckMicrobatches(const PipelineSplit& split, int64_t microbatches);
 

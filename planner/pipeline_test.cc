@@ -113,6 +113,11 @@ TEST(CheckMicrobatches, DualPipeNeedsAnEvenStageCountAndAnEvenCount) {
   EXPECT_TRUE(CheckMicrobatches(Split(32, 4, PipelineSchedule::kDualPipe), 8).ok());
   EXPECT_FALSE(CheckMicrobatches(Split(30, 3, PipelineSchedule::kDualPipe), 6).ok());
   EXPECT_FALSE(CheckMicrobatches(Split(32, 4, PipelineSchedule::kDualPipe), 5).ok());
+  // DualPipe.step() asserts num_chunks >= num_ranks * 2: an even count between p and 2p does not run.
+  const Status few = CheckMicrobatches(Split(32, 4, PipelineSchedule::kDualPipe), 6);
+  ASSERT_FALSE(few.ok());
+  EXPECT_NE(few.diag().message.find("at least twice the 4 stages"), std::string::npos) << few.diag().message;
+  EXPECT_EQ(few.diag().notes.at(0), "use --microbatches 8");
 }
 
 TEST(InFlightMicrobatches, OneF1BStageKeepsPMinusI) {
