@@ -245,6 +245,7 @@ int64_t DeviceOfChunk(const PipelineSplit& split, int64_t chunk, int64_t microba
 int64_t StageOfChunk(const PipelineSplit& split, int64_t chunk) { return chunk % split.stages; }
 
 StatusOr<std::vector<std::vector<ScheduledPass>>> ScheduleOrder(const PipelineSplit& split, int64_t m) {
+  if (!split.pipelined()) return Status::Internal("ScheduleOrder: the plan has no pipeline (pp=1)");
   EP_RETURN_IF_ERROR(CheckMicrobatches(split, m));
   const int64_t p = split.stages;
   std::vector<PassOrder> out;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <tuple>
 
@@ -233,6 +234,36 @@ TEST(SimulateSchedule, UnequalStagesRespectEveryDependency) {
     if (schedule == PipelineSchedule::k1F1B) {
       const StageTimes& pace = times[3];
       EXPECT_LT(t.end, static_cast<double>(m) * (pace.forward + pace.Backward()) + BubbleSeconds(split, pace));
+    }
+  }
+}
+
+// Every count CheckMicrobatches accepts runs to the end on every schedule: no order waits for a pass
+// that never comes (SimulateSchedule's deadlock error).
+TEST(SimulateSchedule, EveryAcceptedCountRunsToTheEnd) {
+  for (PipelineSchedule schedule : {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved,
+                                    PipelineSchedule::kZeroBubble, PipelineSchedule::kDualPipe}) {
+    for (int64_t p = 2; p <= 8; ++p) {
+      for (int64_t v = 1; v <= (schedule == PipelineSchedule::kInterleaved ? 3 : 1); ++v) {
+        const PipelineSplit split = Split(p, schedule, v);
+        for (int64_t m = 1; m <= 4 * p + 1; ++m) {
+          if (!CheckMicrobatches(split, m).ok()) continue;
+          StatusOr<Timeline> t = SimulateSchedule(split, m, Equal(p, 1.0, 1.1, 0.9));
+          ASSERT_TRUE(t.ok()) << t.status().ToString();
+          // A forward and a backward per microbatch and chunk, and a W for each backward split in two.
+          const int64_t split_backwards = std::count_if(t->boxes.begin(), t->boxes.end(), [](const TimelineBox& b) {
+            return b.kind == PassKind::kBackwardInput;
+          });
+          EXPECT_EQ(static_cast<int64_t>(t->boxes.size()), 2 * m * split.Chunks() + split_backwards)
+              << PipelineScheduleName(schedule) << " p=" << p << " m=" << m;
+          if (schedule == PipelineSchedule::kZeroBubble) {
+            EXPECT_EQ(split_backwards, m * split.Chunks());
+          }
+          double busy = 0;
+          for (double b : t->busy) busy = std::max(busy, b);
+          EXPECT_GE(t->end, busy - 1e-9);
+        }
+      }
     }
   }
 }
