@@ -8,9 +8,12 @@ namespace easyplan::api {
 CommandSpec ReportCommand() {
   return {
       .name = "report",
-      .summary = "one self-contained HTML page of the plan: mesh, memory, step time per layer, tensors, findings",
-      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh, OptionGroup::kStep,
-                 OptionGroup::kStepState, OptionGroup::kHardware, OptionGroup::kPricing},
+      .summary =
+          "one self-contained HTML page of the plan: mesh, memory, step time per layer, the pipeline's "
+          "timeline, tensors, findings",
+      .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh,
+                 OptionGroup::kPipeline, OptionGroup::kStep, OptionGroup::kStepState, OptionGroup::kHardware,
+                 OptionGroup::kPricing},
       .options = {"output"},
       .python_positional = {"output"},
       .text_artifact = true,

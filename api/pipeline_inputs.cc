@@ -150,8 +150,8 @@ Status AddPipeline(PlanInputs& inputs, const PipelineOptions& options) {
   if (!options.supported) {
     return Status::BadInput(
         {}, fmt::format("--mesh pp={}: this command does not lay out a pipeline", stages),
-        {"plan, validate, memory, cost, check and export take a pp axis (docs/PIPELINE.md); drop pp here to use the "
-         "other axes"});
+        {"plan, validate, memory, cost, check, export and report take a pp axis (docs/PIPELINE.md); drop pp here to "
+         "use the other axes"});
   }
   const planner::PipelineSchedule schedule = *planner::ParsePipelineSchedule(options.schedule);
   EP_ASSIGN_OR_RETURN(const std::vector<int64_t> counts, planner::ParseLayerCounts(options.layers));

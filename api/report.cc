@@ -11,6 +11,7 @@
 #include "api/environment.h"
 #include "api/memory_json.h"
 #include "api/memory_pipeline.h"
+#include "api/pipeline_timeline.h"
 #include "api/plan_json.h"
 #include "api/plan_pipeline.h"
 #include "core/emit.h"
@@ -299,9 +300,14 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
 
   std::optional<planner::MemoryReport> memory;
   std::string budget_label;
-  Json cost = nullptr;
+  Json cost = nullptr, pipeline = nullptr;
   std::string cost_note;
   if (options.memory) {  // a plan with errors too: its figures beside its findings
+    // A pipelined training step's schedule needs enough microbatches to fill its stages: refused, as
+    // `cost` refuses it.
+    if (options.memory->mode == "train") {
+      EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, options.microbatches));
+    }
     EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, *options.memory, &budget_label));
     planner::CheckpointPolicy policy = planner::CheckpointPolicy::kNone;
     if (options.policy) {
@@ -313,6 +319,9 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
     EP_ASSIGN_OR_RETURN(memory,
                         BuildMemoryReport(inputs, plan, StepMemoryOptions(*options.memory, settings), budget, policy));
     cost_note = CostUnavailable(options);
+    if (cost_note.empty() && plan.pipeline.pipelined() && options.memory->mode != "train") {
+      cost_note = "cost prices a pipelined training step; a pipelined serving step is not priced (docs/PIPELINE.md)";
+    }
     if (cost_note.empty()) {
       EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(options.memory->hardware));
       EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
@@ -320,6 +329,9 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
                           EstimateLaidOutPlan(inputs, plan, *hardware, *options.memory, budget, settings, &*memory));
       if (estimate) {
         cost = CostJson(*estimate, settings, *hardware);
+        if (estimate->pipeline) {
+          EP_ASSIGN_OR_RETURN(pipeline, PipelineTimelineJson(*estimate->pipeline, plan.pipeline));
+        }
       } else {
         cost_note = "the plan's errors leave a layout the step model cannot price";
       }
@@ -374,6 +386,13 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
   data["memory"] = memory ? MemoryJson(*memory, budget_label, per_device) : Json(nullptr);
   data["cost"] = cost;
   data["cost_note"] = options.memory ? Json(cost_note) : Json(nullptr);
+  data["pipeline"] = pipeline;
+  // A pipelined plan without its timeline says why: no step, or cost_note's reason it was not priced.
+  data["pipeline_note"] = nullptr;
+  if (plan.pipeline.pipelined() && pipeline.is_null()) {
+    data["pipeline_note"] =
+        options.memory ? cost_note : "give --mode train, --batch, --seq and --hardware to draw the schedule's timeline";
+  }
   data["suggest"] = nullptr;
   data["findings"] = FindingsJsonArray(plan.findings);
   return result;

@@ -7,6 +7,7 @@
 
 #include "api/cost.h"
 #include "api/memory_pipeline.h"
+#include "api/pipeline_timeline.h"
 #include "api/plan_pipeline.h"
 #include "api/test_models.h"
 #include "core/human.h"
@@ -210,6 +211,95 @@ TEST(ReportTest, SuggestReportDrawsTheWinnersPlanAndEveryCandidate) {
   EXPECT_EQ(data["suggest"]["pareto_ranks"].size(), result->pareto.size());
 }
 
+ReportOptions PipelinedReport(const std::string& schedule, int64_t microbatches, bool hardware = true) {
+  ReportOptions options;
+  options.plan.mesh.axes = "pp=4,tp=2";
+  options.plan.pipeline.schedule = schedule;
+  options.plan.pipeline.supported = true;
+  options.plan.pipeline.microbatches = microbatches;
+  MemoryOptions memory;
+  memory.mode = "train";
+  memory.batch = 2 * microbatches;
+  memory.seq = 2048;
+  if (hardware) {
+    memory.hardware = "h100-sxm";
+  } else {
+    memory.max_memory = "80GiB";
+  }
+  options.memory = memory;
+  options.microbatches = microbatches;
+  return options;
+}
+
+// A pipelined training step draws its schedule's timeline from cost's estimate of the same step: the
+// page's figures are cost's, and its boxes those PipelineTimelineJson gives for that estimate.
+TEST(ReportTest, PipelinedTrainingStepDrawsCostsTimeline) {
+  auto model = LoadExample("llama-3.1-8b");
+  for (const char* schedule : {"1f1b", "zero-bubble"}) {
+    const ReportOptions options = PipelinedReport(schedule, 8);
+    auto report = Report(model, options);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    const Json& t = report->data["pipeline"];
+    ASSERT_TRUE(t.is_object()) << report->data["pipeline_note"];
+    CostOptions cost_options;
+    cost_options.plan = options.plan;
+    cost_options.memory = *options.memory;
+    cost_options.microbatches = 8;
+    auto cost = Cost(model, cost_options);
+    ASSERT_TRUE(cost.ok() && cost->estimate && cost->estimate->pipeline) << cost.status().ToString();
+    auto expected = PipelineTimelineJson(*cost->estimate->pipeline, cost->plan.pipeline);
+    ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+    EXPECT_EQ(t, *expected) << schedule;
+    EXPECT_DOUBLE_EQ(t["step_time_s"].get<double>(), cost->estimate->step.step_time_s);
+    EXPECT_DOUBLE_EQ(report->data["cost"]["step_time_s"].get<double>(), cost->estimate->step.step_time_s);
+    EXPECT_TRUE(report->data["pipeline_note"].is_null());
+  }
+}
+
+TEST(ReportTest, PipelineWithoutAPricedTrainingStepSaysWhyItHasNoTimeline) {
+  auto model = LoadExample("llama-3.1-8b");
+  ReportOptions options;
+  options.plan.mesh.axes = "pp=4,tp=2";
+  options.plan.pipeline.supported = true;
+  auto report = Report(model, options);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->data["pipeline"].is_null());
+  EXPECT_NE(report->data["pipeline_note"].get<std::string>().find("--hardware"), std::string::npos);
+
+  report = Report(model, PipelinedReport("1f1b", 8, /*hardware=*/false));
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_NE(report->data["pipeline_note"].get<std::string>().find("--hardware"), std::string::npos);
+  EXPECT_TRUE(report->data["memory"].is_object());
+
+  ReportOptions serve = PipelinedReport("1f1b", 1);
+  serve.memory->mode = "serve";
+  serve.plan.pipeline.microbatches.reset();
+  report = Report(model, serve);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->data["cost"].is_null());
+  EXPECT_NE(report->data["pipeline_note"].get<std::string>().find("a pipelined serving step is not priced"),
+            std::string::npos)
+      << report->data["pipeline_note"];
+
+  // A non-pipelined plan has neither.
+  ReportOptions flat;
+  flat.plan.mesh.axes = "dp=1,fsdp=8,ep=1,tp=1,sp=1";
+  report = Report(model, flat);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_TRUE(report->data["pipeline"].is_null());
+  EXPECT_TRUE(report->data["pipeline_note"].is_null());
+}
+
+TEST(ReportTest, TooFewMicrobatchesForTheScheduleAreRefusedAsCostRefusesThem) {
+  auto model = LoadExample("llama-3.1-8b");
+  auto report = Report(model, PipelinedReport("1f1b", 2));
+  ASSERT_FALSE(report.ok());
+  EXPECT_EQ(report.status().kind(), ErrorKind::kBadInput);
+  EXPECT_NE(report.status().diag().message.find("--microbatches 2 is fewer than the 4 pipeline stages"),
+            std::string::npos)
+      << report.status().ToString();
+}
+
 // Past 4,096 devices the mesh is drawn in blocks of consecutive devices, each with its devices' least and
 // most bytes.
 TEST(ReportTest, LargeMeshesAggregateIntoBlocksOfConsecutiveDevices) {
@@ -264,6 +354,15 @@ TEST(ReportTest, PathThatIsNotUtf8IsWrittenAsEmitJsonWritesIt) {
   data["rules"] = "/tmp/r\xff.yaml";
   const std::string page = ReportPage(data);
   EXPECT_NE(page.find("\"rules\":\"/tmp/r\xEF\xBF\xBD.yaml\""), std::string::npos);  // U+FFFD
+}
+
+// The page draws the pipeline's timeline from its data: a section for it, and the script that fills it.
+TEST(ReportTest, TemplateHasThePipelineTimelineSection) {
+  const std::string_view page = ReportTemplate();
+  EXPECT_NE(page.find("id=\"pipeline-section\" hidden"), std::string_view::npos);
+  EXPECT_NE(page.find("function drawPipeline()"), std::string_view::npos);
+  EXPECT_NE(page.find("drawPipeline();"), std::string_view::npos);
+  EXPECT_NE(page.find("id=\"pipeline-note\""), std::string_view::npos);
 }
 
 TEST(ReportTest, TemplateHasTheDataMarkerAndNoNetworkReference) {

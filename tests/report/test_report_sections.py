@@ -1,5 +1,5 @@
-"""The report's step-time chart, `suggest --report`'s candidates and Pareto chart, and the aggregated mesh
-of a large device count, rendered by headless Chromium and checked against easyplan's JSON
+"""The report's step-time chart, its pipeline timeline, `suggest --report`'s candidates and Pareto chart,
+and the aggregated mesh of a large device count, rendered by headless Chromium and checked against easyplan's JSON
 (docs/REPORT.md). EASYPLAN_BINARY names the easyplan to test."""
 import json
 import os
@@ -43,6 +43,87 @@ def test_step_time_chart_shows_costs_layers(browser, tmp_path):
         assert bars == expected
         note = page.evaluate("document.getElementById('cost-note').textContent")
         assert "2 microbatches" in note and "MFU" in note
+    finally:
+        page.close()
+
+
+PIPELINE = ["--mesh", "pp=4,tp=2", "--mode", "train", "--batch", "16", "--seq", "2048", "--microbatches", "8",
+            "--hardware", "h100-sxm"]
+BOXES = """[...document.querySelectorAll('#pipeline rect[data-kind]')].map(r => [Number(r.dataset.device),
+    r.dataset.kind, Number(r.dataset.microbatch), Number(r.dataset.chunk), Number(r.dataset.start),
+    Number(r.dataset.end), Number(r.getAttribute('x')), Number(r.getAttribute('width'))])"""
+
+
+def test_pipeline_timeline_draws_costs_step_in_its_schedules_order(browser, tmp_path):
+    """ZB-H1 on 4 stages: a box per F, I and W of every microbatch, the slowest stage's boxes as long as
+    cost's pace, each W after its I, the drawing's x proportional to time, and the two ends marked."""
+    args = [*PIPELINE, "--pp-schedule", "zero-bubble"]
+    out = tmp_path / "pipeline.html"
+    easyplan("report", MODEL, *args, "-o", out)
+    cost = json.loads(easyplan("cost", MODEL, *args, "--format", "json"))
+    pipe = cost["pipeline"]
+    page = load(browser, out)
+    try:
+        assert page.evaluate("!document.getElementById('pipeline-section').hidden")
+        boxes = page.evaluate(BOXES)
+        assert len(boxes) == 8 * 4 * 3
+        assert {(d, k, mb) for d, k, mb, *_ in boxes} == {(d, k, mb) for d in range(4) for k in "FIW" for mb in range(8)}
+        pace = pipe["pace"]
+        widths = {"F": pace["forward_s"], "I": pace["backward_input_s"], "W": pace["backward_weight_s"]}
+        for d, k, mb, _, start, end, _, _ in boxes:
+            if d == pipe["slowest_stage"]:
+                assert end - start == pytest.approx(widths[k], rel=1e-9), (d, k, mb)
+        starts = {(d, k, mb): (s, e) for d, k, mb, _, s, e, _, _ in boxes}
+        for d, mb in [(d, mb) for d in range(4) for mb in range(8)]:
+            assert starts[(d, "W", mb)][0] >= starts[(d, "I", mb)][1] - 1e-12
+            if d > 0:
+                assert starts[(d, "F", mb)][0] >= starts[(d - 1, "F", mb)][1] - 1e-12
+        # The drawing is to scale: x is an affine function of the start time.
+        (_, _, _, _, s0, _, x0, _), (_, _, _, _, s1, _, x1, _) = min(boxes, key=lambda b: b[4]), max(boxes, key=lambda b: b[4])
+        for *_, s, _, x, _ in boxes:
+            assert x == pytest.approx(x0 + (x1 - x0) * (s - s0) / (s1 - s0), abs=1e-6)
+        # The timeline's end and cost's pipeline part, m x pace + bubble, each as a line.
+        end = max(b[5] for b in boxes)
+        part = cost["step_time_s"] - pipe["exposed_parameter_s"] - pipe["exposed_gradient_sync_s"] - pipe["optimizer_update_s"]
+        data = page.evaluate("JSON.parse(document.getElementById('easyplan-data').textContent).pipeline")
+        assert data["end_s"] == pytest.approx(end, rel=1e-12)
+        assert data["cost_pipeline_s"] == pytest.approx(part, rel=1e-12)
+        x = lambda id: float(page.evaluate(f"document.getElementById('{id}').getAttribute('x1')"))
+        assert x("cost-end") >= x("timeline-end") > x0
+        note = page.evaluate("document.getElementById('pipeline-note').textContent")
+        assert "ZB-H1" in note and "m x pace + bubble" in note, note
+        assert not png_is_blank(page.screenshot(str(tmp_path / "pipeline.png")))
+    finally:
+        page.close()
+
+
+def test_pipeline_timeline_outlines_dualpipes_overlapped_pairs(browser, tmp_path):
+    out = tmp_path / "dualpipe.html"
+    easyplan("report", MODEL, *PIPELINE, "--pp-schedule", "dualpipe", "-o", out)
+    page = load(browser, out)
+    try:
+        boxes = page.evaluate(BOXES)
+        data = page.evaluate("JSON.parse(document.getElementById('easyplan-data').textContent).pipeline")
+        pairs = sum(1 for b in data["boxes"] if b[6] and b[1] == "F")
+        assert pairs > 0
+        assert page.evaluate("document.querySelectorAll('#pipeline rect.overlap').length") == pairs
+        # Device d runs stage d for the microbatches that enter at stage 0, and p-1-d for the others.
+        for d, _, mb, chunk, *_ in boxes:
+            assert chunk == (d if mb < 4 else 3 - d), (d, mb, chunk)
+        rows = page.evaluate("[...document.querySelectorAll('#pipeline text[data-row]')].map(t => t.firstChild.nodeValue)")
+        assert rows[0] == "device 0: stages 0, 3"
+    finally:
+        page.close()
+
+
+def test_a_pipelined_plan_without_a_priced_step_says_why(browser, tmp_path):
+    out = tmp_path / "plan.html"
+    easyplan("report", MODEL, "--mesh", "pp=4,tp=2", "-o", out)
+    page = load(browser, out)
+    try:
+        note = page.evaluate("document.getElementById('pipeline-note').textContent")
+        assert note.startswith("No timeline:") and "--hardware" in note, note
+        assert page.evaluate("document.querySelectorAll('#pipeline rect').length") == 0
     finally:
         page.close()
 

@@ -93,7 +93,8 @@ class Model:
         max_devices: int = 4194304, mode: str | None = None, batch: int | None = None, seq: int | None = None,
         max_length: int | None = None, optimizer: str = 'adamw', grad_dtype: str | None = None,
         opt_state_dtype: str = 'float32', master_weights: bool = False, max_memory: str | None = None,
-        hardware: str | None = None, microbatches: int = 1, decode: bool = False, precision: str = 'bf16') -> str: ...
+        hardware: str | None = None, microbatches: int = 1, decode: bool = False, precision: str = 'bf16',
+        pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None) -> str: ...
     def resolve(self, *, set: SetLike | None = None, provenance: bool = False) -> dict[str, Any]: ...
     def suggest(self, *, set: SetLike | None = None, uneven: str = 'replicate', mode: str = 'train',
         batch: int | None = None, seq: int | None = None, max_length: int | None = None, optimizer: str = 'adamw',
@@ -186,6 +187,7 @@ def report(config: ConfigLike = None, output: str | os.PathLike[str] | None = No
     max_length: int | None = None, optimizer: str = 'adamw', grad_dtype: str | None = None,
     opt_state_dtype: str = 'float32', master_weights: bool = False, max_memory: str | None = None,
     hardware: str | None = None, microbatches: int = 1, decode: bool = False, precision: str = 'bf16',
+    pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None,
     max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
     max_output_bytes: int = 268435456) -> str: ...
 def resolve(config: ConfigLike, *, defaults: str = 'add_basic', set: SetLike | None = None,

@@ -1,0 +1,118 @@
+#include "api/pipeline_timeline.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "planner/pipeline_schedule.h"
+
+namespace easyplan::api {
+namespace {
+
+// Where each schedule's order comes from and the bubble formula cost adds (planner/pipeline.h), as the
+// page says them.
+struct ScheduleText {
+  const char* order;
+  const char* bubble;
+};
+
+ScheduleText TextOf(planner::PipelineSchedule schedule) {
+  switch (schedule) {
+    case planner::PipelineSchedule::kGpipe:
+      return {"GPipe: every forward, then every backward (PyTorch's ScheduleGPipe)", "(p-1)(F+B)"};
+    case planner::PipelineSchedule::k1F1B:
+      return {
+          "1F1B: stage i runs p-i-1 warm-up forwards, then one forward and one backward, then the cool-down "
+          "backwards (Megatron-LM's forward_backward_pipelining_without_interleaving)",
+          "(p-1)(F+B)"};
+    case planner::PipelineSchedule::kInterleaved:
+      return {
+          "interleaved 1F1B: each stage runs V model chunks, the microbatches p at a time through each chunk "
+          "(Megatron-LM's forward_backward_pipelining_with_interleaving)",
+          "(p-1)(F+B)/V"};
+    case planner::PipelineSchedule::kZeroBubble:
+      return {
+          "ZB-H1: 1F1B with the backward split into its input gradients (B) and its weight gradients (W); "
+          "stage i defers its W's by i rounds into the bubble at the end (Qi et al., ICLR 2024; PyTorch's "
+          "ScheduleInterleavedZeroBubble)",
+          "(p-1)(F+B-2W)"};
+    case planner::PipelineSchedule::kDualPipe:
+      return {
+          "DualPipe: half the microbatches enter at each end, each device holding stages s and p-1-s; a "
+          "forward and a backward outlined together run overlapped (DualPipe.step() of "
+          "github.com/deepseek-ai/DualPipe, the DeepSeek-V3 report's figure 5)",
+          "(p/2-1)(F&B+B-3W)"};
+  }
+  return {"", ""};
+}
+
+}  // namespace
+
+std::vector<planner::StageTimes> PipelineStageTimes(const kernels::PipelineStep& step) {
+  // PricePipeline's pace, for every stage: each microbatch crosses sends_per_microbatch boundaries each way.
+  const double send = static_cast<double>(step.sends_per_microbatch) * step.send_s;
+  std::vector<planner::StageTimes> out;
+  for (const kernels::StageStep& stage : step.stages) {
+    const kernels::StepCost::Microbatch& mb = stage.cost.microbatch;
+    planner::StageTimes t;
+    t.forward = mb.forward_s + mb.forward_exposed_s + send;
+    t.backward_weight = mb.weight_gradient_s;
+    t.backward_input = mb.backward_s - mb.weight_gradient_s + mb.backward_exposed_s + send;
+    out.push_back(t);
+  }
+  return out;
+}
+
+StatusOr<Json> PipelineTimelineJson(const kernels::PipelineStep& step, const planner::PipelineSplit& split) {
+  const std::vector<planner::StageTimes> times = PipelineStageTimes(step);
+  EP_ASSIGN_OR_RETURN(const planner::Timeline timeline, planner::SimulateSchedule(split, step.microbatches, times));
+  const ScheduleText text = TextOf(split.schedule);
+  Json out = Json::object();
+  out["schedule"] = std::string(planner::PipelineScheduleName(split.schedule));
+  out["order"] = text.order;
+  out["stages"] = split.stages;
+  out["virtual_stages"] = split.virtual_stages;
+  out["chunks"] = split.Chunks();
+  out["chunk_layers"] = split.chunk_layers;
+  out["microbatches"] = step.microbatches;
+  Json stage_times = Json::array();
+  for (const planner::StageTimes& t : times) {
+    stage_times.push_back(Json::array({t.forward, t.backward_input, t.backward_weight}));
+  }
+  out["stage_times"] = std::move(stage_times);
+  // Each F, B and I box ends with one send per boundary it crosses: a chunk's share of the stage's.
+  out["exchange_s"] =
+      static_cast<double>(step.sends_per_microbatch) * step.send_s / static_cast<double>(split.virtual_stages);
+  out["send_link"] = step.send_link;
+  const int64_t boxes = static_cast<int64_t>(timeline.boxes.size());
+  if (boxes <= kMaxTimelineBoxes) {
+    Json list = Json::array();
+    for (const planner::TimelineBox& box : timeline.boxes) {
+      list.push_back(Json::array({box.device, std::string(planner::PassKindName(box.kind)), box.microbatch, box.chunk,
+                                  box.start, box.end, box.overlapped ? 1 : 0}));
+    }
+    out["boxes"] = std::move(list);
+    out["boxes_note"] = nullptr;
+  } else {
+    out["boxes"] = nullptr;
+    out["boxes_note"] = fmt::format(
+        "{} passes, more than the {} the page draws: the figures below are the whole "
+        "timeline's",
+        boxes, kMaxTimelineBoxes);
+  }
+  out["end_s"] = timeline.end;
+  Json idle = Json::array();
+  for (double busy : timeline.busy) idle.push_back(std::max(0.0, timeline.end - busy));
+  out["idle_s"] = std::move(idle);
+  out["slowest_stage"] = step.slowest;
+  out["pace_s"] = step.pace.forward + step.pace.Backward();
+  out["bubble_s"] = step.bubble_s;
+  out["bubble_formula"] = text.bubble;
+  out["cost_pipeline_s"] =
+      static_cast<double>(step.microbatches) * (step.pace.forward + step.pace.Backward()) + step.bubble_s;
+  out["outside_s"] = step.exposed_parameter_s + step.exposed_gradient_s + step.update_s;
+  out["step_time_s"] = step.step_time_s;
+  return out;
+}
+
+}  // namespace easyplan::api

@@ -1,0 +1,37 @@
+#ifndef EASYPLAN_API_PIPELINE_TIMELINE_H_
+#define EASYPLAN_API_PIPELINE_TIMELINE_H_
+
+// The report's pipeline timeline (docs/REPORT.md, docs/PIPELINE.md "The timeline"): a pipelined step as
+// `cost` prices it (kernels/pipeline_step.h) run through its schedule's order
+// (planner/pipeline_schedule.h), one box per pass, with cost's own figures beside it to compare.
+
+#include <cstdint>
+#include <vector>
+
+#include "core/json.h"
+#include "core/status.h"
+#include "kernels/pipeline_step.h"
+#include "planner/pipeline.h"
+
+namespace easyplan::api {
+
+/// Past this many passes (m x chunks x 2, or 3 with a split backward) the page gives the timeline's figures
+/// without its boxes: a 32,768-box drawing is already more than a reader can see.
+inline constexpr int64_t kMaxTimelineBoxes = 65'536;
+
+/// Each stage's F, I (the backward's input part) and W for one microbatch through its layers, as cost's
+/// pace takes them for the slowest stage (PricePipeline): the forward and the backward with their
+/// exposed collectives, each plus the stage's sends to its neighbours (one per model chunk each way), and
+/// W the weight gradients. For the slowest stage these are `step.pace`.
+std::vector<planner::StageTimes> PipelineStageTimes(const kernels::PipelineStep& step);
+
+/// The page's "pipeline" member: the schedule and where its order comes from, each stage's times, the
+/// boxes [device, kind ("F", "B", "I", "W"), microbatch, chunk, start_s, end_s, overlapped (0 or 1)] (null
+/// past kMaxTimelineBoxes), the timeline's end and each device's idle time, and cost's figures: the pace,
+/// the bubble and its formula, "cost_pipeline_s" (m x pace + bubble) and what the step adds outside the
+/// pipeline (the exposed parameter gathers and gradient sync, the update).
+StatusOr<Json> PipelineTimelineJson(const kernels::PipelineStep& step, const planner::PipelineSplit& split);
+
+}  // namespace easyplan::api
+
+#endif  // EASYPLAN_API_PIPELINE_TIMELINE_H_
