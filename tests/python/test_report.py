@@ -17,6 +17,18 @@ def test_report_matches_the_cli_byte_for_byte(tmp_path):
     assert '"cost":null' in out.read_text(encoding="utf-8")  # no step: no cost section
 
 
+def test_pipelined_report_takes_the_pipeline_options_as_the_cli_does():
+    model = EXAMPLES / "llama-3.1-8b"
+    args = ["--mesh", "pp=4,tp=2", *STEP, "--microbatches", "8", "--pp-schedule", "interleaved",
+            "--virtual-stages", "2"]
+    expected, code = run_cli("report", model, *args, expect_json=False)
+    assert code == 0
+    page = easyplan.report(model, mesh="pp=4,tp=2", mode="train", batch=16, seq=2048, hardware="h100-sxm",
+                           microbatches=8, pp_schedule="interleaved", virtual_stages=2)
+    assert page == expected
+    assert '"pipeline":{"schedule":"interleaved"' in page
+
+
 def test_suggest_report_writes_the_page_of_suggest_dash_dash_report(tmp_path):
     model = EXAMPLES / "llama-3.1-8b"
     cli_page = tmp_path / "cli.html"
