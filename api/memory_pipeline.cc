@@ -185,7 +185,9 @@ StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const P
     return Status::BadInput({}, "memory needs CONFIG: the activations and the KV cache come from the model's config");
   }
   // A pipeline's schedule needs enough microbatches to fill its stages: refused, as the runtimes refuse it.
-  EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, options.microbatches));
+  // A training schedule needs enough microbatches to fill its stages; serving runs forward only, one
+  // microbatch after another, whatever their count.
+  if (options.mode == "train") EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, options.microbatches));
   EP_ASSIGN_OR_RETURN(planner::Plan built, inputs.Build());
   MemoryResult result{std::move(inputs), std::move(built), std::nullopt, std::move(budget_label),
                       options.max_memory.empty() ? options.hardware : std::string()};

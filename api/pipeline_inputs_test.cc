@@ -188,6 +188,19 @@ TEST(PipelineMemory, DualPipeHoldsTwiceTheParameters) {
   EXPECT_EQ(dual_params, 2 * one_params);
 }
 
+TEST(PipelineMemory, ServingTakesAnyMicrobatchCount) {
+  auto model = LoadExample("llama-3.1-8b");
+  ASSERT_TRUE(model);
+  MemoryOptions step;
+  step.mode = "decode";
+  step.batch = 8;
+  step.seq = 2048;
+  StatusOr<MemoryResult> result = Memory(model, Pipelined("pp=4,fsdp=2"), step);
+  ASSERT_TRUE(result.ok()) << result.status().ToString();
+  ASSERT_EQ(result->report->stages.size(), 4u);
+  for (const planner::StageMemory& s : result->report->stages) EXPECT_EQ(s.in_flight, 1);
+}
+
 TEST(PipelineMemory, TooFewMicrobatchesIsRefused) {
   auto model = LoadExample("llama-3.1-8b");
   ASSERT_TRUE(model);
