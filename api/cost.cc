@@ -65,6 +65,14 @@ kernels::ModelDesc MicrobatchModel(const StepModel& model, const StepSettings& s
   return desc;
 }
 
+// The bytes the optimizer update of `device` reads and writes once per step: it reads the parameters,
+// gradients and optimizer state and writes the parameters and the state (optax's adamw: m, v and the
+// parameters); each microbatch after the first also reads and writes the accumulated gradients.
+int64_t UpdateBytes(const planner::DeviceMemory& device, int64_t microbatches) {
+  const int64_t accumulations = std::max<int64_t>(0, microbatches - 1);
+  return 2 * device.params + device.grads * (1 + 2 * accumulations) + 2 * device.optimizer;
+}
+
 // Each stage's step options: its worst device's optimizer update (parameters, gradients and state, once
 // per step; the accumulation of each microbatch's gradients), and the loss on the last stage only.
 StatusOr<kernels::PipelineStep> PricePipelinedStep(const kernels::DryRunReport& run, const PlanInputs& inputs,
@@ -80,11 +88,9 @@ StatusOr<kernels::PipelineStep> PricePipelinedStep(const kernels::DryRunReport& 
   }
   const planner::PipelineSplit& split = plan.pipeline;
   std::vector<kernels::StepOptions> per_stage(static_cast<size_t>(split.stages), whole);
-  const int64_t accumulations = std::max<int64_t>(0, microbatches - 1);
   for (const planner::StageMemory& stage : memory.stages) {
     kernels::StepOptions& options = per_stage[static_cast<size_t>(stage.stage)];
-    const planner::DeviceMemory& worst = stage.worst;
-    options.update_bytes = 2 * worst.params + worst.grads * (1 + 2 * accumulations) + 2 * worst.optimizer;
+    options.update_bytes = UpdateBytes(stage.worst, microbatches);
     if (stage.stage != split.stages - 1) options.loss_bytes = 0;
   }
   // What crosses a stage boundary: one microbatch's hidden state on a device (its shard of the residual
@@ -272,13 +278,9 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
     step.kv_cache_bytes = estimate.memory.Worst().kv_cache;
   }
   if (train) {
-    // The optimizer update reads the parameters, gradients and optimizer state and writes the parameters
-    // and the state (optax's adamw: m, v and the parameters); each microbatch after the first also reads
-    // and writes the accumulated gradients. The loss reads the float32 logits in the forward, and reads
-    // them and writes their gradient in the backward.
-    const planner::DeviceMemory& worst = estimate.memory.Worst();
-    const int64_t accumulations = std::max<int64_t>(0, s.microbatches - 1);
-    step.update_bytes = 2 * worst.params + worst.grads * (1 + 2 * accumulations) + 2 * worst.optimizer;
+    // The optimizer update (UpdateBytes). The loss reads the float32 logits in the forward, and reads them
+    // and writes their gradient in the backward.
+    step.update_bytes = UpdateBytes(estimate.memory.Worst(), s.microbatches);
     step.loss_bytes = 3 * estimate.memory.breakdown.logits;
   }
   if (plan.pipeline.pipelined()) {
@@ -350,11 +352,7 @@ StatusOr<std::optional<StepEstimate>> EstimateLaidOutPlan(const PlanInputs& inpu
 }
 
 Json PipelineStepJson(const kernels::PipelineStep& p, const planner::PipelineSplit& split) {
-  Json out = Json::object();
-  out["stages"] = split.stages;
-  out["schedule"] = std::string(planner::PipelineScheduleName(split.schedule));
-  out["virtual_stages"] = split.virtual_stages;
-  out["layers"] = split.chunk_layers;
+  Json out = PipelineSplitJson(split);
   out["microbatches"] = p.microbatches;
   out["slowest_stage"] = p.slowest;
   out["bubble_s"] = p.bubble_s;

@@ -44,13 +44,8 @@ std::string MemoryToJsonText(const planner::MemoryReport& report, const std::str
   if (!report.stages.empty()) {
     // The pipeline's stages, the worst first: each stage's layers, the microbatches its schedule keeps
     // and its worst device.
-    const planner::PipelineSplit& p = report.pipeline;
-    Json pipeline = Json::object();
-    pipeline["stages"] = p.stages;
-    pipeline["schedule"] = std::string(planner::PipelineScheduleName(p.schedule));
-    pipeline["virtual_stages"] = p.virtual_stages;
+    Json pipeline = PipelineSplitJson(report.pipeline);
     pipeline["microbatches"] = report.options.microbatches;
-    pipeline["layers"] = p.chunk_layers;
     Json stages = Json::array();
     for (const planner::StageMemory& s : report.stages) {
       Json stage = Json::object();

@@ -73,6 +73,15 @@ Json FindingsJsonArray(const std::vector<Finding>& findings) {
   return out;
 }
 
+Json PipelineSplitJson(const planner::PipelineSplit& split) {
+  Json out = Json::object();
+  out["stages"] = split.stages;
+  out["schedule"] = std::string(planner::PipelineScheduleName(split.schedule));
+  out["virtual_stages"] = split.virtual_stages;
+  out["layers"] = split.chunk_layers;
+  return out;
+}
+
 std::string FindingJson(const Finding& finding) {
   std::string out =
       fmt::format("{{\"code\": \"{}\", \"severity\": \"{}\", \"message\": {}", planner::FindingCodeName(finding.code),
@@ -103,11 +112,7 @@ std::string PlanToJsonText(const PlanView& view) {
          "},\n";
   if (view.expert_mesh && view.expert_specs) out += ExpertJsonMembers(*view.expert_mesh, *view.expert_specs);
   if (plan.pipeline.pipelined()) {
-    Json pipeline = Json::object();
-    pipeline["stages"] = plan.pipeline.stages;
-    pipeline["schedule"] = std::string(planner::PipelineScheduleName(plan.pipeline.schedule));
-    pipeline["virtual_stages"] = plan.pipeline.virtual_stages;
-    pipeline["layers"] = plan.pipeline.chunk_layers;
+    Json pipeline = PipelineSplitJson(plan.pipeline);
     pipeline["bytes_per_device_by_stage"] = plan.StageBytes();
     if (plan.pipeline.balanced_by_us) pipeline["assumed"] = plan.pipeline.how;
     out += "  \"pipeline\": " + pipeline.dump(-1, ' ', false, Json::error_handler_t::replace) + ",\n";

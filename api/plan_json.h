@@ -59,6 +59,10 @@ std::string FindingJson(const planner::Finding& finding);
 /// The findings as a JSON array of FindingJson values, for documents built as Json (cost, report).
 Json FindingsJsonArray(const std::vector<planner::Finding>& findings);
 
+/// A pipeline's split, the members `plan`, `memory` and `cost` share in their "pipeline" object:
+/// {"stages", "schedule", "virtual_stages", "layers" (per model chunk)}.
+Json PipelineSplitJson(const planner::PipelineSplit& split);
+
 }  // namespace easyplan::api
 
 #endif  // EASYPLAN_API_PLAN_JSON_H_

@@ -37,6 +37,19 @@ int64_t Mesh::SliceIndex(int64_t device) const {
   return slice;
 }
 
+int64_t Mesh::Stride(int axis) const {
+  int64_t stride = 1;
+  for (size_t k = static_cast<size_t>(axis) + 1; k < shape.size(); ++k) stride *= shape[k];
+  return stride;
+}
+
+std::vector<int64_t> Mesh::SliceStrides() const {
+  std::vector<int64_t> stride(shape.size(), 1);
+  for (size_t k = shape.size(); k-- > 1;)
+    stride[k - 1] = stride[k] * (dcn_shape.empty() ? shape[k] : shape[k] / dcn_shape[k]);
+  return stride;
+}
+
 std::string Mesh::ToString() const {
   std::vector<std::string> parts;
   for (size_t k = 0; k < shape.size(); ++k) parts.push_back(fmt::format("{}={}", axis_names[k], shape[k]));

@@ -25,8 +25,13 @@ struct Mesh {
   std::optional<int> AxisIndex(const std::string& name) const;
   /// Mesh coordinates of device `device` (row-major, first axis slowest).
   std::vector<int64_t> Coordinates(int64_t device) const;
+  /// How many device ids one step along `axis` spans (row-major): the product of the sizes after it.
+  int64_t Stride(int axis) const;
   /// Slice (DCN granule) index of a device; 0 for single-slice meshes.
   int64_t SliceIndex(int64_t device) const;
+  /// The strides of a slice's own devices: row-major over each axis's in-slice (ICI) size, the last axis
+  /// fastest, as jax create_hybrid_device_mesh lays a slice out (the whole mesh when single-slice).
+  std::vector<int64_t> SliceStrides() const;
   /// "dp=1, fsdp=8, ep=1, tp=4, sp=1".
   std::string ToString() const;
 

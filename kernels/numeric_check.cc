@@ -17,7 +17,6 @@ namespace easyplan::kernels {
 using internal::CheckShard;
 using internal::CheckSimulationFits;
 using internal::CompareOutput;
-using internal::ErrorSum;
 using internal::FirstDifference;
 using internal::Fnv1a;
 using internal::HashOf;
@@ -52,19 +51,7 @@ EngineComparison CompareWithInProcess(const ModelDesc& model, const Mesh& mesh, 
   c.comm_difference = FirstDifference(engine_log, log);
   double scale = 1;
   for (size_t i = 0; i < expected.size() && i < outputs.size(); ++i) {
-    if (!expected[i].compared) continue;
-    ++c.outputs;
-    ErrorSum sum;
-    for (size_t d = 0; d < expected[i].value.local.size(); ++d) {
-      const HostTensor& want = expected[i].value.local[d];
-      const HostTensor& got = outputs[i].local[d];
-      for (size_t e = 0; e < want.data.size(); ++e) {
-        sum.Add(got.data[e], want.data[e]);
-        scale = std::max(scale, std::abs(want.data[e]));
-      }
-    }
-    c.max_abs_diff = std::max(c.max_abs_diff, sum.max_abs);
-    c.max_nmse = std::max(c.max_nmse, sum.nmse());
+    if (expected[i].compared) internal::AddEngineDifference(expected[i].value, outputs[i], c, scale);
   }
   c.abs_tol = 1e-9 * scale;
   return c;

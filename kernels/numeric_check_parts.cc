@@ -218,4 +218,19 @@ Comparison CompareOutput(const Activation& want, const DistTensor& out, const Me
   return c;
 }
 
+void AddEngineDifference(const DistTensor& want, const DistTensor& got, EngineComparison& c, double& scale) {
+  ++c.outputs;
+  ErrorSum sum;
+  for (size_t d = 0; d < want.local.size() && d < got.local.size(); ++d) {
+    const HostTensor& x = want.local[d];
+    const HostTensor& y = got.local[d];
+    for (size_t e = 0; e < x.data.size() && e < y.data.size(); ++e) {
+      sum.Add(y.data[e], x.data[e]);
+      scale = std::max(scale, std::abs(x.data[e]));
+    }
+  }
+  c.max_abs_diff = std::max(c.max_abs_diff, sum.max_abs);
+  c.max_nmse = std::max(c.max_nmse, sum.nmse());
+}
+
 }  // namespace easyplan::kernels::internal

@@ -66,6 +66,10 @@ struct ErrorSum {
   double nmse() const { return ref2 > 0 ? err2 / ref2 : err2; }
 };
 
+/// One engine output against the in-process run's: every device's block of `got` against `want`'s,
+/// into `c`'s worst absolute difference and NMSE; `scale` grows to the largest |want| (the tolerance's).
+void AddEngineDifference(const DistTensor& want, const DistTensor& got, EngineComparison& c, double& scale);
+
 /// The simulation's bounds: the device cap, then every device's shards plus the reference copy in f64
 /// within max_bytes. Returns the parameters' bytes.
 StatusOr<int64_t> CheckSimulationFits(const planner::Plan& plan, const NumericOptions& options);

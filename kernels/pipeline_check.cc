@@ -21,9 +21,7 @@ using ParamMap = std::unordered_map<std::string, DistTensor>;
 // Where the stages are: the mesh, its pp axis, and one stage's devices (every stage's mesh is the same).
 struct Stages {
   Stages(const Mesh& whole, int axis, int64_t stages)
-      : mesh(whole), pp_axis(axis), count(stages), geo(StageMesh(whole, axis)) {
-    for (size_t k = static_cast<size_t>(axis) + 1; k < whole.shape.size(); ++k) stride *= whole.shape[k];
-  }
+      : mesh(whole), pp_axis(axis), count(stages), geo(StageMesh(whole, axis)), stride(whole.Stride(axis)) {}
   const Mesh& mesh;
   int pp_axis;
   int64_t count;
@@ -364,18 +362,7 @@ StatusOr<NumericReport> RunPipelinedCheck(const ModelDesc& model, const planner:
     }
     double scale = 1;
     for (size_t i = 0; i < expected.size() && i < outputs.size(); ++i) {
-      ++c.outputs;
-      ErrorSum sum;
-      for (size_t d = 0; d < expected[i].activation.value.local.size(); ++d) {
-        const HostTensor& x = expected[i].activation.value.local[d];
-        const HostTensor& y = outputs[i].local[d];
-        for (size_t e = 0; e < x.data.size(); ++e) {
-          sum.Add(y.data[e], x.data[e]);
-          scale = std::max(scale, std::abs(x.data[e]));
-        }
-      }
-      c.max_abs_diff = std::max(c.max_abs_diff, sum.max_abs);
-      c.max_nmse = std::max(c.max_nmse, sum.nmse());
+      internal::AddEngineDifference(expected[i].activation.value, outputs[i], c, scale);
     }
     c.abs_tol = 1e-9 * scale;
     report.engine = c;

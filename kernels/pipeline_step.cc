@@ -18,10 +18,7 @@ bool BoundaryCrossesNetwork(const Mesh& mesh, int pp, int64_t stage, const plann
   // Global coordinate = slice index x ici + in-slice index (DCN major): the next stage is another slice
   // exactly when the in-slice index wraps.
   if (dcn > 1 && (stage % ici) + 1 == ici) return true;
-  int64_t stride = 1;
-  for (size_t k = axis + 1; k < mesh.shape.size(); ++k) {
-    stride *= mesh.dcn_shape.empty() ? mesh.shape[k] : mesh.shape[k] / mesh.dcn_shape[k];
-  }
+  const int64_t stride = mesh.SliceStrides()[axis];
   const int64_t from = (stage % ici) * stride, to = from + stride;
   return hw.fast.chips > 0 && from / hw.fast.chips != to / hw.fast.chips;
 }

@@ -3,16 +3,6 @@
 #include "core/status.h"
 
 namespace easyplan::kernels {
-namespace {
-
-// The devices one step of the pp axis spans: the product of the axes after it.
-int64_t StageStride(const Mesh& mesh, int pp_axis) {
-  int64_t stride = 1;
-  for (size_t k = static_cast<size_t>(pp_axis) + 1; k < mesh.shape.size(); ++k) stride *= mesh.shape[k];
-  return stride;
-}
-
-}  // namespace
 
 Mesh StageMesh(const Mesh& mesh, int pp_axis) {
   EP_CHECK(pp_axis >= 0 && pp_axis < mesh.rank(), "the pp axis is one of the mesh's");
@@ -25,13 +15,13 @@ Mesh StageMesh(const Mesh& mesh, int pp_axis) {
 }
 
 int64_t DeviceOfStage(const Mesh& mesh, int pp_axis, int64_t stage, int64_t device) {
-  const int64_t stride = StageStride(mesh, pp_axis);
+  const int64_t stride = mesh.Stride(pp_axis);
   const int64_t stages = mesh.shape[static_cast<size_t>(pp_axis)];
   return device / stride * stages * stride + stage * stride + device % stride;
 }
 
 StageRange StageDevicesIn(const Mesh& mesh, int pp_axis, int64_t stage, int64_t first, int64_t count) {
-  const int64_t stride = StageStride(mesh, pp_axis);
+  const int64_t stride = mesh.Stride(pp_axis);
   const int64_t stages = mesh.shape[static_cast<size_t>(pp_axis)];
   StageRange range;
   for (int64_t d = first; d < first + count; ++d) {

@@ -10,20 +10,10 @@
 namespace easyplan::kernels {
 namespace {
 
-// The strides of a slice's own devices: row-major over each axis's in-slice (ICI) size, the last axis
-// fastest. A multi-slice mesh lays each slice's devices out so (jax create_hybrid_device_mesh: the DCN
-// factors outermost), and a single slice is the whole mesh.
-std::vector<int64_t> SliceStrides(const Mesh& mesh) {
-  std::vector<int64_t> stride(mesh.shape.size(), 1);
-  auto ici = [&](size_t k) { return mesh.dcn_shape.empty() ? mesh.shape[k] : mesh.shape[k] / mesh.dcn_shape[k]; };
-  for (size_t k = mesh.shape.size(); k-- > 1;) stride[k - 1] = stride[k] * ici(k);
-  return stride;
-}
-
 // Device ids in row-major mesh order within a slice (the last axis fastest), as jax.make_mesh lays devices
 // out when the fast domain holds whole minor axes: a group stays in one fast domain when its span does.
 bool CrossesNetwork(const Mesh& mesh, const std::vector<int>& axes, const planner::HardwareProfile& hw) {
-  const std::vector<int64_t> stride = SliceStrides(mesh);
+  const std::vector<int64_t> stride = mesh.SliceStrides();
   int64_t span = 0;
   for (int a : axes) {
     const size_t k = static_cast<size_t>(a);
@@ -36,7 +26,7 @@ bool CrossesNetwork(const Mesh& mesh, const std::vector<int>& axes, const planne
 // The fast domains a group spans: the slices of its DCN factors (--dcn), else its size over the members
 // it has in the first domain (the devices [0, fast.chips) in row-major order).
 int64_t DomainsSpanned(const Mesh& mesh, const std::vector<int>& axes, const planner::HardwareProfile& hw) {
-  const std::vector<int64_t> stride = SliceStrides(mesh);
+  const std::vector<int64_t> stride = mesh.SliceStrides();
   int64_t group = 1, slices = 1;
   std::vector<std::pair<int64_t, int64_t>> members;  // (stride, size) of each axis
   for (int a : axes) {

@@ -163,17 +163,24 @@ Json DTensorShardsJson(const Mesh& mesh, const Shape& shape, const std::vector<P
   return out;
 }
 
-std::optional<ExpertSubMesh> ExpertSubMeshOf(const Mesh& mesh, const LayoutGroup& group, const PartitionSpec& spec) {
-  // The expert dim's axes are the ones neither the tensor's spec nor its replica axes name; the others
-  // span the sub-mesh, in mesh order, over the devices that hold the expert (row-major, as a
-  // DeviceMesh of those ranks reshaped to the sub-mesh's shape lays them out).
-  std::vector<bool> kept(mesh.axis_names.size(), false);
+namespace {
+
+// Marks in `kept` the axes the tensor's spec names and the expert's replica axes: the ones its sub-mesh spans.
+void KeepSpecAndReplicaAxes(const Mesh& mesh, const LayoutGroup& group, const PartitionSpec& spec,
+                            std::vector<bool>& kept) {
   for (const PartitionSpec::Entry& entry : spec.entries()) {
     for (const std::string& axis : entry) {
       if (std::optional<int> a = mesh.AxisIndex(axis)) kept[static_cast<size_t>(*a)] = true;
     }
   }
   for (const auto& [axis, size] : group.replica_axes) kept[static_cast<size_t>(axis)] = true;
+}
+
+// The sub-mesh of the `kept` axes, in mesh order, over the devices `holds` accepts (row-major, as a
+// DeviceMesh of those ranks reshaped to the sub-mesh's shape lays them out); one device alone is a
+// 1-device mesh named after axis `lone_axis`. nullopt when the devices do not fill the sub-mesh.
+template <typename Holds>
+std::optional<ExpertSubMesh> SubMeshOf(const Mesh& mesh, const std::vector<bool>& kept, Holds holds, size_t lone_axis) {
   ExpertSubMesh out;
   int64_t product = 1;
   for (size_t a = 0; a < kept.size(); ++a) {
@@ -183,46 +190,37 @@ std::optional<ExpertSubMesh> ExpertSubMeshOf(const Mesh& mesh, const LayoutGroup
     product *= mesh.shape[a];
   }
   for (int64_t d = 0; d < mesh.NumDevices(); ++d) {
-    if (group.HeldBy(d)) out.ranks.push_back(d);
+    if (holds(d)) out.ranks.push_back(d);
   }
-  if (out.mesh.axis_names.empty()) {  // the expert sits on one device: a 1-device mesh
-    out.mesh.axis_names.push_back(mesh.axis_names.back());
+  if (out.mesh.axis_names.empty()) {
+    out.mesh.axis_names.push_back(mesh.axis_names[lone_axis]);
     out.mesh.shape.push_back(1);
   }
   if (static_cast<int64_t>(out.ranks.size()) != product) return std::nullopt;
   return out;
 }
 
+}  // namespace
+
+std::optional<ExpertSubMesh> ExpertSubMeshOf(const Mesh& mesh, const LayoutGroup& group, const PartitionSpec& spec) {
+  // The expert dim's axes are the ones neither the tensor's spec nor its replica axes name; the others
+  // span the sub-mesh, over the devices that hold the expert.
+  std::vector<bool> kept(mesh.axis_names.size(), false);
+  KeepSpecAndReplicaAxes(mesh, group, spec, kept);
+  return SubMeshOf(
+      mesh, kept, [&](int64_t d) { return group.HeldBy(d); }, mesh.axis_names.size() - 1);
+}
+
 std::optional<ExpertSubMesh> StageSubMeshOf(const Mesh& mesh, int pp_axis, const LayoutGroup& group,
                                             const PartitionSpec& spec, int64_t stage) {
+  // Every axis but pp; for a per-expert tensor, as ExpertSubMeshOf, the spec's and the replica axes.
   std::vector<bool> kept(mesh.axis_names.size(), !group.expert_layout.has_value());
-  if (group.expert_layout) {  // as ExpertSubMeshOf: the spec's axes and the expert's replica axes
-    for (const PartitionSpec::Entry& entry : spec.entries()) {
-      for (const std::string& axis : entry) {
-        if (std::optional<int> a = mesh.AxisIndex(axis)) kept[static_cast<size_t>(*a)] = true;
-      }
-    }
-    for (const auto& [axis, size] : group.replica_axes) kept[static_cast<size_t>(axis)] = true;
-  }
+  if (group.expert_layout) KeepSpecAndReplicaAxes(mesh, group, spec, kept);
   kept[static_cast<size_t>(pp_axis)] = false;
-  ExpertSubMesh out;
-  int64_t product = 1;
-  for (size_t a = 0; a < kept.size(); ++a) {
-    if (!kept[a]) continue;
-    out.mesh.axis_names.push_back(mesh.axis_names[a]);
-    out.mesh.shape.push_back(mesh.shape[a]);
-    product *= mesh.shape[a];
-  }
-  for (int64_t d = 0; d < mesh.NumDevices(); ++d) {
-    if (group.StageOf(d) == stage && group.HeldBy(d)) out.ranks.push_back(d);
-  }
-  if (out.mesh.axis_names.empty()) {  // one device holds it: a 1-device mesh named after a non-pp axis
-    const size_t name = pp_axis == 0 && mesh.axis_names.size() > 1 ? 1 : 0;
-    out.mesh.axis_names.push_back(mesh.axis_names[name]);
-    out.mesh.shape.push_back(1);
-  }
-  if (static_cast<int64_t>(out.ranks.size()) != product) return std::nullopt;
-  return out;
+  // One device alone: named after a non-pp axis.
+  const size_t lone = pp_axis == 0 && mesh.axis_names.size() > 1 ? 1 : 0;
+  return SubMeshOf(
+      mesh, kept, [&](int64_t d) { return group.StageOf(d) == stage && group.HeldBy(d); }, lone);
 }
 
 namespace {

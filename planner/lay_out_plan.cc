@@ -191,8 +191,7 @@ class MeshPlanner {
       staged.stages = placement;
       const size_t pp = static_cast<size_t>(options_.pp_axis);
       staged.pp_size = mesh_.shape[pp];
-      staged.pp_stride = 1;
-      for (size_t k = pp + 1; k < mesh_.shape.size(); ++k) staged.pp_stride *= mesh_.shape[k];
+      staged.pp_stride = mesh_.Stride(options_.pp_axis);
       plan_.groups.push_back(std::move(staged));
     }
     return it->second;

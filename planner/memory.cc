@@ -541,6 +541,20 @@ StatusOr<DeviceMemory> DeviceFigures(const Plan& plan, const TrainingState& stat
   return m;
 }
 
+// A pipelined plan's stages in stage order: each one's layers and the microbatches its schedule keeps in
+// flight in training (one at a time when serving); their worst devices are filled in by the caller.
+std::vector<StageMemory> StagesOf(const Plan& plan, const MemoryOptions& options) {
+  std::vector<StageMemory> stages(static_cast<size_t>(plan.pipeline.stages));
+  for (int64_t s = 0; s < plan.pipeline.stages; ++s) {
+    StageMemory& stage = stages[static_cast<size_t>(s)];
+    stage.stage = s;
+    stage.layers = plan.pipeline.LayerCount(s);
+    stage.in_flight =
+        options.mode == MemoryMode::kTrain ? InFlightMicrobatches(plan.pipeline, s, options.microbatches) : 1;
+  }
+  return stages;
+}
+
 // Step 6: every device's figures in device order and the worst device; with worst_only, the worst alone.
 Status AddDevices(const Plan& plan, const TrainingState& state, const SharedBytes& shared, const MemoryOptions& options,
                   MemoryReport& report) {
@@ -560,15 +574,9 @@ Status AddDevices(const Plan& plan, const TrainingState& state, const SharedByte
       int64_t& at = most[shared.StageOf(d)];
       if (at < 0 || plan.device_bytes[static_cast<size_t>(d)] > plan.device_bytes[static_cast<size_t>(at)]) at = d;
     }
-    report.stages.resize(most.size());
+    report.stages = StagesOf(plan, options);
     for (size_t s = 0; s < most.size(); ++s) {
-      StageMemory& stage = report.stages[s];
-      stage.stage = static_cast<int64_t>(s);
-      stage.layers = plan.pipeline.LayerCount(stage.stage);
-      stage.in_flight = options.mode == MemoryMode::kTrain
-                            ? InFlightMicrobatches(plan.pipeline, stage.stage, options.microbatches)
-                            : 1;
-      EP_ASSIGN_OR_RETURN(stage.worst, DeviceFigures(plan, state, shared, most[s]));
+      EP_ASSIGN_OR_RETURN(report.stages[s].worst, DeviceFigures(plan, state, shared, most[s]));
     }
     std::stable_sort(report.stages.begin(), report.stages.end(),
                      [](const StageMemory& a, const StageMemory& b) { return a.worst.total > b.worst.total; });
@@ -578,15 +586,8 @@ Status AddDevices(const Plan& plan, const TrainingState& state, const SharedByte
   }
   report.devices.reserve(static_cast<size_t>(devices));
   if (pipelined) {
-    report.stages.resize(static_cast<size_t>(plan.pipeline.stages));
-    for (int64_t s = 0; s < plan.pipeline.stages; ++s) {
-      StageMemory& stage = report.stages[static_cast<size_t>(s)];
-      stage.stage = s;
-      stage.layers = plan.pipeline.LayerCount(s);
-      stage.in_flight =
-          options.mode == MemoryMode::kTrain ? InFlightMicrobatches(plan.pipeline, s, options.microbatches) : 1;
-      stage.worst.total = -1;
-    }
+    report.stages = StagesOf(plan, options);
+    for (StageMemory& stage : report.stages) stage.worst.total = -1;
   }
   for (int64_t d = 0; d < devices; ++d) {
     EP_ASSIGN_OR_RETURN(DeviceMemory m, DeviceFigures(plan, state, shared, d));
@@ -639,8 +640,7 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
   if (pipeline.pipelined()) {
     const std::optional<int> pp = plan.mesh.AxisIndex(std::string(kPipelineAxis));
     if (!pp) return Status::Internal("memory: a pipelined plan's mesh has no pp axis");
-    for (size_t k = static_cast<size_t>(*pp) + 1; k < plan.mesh.shape.size(); ++k)
-      shared.pp_stride *= plan.mesh.shape[k];
+    shared.pp_stride = plan.mesh.Stride(*pp);
   }
   std::vector<int64_t> all_layers(static_cast<size_t>(std::max<int64_t>(0, model.dims.layers)));
   for (size_t i = 0; i < all_layers.size(); ++i) all_layers[i] = static_cast<int64_t>(i);

@@ -68,9 +68,7 @@ int64_t Plan::StageOfDevice(int64_t device) const {
   if (!pipeline.pipelined()) return 0;
   const std::optional<int> pp = mesh.AxisIndex(std::string(kPipelineAxis));
   if (!pp) return 0;
-  int64_t stride = 1;
-  for (size_t k = static_cast<size_t>(*pp) + 1; k < mesh.shape.size(); ++k) stride *= mesh.shape[k];
-  return device / stride % pipeline.stages;
+  return device / mesh.Stride(*pp) % pipeline.stages;
 }
 
 std::vector<int64_t> Plan::StageBytes() const {
