@@ -147,6 +147,30 @@ def price_serving(binary, run, row):
     return row
 
 
+# How a source counts model FLOPs per token, beside easyplan's 6N (cost's `mfu_convention`), as the
+# run's `mfu_model_flops` names it. "6N+12LHQT" is PaLM's (Chowdhery et al. 2022, Appendix B), which
+# adds the attention's q.k and p.v over the whole sequence, without halving for the causal mask
+# (MaxText's maxtext_utils.py quotes it as `12 * num_query_heads * num_decoder_layers * head_dim *
+# max_target_length**2`, "noncausal"); Llama 3's MFU uses it too.
+MFU_MODEL_FLOPS = ("6N", "6N+12LHQT")
+
+
+def source_flops_ratio(run, result):
+    """The source's model FLOPs over easyplan's 6N: easyplan's MFU times it is the MFU as the source counts it."""
+    convention = run.get("mfu_model_flops", "6N")
+    if convention not in MFU_MODEL_FLOPS:
+        raise SystemExit(f"{run['id']}: mfu_model_flops: expected one of {', '.join(MFU_MODEL_FLOPS)}, "
+                         f"found {convention!r}")
+    if convention == "6N":
+        return 1.0
+    with open(os.path.join(ROOT, run["model"]["config"]), encoding="utf-8") as f:
+        config = json.load(f)
+    layers, heads = config["num_hidden_layers"], config["num_attention_heads"]
+    head_dim = config.get("head_dim") or config["hidden_size"] // heads
+    six_n = 6 * result["active_params"]
+    return (six_n + 12 * layers * heads * head_dim * run["seq"]) / six_n
+
+
 def price(binary, run):
     """One row: the compared figure, published and estimated, or the reason there is none."""
     row = {"id": run["id"], "hardware": run["hardware"], "chips": run["chips"],
@@ -185,7 +209,7 @@ def price(binary, run):
     elif row["metric"] == "step s":
         row["estimate"] = result["step_time_s"]
     elif row["metric"] == "MFU":
-        row["estimate"] = result["mfu"]
+        row["estimate"] = result["mfu"] * source_flops_ratio(run, result)
     else:
         # The busiest device's FLOPs (recomputation included) over the step, at the peak the MFU uses:
         # peak = model_flops / (devices x step_time x mfu).
