@@ -435,6 +435,7 @@ Json CostToJson(const CostResult& r) {
     out["recompute_s"] = c.recompute_s;
     out["memory_bound_s"] = c.memory_bound_s;
     out["optimizer_update_s"] = c.update_s;
+    out["attention_causal_share"] = c.attention_causal_share;
     out["communication_s"] = c.communication_s;
     out["exposed_communication_s"] = c.exposed_communication_s;
     out["fits"] = e.fits;

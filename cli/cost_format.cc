@@ -131,8 +131,14 @@ std::string CostText(const api::CostResult& r, bool mode_given) {
     layers.push_back({l.scope, std::to_string(l.count), HumanSeconds(l.compute_s), HumanSeconds(l.communication_s)});
   }
   out += Columns(layers, {1, 2, 3}, "  ");
-  const std::vector<std::string> assumed =
+  std::vector<std::string> assumed =
       api::StepAssumptions(*r.inputs.model, {.train = train, .priced = true, .tree = &r.inputs.tree_spec});
+  if (c.attention_causal_share < 1) {
+    assumed.push_back(fmt::format(
+        "a fused attention kernel that skips the blocks above the causal diagonal: q.k and p.v run {:.0f}% of the "
+        "full product on the busiest device (sliding windows skip no more)",
+        100 * c.attention_causal_share));
+  }
   if (!assumed.empty()) out += "\n";
   for (const std::string& line : assumed) out += "assumed " + line + "\n";
   return out;

@@ -104,6 +104,10 @@ CollectiveKind Transpose(CollectiveKind kind) {
 
 }  // namespace
 
+double AttentionCausalShare(int64_t sequence_shards) {
+  return 1.0 - 1.0 / (2.0 * static_cast<double>(std::max<int64_t>(1, sequence_shards)));
+}
+
 void KindBytes::Add(CollectiveKind kind, int64_t bytes) {
   switch (kind) {
     case CollectiveKind::kAllGather:
@@ -159,11 +163,16 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
       options.flash_attention ? hw.peak_flops_bf16 * hw.attention_efficiency.value_or(hw.matmul_efficiency) : flop_rate;
   const double projection_rate = options.fp8_matmuls ? *hw.peak_flops_fp8 * hw.matmul_efficiency : flop_rate;
   const double hbm_rate = hw.hbm_bandwidth * hw.hbm_efficiency;
+  // A fused kernel computes the score blocks on or below the causal diagonal only; a decode step's one
+  // query attends to its whole cache, and vanilla attention computes the whole product, then masks it.
+  if (options.flash_attention && options.decode_cache_tokens == 0) {
+    cost.attention_causal_share = AttentionCausalShare(EntryTiles(mesh, model.sequence_axes));
+  }
   // The data-parallel degree of the fused MoE block (its tokens are split over these axes only).
   const int64_t expert_data_tiles = EntryTiles(mesh, model.expert_data_axes);
   for (const MatmulRecord& m : run.matmuls.records) {
-    double flops = static_cast<double>(m.flops);
     const bool scores = m.attention_core;
+    double flops = static_cast<double>(m.flops) * (scores ? cost.attention_causal_share : 1.0);
     // An fp8 projection reads its operands as one byte each (fp8 weights, or the cast activations and
     // weights of a float8 training recipe) and writes its result in the activation dtype.
     const int64_t operand_bytes = options.fp8_matmuls && !scores ? 1 : model.bytes_per_element;
@@ -241,7 +250,12 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     }
   }
   const int64_t phases = train ? 3 : 1;
-  const double backward_s = train ? 2 * matmul_forward_s + memory_backward_s : 0;
+  // A fused kernel's backward recomputes the scores from q and k (it kept only the softmax statistics):
+  // five matmuls to the forward's two, 2.5x its FLOPs where a plain matmul's backward is 2x (Dao 2023,
+  // Algorithm 2; Dao-AILab/flash-attention benchmarks/benchmark_flash_attention.py counts bwd = 2.5 x fwd).
+  const bool recomputes_scores = train && options.flash_attention;
+  const double scores_recompute_s = recomputes_scores ? 0.5 * batched_s : 0;
+  const double backward_s = train ? 2 * matmul_forward_s + scores_recompute_s + memory_backward_s : 0;
   // Once per step: the optimizer update (and gradient accumulation) and, per microbatch, the loss over
   // the logits, both memory-bound (the bytes the caller counted, StepOptions).
   const double update_s = static_cast<double>(options.update_bytes) / hbm_rate;
@@ -258,7 +272,8 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   cost.memory_bound_s =
       (memory_forward_s + (train ? memory_backward_s : 0) + loss_s) * static_cast<double>(micro) + update_s;
   cost.compute_s = (forward_s + backward_s + recompute_s + loss_s) * static_cast<double>(micro) + update_s;
-  cost.step_flops = (cost.forward_flops * phases + recompute_flops) * micro;
+  cost.step_flops =
+      (cost.forward_flops * phases + recompute_flops + (recomputes_scores ? batched_flops / 2 : 0)) * micro;
 
   // Communication.
   double overlappable_s = 0, exposed_s = 0;

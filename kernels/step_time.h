@@ -116,7 +116,16 @@ struct StepCost {
     double parameter_reduce_s = 0;  ///< of parameter_s: the gradients' reduce-scatters
   } microbatch;
   double gradient_sync_s = 0;  ///< the gradient all-reduce over the data axes, once per step (overlappable)
+  /// The share of attention's q.k and p.v FLOPs a fused kernel computes on the busiest device: it skips
+  /// the blocks above the causal diagonal (AttentionCausalShare). 1 for vanilla attention and decode.
+  double attention_causal_share = 1;
 };
+
+/// The share of a causal attention's score blocks a fused kernel computes on the busiest device when the
+/// sequence is split over `sequence_shards` devices: 1/2 unsharded (FlashAttention-2 counts a causal
+/// kernel's FLOPs as half the full product, Dao 2023, section 4.1), and 1 - 1/(2 x shards) for the shard
+/// holding the last queries, which attend to every earlier key.
+double AttentionCausalShare(int64_t sequence_shards);
 
 /// Prices `run` (a dry run of one microbatch over `plan`) on `hardware`. BadInput when the profile
 /// lacks a figure the mode needs.

@@ -36,7 +36,8 @@ Priced Price(const ModelDesc& model, const std::vector<int64_t>& mesh, const Ste
 
 TEST(StepTimeTest, DenseTrainingFlopsAreSixNTokensPlusAttention) {
   const ModelDesc m = TinyLlama();
-  const Priced p = Price(m, {1, 1, 1, 1, 1}, {});
+  // Vanilla attention computes the whole score product, then masks it.
+  const Priced p = Price(m, {1, 1, 1, 1, 1}, {.flash_attention = false});
   const int64_t tokens = m.batch * m.seq;
   const int64_t matmul_params =
       m.vocab * m.hidden + m.layers * (m.hidden * (m.heads + 2 * m.kv_heads) * m.head_dim +
@@ -47,13 +48,46 @@ TEST(StepTimeTest, DenseTrainingFlopsAreSixNTokensPlusAttention) {
   EXPECT_EQ(p.cost.step_flops, 3 * p.cost.forward_flops);
   EXPECT_EQ(p.cost.communication_s, 0);
   EXPECT_DOUBLE_EQ(p.cost.step_time_s, p.cost.compute_s);
+  EXPECT_EQ(p.cost.attention_causal_share, 1);
+}
+
+// A fused kernel computes the score blocks on or below the causal diagonal: half the product unsharded
+// (FlashAttention-2's count), and its backward recomputes the scores: 2.5x the forward's FLOPs.
+TEST(StepTimeTest, AFusedCausalKernelRunsHalfTheScoresAndRecomputesThemInTheBackward) {
+  const ModelDesc m = TinyLlama();
+  const Priced vanilla = Price(m, {1, 1, 1, 1, 1}, {.flash_attention = false});
+  const Priced flash = Price(m, {1, 1, 1, 1, 1}, {.flash_attention = true});
+  const int64_t attention = m.layers * 2 * 2 * m.batch * m.heads * m.seq * m.seq * m.head_dim;
+  EXPECT_EQ(flash.cost.attention_causal_share, 0.5);
+  EXPECT_EQ(flash.cost.forward_flops, vanilla.cost.forward_flops - attention / 2);
+  EXPECT_EQ(flash.cost.step_flops, 3 * flash.cost.forward_flops + attention / 4);
+}
+
+// The shard holding the last queries attends to every earlier key: with the sequence over 4 devices it
+// computes 1 - 1/8 of its full product, the busiest device's share.
+TEST(StepTimeTest, SequenceShardsLeaveTheLastShardMostOfItsScores) {
+  EXPECT_EQ(AttentionCausalShare(1), 0.5);
+  EXPECT_EQ(AttentionCausalShare(4), 0.875);
+  EXPECT_EQ(AttentionCausalShare(0), 0.5);  // no sequence axis
+  ModelDesc m = TinyLlama();
+  m.seq = 8;
+  const Priced p = Price(m, {1, 1, 1, 1, 4}, {.flash_attention = true});
+  EXPECT_EQ(p.cost.attention_causal_share, 0.875);
+}
+
+TEST(StepTimeTest, ADecodeStepAttendsToItsWholeCache) {
+  const ModelDesc m = TinyLlama();
+  const Priced p =
+      Price(m, {1, 1, 1, 1, 1}, {.mode = StepMode::kServe, .flash_attention = true, .decode_cache_tokens = 16});
+  EXPECT_EQ(p.cost.attention_causal_share, 1);
 }
 
 TEST(StepTimeTest, FullRecomputationAddsOneForward) {
   const ModelDesc m = TinyLlama();
-  const Priced none = Price(m, {1, 1, 1, 1, 1}, {});
-  const Priced full = Price(m, {1, 1, 1, 1, 1}, {.remat = planner::CheckpointPolicy::kNothingSaveable});
-  const Priced forward = Price(m, {1, 1, 1, 1, 1}, {.mode = StepMode::kServe});
+  const Priced none = Price(m, {1, 1, 1, 1, 1}, {.flash_attention = false});
+  const Priced full =
+      Price(m, {1, 1, 1, 1, 1}, {.remat = planner::CheckpointPolicy::kNothingSaveable, .flash_attention = false});
+  const Priced forward = Price(m, {1, 1, 1, 1, 1}, {.mode = StepMode::kServe, .flash_attention = false});
   EXPECT_EQ(full.cost.step_flops, 4 * none.cost.forward_flops);
   EXPECT_NEAR(full.cost.compute_s, none.cost.compute_s + forward.cost.compute_s, 1e-15);
 }
