@@ -354,6 +354,35 @@ TEST(ExportTorchPipelineTest, EachStageHoldsItsModulesAndItsTensorsLiveOnItsDevi
   }
 }
 
+// GPipe with virtual stages is MaxText's circular pipeline: layers wrap round the stages num_pipeline_repeats
+// times (src/maxtext/layers/pipeline.py), and PyTorch's ScheduleLoopedBFS with stage c on rank c mod pp.
+TEST(ExportRuntimeTest, CircularGpipeIsMaxTextsRepeatsAndTorchsLoopedBfs) {
+  const RuntimeCase circular{.example = "llama-3.1-8b",
+                             .mesh = "pp=4,fsdp=2",
+                             .schedule = "gpipe",
+                             .virtual_stages = 2,
+                             .batch = 64,
+                             .microbatches = 8};
+  const std::string maxtext = ExportText("maxtext", circular);
+  for (const char* line : {"num_layers_per_pipeline_stage=4", "num_pipeline_repeats=2", "pipeline_parallel_layers=32",
+                           "num_pipeline_microbatches=8"}) {
+    EXPECT_TRUE(HasArgLine(maxtext, line)) << line << "\n" << maxtext;
+  }
+  RuntimeCase stages_only = circular;
+  stages_only.batch.reset();  // the step goes to Megatron and MaxText; torch takes the microbatches
+  auto torch = ExportCase("torch", stages_only);
+  ASSERT_TRUE(torch.ok()) << torch.status().ToString();
+  const Json pipeline = Json::parse(torch->text)["pipeline"];
+  EXPECT_EQ(pipeline["schedule"], "ScheduleLoopedBFS");
+  EXPECT_EQ(pipeline["stages_per_rank"], 2);
+  EXPECT_EQ(pipeline["stage_pp_ranks"], Json(std::vector<int64_t>{0, 1, 2, 3, 0, 1, 2, 3}));
+  // Megatron-LM has no GPipe, circular or not.
+  auto megatron = ExportCase("megatron", circular);
+  ASSERT_FALSE(megatron.ok());
+  EXPECT_NE(megatron.status().ToString().find("--pp-schedule gpipe"), std::string::npos)
+      << megatron.status().ToString();
+}
+
 TEST(ExportTorchPipelineTest, InterleavedChunksLoopOverTheRanksAndTiedEmbeddingsSitOnBothEnds) {
   auto interleaved = ExportCase(
       "torch",

@@ -431,13 +431,14 @@ std::vector<OptionSpec> MakeOptions() {
   add({.name = "virtual_stages",
        .type = OptionType::kInt,
        .group = OptionGroup::kPipeline,
-       .help = "interleaved: model chunks per pipeline stage (Megatron-LM's virtual pipeline stages)",
+       .help = "model chunks per pipeline stage: interleaved's (Megatron-LM's virtual pipeline stages), or gpipe's "
+               "circular pipeline (MaxText's num_pipeline_repeats, PyTorch's ScheduleLoopedBFS)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.pipeline.virtual_stages; },
        .check = CheckKind::kRange,
        .max = 64});
   add({.name = "pp_layers",
        .group = OptionGroup::kPipeline,
-       .help = "decoder layers per pipeline stage in order, e.g. 9,8,8,7 (per model chunk when interleaved); "
+       .help = "decoder layers per pipeline stage in order, e.g. 9,8,8,7 (per model chunk with --virtual-stages); "
                "default: equal counts",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.pipeline.layers; }});
 

@@ -16,9 +16,16 @@ struct ScheduleText {
   const char* bubble;
 };
 
-ScheduleText TextOf(planner::PipelineSchedule schedule) {
-  switch (schedule) {
+ScheduleText TextOf(const planner::PipelineSplit& split) {
+  switch (split.schedule) {
     case planner::PipelineSchedule::kGpipe:
+      if (split.virtual_stages > 1) {
+        return {
+            "circular GPipe: each stage runs V model chunks, every microbatch through chunk 0, then chunk 1, ...; "
+            "then every backward, the last chunk first (PyTorch's ScheduleLoopedBFS, MaxText's "
+            "num_pipeline_repeats)",
+            "(p-1)(F+B)/V"};
+      }
       return {"GPipe: every forward, then every backward (PyTorch's ScheduleGPipe)", "(p-1)(F+B)"};
     case planner::PipelineSchedule::k1F1B:
       return {
@@ -66,7 +73,7 @@ std::vector<planner::StageTimes> PipelineStageTimes(const kernels::PipelineStep&
 StatusOr<Json> PipelineTimelineJson(const kernels::PipelineStep& step, const planner::PipelineSplit& split) {
   const std::vector<planner::StageTimes> times = PipelineStageTimes(step);
   EP_ASSIGN_OR_RETURN(const planner::Timeline timeline, planner::SimulateSchedule(split, step.microbatches, times));
-  const ScheduleText text = TextOf(split.schedule);
+  const ScheduleText text = TextOf(split);
   Json out = Json::object();
   out["schedule"] = std::string(planner::PipelineScheduleName(split.schedule));
   out["order"] = text.order;

@@ -31,13 +31,15 @@ Status AddPipeline(const Plan& plan, const RuntimeModel& model, const RuntimeSte
   if (split.schedule != PipelineSchedule::kGpipe) {
     // pipeline.py runs each microbatch's forward through a scan over the stages, and the backward is that
     // scan's derivative, run in reverse: all forwards, then all backwards, GPipe's order (num_pipeline_repeats
-    // makes it circular, still all forwards first). No 1F1B, interleaved, zero-bubble or DualPipe order.
+    // makes it circular, still all forwards first: easyplan's gpipe with --virtual-stages). No 1F1B,
+    // interleaved, zero-bubble or DualPipe order.
     return Status::BadInput(
         {},
         fmt::format("--pp-schedule {}: MaxText's pipeline runs every microbatch's forward, then the backward as its "
                     "reverse (GPipe's order; src/maxtext/layers/pipeline.py), and has no {} schedule",
                     PipelineScheduleName(split.schedule), PipelineScheduleName(split.schedule)),
-        {"plan it with --pp-schedule gpipe, which keeps every microbatch's activations as MaxText does"});
+        {"plan it with --pp-schedule gpipe, which keeps every microbatch's activations as MaxText does, and "
+         "--virtual-stages V for MaxText's circular pipeline (num_pipeline_repeats V)"});
   }
   if (model.experts.value_or(0) > 0 && model.first_dense_layers > 0) {
     // types.py: pipeline_parallel_layers defaults to num_decoder_layers - first_num_dense_layers for the
@@ -75,7 +77,10 @@ Status AddPipeline(const Plan& plan, const RuntimeModel& model, const RuntimeSte
         {fmt::format("use a multiple of {}", split.stages)});
   }
   keys.emplace_back("num_layers_per_pipeline_stage", chunks.front());
-  keys.emplace_back("num_pipeline_repeats", 1);
+  // Circular: chunk c runs on stage c % stages, as pipeline.py's repeats wrap the layers round the stages
+  // (MaxText's sharding guide, "Circular pipelining": 24 layers, 4 stages, 2 repeats put layers 0-2 and 12-14
+  // on stage 0).
+  keys.emplace_back("num_pipeline_repeats", split.virtual_stages);
   keys.emplace_back("pipeline_parallel_layers", layers);
   // Not given, MaxText runs as many microbatches as stages (its default, -1).
   if (step.microbatches) keys.emplace_back("num_pipeline_microbatches", *step.microbatches);

@@ -21,9 +21,12 @@ struct TorchSchedule {
   std::string_view name;  ///< its get_schedule_class name
 };
 
-StatusOr<TorchSchedule> ScheduleOf(PipelineSchedule schedule) {
-  switch (schedule) {
+StatusOr<TorchSchedule> ScheduleOf(const PipelineSplit& split) {
+  switch (split.schedule) {
     case PipelineSchedule::kGpipe:
+      // Circular: several stages per rank, breadth first (every microbatch through one local stage before
+      // the next), stage index local_index x pp + rank.
+      if (split.virtual_stages > 1) return TorchSchedule{"ScheduleLoopedBFS", "LoopedBFS"};
       return TorchSchedule{"ScheduleGPipe", "GPipe"};
     case PipelineSchedule::k1F1B:
       return TorchSchedule{"Schedule1F1B", "1F1B"};
@@ -73,7 +76,7 @@ std::string ModuleOf(const std::string& name, bool layer) {
 StatusOr<Json> TorchPipelineJson(const Plan& plan, const ParamTree& tree, const RuntimeVocabulary& vocabulary,
                                  std::optional<int64_t> microbatches) {
   const PipelineSplit& split = plan.pipeline;
-  EP_ASSIGN_OR_RETURN(const TorchSchedule schedule, ScheduleOf(split.schedule));
+  EP_ASSIGN_OR_RETURN(const TorchSchedule schedule, ScheduleOf(split));
   EP_RETURN_IF_ERROR(vocabulary.Check("classes", schedule.cls));
   EP_RETURN_IF_ERROR(vocabulary.Check("schedule_names", schedule.name));
 

@@ -320,7 +320,8 @@ class LayerActivationSet {
       const auto [linear, moe] = KindOf(i);
       saved = saved + Checked(Saved(kinds_[linear][moe]));
     }
-    // In-flight microbatches are whole in 1F1B and GPipe; the interleaved schedule keeps chunks, a
+    // In-flight microbatches are whole in 1F1B and GPipe (circular too: every chunk's forward runs before
+    // any backward); the interleaved schedule keeps chunks, a
     // fraction of the stage: the stage's saved set scaled, rounded up to a byte.
     if (!saved.v || in_flight == 1.0) return Value(saved + b.recompute + b.outside, "activation");
     const double scaled = static_cast<double>(*saved.v) * in_flight;

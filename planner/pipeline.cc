@@ -97,11 +97,13 @@ StatusOr<PipelineSplit> SplitLayers(int64_t layers, int64_t stages, int64_t virt
   split.stages = std::max<int64_t>(1, stages);
   split.virtual_stages = std::max<int64_t>(1, virtual_stages);
   split.schedule = schedule;
-  if (split.virtual_stages > 1 && schedule != PipelineSchedule::kInterleaved) {
-    return Status::BadInput({},
-                            fmt::format("--virtual-stages {} needs --pp-schedule interleaved (found {})",
-                                        split.virtual_stages, PipelineScheduleName(schedule)),
-                            {"only the interleaved schedule runs several model chunks per stage"});
+  if (split.virtual_stages > 1 && schedule != PipelineSchedule::kInterleaved && schedule != PipelineSchedule::kGpipe) {
+    return Status::BadInput(
+        {},
+        fmt::format("--virtual-stages {} needs --pp-schedule interleaved or gpipe (found {})", split.virtual_stages,
+                    PipelineScheduleName(schedule)),
+        {"interleaved runs several model chunks per stage depth first (Megatron-LM), gpipe breadth first (the "
+         "circular pipeline of MaxText's num_pipeline_repeats and PyTorch's ScheduleLoopedBFS)"});
   }
   const int64_t chunks = split.Chunks();
   if (!explicit_counts.empty()) {
@@ -197,7 +199,17 @@ Status CheckMicrobatches(const PipelineSplit& split, int64_t m) {
   const std::string_view name = PipelineScheduleName(split.schedule);
   switch (split.schedule) {
     case PipelineSchedule::kGpipe:
-      return Status();
+      // Circular: microbatch 0 comes back to stage 0 for its next chunk after p chunk passes; with fewer
+      // microbatches stage 0 waits for it beyond the bubble the formula counts (MaxText's base.yml: the
+      // circular transfer needs more microbatches than stages to run asynchronously).
+      if (split.virtual_stages == 1 || m >= p) return Status();
+      return Status::BadInput(
+          {},
+          fmt::format("--microbatches {} is fewer than the {} pipeline stages: the circular gpipe schedule "
+                      "(--virtual-stages {}) sends each microbatch round the stages {} times, and stage 0 idles "
+                      "until the first one is back",
+                      m, p, split.virtual_stages, split.virtual_stages),
+          {fmt::format("use --microbatches {} or more, or drop --virtual-stages", p)});
     case PipelineSchedule::k1F1B:
     case PipelineSchedule::kZeroBubble:
       if (m >= p) return Status();
@@ -269,10 +281,10 @@ double BubbleSeconds(const PipelineSplit& split, const StageTimes& t) {
   const double f = t.forward, b = t.Backward(), w = t.backward_weight;
   double bubble = 0;
   switch (split.schedule) {
-    case PipelineSchedule::kGpipe:
     case PipelineSchedule::k1F1B:
       bubble = (p - 1) * (f + b);
       break;
+    case PipelineSchedule::kGpipe:  // circular with V > 1: MaxText's (p-1) / (repeats x m + p - 1)
     case PipelineSchedule::kInterleaved:
       bubble = (p - 1) * (f + b) / static_cast<double>(split.virtual_stages);
       break;

@@ -44,8 +44,9 @@ std::string_view PipelineScheduleName(PipelineSchedule schedule);
 std::optional<PipelineSchedule> ParsePipelineSchedule(std::string_view text);
 
 /// The pipeline a plan runs: `stages` (the pp axis's size), `virtual_stages` model chunks per stage
-/// (interleaved only) and the layers of each chunk, in model order. Chunk c runs on stage c % stages
-/// (Megatron-LM's interleaved assignment), so stage s holds chunks s, s + p, s + 2p, ...
+/// (interleaved, or gpipe made circular) and the layers of each chunk, in model order. Chunk c runs on
+/// stage c % stages (Megatron-LM's interleaved assignment, MaxText's circular pipeline and PyTorch's
+/// "loop" stage-to-rank mapping), so stage s holds chunks s, s + p, s + 2p, ...
 struct PipelineSplit {
   int64_t stages = 1;
   int64_t virtual_stages = 1;
@@ -69,8 +70,9 @@ struct PipelineSplit {
 /// counts that differ by one, the larger ones on the middle stages (the first stage also runs the
 /// embedding, the last the final norm, the head and the loss; Megatron-LM's
 /// --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers exist for that reason).
-/// Errors name the flag: a stage without a layer, counts that do not sum, virtual stages without the
-/// interleaved schedule.
+/// Errors name the flag: a stage without a layer, counts that do not sum, virtual stages with a schedule
+/// that runs one chunk per stage (1f1b, zero-bubble, dualpipe). GPipe with virtual stages is the circular
+/// pipeline: MaxText's num_pipeline_repeats, PyTorch's ScheduleLoopedBFS.
 StatusOr<PipelineSplit> SplitLayers(int64_t layers, int64_t stages, int64_t virtual_stages, PipelineSchedule schedule,
                                     const std::vector<int64_t>& explicit_counts);
 
@@ -80,7 +82,8 @@ StatusOr<std::vector<int64_t>> ParseLayerCounts(std::string_view text);
 /// Whether `microbatches` can run `split`'s schedule: 1F1B and zero bubble need m >= p (fewer leaves
 /// the warm-up unfilled: torchtitan issues 775 and 1552 hang there), interleaved a multiple of p
 /// (Megatron-LM asserts it), DualPipe an even m >= 2p with an even p (its two directions; DualPipe.step()
-/// asserts both). GPipe runs any m.
+/// asserts both). GPipe runs any m; circular (virtual stages) m >= p, so that the first microbatch is
+/// back at stage 0 for its next chunk before that stage runs out of work.
 /// The message names the schedule, the numbers and the nearest valid counts.
 Status CheckMicrobatches(const PipelineSplit& split, int64_t microbatches);
 

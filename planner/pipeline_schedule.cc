@@ -19,10 +19,21 @@ ScheduledPass MakePass(PassKind kind, int64_t microbatch, int64_t chunk) {
 }
 
 // ScheduleGPipe: forward_one_chunk for every microbatch, then backward_one_chunk for every microbatch.
-PassOrder GpipeOrder(int64_t stage, int64_t m) {
+// Circular (v > 1), ScheduleLoopedBFS: every microbatch through local chunk 0, then 1, ...; then the
+// backwards, the last local chunk first and the microbatches in reverse. Local chunk k is model chunk
+// k x p + stage.
+PassOrder GpipeOrder(int64_t stage, int64_t p, int64_t v, int64_t m) {
   PassOrder out;
-  for (int64_t j = 0; j < m; ++j) out.push_back(MakePass(PassKind::kForward, j, stage));
-  for (int64_t j = 0; j < m; ++j) out.push_back(MakePass(PassKind::kBackward, j, stage));
+  for (int64_t local = 0; local < v; ++local) {
+    for (int64_t j = 0; j < m; ++j) out.push_back(MakePass(PassKind::kForward, j, local * p + stage));
+  }
+  if (v == 1) {
+    for (int64_t j = 0; j < m; ++j) out.push_back(MakePass(PassKind::kBackward, j, stage));
+    return out;
+  }
+  for (int64_t local = v - 1; local >= 0; --local) {
+    for (int64_t j = m - 1; j >= 0; --j) out.push_back(MakePass(PassKind::kBackward, j, local * p + stage));
+  }
   return out;
 }
 
@@ -252,7 +263,7 @@ StatusOr<std::vector<std::vector<ScheduledPass>>> ScheduleOrder(const PipelineSp
   for (int64_t s = 0; s < p; ++s) {
     switch (split.schedule) {
       case PipelineSchedule::kGpipe:
-        out.push_back(GpipeOrder(s, m));
+        out.push_back(GpipeOrder(s, p, split.virtual_stages, m));
         break;
       case PipelineSchedule::k1F1B:
         out.push_back(OneFOneBOrder(s, p, m));

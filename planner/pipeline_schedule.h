@@ -6,7 +6,9 @@
 // its backward (B), or, where the schedule splits the backward, its input gradients (I, the paper's B)
 // and its weight gradients (W). Each schedule's order is its reference implementation's:
 //  - GPipe: every forward, then every backward, in microbatch order (PyTorch's
-//    torch.distributed.pipelining ScheduleGPipe).
+//    torch.distributed.pipelining ScheduleGPipe). Circular, with V chunks per stage: every microbatch
+//    through chunk 0, then chunk 1, ...; then the backwards, the last chunk first and the microbatches in
+//    reverse (ScheduleLoopedBFS; MaxText's num_pipeline_repeats runs the same breadth-first order).
 //  - 1F1B: Megatron-LM's forward_backward_pipelining_without_interleaving
 //    (megatron/core/pipeline_parallel/schedules.py): stage i runs min(p - i - 1, m) warm-up forwards,
 //    then one forward and one backward until the forwards run out, then the remaining backwards.

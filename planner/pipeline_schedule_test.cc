@@ -60,6 +60,17 @@ TEST(ScheduleOrder, GpipeRunsEveryForwardThenEveryBackward) {
   ExpectEveryPassOnceOnItsDevice(Split(4, PipelineSchedule::kGpipe), 3);
 }
 
+// Circular GPipe, PyTorch's ScheduleLoopedBFS: every microbatch through local chunk 0, then 1; the
+// backwards from the last local chunk, the microbatches in reverse. Model chunk = local chunk x p + stage.
+TEST(ScheduleOrder, CircularGpipeRunsBreadthFirstAsLoopedBfs) {
+  const PipelineSplit split = Split(2, PipelineSchedule::kGpipe, 2);
+  const auto order = Order(split, 3);
+  EXPECT_EQ(Text(order[0], true), "F0.0 F1.0 F2.0 F0.2 F1.2 F2.2 B2.2 B1.2 B0.2 B2.0 B1.0 B0.0");
+  EXPECT_EQ(Text(order[1], true), "F0.1 F1.1 F2.1 F0.3 F1.3 F2.3 B2.3 B1.3 B0.3 B2.1 B1.1 B0.1");
+  ExpectEveryPassOnceOnItsDevice(split, 3);
+  ExpectEveryPassOnceOnItsDevice(Split(4, PipelineSchedule::kGpipe, 3), 8);
+}
+
 // Megatron-LM's forward_backward_pipelining_without_interleaving: p - i - 1 warm-up forwards, then one
 // forward one backward, then the cool-down backwards.
 TEST(ScheduleOrder, OneF1BWarmsUpThenAlternatesThenCoolsDown) {
@@ -163,6 +174,9 @@ TEST(SimulateSchedule, EqualStagesEndAtMTimesThePaceAndTheBubble) {
   };
   const Case cases[] = {
       {PipelineSchedule::kGpipe, 4, 1, 8, {1.0, 1.3, 0.9}},
+      {PipelineSchedule::kGpipe, 4, 2, 8, {1.0, 1.3, 0.9}},
+      {PipelineSchedule::kGpipe, 8, 3, 16, {1.0, 1.3, 0.9}},
+      {PipelineSchedule::kGpipe, 4, 4, 4, {1.0, 1.3, 0.9}},
       {PipelineSchedule::k1F1B, 8, 1, 16, {1.0, 1.3, 0.9}},
       {PipelineSchedule::kInterleaved, 4, 2, 8, {1.0, 1.3, 0.9}},
       {PipelineSchedule::kInterleaved, 8, 3, 16, {1.0, 1.3, 0.9}},
@@ -244,7 +258,8 @@ TEST(SimulateSchedule, EveryAcceptedCountRunsToTheEnd) {
   for (PipelineSchedule schedule : {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved,
                                     PipelineSchedule::kZeroBubble, PipelineSchedule::kDualPipe}) {
     for (int64_t p = 2; p <= 8; ++p) {
-      for (int64_t v = 1; v <= (schedule == PipelineSchedule::kInterleaved ? 3 : 1); ++v) {
+      const bool chunks = schedule == PipelineSchedule::kInterleaved || schedule == PipelineSchedule::kGpipe;
+      for (int64_t v = 1; v <= (chunks ? 3 : 1); ++v) {
         const PipelineSplit split = Split(p, schedule, v);
         for (int64_t m = 1; m <= 4 * p + 1; ++m) {
           if (!CheckMicrobatches(split, m).ok()) continue;
