@@ -3,26 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "api/cost.h"
+#include "api/pipelined_cost_options.h"
 #include "api/test_models.h"
 
 namespace easyplan::api {
 namespace {
-
-CostOptions Pipelined(const std::string& mesh, int64_t microbatches, const std::string& schedule = "1f1b",
-                      int64_t virtual_stages = 1, const std::string& layers = "") {
-  CostOptions options;
-  options.plan.mesh.axes = mesh;
-  options.plan.pipeline.schedule = schedule;
-  options.plan.pipeline.virtual_stages = virtual_stages;
-  options.plan.pipeline.layers = layers;
-  options.plan.pipeline.supported = true;
-  options.memory.mode = "train";
-  options.memory.batch = 2 * microbatches;
-  options.memory.seq = 2048;
-  options.memory.hardware = "h100-sxm";
-  options.microbatches = microbatches;
-  return options;
-}
 
 kernels::PipelineStep PipelineOf(const StatusOr<CostResult>& cost) {
   EXPECT_TRUE(cost.ok()) << cost.status().ToString();
@@ -42,7 +27,7 @@ TEST(PipelineCost, OneF1BStepIsMPlusPMinusOneOverMOfTheBubbleFreeStep) {
   auto model = Llama();
   // 32 layers and no head imbalance to speak of once the last stage takes fewer layers.
   for (int64_t m : {4, 8, 32}) {
-    auto cost = Cost(model, Pipelined("pp=4,tp=2", m, "1f1b", 1, "9,8,8,7"));
+    auto cost = Cost(model, PipelinedCostOptions("pp=4,tp=2", m, "1f1b", 1, "9,8,8,7"));
     const kernels::PipelineStep p = PipelineOf(cost);
     // The pace-setting part of the step repeats m times and the bubble adds p - 1 more.
     const double paced = static_cast<double>(m) * p.stages[static_cast<size_t>(p.slowest)].microbatch_s;
@@ -58,11 +43,11 @@ TEST(PipelineCost, OneF1BStepIsMPlusPMinusOneOverMOfTheBubbleFreeStep) {
 
 TEST(PipelineCost, SchedulesOrderByTheirBubbles) {
   auto model = Llama();
-  const double one = PipelineOf(Cost(model, Pipelined("pp=4,tp=2", 8))).bubble_s;
-  const double gpipe = PipelineOf(Cost(model, Pipelined("pp=4,tp=2", 8, "gpipe"))).bubble_s;
-  const double interleaved = PipelineOf(Cost(model, Pipelined("pp=4,tp=2", 8, "interleaved", 2))).bubble_s;
-  const double zero = PipelineOf(Cost(model, Pipelined("pp=4,tp=2", 8, "zero-bubble"))).bubble_s;
-  const double dual = PipelineOf(Cost(model, Pipelined("pp=4,tp=2", 8, "dualpipe"))).bubble_s;
+  const double one = PipelineOf(Cost(model, PipelinedCostOptions("pp=4,tp=2", 8))).bubble_s;
+  const double gpipe = PipelineOf(Cost(model, PipelinedCostOptions("pp=4,tp=2", 8, "gpipe"))).bubble_s;
+  const double interleaved = PipelineOf(Cost(model, PipelinedCostOptions("pp=4,tp=2", 8, "interleaved", 2))).bubble_s;
+  const double zero = PipelineOf(Cost(model, PipelinedCostOptions("pp=4,tp=2", 8, "zero-bubble"))).bubble_s;
+  const double dual = PipelineOf(Cost(model, PipelinedCostOptions("pp=4,tp=2", 8, "dualpipe"))).bubble_s;
   EXPECT_DOUBLE_EQ(gpipe, one);
   EXPECT_LT(interleaved, one);
   EXPECT_LT(zero, one);
@@ -71,7 +56,7 @@ TEST(PipelineCost, SchedulesOrderByTheirBubbles) {
 
 TEST(PipelineCost, TheLastStageRunsTheHeadAndSetsThePaceWithEqualLayers) {
   auto model = Llama();
-  const kernels::PipelineStep p = PipelineOf(Cost(model, Pipelined("pp=4,tp=2", 8)));
+  const kernels::PipelineStep p = PipelineOf(Cost(model, PipelinedCostOptions("pp=4,tp=2", 8)));
   EXPECT_EQ(p.slowest, 3);
   EXPECT_GT(p.stages[3].microbatch_s, p.stages[1].microbatch_s);
 }
@@ -80,8 +65,8 @@ TEST(PipelineCost, ABoundaryInsideTheNodeIsCheaperThanOneAcrossNodes) {
   auto model = Llama();
   // 8 devices: pp=2 outermost with tp=4 keeps both stages in one 8-GPU node; 16 devices with tp=8 puts
   // each stage on its own node, so the boundary crosses InfiniBand.
-  const kernels::PipelineStep inside = PipelineOf(Cost(model, Pipelined("pp=2,tp=4", 8)));
-  const kernels::PipelineStep across = PipelineOf(Cost(model, Pipelined("pp=2,tp=8", 8)));
+  const kernels::PipelineStep inside = PipelineOf(Cost(model, PipelinedCostOptions("pp=2,tp=4", 8)));
+  const kernels::PipelineStep across = PipelineOf(Cost(model, PipelinedCostOptions("pp=2,tp=8", 8)));
   EXPECT_EQ(inside.send_link, "fast");
   EXPECT_EQ(across.send_link, "network");
   // Per byte: the network's bandwidth is the lower.
@@ -91,7 +76,7 @@ TEST(PipelineCost, ABoundaryInsideTheNodeIsCheaperThanOneAcrossNodes) {
 
 TEST(PipelineCost, ServingWithAPipelineIsRefused) {
   auto model = Llama();
-  CostOptions options = Pipelined("pp=2,tp=4", 1);
+  CostOptions options = PipelinedCostOptions("pp=2,tp=4", 1);
   options.memory.mode = "decode";
   options.plan.pipeline.schedule = "gpipe";
   auto cost = Cost(model, options);
@@ -100,7 +85,7 @@ TEST(PipelineCost, ServingWithAPipelineIsRefused) {
 }
 
 TEST(PipelineCost, TooFewMicrobatchesIsRefused) {
-  auto cost = Cost(Llama(), Pipelined("pp=4,tp=2", 2));
+  auto cost = Cost(Llama(), PipelinedCostOptions("pp=4,tp=2", 2));
   ASSERT_FALSE(cost.ok());
   EXPECT_NE(cost.status().diag().message.find("fewer than the 4 pipeline stages"), std::string::npos);
 }
@@ -110,21 +95,21 @@ TEST(PipelineCost, TooFewMicrobatchesIsRefused) {
 // GPipe's, and every chunk's forward still runs before any backward, so it keeps GPipe's activations.
 TEST(PipelineCost, CircularGpipeDividesTheBubbleByTheRepeats) {
   auto model = Llama();
-  const kernels::PipelineStep flat = PipelineOf(Cost(model, Pipelined("pp=4,tp=2", 8, "gpipe")));
-  auto circular_cost = Cost(model, Pipelined("pp=4,tp=2", 8, "gpipe", 2));
+  const kernels::PipelineStep flat = PipelineOf(Cost(model, PipelinedCostOptions("pp=4,tp=2", 8, "gpipe")));
+  auto circular_cost = Cost(model, PipelinedCostOptions("pp=4,tp=2", 8, "gpipe", 2));
   const kernels::PipelineStep circular = PipelineOf(circular_cost);
   EXPECT_NEAR(circular.bubble_s, flat.bubble_s / 2, 1e-3 * flat.bubble_s);
   const double fraction = circular.bubble_s / circular.step_time_s;
   EXPECT_NEAR(fraction, 3.0 / (2.0 * 8.0 + 3.0), 0.02);
   // Two chunks per stage: twice the sends of each microbatch.
   EXPECT_EQ(circular.sends_per_microbatch, 2 * flat.sends_per_microbatch);
-  auto flat_cost = Cost(model, Pipelined("pp=4,tp=2", 8, "gpipe"));
+  auto flat_cost = Cost(model, PipelinedCostOptions("pp=4,tp=2", 8, "gpipe"));
   ASSERT_TRUE(flat_cost.ok() && circular_cost.ok());
   EXPECT_EQ(circular_cost->estimate->memory.Worst().activations, flat_cost->estimate->memory.Worst().activations);
 }
 
 TEST(PipelineCost, CircularGpipeNeedsAMicrobatchPerStage) {
-  auto cost = Cost(Llama(), Pipelined("pp=4,tp=2", 2, "gpipe", 2));
+  auto cost = Cost(Llama(), PipelinedCostOptions("pp=4,tp=2", 2, "gpipe", 2));
   ASSERT_FALSE(cost.ok());
   EXPECT_NE(cost.status().ToString().find("--microbatches 2 is fewer than the 4 pipeline stages: the circular gpipe"),
             std::string::npos)
@@ -132,7 +117,7 @@ TEST(PipelineCost, CircularGpipeNeedsAMicrobatchPerStage) {
 }
 
 TEST(PipelineCost, VirtualStagesNeedAScheduleWithSeveralChunksPerStage) {
-  auto cost = Cost(Llama(), Pipelined("pp=4,tp=2", 8, "1f1b", 2));
+  auto cost = Cost(Llama(), PipelinedCostOptions("pp=4,tp=2", 8, "1f1b", 2));
   ASSERT_FALSE(cost.ok());
   EXPECT_NE(cost.status().ToString().find("--virtual-stages 2 needs --pp-schedule interleaved or gpipe (found 1f1b)"),
             std::string::npos)
@@ -144,7 +129,7 @@ TEST(PipelineCost, VirtualStagesNeedAScheduleWithSeveralChunksPerStage) {
 TEST(PipelineCost, ExposedCommunicationNeverExceedsTheWhole) {
   auto model = Llama();
   for (const std::string schedule : {"gpipe", "1f1b", "interleaved"}) {
-    auto cost = Cost(model, Pipelined("pp=4,tp=2", 8, schedule, schedule == "interleaved" ? 2 : 1));
+    auto cost = Cost(model, PipelinedCostOptions("pp=4,tp=2", 8, schedule, schedule == "interleaved" ? 2 : 1));
     ASSERT_TRUE(cost.ok()) << cost.status().ToString();
     const kernels::StepCost& c = cost->estimate->step;
     EXPECT_LE(c.exposed_communication_s, c.communication_s) << schedule;

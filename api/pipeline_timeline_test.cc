@@ -7,25 +7,12 @@
 #include <algorithm>
 
 #include "api/cost.h"
+#include "api/pipelined_cost_options.h"
 #include "api/test_models.h"
 #include "planner/pipeline_schedule.h"
 
 namespace easyplan::api {
 namespace {
-
-CostOptions TimelineCostOptions(const std::string& schedule, int64_t microbatches, int64_t virtual_stages = 1) {
-  CostOptions options;
-  options.plan.mesh.axes = "pp=4,tp=2";
-  options.plan.pipeline.schedule = schedule;
-  options.plan.pipeline.virtual_stages = virtual_stages;
-  options.plan.pipeline.supported = true;
-  options.memory.mode = "train";
-  options.memory.batch = 2 * microbatches;
-  options.memory.seq = 2048;
-  options.memory.hardware = "h100-sxm";
-  options.microbatches = microbatches;
-  return options;
-}
 
 struct Priced {
   kernels::PipelineStep step;
@@ -36,7 +23,7 @@ struct Priced {
 Priced PricedStep(const std::string& schedule, int64_t microbatches, int64_t virtual_stages = 1) {
   static const std::shared_ptr<const Model> model =
       LoadExample("llama-3.1-8b", {.sets = {"gradient_checkpointing=nothing_saveable", "attn_mechanism=flash_attn2"}});
-  StatusOr<CostResult> cost = Cost(model, TimelineCostOptions(schedule, microbatches, virtual_stages));
+  StatusOr<CostResult> cost = Cost(model, PipelinedCostOptions("pp=4,tp=2", microbatches, schedule, virtual_stages));
   EXPECT_TRUE(cost.ok()) << cost.status().ToString();
   if (!cost.ok() || !cost->estimate || !cost->estimate->pipeline) {
     ADD_FAILURE() << schedule << ": no pipelined estimate";

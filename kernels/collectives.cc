@@ -117,6 +117,11 @@ void Collectives::Record(CollectiveKind kind, const std::string& why, const Dist
       bytes = s;
       break;
   }
+  RecordBytes(kind, why, t, axes, group, bytes);
+}
+
+void Collectives::RecordBytes(CollectiveKind kind, const std::string& why, const DistTensor& t,
+                              const std::vector<int>& axes, int64_t group, int64_t bytes) {
   log_->records.push_back(CommRecord{kind, scope_, why, t.spec.ToString(geo_.mesh()), group, bytes, t.parameter, axes});
   log_->records.back().stage = stage_;
 }
@@ -210,8 +215,7 @@ DistTensor Collectives::RaggedAllToAll(DistTensor t, const std::vector<int>& axe
       const std::vector<int64_t> every = transport_.GatherValues(received_rows);
       for (int64_t r : every.empty() ? received_rows : every) rows = std::max(rows, r);
     }
-    Record(CollectiveKind::kAllToAll, why, t, axes, g, 0);
-    log_->records.back().bytes_per_device = rows * row_elements * bytes_per_element_;
+    RecordBytes(CollectiveKind::kAllToAll, why, t, axes, g, rows * row_elements * bytes_per_element_);
     log_->records.back().expected_bytes = expected_rows * row_elements * bytes_per_element_;
   }
   std::vector<int>& partial = t.spec.partial;

@@ -118,9 +118,12 @@ class Collectives {
   int64_t bytes_per_element() const { return bytes_per_element_; }
 
  private:
-  /// Records the collective; `block` is the per-device block S in elements.
+  /// Records the collective; `block` is the per-device block S in elements, moved as a ring moves it.
   void Record(CollectiveKind kind, const std::string& why, const DistTensor& t, const std::vector<int>& axes,
               int64_t group, int64_t block);
+  /// Records the collective as moving `bytes` per device (what it moved, not a ring's share of a block).
+  void RecordBytes(CollectiveKind kind, const std::string& why, const DistTensor& t, const std::vector<int>& axes,
+                   int64_t group, int64_t bytes);
   /// "all-gather over (tp) in layer 0: why", for the transport's messages.
   std::string Describe(CollectiveKind kind, const std::vector<int>& axes, const std::string& why) const;
   /// `t` is a dry run's single block standing for every device (kernels/dry_run.h): its collectives
