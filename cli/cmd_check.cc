@@ -38,7 +38,8 @@ std::string PipelineText(const planner::PipelineSplit& split, const kernels::Com
     total += r.bytes_per_device;
   }
   std::string out = fmt::format(
-      "  pipeline: {} stages{}, {} schedule, layers per chunk {}; forward only; {} stage boundar{}, send/recv {} bytes "
+      "  pipeline: {} stages{}, {} schedule, the tiny model's layers per chunk {}; forward only; {} stage boundar{}, "
+      "send/recv {} bytes "
       "per device in all:\n",
       split.stages, split.virtual_stages > 1 ? fmt::format(" x {} chunks", split.virtual_stages) : "",
       planner::PipelineScheduleName(split.schedule), fmt::join(split.chunk_layers, ","), sends.size(),
