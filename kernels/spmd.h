@@ -95,29 +95,27 @@ class Spmd {
   LiveMeter* meter() const { return meter_; }
   /// Records every Dot in `log` from here on (nullptr stops): the step-time model's compute term.
   void set_matmul_log(MatmulLog* log) { matmuls_ = log; }
-  /// Marks the matmuls run while it lives as the routed experts' (MatmulRecord::routed_experts).
-  class RoutedExperts {
+  /// Sets one of Spmd's marks while it lives and restores the mark's previous value after.
+  class ScopedMark {
    public:
-    explicit RoutedExperts(Spmd& spmd) : spmd_(spmd), was_(spmd.routed_experts_) { spmd.routed_experts_ = true; }
-    ~RoutedExperts() { spmd_.routed_experts_ = was_; }
-    RoutedExperts(const RoutedExperts&) = delete;
-    RoutedExperts& operator=(const RoutedExperts&) = delete;
+    explicit ScopedMark(bool& mark) : mark_(mark), was_(mark) { mark = true; }
+    ~ScopedMark() { mark_ = was_; }
+    ScopedMark(const ScopedMark&) = delete;
+    ScopedMark& operator=(const ScopedMark&) = delete;
 
    private:
-    Spmd& spmd_;
+    bool& mark_;
     bool was_;
   };
-  /// Marks the ops run while it lives as attention's core (MemoryOpRecord::attention_core).
-  class AttentionCore {
+  /// Marks the matmuls run while it lives as the routed experts' (MatmulRecord::routed_experts).
+  class RoutedExperts : public ScopedMark {
    public:
-    explicit AttentionCore(Spmd& spmd) : spmd_(spmd), was_(spmd.attention_core_) { spmd.attention_core_ = true; }
-    ~AttentionCore() { spmd_.attention_core_ = was_; }
-    AttentionCore(const AttentionCore&) = delete;
-    AttentionCore& operator=(const AttentionCore&) = delete;
-
-   private:
-    Spmd& spmd_;
-    bool was_;
+    explicit RoutedExperts(Spmd& spmd) : ScopedMark(spmd.routed_experts_) {}
+  };
+  /// Marks the ops run while it lives as attention's core (MemoryOpRecord::attention_core).
+  class AttentionCore : public ScopedMark {
+   public:
+    explicit AttentionCore(Spmd& spmd) : ScopedMark(spmd.attention_core_) {}
   };
   /// Stops charging `t` (what the model keeps apart from its activations: the KV cache).
   void Untrack(DistTensor& t) const;
