@@ -14,6 +14,7 @@
 #include "api/option_checks.h"
 #include "api/pipeline_inputs.h"
 #include "api/plan_inputs.h"
+#include "kernels/matmul_tiling.h"
 #include "planner/expert_mesh.h"
 #include "planner/findings.h"
 #include "schemas/model_dims.h"
@@ -655,6 +656,7 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   result.limits = model->env().limits;
   result.assumptions =
       StepAssumptions(*model, {.train = options.memory.mode == "train", .priced = true, .policy_searched = true});
+  result.assumptions.push_back(kernels::MatmulEfficiencyAssumption(*hardware));
   for (Partial& part : parts) {
     EP_RETURN_IF_ERROR(part.status);
     result.considered += part.considered;

@@ -8,6 +8,7 @@
 #include "api/assumptions.h"
 #include "cli/text_table.h"
 #include "core/human.h"
+#include "kernels/matmul_tiling.h"
 
 namespace easyplan::cli {
 
@@ -139,6 +140,7 @@ std::string CostText(const api::CostResult& r, bool mode_given) {
         "full product on the busiest device (sliding windows skip no more)",
         100 * c.attention_causal_share));
   }
+  assumed.push_back(kernels::MatmulEfficiencyAssumption(*r.hardware));
   if (!assumed.empty()) out += "\n";
   for (const std::string& line : assumed) out += "assumed " + line + "\n";
   return out;

@@ -394,6 +394,25 @@ void Spmd::LogMatmul(const DistTensor& x, const DistTensor& y, const DistTensor&
       record.weight_elements = y.parameter ? y.local[dev].size() : 0;
       record.elements = record.operand_elements + out.local[dev].size();
       record.device = geo_.LocalDevice(dev);
+      const Dims& lhs = x.local[dev].shape;
+      const Dims& rhs = y.local[dev].shape;
+      auto product = [](const Dims& shape, const std::vector<int>& dims_of) {
+        int64_t p = 1;
+        for (int d : dims_of) p *= shape[static_cast<size_t>(d)];
+        return p;
+      };
+      std::vector<int> lhs_used = dims.lhs_batch, rhs_used = dims.rhs_batch;
+      lhs_used.insert(lhs_used.end(), dims.lhs_contract.begin(), dims.lhs_contract.end());
+      rhs_used.insert(rhs_used.end(), dims.rhs_contract.begin(), dims.rhs_contract.end());
+      record.batch = product(lhs, dims.lhs_batch);
+      record.m = product(lhs, FreeDims(static_cast<int>(lhs.size()), lhs_used));
+      record.n = product(rhs, FreeDims(static_cast<int>(rhs.size()), rhs_used));
+      record.k = product(lhs, dims.lhs_contract);
+      if (routed_experts_ && dims.rhs_batch.empty() && rhs.size() >= 3 && rhs[0] > 0) {
+        // An expert kernel [E, in, out] against every token: E matmuls, one per expert (n is out's).
+        record.batch = rhs[0];
+        record.n /= rhs[0];
+      }
     }
   }
   matmuls_->records.push_back(std::move(record));

@@ -40,6 +40,10 @@ struct MatmulRecord {
   int64_t elements = 0;          ///< operands' and result's elements: the HBM traffic, in elements
   int64_t operand_elements = 0;  ///< of `elements`, the operands' (read in the matmul's input precision)
   int64_t weight_elements = 0;   ///< of `operand_elements`, the rhs's when it is a parameter (a weight)
+  /// The device's product as `batch` independent [m, k] x [k, n] matmuls: the products of the lhs's batch,
+  /// free (m) and contracting (k) dims and of the rhs's free dims (n). Matmul efficiency depends on them
+  /// (kernels/matmul_tiling.h).
+  int64_t batch = 1, m = 1, n = 1, k = 1;
   int64_t device = 0;
   bool attention_core = false;  ///< attention's scores or their product with the values (Spmd::AttentionCore)
   bool routed_experts = false;  ///< a routed expert's matmul (Spmd::RoutedExperts): top-k of its rows are real

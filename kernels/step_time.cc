@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/matmul_tiling.h"
+
 namespace easyplan::kernels {
 namespace {
 
@@ -161,7 +163,9 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   // attention efficiency), not a plain matmul's.
   const double scores_rate =
       options.flash_attention ? hw.peak_flops_bf16 * hw.attention_efficiency.value_or(hw.matmul_efficiency) : flop_rate;
-  const double projection_rate = options.fp8_matmuls ? *hw.peak_flops_fp8 * hw.matmul_efficiency : flop_rate;
+  // Every other matmul runs at the efficiency its per-device shape reaches (kernels/matmul_tiling.h), at
+  // the peak of its precision.
+  const double projection_peak = options.fp8_matmuls ? *hw.peak_flops_fp8 : hw.peak_flops_bf16;
   const double hbm_rate = hw.hbm_bandwidth * hw.hbm_efficiency;
   // A fused kernel computes the score blocks on or below the causal diagonal only; a decode step's one
   // query attends to its whole cache, and vanilla attention computes the whole product, then masks it.
@@ -191,7 +195,16 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
       bytes = (bytes - weight_bytes) * routed + weight_bytes * touched;
     }
     if (options.flash_attention && scores) bytes = 0;
-    const double seconds = std::max(flops / (scores ? scores_rate : projection_rate), bytes / hbm_rate);
+    double rate = scores_rate;
+    if (!(options.flash_attention && scores)) {
+      // A routed expert's matmul runs on the rows routed to it: top_k / experts of the dry run's.
+      MatmulShape shape{m.batch, m.m, m.n, m.k};
+      if (m.routed_experts && model.experts > 0 && model.top_k > 0) {
+        shape.m = std::max<int64_t>(1, (m.m * model.top_k + model.experts - 1) / model.experts);
+      }
+      rate = (scores ? hw.peak_flops_bf16 : projection_peak) * ShapeEfficiency(hw, shape);
+    }
+    const double seconds = std::max(flops / rate, bytes / hbm_rate);
     const int64_t weight = run.Weight(m.scope);
     forward_s += seconds * static_cast<double>(weight);
     cost.forward_flops += static_cast<int64_t>(flops) * weight;

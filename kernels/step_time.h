@@ -4,7 +4,8 @@
 // The step-time model of `easyplan cost` (issue 19): a dry run's matmuls and collectives
 // (kernels/dry_run.h) priced on a hardware profile (planner/hardware.h).
 //  - Compute: each matmul of the busiest device takes the roofline maximum of FLOPs / (peak x matmul
-//    efficiency) and operand bytes / (HBM bandwidth x HBM efficiency). MoE expert matmuls, which the
+//    efficiency at its per-device shape, kernels/matmul_tiling.h) and operand bytes / (HBM bandwidth x
+//    HBM efficiency). MoE expert matmuls, which the
 //    reference forward computes densely, count top_k / experts of their FLOPs: the tokens each expert
 //    receives under top-k routing, on average. Training is forward + backward (twice the forward's
 //    matmuls: the input and the weight gradients) + the recomputation the checkpoint policy implies:

@@ -30,7 +30,11 @@ const std::vector<std::string>& LowLatencyKeys() {
   return keys;
 }
 const std::vector<std::string>& EfficiencyKeys() {
-  static const std::vector<std::string> keys = {"matmul", "link", "hbm", "attention"};
+  static const std::vector<std::string> keys = {"matmul", "link", "hbm", "attention", "matmul_tiling"};
+  return keys;
+}
+const std::vector<std::string>& TilingKeys() {
+  static const std::vector<std::string> keys = {"tiles", "units", "measured_at"};
   return keys;
 }
 // The link kinds the step-time model knows, per domain: a torus (ici) or a switch (the others).
@@ -225,6 +229,40 @@ class ProfileReader {
     return domain;
   }
 
+  /// A list of three positive integers {m, n, k} at `pointer` (a tile, or a measured matmul's shape).
+  StatusOr<std::array<int64_t, 3>> Triple(const Json& value, const std::string& pointer, std::string_view what) const {
+    if (!value.is_array() || value.size() != 3) {
+      return Error(pointer, "expected " + std::string(what) + " as [m, n, k], found " + Found(value));
+    }
+    std::array<int64_t, 3> dims = {0, 0, 0};
+    for (size_t i = 0; i < 3; ++i) {
+      EP_ASSIGN_OR_RETURN(dims[i], Integer(value[i], PointerToElement(pointer, i), 1, "dim"));
+    }
+    return dims;
+  }
+
+  /// efficiency/matmul_tiling: {tiles: [[m, n, k], ...], units, measured_at: [m, n, k]}.
+  StatusOr<MatmulTiling> Tiling(const Json& value, const std::string& pointer) const {
+    EP_RETURN_IF_ERROR(CheckMapping(value, pointer, TilingKeys(), "the matmul tiling {tiles, units, measured_at}"));
+    MatmulTiling tiling;
+    EP_ASSIGN_OR_RETURN(const Json* tiles, Required(value, pointer, "tiles", "the tiles, each [m, n, k]"));
+    const std::string tiles_pointer = pointer + "/tiles";
+    if (!tiles->is_array() || tiles->empty()) {
+      return Error(tiles_pointer, "expected a list of tiles such as [[128, 256, 1]], found " + Found(*tiles));
+    }
+    for (size_t i = 0; i < tiles->size(); ++i) {
+      EP_ASSIGN_OR_RETURN(auto tile, Triple((*tiles)[i], PointerToElement(tiles_pointer, i), "a tile"));
+      tiling.tiles.push_back(tile);
+    }
+    if (auto units = value.find("units"); units != value.end()) {
+      EP_ASSIGN_OR_RETURN(tiling.units, Integer(*units, pointer + "/units", 1, "count of SMs"));
+    }
+    EP_ASSIGN_OR_RETURN(const Json* measured,
+                        Required(value, pointer, "measured_at", "the [m, n, k] the matmul efficiency was measured at"));
+    EP_ASSIGN_OR_RETURN(tiling.measured_at, Triple(*measured, pointer + "/measured_at", "a matmul shape"));
+    return tiling;
+  }
+
  private:
   static std::string Found(const Json& value) {
     return std::string(JsonTypeName(value)) + (value.is_null() ? "" : " " + JsonForMessage(value));
@@ -277,6 +315,9 @@ StatusOr<HardwareProfile> ParseHardwareProfile(const Document& doc, const std::s
   if (auto attention = efficiency->find("attention"); attention != efficiency->end()) {
     EP_ASSIGN_OR_RETURN(profile.attention_efficiency,
                         reader.Positive(*attention, "/efficiency/attention", "", /*at_most_one=*/true));
+  }
+  if (auto tiling = efficiency->find("matmul_tiling"); tiling != efficiency->end()) {
+    EP_ASSIGN_OR_RETURN(profile.matmul_tiling, reader.Tiling(*tiling, "/efficiency/matmul_tiling"));
   }
   return profile;
 }

@@ -6,6 +6,7 @@
 // base units throughout (bytes, bytes per second, FLOP per second, seconds) so no figure carries a
 // hidden scale; bandwidths are per chip and per direction, the figure a ring collective's step uses.
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,6 +42,18 @@ struct LinkDomain {
   std::optional<LowLatency> low_latency;
 };
 
+/// How a matmul's per-device shape wastes the matrix units (kernels/matmul_tiling.h, docs/COST.md "Matmul
+/// efficiency by shape"): every dim is padded to a whole tile, and on a GPU the output tiles run in waves
+/// over the SMs. Absent where no tiling is published: every matmul then runs at the matmul efficiency.
+struct MatmulTiling {
+  /// The tiles a kernel library picks from, each {m, n, k} (a dim of 1 is not padded), most efficient
+  /// first (cuBLAS's 256x128 before its 64x64; a TPU MXU's one).
+  std::vector<std::array<int64_t, 3>> tiles;
+  int64_t units = 0;  ///< SMs the output tiles fill, one wave at a time; 0 = no wave model (a TPU core)
+  /// The {m, n, k} the profile's matmul efficiency was measured at: that shape runs at that efficiency.
+  std::array<int64_t, 3> measured_at = {0, 0, 0};
+};
+
 struct HardwareProfile {
   std::string name;                      ///< "tpu-v5p": the file's stem and what --hardware takes
   std::string description;               ///< "Google TPU v5p"
@@ -60,6 +73,7 @@ struct HardwareProfile {
   /// Of the peak FLOP/s in a fused attention kernel's forward and backward (flash attention), as its
   /// authors measured it on this chip; absent where none is published (the matmul efficiency stands in).
   std::optional<double> attention_efficiency;
+  std::optional<MatmulTiling> matmul_tiling;
 };
 
 /// Parses one profile file. BadInput naming the file and key for a missing or wrong field (a
