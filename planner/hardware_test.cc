@@ -209,6 +209,36 @@ TEST(HardwareProfileTest, MissingFieldIsNamedWithWhatItHolds) {
   EXPECT_NE(ErrorOf(With("hbm_bytes", "hbm_bytes: 16G")).find("expected a byte size"), std::string::npos);
 }
 
+TEST(HardwareProfileTest, MatmulTilingReadsTilesUnitsAndTheMeasuredShape) {
+  StatusOr<HardwareProfile> profile =
+      ParseProfile(With("efficiency:",
+                        "efficiency: {matmul: 0.8, link: 0.82, hbm: 0.94, matmul_tiling: {tiles: [[128, 256, 1], "
+                        "[64, 64, 1]], units: 132, measured_at: [2048, 2048, 13312]}}"));
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  ASSERT_TRUE(profile->matmul_tiling.has_value());
+  EXPECT_EQ(profile->matmul_tiling->tiles.size(), 2u);
+  EXPECT_EQ(profile->matmul_tiling->tiles[0][1], 256);
+  EXPECT_EQ(profile->matmul_tiling->units, 132);
+  EXPECT_EQ(profile->matmul_tiling->measured_at[2], 13312);
+  EXPECT_FALSE(ParseProfile(kProfile)->matmul_tiling.has_value());
+}
+
+TEST(HardwareProfileTest, AMatmulTileIsThreePositiveDims) {
+  const std::string two =
+      ErrorOf(With("efficiency:",
+                   "efficiency: {matmul: 0.8, link: 0.82, hbm: 0.94, matmul_tiling: {tiles: [[128, 256]], "
+                   "measured_at: [1, 1, 1]}}"));
+  EXPECT_NE(two.find("/efficiency/matmul_tiling/tiles/0: expected a tile as [m, n, k]"), std::string::npos) << two;
+  const std::string zero =
+      ErrorOf(With("efficiency:",
+                   "efficiency: {matmul: 0.8, link: 0.82, hbm: 0.94, matmul_tiling: {tiles: [[0, 1, 1]], "
+                   "measured_at: [1, 1, 1]}}"));
+  EXPECT_NE(zero.find("at least 1"), std::string::npos) << zero;
+  const std::string missing = ErrorOf(
+      With("efficiency:", "efficiency: {matmul: 0.8, link: 0.82, hbm: 0.94, matmul_tiling: {tiles: [[8, 128, 128]]}}"));
+  EXPECT_NE(missing.find("missing key 'measured_at'"), std::string::npos) << missing;
+}
+
 TEST(HardwareProfileTest, EveryEmbeddedProfileParses) {
   const schemas::DataSource data = schemas::DataSource::Embedded();
   const std::vector<std::string> files = data.List("schemas/hardware");
