@@ -212,7 +212,7 @@ struct Partial {
 class Search {
  public:
   Search(std::shared_ptr<const Model> model, const SuggestOptions& options, schemas::ModelDims dims,
-         const planner::HardwareProfile& hardware, int64_t budget)
+         const planner::HardwareProfile& hardware, int64_t budget, const SearchTuning& tuning)
       : model_(std::move(model)),
         options_(options),
         dims_(std::move(dims)),
@@ -223,7 +223,8 @@ class Search {
         train_(options.memory.mode == "train"),
         batch_(*options.memory.batch),
         seq_(*options.memory.seq),
-        attention_(AttentionBlocks::Of(model_->config())) {
+        attention_(AttentionBlocks::Of(model_->config())),
+        share_(tuning.share) {
     // The mesh axes, in the config's order (EasyDeL's sharding_axis_names).
     for (const Json& name : model_->config().value("sharding_axis_names", Json::array())) {
       if (name.is_string()) names_.push_back(name.get<std::string>());
@@ -293,6 +294,8 @@ class Search {
         part.Reject(reason, count);
         continue;
       }
+      // The mesh's slice placements that place, each with its position in the enumeration.
+      std::vector<std::pair<Candidate, size_t>> placements;
       for (size_t d = 0; d < dcn_splits_.size(); ++d) {
         Candidate shape;
         shape.axis_names = names_;
@@ -304,18 +307,28 @@ class Search {
           part.Reject("slices not placeable on dp x fsdp", per_placement * static_cast<int64_t>(schedules.size()));
           continue;
         }
-        for (size_t r = 0; r < rule_sets_.size(); ++r) {
-          const int64_t order = static_cast<int64_t>((i * dcn_splits_.size() + d) * rule_sets_.size() + r) * policies_;
-          // One activation plan and one dry run per microbatch size, shared by every schedule and policy
-          // of the placement (neither depends on which stage holds a layer).
-          PlacementCache cache;
-          for (const Schedule& schedule : schedules) {
+        placements.emplace_back(std::move(shape), d);
+      }
+      for (size_t r = 0; r < rule_sets_.size(); ++r) {
+        // What the placements of one mesh share (MeshWork, ScheduleWork): which axes cross the slow network
+        // changes only the prices of the step's links, so one plan, one memory report per policy and
+        // microbatch count, and one dry run per microbatch size serve every placement.
+        MeshWork mesh_work;
+        for (const Schedule& schedule : schedules) {
+          ScheduleWork schedule_work;
+          for (const auto& [shape, d] : placements) {
+            if (!share_) {
+              mesh_work = {};
+              schedule_work = {};
+            }
             if (CannotBeatTheFlatSteps(shape.Stages(), schedule, floor)) {
               part.Reject("pipeline slower than the best step without one (its compute and least bubble)",
                           per_placement);
               continue;
             }
-            EP_RETURN_IF_ERROR(PricePlacement(shape, schedule, r, order, cache, part));
+            const int64_t order =
+                static_cast<int64_t>((i * dcn_splits_.size() + d) * rule_sets_.size() + r) * policies_;
+            EP_RETURN_IF_ERROR(PricePlacement(shape, schedule, r, order, mesh_work, schedule_work, part));
           }
         }
       }
@@ -454,15 +467,42 @@ class Search {
     return "";
   }
 
-  // Plans one mesh placement with rule set `r` under `schedule` and prices every policy on it.
-  struct PlacementCache {
+  // What every placement of one mesh (its slice placements) shares under one rule set: the inputs of its
+  // first plan, and per microbatch count its activation plan and its dry run (neither depends on which
+  // stage holds a layer, nor on which axes cross slices).
+  struct MeshWork {
     std::optional<PlanInputs> inputs;  ///< the first schedule's; another schedule re-splits it
     std::map<int64_t, StepActivations> activations;
     std::map<int64_t, kernels::DryRunReport> runs;
   };
 
-  Status PricePlacement(const Candidate& shape, const Schedule& schedule, size_t r, int64_t order,
-                        PlacementCache& cache, Partial& part) const {
+  // What the placements of one mesh share under one schedule: the plan (or why it has errors) and its
+  // memory per policy and microbatch count. Slices change neither (the layout and the bytes a device
+  // holds are the mesh's); PricePlacement sets the placement's --dcn on the mesh before pricing.
+  struct ScheduleWork {
+    bool planned = false;
+    std::optional<PlanInputs> inputs;
+    std::optional<planner::Plan> plan;
+    std::string plan_error;                                                ///< the rejection of a plan with errors
+    std::map<std::pair<int64_t, int64_t>, planner::MemoryReport> reports;  ///< by policy and microbatch count
+  };
+
+  // The --dcn factors of `shape` as MeshFromOptions lays them on `mesh` (the candidate's axes, pp left out
+  // without a pipeline): one per axis, none when no axis crosses slices.
+  static std::vector<int64_t> DcnShapeOf(const Candidate& shape, const Mesh& mesh) {
+    if (shape.DcnFlag().empty()) return {};
+    std::vector<int64_t> dcn;
+    for (const std::string& name : mesh.axis_names) {
+      const auto it = std::find(shape.axis_names.begin(), shape.axis_names.end(), name);
+      dcn.push_back(it == shape.axis_names.end() ? 1 : shape.dcn[static_cast<size_t>(it - shape.axis_names.begin())]);
+    }
+    return dcn;
+  }
+
+  // Plans the mesh placement `shape` with rule set `r` under `schedule` (once per mesh: `schedule_work`) and
+  // prices every policy on it.
+  Status PricePlacement(const Candidate& shape, const Schedule& schedule, size_t r, int64_t order, MeshWork& mesh_work,
+                        ScheduleWork& work, Partial& part) const {
     if (train_ && state_bytes_ > 0) {
       const double replicas = static_cast<double>(Tiles(names_, shape.mesh, {parallel_.dp}));
       const double devices = static_cast<double>(SuggestDevices(options_));
@@ -471,41 +511,56 @@ class Search {
         return Status();
       }
     }
-    PlanOptions plan_options = options_.plan;
-    plan_options.rules = rule_sets_[r];
-    plan_options.mesh.axes = shape.MeshFlag();
-    plan_options.mesh.dcn = shape.DcnFlag();
     const int64_t stages = shape.Stages();
-    if (stages > 1) {
-      plan_options.pipeline.schedule = schedule.name;
-      plan_options.pipeline.virtual_stages = schedule.virtual_stages;
-      plan_options.pipeline.supported = true;
-      plan_options.pipeline.roles = part.pipeline_roles;
+    if (!work.planned) {
+      PlanOptions plan_options = options_.plan;
+      plan_options.rules = rule_sets_[r];
+      plan_options.mesh.axes = shape.MeshFlag();
+      plan_options.mesh.dcn = shape.DcnFlag();
+      if (stages > 1) {
+        plan_options.pipeline.schedule = schedule.name;
+        plan_options.pipeline.virtual_stages = schedule.virtual_stages;
+        plan_options.pipeline.supported = true;
+        plan_options.pipeline.roles = part.pipeline_roles;
+      }
+      if (mesh_work.inputs) {
+        work.inputs = *mesh_work.inputs;
+        EP_RETURN_IF_ERROR(AddPipeline(*work.inputs, plan_options.pipeline));
+      } else {
+        EP_ASSIGN_OR_RETURN(work.inputs, PreparePlan(model_, plan_options));
+        mesh_work.inputs = work.inputs;
+        if (!part.pipeline_roles) part.pipeline_roles = work.inputs->pipeline_roles;
+        // The placements share this mesh and set their own --dcn on it: it must be laid out as they expect.
+        if (work.inputs->mesh.dcn_shape != DcnShapeOf(shape, work.inputs->mesh)) {
+          return Status::Internal("suggest: the mesh's --dcn factors are not laid out as expected");
+        }
+      }
+      work.planned = true;
+      EP_ASSIGN_OR_RETURN(planner::Plan plan, work.inputs->Build());
+      if (plan.HasErrors()) {
+        const auto error = std::find_if(plan.findings.begin(), plan.findings.end(),
+                                        [](const planner::Finding& f) { return f.severity == Severity::kError; });
+        work.plan_error = fmt::format("plan error [{}]", planner::FindingCodeName(error->code));
+      } else {
+        work.plan = std::move(plan);
+      }
     }
-    PlanInputs inputs;
-    if (cache.inputs) {
-      inputs = *cache.inputs;
-      EP_RETURN_IF_ERROR(AddPipeline(inputs, plan_options.pipeline));
-    } else {
-      EP_ASSIGN_OR_RETURN(inputs, PreparePlan(model_, plan_options));
-      cache.inputs = inputs;
-      if (!part.pipeline_roles) part.pipeline_roles = inputs.pipeline_roles;
-    }
-    EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
-    if (plan.HasErrors()) {
-      const auto error = std::find_if(plan.findings.begin(), plan.findings.end(),
-                                      [](const planner::Finding& f) { return f.severity == Severity::kError; });
-      part.Reject(fmt::format("plan error [{}]", planner::FindingCodeName(error->code)), policies_);
+    if (!work.plan) {
+      part.Reject(work.plan_error, policies_);
       return Status();
     }
+    PlanInputs& inputs = *work.inputs;
+    planner::Plan& plan = *work.plan;
+    // This placement's slices: what prices its links.
+    inputs.mesh.dcn_shape = plan.mesh.dcn_shape = DcnShapeOf(shape, plan.mesh);
     if (!part.step_models[r]) {
       EP_ASSIGN_OR_RETURN(part.step_models[r], StepModelOf(inputs, plan));
     }
     const StepModel& step_model = *part.step_models[r];
     const int64_t batch_tiles = Tiles(names_, shape.mesh, dims_.axes.batch);
     const std::vector<int64_t> counts = MicrobatchCounts(stages, schedule, batch_tiles);
-    std::map<int64_t, StepActivations>& activations = cache.activations;
-    std::map<int64_t, kernels::DryRunReport>& runs = cache.runs;
+    std::map<int64_t, StepActivations>& activations = mesh_work.activations;
+    std::map<int64_t, kernels::DryRunReport>& runs = mesh_work.runs;
     for (int64_t p = 0; p < policies_; ++p) {
       StepSettings settings;
       settings.mode = MemoryModeOf(options_.memory.mode);
@@ -521,15 +576,20 @@ class Search {
       for (int64_t m : counts) {
         if (best && stages <= 1) break;
         settings.microbatches = m;
-        const MemoryOptions step_memory = StepMemoryOptions(options_.memory, settings);
-        auto step = activations.find(m);
-        if (step == activations.end()) {
-          EP_ASSIGN_OR_RETURN(StepActivations built, BuildStepActivations(inputs, step_memory));
-          step = activations.emplace(m, std::move(built)).first;
+        auto memory = work.reports.find({p, m});
+        if (memory == work.reports.end()) {
+          const MemoryOptions step_memory = StepMemoryOptions(options_.memory, settings);
+          auto step = activations.find(m);
+          if (step == activations.end()) {
+            EP_ASSIGN_OR_RETURN(StepActivations built, BuildStepActivations(inputs, step_memory));
+            step = activations.emplace(m, std::move(built)).first;
+          }
+          EP_ASSIGN_OR_RETURN(planner::MemoryReport built,
+                              BuildMemoryReport(inputs, plan, step_memory, budget_, settings.policy, &step->second,
+                                                /*worst_only=*/true));
+          memory = work.reports.emplace(std::make_pair(p, m), std::move(built)).first;
         }
-        EP_ASSIGN_OR_RETURN(planner::MemoryReport report,
-                            BuildMemoryReport(inputs, plan, step_memory, budget_, settings.policy, &step->second,
-                                              /*worst_only=*/true));
+        const planner::MemoryReport& report = memory->second;
         // A pipeline's larger microbatches (fewer of them) keep more activations in flight, except under
         // GPipe, which keeps them all: past the first count that does not fit, none does.
         if (!report.fits) {
@@ -598,6 +658,7 @@ class Search {
   bool train_;
   int64_t batch_, seq_;
   AttentionBlocks attention_;
+  bool share_;
   std::vector<std::string> names_;
   std::vector<std::vector<int64_t>> meshes_;
   std::vector<std::vector<int64_t>> dcn_splits_;
@@ -609,7 +670,8 @@ class Search {
 
 }  // namespace
 
-StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const SuggestOptions& given) {
+StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const SuggestOptions& given,
+                                const SearchTuning& tuning) {
   // --devices is a config option: the Model's own when the caller's options do not repeat it (Python).
   SuggestOptions options = given;
   if (!options.plan.config.devices) options.plan.config.devices = model->options().devices;
@@ -623,7 +685,7 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   // Every candidate is priced by the family's forward pass: a family without one is refused up front,
   // whether or not some mesh would have been planned (the memory floor rejects some before planning).
   EP_RETURN_IF_ERROR(ForwardPassOf(*model, "the step-time model", "cost and suggest need one").status());
-  const Search search(model, options, std::move(dims), *hardware, budget);
+  const Search search(model, options, std::move(dims), *hardware, budget, tuning);
 
   const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
   std::vector<Partial> parts(std::min(workers, std::max<size_t>(search.meshes(), 1)));

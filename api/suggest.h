@@ -10,7 +10,9 @@
 //
 // Work grows with the candidates, not with candidates x tensors: the Model keeps one rule match per
 // tree and rule set (planner::TreeMatches), each mesh lays it out once (planner::LayOutPlan works per
-// layout group), and one dry run per mesh and microbatch size serves every checkpoint policy.
+// layout group), and one dry run per mesh and microbatch size serves every checkpoint policy. The slice
+// placements of a mesh (--slices) share its plan, its memory and its dry runs: only their links' prices
+// differ (SearchTuning).
 
 #include <cstdint>
 #include <map>
@@ -92,7 +94,17 @@ struct SuggestResult {
   std::vector<std::string> assumptions;
 };
 
-StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const SuggestOptions& options);
+/// How Suggest searches: what it computes once and reuses. Every setting gives the same result (tests
+/// compare them); only the time differs.
+struct SearchTuning {
+  /// The slice placements of one mesh (--slices) share its plan, its memory per policy and microbatch
+  /// count and its dry runs: which axes cross the slow network changes only the prices of the links.
+  /// False prices each placement from scratch.
+  bool share = true;
+};
+
+StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const SuggestOptions& options,
+                                const SearchTuning& tuning = {});
 
 /// The commands that reproduce a candidate: plan, memory and cost, with every option of `options` that
 /// changes a figure (the config options, --uneven, the step's state, --max-memory, --hardware,

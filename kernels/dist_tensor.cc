@@ -55,16 +55,10 @@ StatusOr<DistSpec> SpecFromPartition(const PartitionSpec& spec, int rank, const 
 }
 
 MeshGeometry::MeshGeometry(const Mesh& mesh) : mesh_(mesh) {
-  for (int64_t s : mesh.shape) devices_ *= s;
-  coords_.resize(static_cast<size_t>(devices_));
-  for (int64_t d = 0; d < devices_; ++d) {
-    std::vector<int64_t>& c = coords_[static_cast<size_t>(d)];
-    c.resize(mesh.shape.size());
-    int64_t rest = d;
-    for (size_t k = mesh.shape.size(); k-- > 0;) {
-      c[k] = rest % mesh.shape[k];
-      rest /= mesh.shape[k];
-    }
+  strides_.assign(mesh.shape.size(), 1);
+  for (size_t k = mesh.shape.size(); k-- > 0;) {
+    strides_[k] = devices_;
+    devices_ *= mesh.shape[k];
   }
   local_devices_ = devices_;
 }
