@@ -122,7 +122,8 @@ StatusOr<planner::CheckpointPolicy> ConfigCheckpointPolicy(const Json& config) {
 StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, const planner::Plan& plan,
                                                   const MemoryOptions& options, int64_t budget,
                                                   std::optional<planner::CheckpointPolicy> policy,
-                                                  const StepActivations* activations, bool worst_only) {
+                                                  const StepActivations* activations, bool worst_only,
+                                                  const planner::MemoryModel* memory_model) {
   const bool train = options.mode == "train";
   planner::MemoryOptions memory;
   memory.mode = MemoryModeOf(options.mode);
@@ -141,8 +142,11 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, cons
       EP_ASSIGN_OR_RETURN(memory.policy, ConfigCheckpointPolicy(config));
     }
   }
-  EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(inputs.resolved()));
-  EP_ASSIGN_OR_RETURN(planner::MemoryModel model, planner::MemoryModelOf(dims, schemas::GeometryConfig(config)));
+  std::optional<planner::MemoryModel> own_model;
+  if (memory_model == nullptr) {
+    EP_ASSIGN_OR_RETURN(own_model, StepMemoryModel(*inputs.model));
+    memory_model = &*own_model;
+  }
 
   std::optional<StepActivations> own;
   if (activations == nullptr) {
@@ -150,8 +154,13 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, cons
     activations = &*own;
   }
   const planner::ActivationPlan* cache = activations->cache ? &*activations->cache : &activations->step;
-  planner::MemoryInputs memory_inputs{&plan, inputs.tree.get(), &activations->step, cache, std::move(model)};
+  planner::MemoryInputs memory_inputs{&plan, inputs.tree.get(), &activations->step, cache, *memory_model};
   return planner::ComputeMemory(memory_inputs, memory);
+}
+
+StatusOr<planner::MemoryModel> StepMemoryModel(const Model& model) {
+  EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(model.resolved()));
+  return planner::MemoryModelOf(dims, schemas::GeometryConfig(model.config()));
 }
 
 StatusOr<StepActivations> BuildStepActivations(const PlanInputs& inputs, const MemoryOptions& options) {

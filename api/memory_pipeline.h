@@ -42,12 +42,16 @@ StatusOr<StepActivations> BuildStepActivations(const PlanInputs& inputs, const M
 /// The memory report of `plan` (built from `inputs`). REQUIRES: CheckMemoryOptions passed. `policy`
 /// replaces the config's gradient_checkpointing (suggest tries every policy on one resolved config);
 /// `activations`, when given, are BuildStepActivations(inputs, options), which the policies share;
-/// `worst_only` keeps only the worst device (planner::MemoryOptions::worst_only).
+/// `worst_only` keeps only the worst device (planner::MemoryOptions::worst_only); `memory_model`, when
+/// given, is StepMemoryModel(inputs), which suggest computes once for thousands of reports.
 StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, const planner::Plan& plan,
                                                   const MemoryOptions& options, int64_t budget,
                                                   std::optional<planner::CheckpointPolicy> policy = std::nullopt,
-                                                  const StepActivations* activations = nullptr,
-                                                  bool worst_only = false);
+                                                  const StepActivations* activations = nullptr, bool worst_only = false,
+                                                  const planner::MemoryModel* memory_model = nullptr);
+
+/// What the memory model reads of `model`'s config: its dims and geometry settings.
+StatusOr<planner::MemoryModel> StepMemoryModel(const Model& model);
 
 /// The config's gradient_checkpointing as a policy the memory model covers; bad input naming the
 /// policies otherwise.

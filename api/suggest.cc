@@ -261,6 +261,8 @@ class Search {
     for (const std::string& file : options.rules) rule_sets_.push_back(file);
     policies_ = train_ ? static_cast<int64_t>(std::size(kPolicies)) : 1;
     if (train_) state_bytes_ = TrainingStateBytes();
+    // The same for every memory report of the search (an error is BuildMemoryReport's to return).
+    if (StatusOr<planner::MemoryModel> memory = StepMemoryModel(*model_); memory.ok()) memory_model_ = *memory;
   }
 
   size_t meshes() const { return meshes_.size(); }
@@ -586,7 +588,7 @@ class Search {
           }
           EP_ASSIGN_OR_RETURN(planner::MemoryReport built,
                               BuildMemoryReport(inputs, plan, step_memory, budget_, settings.policy, &step->second,
-                                                /*worst_only=*/true));
+                                                /*worst_only=*/true, memory_model_ ? &*memory_model_ : nullptr));
           memory = work.reports.emplace(std::make_pair(p, m), std::move(built)).first;
         }
         const planner::MemoryReport& report = memory->second;
@@ -664,6 +666,7 @@ class Search {
   std::vector<std::vector<int64_t>> dcn_splits_;
   std::vector<std::string> rule_sets_;
   int64_t policies_ = 1;
+  std::optional<planner::MemoryModel> memory_model_;  ///< StepMemoryModel of the model
   /// Training: every parameter with its gradient and optimizer state, in bytes (StateFloor).
   double state_bytes_ = 0;
 };

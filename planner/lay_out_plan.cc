@@ -121,10 +121,15 @@ Status AddDeviceTotals(Plan& plan) {
     }
   }
   if (plan.pipeline.pipelined()) {
-    for (int64_t d = 0; d < devices; ++d) {
-      EP_RETURN_IF_ERROR(AccumulateBytes(plan.device_bytes[static_cast<size_t>(d)],
-                                         stage_bytes[static_cast<size_t>(d / pp_stride % plan.pipeline.stages)],
-                                         "plan"));
+    // Every device holds `uniform` so far, and a stage's devices come in runs of pp_stride ids: one sum per
+    // stage, then filled run by run (suggest lays out thousands of pipelined meshes of 16,384 chips).
+    std::vector<int64_t> stage_totals(stage_bytes.size(), uniform);
+    for (size_t s = 0; s < stage_bytes.size(); ++s) {
+      EP_RETURN_IF_ERROR(AccumulateBytes(stage_totals[s], stage_bytes[s], "plan"));
+    }
+    for (int64_t first = 0; first < devices; first += pp_stride) {
+      const int64_t total = stage_totals[static_cast<size_t>(first / pp_stride % plan.pipeline.stages)];
+      std::fill_n(plan.device_bytes.begin() + first, pp_stride, total);
     }
   }
   for (const LayoutGroup& group : plan.groups) {

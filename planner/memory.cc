@@ -570,10 +570,14 @@ Status AddDevices(const Plan& plan, const TrainingState& state, const SharedByte
   const bool pipelined = plan.pipeline.pipelined();
   if (options.worst_only && !state.per_device_groups && pipelined) {
     // Within a stage only the parameters differ: each stage's device with the most of them stands for it.
+    // A stage's devices come in runs of pp_stride ids (the pp coordinate changes between runs): each run is
+    // scanned without computing each device's stage (suggest asks for thousands of reports on 16,384 chips).
     std::vector<int64_t> most(static_cast<size_t>(plan.pipeline.stages), -1);
-    for (int64_t d = 0; d < devices; ++d) {
-      int64_t& at = most[shared.StageOf(d)];
-      if (at < 0 || plan.device_bytes[static_cast<size_t>(d)] > plan.device_bytes[static_cast<size_t>(at)]) at = d;
+    const auto bytes = plan.device_bytes.begin();
+    for (int64_t first = 0; first < devices; first += shared.pp_stride) {
+      int64_t& at = most[shared.StageOf(first)];
+      const auto run_most = std::max_element(bytes + first, bytes + first + shared.pp_stride);  // its lowest id
+      if (at < 0 || *run_most > bytes[at]) at = run_most - bytes;
     }
     report.stages = StagesOf(plan, options);
     for (size_t s = 0; s < most.size(); ++s) {
