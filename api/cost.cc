@@ -441,6 +441,7 @@ Json CostToJson(const CostResult& r) {
     out["attention_causal_share"] = c.attention_causal_share;
     out["communication_s"] = c.communication_s;
     out["exposed_communication_s"] = c.exposed_communication_s;
+    if (!c.topology.empty()) out["topology"] = c.topology;  // a TPU slice's torus: cost's "assumed" lines
     out["fits"] = e.fits;
     out["memory"] = DeviceMemoryToJson(e.memory.Worst());
     out["memory_per_device"] = e.memory.memory_per_device;

@@ -12,8 +12,8 @@ namespace {
 
 TEST(HardwareLookupTest, NamesAreTheStemsOfTheBuiltInProfiles) {
   const std::vector<std::string> names = HardwareNames(Environment::Real());
-  EXPECT_EQ(names, (std::vector<std::string>{"a100-80g", "b200", "h100-sxm", "h200", "mi300x", "tpu-v4", "tpu-v5e",
-                                             "tpu-v5p", "tpu-v6e"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"a100-80g", "b200", "gb200-nvl72", "h100-sxm", "h200", "mi300x", "tpu-v4",
+                                             "tpu-v5e", "tpu-v5p", "tpu-v6e"}));
 }
 
 TEST(HardwareLookupTest, APathOrAYamlSuffixMeansAFile) {

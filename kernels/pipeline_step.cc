@@ -26,7 +26,8 @@ bool BoundaryCrossesNetwork(const Mesh& mesh, int pp, int64_t stage, const plann
 // One point-to-point send of `bytes` per device over a link: its latency and the bytes at its bandwidth.
 double SendSeconds(const planner::HardwareProfile& hw, bool network, int64_t bytes) {
   const planner::LinkDomain& link = network ? hw.network : hw.fast;
-  const double bandwidth = link.bandwidth * hw.link_efficiency;
+  const double bandwidth =
+      link.bandwidth * (network ? hw.network_efficiency.value_or(hw.link_efficiency) : hw.link_efficiency);
   return link.base_latency + link.latency + (bandwidth > 0 ? static_cast<double>(bytes) / bandwidth : 0);
 }
 

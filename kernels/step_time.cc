@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -68,13 +69,22 @@ int64_t RingSteps(CollectiveKind kind, int64_t group) {
 // all-reduce) at the network's step latency and the rest at the fast domain's, and its bandwidth is the
 // network's, the slowest level it crosses (ncclTopoTuneModel: latencies += (nsteps - nInterSteps) x
 // intraLat + nInterSteps x interLat, with intraLat x 1.8 under LL across nodes).
+// On a TPU torus (`span`, the fast links only) the ring walks the hops of the dims its group spans and
+// uses the links of each ("How to Scale Your Model", sharding/: AllGather over several axes "increases
+// the available bandwidth by a factor of n_axes"; a dim without wraparound cannot run a bidirectional
+// ring, tpus/: "it typically doubles the time of most communication").
 double RingSeconds(const planner::HardwareProfile& hw, bool network, int64_t domains, CollectiveKind kind,
-                   int64_t group, int64_t bytes) {
+                   int64_t group, int64_t bytes, const planner::TorusSpan* span = nullptr) {
   const planner::LinkDomain& link = network ? hw.network : hw.fast;
-  const double steps = static_cast<double>(RingSteps(kind, group));
+  const bool torus = span != nullptr && !network && span->dims > 0;
+  const double steps = torus ? static_cast<double>(span->hops * (kind == CollectiveKind::kAllReduce ? 2 : 1))
+                             : static_cast<double>(RingSteps(kind, group));
   const double inter = network ? static_cast<double>(RingSteps(kind, std::max<int64_t>(domains, 2))) : 0;
   const double intra = std::max(0.0, steps - inter);
-  const double bandwidth = link.bandwidth * hw.link_efficiency;
+  // The network's own measured efficiency where the profile has one, else the fast links' (its comment
+  // says which stands in).
+  const double efficiency = network ? hw.network_efficiency.value_or(hw.link_efficiency) : hw.link_efficiency;
+  const double bandwidth = link.bandwidth * efficiency * (torus ? span->bandwidth_factor : 1.0);
   const double step_latency = network ? inter * link.latency + intra * hw.fast.latency : steps * link.latency;
   double seconds = link.base_latency + step_latency + (bandwidth > 0 ? static_cast<double>(bytes) / bandwidth : 0);
   if (link.low_latency) {
@@ -85,6 +95,50 @@ double RingSeconds(const planner::HardwareProfile& hw, bool network, int64_t dom
     seconds = std::min(seconds, ll.base_latency + ll_steps + static_cast<double>(bytes) / ll_bandwidth);
   }
   return seconds;
+}
+
+// What cost says of a TPU slice's torus: its dims and wraparound, and where the mesh's axes lie.
+std::vector<std::string> TopologyLines(const planner::TorusSlice& slice, const Mesh& mesh,
+                                       const std::vector<int64_t>& ici, const planner::HardwareProfile& hw,
+                                       int64_t chips) {
+  std::vector<std::string> wrapped;
+  for (size_t p = 0; p < slice.dims.size(); ++p) {
+    if (slice.wraps[p]) wrapped.push_back(std::to_string(slice.dims[p]));
+  }
+  const std::string wraps = wrapped.empty() ? "no wraparound"
+                            : wrapped.size() == slice.dims.size()
+                                ? "wraparound on every dim"
+                                : "wraparound on its " + fmt::format("{}", fmt::join(wrapped, ", ")) + " dim" +
+                                      (wrapped.size() > 1 ? "s" : "");
+  std::string where = slice.shape_given ? "as given"
+                      : slice.shape_assumed
+                          ? "no Cloud TPU topology has that chip count: the most even fit of the pod's torus"
+                          : "Cloud TPU's topology for that chip count";
+  std::vector<std::string> lines = {fmt::format("the {} slice of {} chips is a {} torus ({}), with {}", hw.name, chips,
+                                                planner::DimsText(slice.dims), where, wraps)};
+  std::vector<std::string> parts;
+  for (size_t l = 0; l < ici.size(); ++l) {
+    if (ici[l] <= 1) continue;
+    std::vector<int64_t> along;
+    for (size_t p = 0; p < slice.dims.size(); ++p) {
+      if (slice.assignment[p][l] > 1) along.push_back(slice.assignment[p][l]);
+    }
+    parts.push_back(fmt::format("{}={} over {}", mesh.axis_names[l], ici[l], planner::DimsText(along)));
+  }
+  if (parts.empty()) return lines;
+  if (slice.ring_order) {
+    lines.push_back(fmt::format("the mesh in jax mesh_utils' ring order over the slice (one ring of ICI links): {}",
+                                fmt::join(parts, ", ")));
+  } else if (slice.layout_assumed) {
+    lines.push_back(
+        fmt::format("the mesh on the torus row-major, without wraparound (no layout of jax mesh_utils "
+                    "fits these axis sizes): {}",
+                    fmt::join(parts, ", ")));
+  } else {
+    lines.push_back(fmt::format("the mesh laid on the torus as jax mesh_utils.create_device_mesh lays it: {}",
+                                fmt::join(parts, ", ")));
+  }
+  return lines;
 }
 
 std::string AxesText(const Mesh& mesh, const std::vector<int>& axes) {
@@ -108,6 +162,16 @@ CollectiveKind Transpose(CollectiveKind kind) {
 
 double AttentionCausalShare(int64_t sequence_shards) {
   return 1.0 - 1.0 / (2.0 * static_cast<double>(std::max<int64_t>(1, sequence_shards)));
+}
+
+double CollectiveSeconds(const planner::HardwareProfile& hw, const Mesh& mesh, const std::vector<int>& axes,
+                         CollectiveKind kind, int64_t group, int64_t bytes_per_device,
+                         const planner::TorusSlice* torus) {
+  const bool network = CrossesNetwork(mesh, axes, hw);
+  const int64_t domains = network ? DomainsSpanned(mesh, axes, hw) : 1;
+  std::optional<planner::TorusSpan> span;
+  if (torus != nullptr && !network) span = planner::SpanOf(*torus, axes);
+  return RingSeconds(hw, network, domains, kind, group, bytes_per_device, span ? &*span : nullptr);
 }
 
 void KindBytes::Add(CollectiveKind kind, int64_t bytes) {
@@ -288,13 +352,24 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   cost.step_flops =
       (cost.forward_flops * phases + recompute_flops + (recomputes_scores ? batched_flops / 2 : 0)) * micro;
 
-  // Communication.
+  // Communication. A TPU slice (one of the --dcn slices) lies on its ICI torus.
+  std::optional<planner::TorusSlice> torus;
+  if (hw.fast.kind == "ici" && !hw.fast.torus.empty()) {
+    std::vector<int64_t> ici = mesh.shape;
+    int64_t chips = 1;
+    for (size_t k = 0; k < ici.size(); ++k) {
+      if (!mesh.dcn_shape.empty()) ici[k] /= std::max<int64_t>(1, mesh.dcn_shape[k]);
+      chips *= ici[k];
+    }
+    if (chips <= hw.fast.chips) {
+      EP_ASSIGN_OR_RETURN(torus, planner::LayOutSlice(hw, ici, options.torus));
+      cost.topology = TopologyLines(*torus, mesh, ici, hw, chips);
+    }
+  }
   double overlappable_s = 0, exposed_s = 0;
   auto price = [&](PricedCollective c, const std::vector<int>& axes) {
-    const bool network = CrossesNetwork(mesh, axes, hw);
-    c.link = network ? "network" : "fast";
-    const int64_t domains = network ? DomainsSpanned(mesh, axes, hw) : 1;
-    c.seconds = RingSeconds(hw, network, domains, c.kind, c.group, c.bytes_per_device);
+    c.link = CrossesNetwork(mesh, axes, hw) ? "network" : "fast";
+    c.seconds = CollectiveSeconds(hw, mesh, axes, c.kind, c.group, c.bytes_per_device, torus ? &*torus : nullptr);
     c.axes = AxesText(mesh, axes);
     const double total = c.seconds * static_cast<double>(c.count);
     cost.communication_s += total;

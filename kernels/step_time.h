@@ -34,6 +34,7 @@
 #include "planner/hardware.h"
 #include "planner/memory.h"
 #include "planner/plan.h"
+#include "planner/torus.h"
 
 namespace easyplan::kernels {
 
@@ -58,10 +59,21 @@ struct StepOptions {
   int64_t update_bytes = 0;
   /// Training, per microbatch: the bytes the loss reads and writes over the logits (forward and backward).
   int64_t loss_bytes = 0;
+  /// A TPU slice's torus dims as given (planner::LayOutSlice); empty: Cloud TPU's topology for the
+  /// slice's chip count.
+  std::vector<int64_t> torus;
   /// A pipelined plan: price the step of this stage (its parameters' gradient sync only); -1 = the whole
   /// model. The dry run is that stage's view (StageView).
   int64_t stage = -1;
 };
+
+/// One collective over the mesh axes `axes` (a group of `group` devices, `bytes_per_device` received by
+/// each), as PriceStep prices it: on the network when the group leaves a fast domain or crosses slices
+/// (NCCL's split of the ring's steps across domains), else on the fast links, over the dims of `torus`
+/// the group spans when the chips form one (a TPU slice; null otherwise).
+double CollectiveSeconds(const planner::HardwareProfile& hw, const Mesh& mesh, const std::vector<int>& axes,
+                         CollectiveKind kind, int64_t group, int64_t bytes_per_device,
+                         const planner::TorusSlice* torus = nullptr);
 
 /// Bytes per device of each collective kind (all-gather, reduce-scatter, all-reduce, all-to-all), and of
 /// a pipeline's stage-to-stage sends (send/recv).
@@ -120,6 +132,9 @@ struct StepCost {
   /// The share of attention's q.k and p.v FLOPs a fused kernel computes on the busiest device: it skips
   /// the blocks above the causal diagonal (AttentionCausalShare). 1 for vanilla attention and decode.
   double attention_causal_share = 1;
+  /// A TPU slice: the torus it was priced on and how the mesh lies on it, what cost prints as
+  /// "assumed ..." lines (docs/COST.md, "The topology").
+  std::vector<std::string> topology;
 };
 
 /// The share of a causal attention's score blocks a fused kernel computes on the busiest device when the

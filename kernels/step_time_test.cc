@@ -150,5 +150,76 @@ TEST(StepTimeTest, ParameterGathersHideBehindComputeAndTensorParallelReductionsD
   EXPECT_DOUBLE_EQ(p.cost.step_time_s, p.cost.compute_s + p.cost.exposed_communication_s);
 }
 
+// A TPU v5p-like chip: a 16x16x24 torus whose slices of whole 4x4x4 cubes wrap around, 1.8e11 B/s over one
+// wrapped dim (the profile's convention), 1 us per ICI hop.
+planner::HardwareProfile V5pLike() {
+  planner::HardwareProfile hw = TestChip();
+  hw.name = "v5p-like";
+  hw.fast = {"ici", 16 * 16 * 24, {16, 16, 24}, 1.8e11, 1e-6};
+  hw.fast.wraparound = "full_cubes";
+  hw.network = {"dcn", 0, {}, 6.25e9, 14e-6};
+  return hw;
+}
+
+Mesh EasyDelMesh(std::vector<int64_t> shape) { return {{"dp", "fsdp", "ep", "tp", "sp"}, std::move(shape), {}}; }
+
+double AllGatherSeconds(const planner::HardwareProfile& hw, const Mesh& mesh, int axis,
+                        const std::vector<int64_t>& given = {}) {
+  std::vector<int64_t> ici = mesh.shape;
+  auto slice = planner::LayOutSlice(hw, ici, given);
+  EXPECT_TRUE(slice.ok()) << slice.status().ToString();
+  const int64_t bytes = int64_t{1} << 30;
+  return CollectiveSeconds(hw, mesh, {axis}, CollectiveKind::kAllGather, mesh.shape[static_cast<size_t>(axis)], bytes,
+                           &*slice);
+}
+
+TEST(StepTimeTest, AV5pAllGatherOverTwoTorusDimsIsTwiceAsFastAsOverOne) {
+  // 4x4x4 (full cube, every dim wraps): tp=4 takes one dim, fsdp=16 the other two (jax mesh_utils).
+  const planner::HardwareProfile hw = V5pLike();
+  const Mesh mesh = EasyDelMesh({1, 16, 1, 4, 1});
+  const double two_dims = AllGatherSeconds(hw, mesh, 1), one_dim = AllGatherSeconds(hw, mesh, 3);
+  EXPECT_NEAR(one_dim / two_dims, 2.0, 0.01);
+  // One dim with wraparound runs at the profile's bandwidth (x link efficiency); hops 4 / 2.
+  EXPECT_NEAR(one_dim, 2e-6 + static_cast<double>(int64_t{1} << 30) / 1.8e11, 1e-9);
+}
+
+TEST(StepTimeTest, AnEightChipAxisWithoutWraparoundCostsTwiceOneWith) {
+  const planner::HardwareProfile hw = V5pLike();
+  // tp=8 on the 8-long dim of a 4x4x8 slice (whole cubes: it wraps) and of a 2x2x8 one (it does not).
+  const double wrapped = AllGatherSeconds(hw, EasyDelMesh({1, 16, 1, 8, 1}), 3);
+  const double line = AllGatherSeconds(hw, EasyDelMesh({1, 4, 1, 8, 1}), 3, {2, 2, 8});
+  EXPECT_NEAR(line / wrapped, 2.0, 0.01);
+}
+
+TEST(StepTimeTest, AGb200TensorParallelAllReduceOver72GpusStaysOnNvlink) {
+  planner::HardwareProfile nvl72 = TestChip();
+  nvl72.fast = {"nvlink", 72, {}, 900e9, 3.4e-6};
+  nvl72.network = {"infiniband", 0, {}, 50e9, 14e-6};
+  const Mesh mesh = EasyDelMesh({1, 1, 1, 72, 1});
+  const int64_t bytes = int64_t{1} << 30;
+  const double seconds = CollectiveSeconds(nvl72, mesh, {3}, CollectiveKind::kAllReduce, 72, bytes);
+  // One NVLink ring: 2 x 71 steps at NVLink's latency and the bytes at NVLink's bandwidth.
+  EXPECT_NEAR(seconds, 2 * 71 * 3.4e-6 + static_cast<double>(bytes) / 900e9, 1e-9);
+  // The same group on 8-GPU nodes crosses the network and runs at its 50e9.
+  planner::HardwareProfile hgx = nvl72;
+  hgx.fast.chips = 8;
+  EXPECT_GT(CollectiveSeconds(hgx, mesh, {3}, CollectiveKind::kAllReduce, 72, bytes), 10 * seconds);
+}
+
+TEST(StepTimeTest, TheNetworkRunsAtItsOwnEfficiency) {
+  ModelDesc m = TinyLlama();
+  m.batch = 8;
+  const Priced p = Price(m, {1, 8, 1, 1, 1}, {});
+  planner::HardwareProfile hw = TestChip();
+  hw.link_efficiency = 0.9;
+  hw.network_efficiency = 0.5;
+  const Mesh mesh = EasyDelMesh({1, 8, 1, 1, 1});
+  const PricedCollective& c = p.cost.collectives.front();
+  const double at_half = CollectiveSeconds(hw, mesh, {1}, c.kind, c.group, c.bytes_per_device);
+  hw.network_efficiency = 1.0;
+  const double at_full = CollectiveSeconds(hw, mesh, {1}, c.kind, c.group, c.bytes_per_device);
+  EXPECT_NEAR(at_half - at_full, static_cast<double>(c.bytes_per_device) / hw.network.bandwidth, 1e-12);
+}
+
 }  // namespace
 }  // namespace easyplan::kernels

@@ -20,17 +20,30 @@ const std::vector<std::string>& TopKeys() {
                                                 "efficiency"};
   return keys;
 }
-const std::vector<std::string>& LinkKeys() {
-  static const std::vector<std::string> keys = {"kind",    "chips",        "torus",      "bandwidth",
-                                                "latency", "base_latency", "low_latency"};
+// The keys of each link domain: a torus and its wraparound belong to the fast domain, the NICs to the
+// network.
+const std::vector<std::string>& FastLinkKeys() {
+  static const std::vector<std::string> keys = {"kind",      "chips",   "torus",        "wraparound",
+                                                "bandwidth", "latency", "base_latency", "low_latency"};
   return keys;
+}
+const std::vector<std::string>& NetworkLinkKeys() {
+  static const std::vector<std::string> keys = {"kind",          "chips",   "bandwidth",    "nics_per_host",
+                                                "nic_bandwidth", "latency", "base_latency", "low_latency"};
+  return keys;
+}
+// Which dims of a TPU slice wrap around (docs/COST.md, "The topology"): "full_cubes" on v4 and v5p,
+// "full_dims" on v5e and v6e.
+const std::vector<std::string>& WraparoundKinds() {
+  static const std::vector<std::string> kinds = {"full_cubes", "full_dims"};
+  return kinds;
 }
 const std::vector<std::string>& LowLatencyKeys() {
   static const std::vector<std::string> keys = {"base_latency", "latency", "bandwidth"};
   return keys;
 }
 const std::vector<std::string>& EfficiencyKeys() {
-  static const std::vector<std::string> keys = {"matmul", "link", "hbm", "attention", "matmul_tiling"};
+  static const std::vector<std::string> keys = {"matmul", "link", "hbm", "network", "attention", "matmul_tiling"};
   return keys;
 }
 const std::vector<std::string>& TilingKeys() {
@@ -161,23 +174,23 @@ class ProfileReader {
   }
 
   /// A closed-vocabulary string.
-  StatusOr<std::string> Choice(const Json& value, const std::string& pointer,
-                               const std::vector<std::string>& choices) const {
+  StatusOr<std::string> Choice(const Json& value, const std::string& pointer, const std::vector<std::string>& choices,
+                               std::string_view noun = "link kind") const {
     if (!value.is_string()) return Error(pointer, "expected one of " + JoinQuoted(choices) + ", found " + Found(value));
     std::string text = value.get<std::string>();
     for (const std::string& choice : choices) {
       if (choice == text) return text;
     }
-    std::string message = "unknown link kind '" + text + "'";
+    std::string message = "unknown " + std::string(noun) + " '" + text + "'";
     if (auto suggestion = SuggestClosest(text, choices)) message += " (did you mean '" + *suggestion + "'?)";
     return Error(pointer, message, {"expected one of " + JoinQuoted(choices)});
   }
 
-  StatusOr<LinkDomain> Link(const Json& root, const std::string& key, bool fast) const {
+  StatusOr<LinkDomain> Link(const Json& root, const std::string& key, bool fast, int64_t chips_per_host) const {
     const std::string pointer = PointerToMember("", key);
     const std::string what = fast ? "the fast domain" : "the network between fast domains";
     EP_ASSIGN_OR_RETURN(const Json* link, Required(root, "", key, what + " {kind, chips, bandwidth, latency}"));
-    EP_RETURN_IF_ERROR(CheckMapping(*link, pointer, LinkKeys(), what));
+    EP_RETURN_IF_ERROR(CheckMapping(*link, pointer, fast ? FastLinkKeys() : NetworkLinkKeys(), what));
     LinkDomain domain;
     EP_ASSIGN_OR_RETURN(const Json* kind,
                         Required(*link, pointer, "kind", "one of " + JoinQuoted(fast ? FastKinds() : NetworkKinds())));
@@ -205,9 +218,45 @@ class ProfileReader {
                                         ": expected them to agree");
       }
     }
-    EP_ASSIGN_OR_RETURN(const Json* bandwidth,
-                        Required(*link, pointer, "bandwidth", "bytes per second per chip and direction"));
-    EP_ASSIGN_OR_RETURN(domain.bandwidth, Bandwidth(*bandwidth, pointer + "/bandwidth"));
+    // A torus says which of a slice's dims wrap around; the one without the other is half a topology.
+    if (auto wrap = link->find("wraparound"); wrap != link->end()) {
+      if (domain.torus.empty()) {
+        return Error(pointer + "/wraparound",
+                     "expected 'wraparound' only beside a 'torus' (it says which torus dims wrap), found no torus");
+      }
+      EP_ASSIGN_OR_RETURN(domain.wraparound,
+                          Choice(*wrap, pointer + "/wraparound", WraparoundKinds(), "wraparound rule"));
+    } else if (!domain.torus.empty()) {
+      return Error(pointer,
+                   "missing key 'wraparound': expected which dims of a slice of the torus wrap around, one of " +
+                       JoinQuoted(WraparoundKinds()));
+    }
+    // The network's bandwidth per chip: stated, or the host's NICs shared by its chips (never both, so
+    // that no NIC is counted twice).
+    const auto stated = link->find("bandwidth");
+    const auto nics = link->find("nics_per_host");
+    const auto nic_rate = link->find("nic_bandwidth");
+    if (nics != link->end() || nic_rate != link->end()) {
+      if (stated != link->end()) {
+        return Error(pointer + "/bandwidth",
+                     "expected either 'bandwidth' (per chip) or 'nics_per_host' with 'nic_bandwidth', found both");
+      }
+      if (nics == link->end()) {
+        return Error(pointer, "missing key 'nics_per_host': expected the NICs of one host beside 'nic_bandwidth'");
+      }
+      if (nic_rate == link->end()) {
+        return Error(pointer,
+                     "missing key 'nic_bandwidth': expected the bytes per second one NIC sends in one direction");
+      }
+      EP_ASSIGN_OR_RETURN(domain.nics_per_host, Integer(*nics, pointer + "/nics_per_host", 1, "count of NICs"));
+      EP_ASSIGN_OR_RETURN(domain.nic_bandwidth, Bandwidth(*nic_rate, pointer + "/nic_bandwidth"));
+      domain.bandwidth =
+          static_cast<double>(domain.nics_per_host) * domain.nic_bandwidth / static_cast<double>(chips_per_host);
+    } else {
+      EP_ASSIGN_OR_RETURN(const Json* bandwidth,
+                          Required(*link, pointer, "bandwidth", "bytes per second per chip and direction"));
+      EP_ASSIGN_OR_RETURN(domain.bandwidth, Bandwidth(*bandwidth, pointer + "/bandwidth"));
+    }
     EP_ASSIGN_OR_RETURN(const Json* latency, Required(*link, pointer, "latency", "seconds per ring step"));
     EP_ASSIGN_OR_RETURN(domain.latency, Positive(*latency, pointer + "/latency", "seconds"));
     if (auto base = link->find("base_latency"); base != link->end()) {
@@ -301,8 +350,8 @@ StatusOr<HardwareProfile> ParseHardwareProfile(const Document& doc, const std::s
   EP_ASSIGN_OR_RETURN(const Json* per_host,
                       reader.Required(root, "", "chips_per_host", "the chips one host drives (TPU 4 or 8, GPU 8)"));
   EP_ASSIGN_OR_RETURN(profile.chips_per_host, reader.Integer(*per_host, "/chips_per_host", 1, "count of chips"));
-  EP_ASSIGN_OR_RETURN(profile.fast, reader.Link(root, "fast", /*fast=*/true));
-  EP_ASSIGN_OR_RETURN(profile.network, reader.Link(root, "network", /*fast=*/false));
+  EP_ASSIGN_OR_RETURN(profile.fast, reader.Link(root, "fast", /*fast=*/true, profile.chips_per_host));
+  EP_ASSIGN_OR_RETURN(profile.network, reader.Link(root, "network", /*fast=*/false, profile.chips_per_host));
   EP_ASSIGN_OR_RETURN(const Json* efficiency,
                       reader.Required(root, "", "efficiency", "the achievable fractions {matmul, link, hbm}"));
   EP_RETURN_IF_ERROR(reader.CheckMapping(*efficiency, "/efficiency", EfficiencyKeys(), "the efficiencies"));
@@ -311,6 +360,10 @@ StatusOr<HardwareProfile> ParseHardwareProfile(const Document& doc, const std::s
                                    std::pair<std::string, double*>{"hbm", &profile.hbm_efficiency}}) {
     EP_ASSIGN_OR_RETURN(const Json* value, reader.Required(*efficiency, "/efficiency", key, "a fraction in (0, 1]"));
     EP_ASSIGN_OR_RETURN(*field, reader.Positive(*value, "/efficiency/" + key, "", /*at_most_one=*/true));
+  }
+  if (auto network = efficiency->find("network"); network != efficiency->end()) {
+    EP_ASSIGN_OR_RETURN(profile.network_efficiency,
+                        reader.Positive(*network, "/efficiency/network", "", /*at_most_one=*/true));
   }
   if (auto attention = efficiency->find("attention"); attention != efficiency->end()) {
     EP_ASSIGN_OR_RETURN(profile.attention_efficiency,

@@ -40,6 +40,14 @@ struct LinkDomain {
     double bandwidth = 0;                  ///< bytes per second per chip the protocol reaches (NCCL's llMaxBw)
   };
   std::optional<LowLatency> low_latency;
+  /// TPU ICI (with `torus`): which dims of a slice have wraparound links. "full_cubes" (v4, v5p): every
+  /// dim of a slice made of whole 4x4x4 cubes; "full_dims" (v5e, v6e): a dim as long as the torus's.
+  std::string wraparound;
+  /// Network: the NICs of one host and the bytes per second each sends in one direction. When given,
+  /// `bandwidth` is their share per chip: nics_per_host x nic_bandwidth / chips_per_host. 0 = not given
+  /// (the profile states `bandwidth` per chip itself).
+  int64_t nics_per_host = 0;
+  double nic_bandwidth = 0;
 };
 
 /// How a matmul's per-device shape wastes the matrix units (kernels/matmul_tiling.h, docs/COST.md "Matmul
@@ -70,6 +78,9 @@ struct HardwareProfile {
   double matmul_efficiency = 1;
   double link_efficiency = 1;
   double hbm_efficiency = 1;
+  /// Of the network's bandwidth (InfiniBand, RoCE, DCN) in collectives, as measured on that network;
+  /// absent where none is published (the fast links' `link_efficiency` stands in, and the file says so).
+  std::optional<double> network_efficiency;
   /// Of the peak FLOP/s in a fused attention kernel's forward and backward (flash attention), as its
   /// authors measured it on this chip; absent where none is published (the matmul efficiency stands in).
   std::optional<double> attention_efficiency;

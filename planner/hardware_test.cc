@@ -24,7 +24,7 @@ hbm_bytes: 16GiB
 hbm_bandwidth: 819e9
 peak_flops_bf16: 197e12
 chips_per_host: 8
-fast: {kind: ici, chips: 256, torus: [16, 16], bandwidth: 9e10, latency: 1e-6}
+fast: {kind: ici, chips: 256, torus: [16, 16], wraparound: full_dims, bandwidth: 9e10, latency: 1e-6}
 network: {kind: dcn, chips: 0, bandwidth: 3.125e9, latency: 14e-6}
 efficiency: {matmul: 0.99, link: 0.82, hbm: 0.94}
 )";
@@ -100,16 +100,17 @@ TEST(HardwareProfileTest, UnknownNestedKeyNamesItsPath) {
 }
 
 TEST(HardwareProfileTest, NegativeBandwidthIsRejectedWithWhatWasExpected) {
-  const std::string error =
-      ErrorOf(With("fast", "fast: {kind: ici, chips: 256, torus: [16, 16], bandwidth: -9e10, latency: 1e-6}"));
+  const std::string error = ErrorOf(
+      With("fast",
+           "fast: {kind: ici, chips: 256, torus: [16, 16], wraparound: full_dims, bandwidth: -9e10, latency: 1e-6}"));
   EXPECT_NE(error.find("chip.yaml:6:"), std::string::npos) << error;
   EXPECT_NE(error.find("/fast/bandwidth: expected a positive number of bytes per second, found -9"), std::string::npos)
       << error;
 }
 
 TEST(HardwareProfileTest, InfiniteBandwidthIsRejected) {  // the cost model divides by it
-  const std::string error =
-      ErrorOf(With("fast", "fast: {kind: ici, chips: 256, torus: [16, 16], bandwidth: .inf, latency: 1e-6}"));
+  const std::string error = ErrorOf(With(
+      "fast", "fast: {kind: ici, chips: 256, torus: [16, 16], wraparound: full_dims, bandwidth: .inf, latency: 1e-6}"));
   EXPECT_NE(error.find("/fast/bandwidth: expected a finite number of bytes per second, found .inf"), std::string::npos)
       << error;
 }
@@ -142,7 +143,9 @@ TEST(HardwareProfileTest, BandwidthBelowOneGigabytePerSecondIsRejectedWithTheRan
   const std::string range = "expected at least 1e9 bytes per second (1 GB/s), found 1e-300";
   EXPECT_NE(ErrorOf(With("hbm_bandwidth", "hbm_bandwidth: 1e-300")).find("/hbm_bandwidth: " + range),
             std::string::npos);
-  EXPECT_NE(ErrorOf(With("fast", "fast: {kind: ici, chips: 256, torus: [16, 16], bandwidth: 1e-300, latency: 1e-6}"))
+  EXPECT_NE(ErrorOf(With("fast",
+                         "fast: {kind: ici, chips: 256, torus: [16, 16], wraparound: full_dims, bandwidth: 1e-300, "
+                         "latency: 1e-6}"))
                 .find("chip.yaml:6:"),
             std::string::npos);
   EXPECT_NE(ErrorOf(With("network", "network: {kind: dcn, chips: 0, bandwidth: 1e-300, latency: 14e-6}"))
@@ -182,11 +185,75 @@ TEST(HardwareProfileTest, EfficiencyMustBeAFractionUpToOne) {
 }
 
 TEST(HardwareProfileTest, TorusDimsMustBePositiveAndMatchTheChips) {
-  EXPECT_NE(ErrorOf(With("fast", "fast: {kind: ici, chips: 256, torus: [16, 0], bandwidth: 9e10, latency: 1e-6}"))
-                .find("/fast/torus/1: expected an integer torus dim of at least 1, found 0"),
-            std::string::npos);
-  EXPECT_NE(ErrorOf(With("fast", "fast: {kind: ici, chips: 200, torus: [16, 16], bandwidth: 9e10, latency: 1e-6}"))
-                .find("the torus dims multiply to 256, but 'chips' is 200"),
+  EXPECT_NE(
+      ErrorOf(
+          With("fast",
+               "fast: {kind: ici, chips: 256, torus: [16, 0], wraparound: full_dims, bandwidth: 9e10, latency: 1e-6}"))
+          .find("/fast/torus/1: expected an integer torus dim of at least 1, found 0"),
+      std::string::npos);
+  EXPECT_NE(
+      ErrorOf(
+          With("fast",
+               "fast: {kind: ici, chips: 200, torus: [16, 16], wraparound: full_dims, bandwidth: 9e10, latency: 1e-6}"))
+          .find("the torus dims multiply to 256, but 'chips' is 200"),
+      std::string::npos);
+}
+
+TEST(HardwareProfileTest, NetworkBandwidthIsTheHostsNicsSharedByItsChips) {
+  // 2 NICs of 12.5e9 B/s for the host's 8 chips: 3.125e9 per chip, as the bandwidth convention states.
+  StatusOr<HardwareProfile> profile =
+      ParseProfile(With("network", "network: {kind: dcn, nics_per_host: 2, nic_bandwidth: 12.5e9, latency: 14e-6}"));
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  EXPECT_EQ(profile->network.nics_per_host, 2);
+  EXPECT_DOUBLE_EQ(profile->network.nic_bandwidth, 12.5e9);
+  EXPECT_DOUBLE_EQ(profile->network.bandwidth, 3.125e9);
+}
+
+TEST(HardwareProfileTest, NicsAndAPerChipBandwidthTogetherAreRejectedSoNothingCountsTwice) {
+  const std::string both = ErrorOf(
+      With("network", "network: {kind: dcn, bandwidth: 3e9, nics_per_host: 2, nic_bandwidth: 12.5e9, latency: 1e-5}"));
+  EXPECT_NE(both.find("chip.yaml"), std::string::npos) << both;
+  EXPECT_NE(both.find("/network/bandwidth: expected either 'bandwidth' (per chip) or 'nics_per_host' with "
+                      "'nic_bandwidth', found both"),
+            std::string::npos)
+      << both;
+  const std::string half = ErrorOf(With("network", "network: {kind: dcn, nics_per_host: 2, latency: 1e-5}"));
+  EXPECT_NE(half.find("missing key 'nic_bandwidth'"), std::string::npos) << half;
+  const std::string zero =
+      ErrorOf(With("network", "network: {kind: dcn, nics_per_host: 0, nic_bandwidth: 12.5e9, latency: 1e-5}"));
+  EXPECT_NE(zero.find("/network/nics_per_host: expected an integer count of NICs of at least 1, found 0"),
+            std::string::npos)
+      << zero;
+  // NICs belong to the network, a torus to the fast domain.
+  const std::string misplaced =
+      ErrorOf(With("fast", "fast: {kind: nvlink, chips: 8, nics_per_host: 8, bandwidth: 9e10, latency: 1e-6}"));
+  EXPECT_NE(misplaced.find("/fast/nics_per_host: unknown key 'nics_per_host'"), std::string::npos) << misplaced;
+}
+
+TEST(HardwareProfileTest, ATorusNamesItsWraparoundRule) {
+  const std::string missing =
+      ErrorOf(With("fast", "fast: {kind: ici, chips: 256, torus: [16, 16], bandwidth: 9e10, latency: 1e-6}"));
+  EXPECT_NE(missing.find("/fast: missing key 'wraparound': expected which dims of a slice of the torus wrap around, "
+                         "one of \"full_cubes\", \"full_dims\""),
+            std::string::npos)
+      << missing;
+  const std::string typo = ErrorOf(With(
+      "fast", "fast: {kind: ici, chips: 256, torus: [16, 16], wraparound: full_dim, bandwidth: 9e10, latency: 1e-6}"));
+  EXPECT_NE(typo.find("/fast/wraparound: unknown wraparound rule 'full_dim' (did you mean 'full_dims'?)"),
+            std::string::npos)
+      << typo;
+  const std::string alone =
+      ErrorOf(With("fast", "fast: {kind: nvlink, chips: 8, wraparound: full_dims, bandwidth: 9e10, latency: 1e-6}"));
+  EXPECT_NE(alone.find("/fast/wraparound: expected 'wraparound' only beside a 'torus'"), std::string::npos) << alone;
+}
+
+TEST(HardwareProfileTest, NetworkEfficiencyIsItsOwnFraction) {
+  StatusOr<HardwareProfile> profile =
+      ParseProfile(With("efficiency", "efficiency: {matmul: 0.99, link: 0.82, hbm: 0.94, network: 0.7}"));
+  ASSERT_TRUE(profile.ok()) << profile.status().ToString();
+  EXPECT_EQ(profile->network_efficiency, 0.7);
+  EXPECT_NE(ErrorOf(With("efficiency", "efficiency: {matmul: 0.99, link: 0.82, hbm: 0.94, network: 1.5}"))
+                .find("/efficiency/network: expected a fraction in (0, 1], found 1.5"),
             std::string::npos);
 }
 
@@ -253,7 +320,7 @@ TEST(HardwareProfileTest, EveryEmbeddedProfileParses) {
     names.push_back(profile->name);
   }
   for (const char* expected :
-       {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "h100-sxm", "h200", "a100-80g", "b200", "mi300x"}) {
+       {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "h100-sxm", "h200", "a100-80g", "b200", "gb200-nvl72", "mi300x"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
   }
 }
@@ -278,7 +345,7 @@ TEST(HardwareProfileTest, DevicesAndTheProfilesOfTheirPartAgreeOnMemory) {
     }
   }
   for (const char* profile :
-       {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "h100-sxm", "h200", "a100-80g", "b200", "mi300x"}) {
+       {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "h100-sxm", "h200", "a100-80g", "b200", "gb200-nvl72", "mi300x"}) {
     EXPECT_TRUE(listed.contains(profile)) << profile << " has no memory-only entry in schemas/devices.yaml";
   }
 }
