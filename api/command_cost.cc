@@ -12,7 +12,7 @@ CommandSpec CostCommand() {
       .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh,
                  OptionGroup::kPipeline, OptionGroup::kStep, OptionGroup::kStepState, OptionGroup::kHardware,
                  OptionGroup::kPricing},
-      .options = {"format", "output"},
+      .options = {"format", "output", "torus"},
       .check = [](const CommandOptions& options) { return CheckCostOptions(options.Cost()); },
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         EP_ASSIGN_OR_RETURN(CostResult result, Cost(context.model, options.Cost()));

@@ -24,6 +24,7 @@ CostOptions CommandOptions::Cost() const {
   options.microbatches = microbatches;
   options.decode = decode;
   options.precision = precision;
+  options.torus = torus;
   return options;
 }
 
@@ -34,6 +35,7 @@ ReportOptions CommandOptions::Report() const {
   options.microbatches = microbatches;
   options.decode = decode;
   options.precision = precision;
+  options.torus = torus;
   return options;
 }
 

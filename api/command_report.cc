@@ -14,7 +14,7 @@ CommandSpec ReportCommand() {
       .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh,
                  OptionGroup::kPipeline, OptionGroup::kStep, OptionGroup::kStepState, OptionGroup::kHardware,
                  OptionGroup::kPricing},
-      .options = {"output"},
+      .options = {"output", "torus"},
       .python_positional = {"output"},
       .text_artifact = true,
       .check = [](const CommandOptions& options) { return CheckReportOptions(options.Report()); },

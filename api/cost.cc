@@ -164,6 +164,7 @@ Status CheckCostOptions(const CostOptions& options, const std::string& command) 
                             {"e.g. --hardware h100-sxm, --hardware tpu-v5p, or a profile file (docs/COST.md)"});
   }
   EP_RETURN_IF_ERROR(CheckStepPricing(options.memory, options.microbatches, options.decode, options.precision));
+  EP_RETURN_IF_ERROR(ParseTorus(options.torus).status());
   if (!options.plan.tree.file.empty() || !options.plan.tree.checkpoint.empty() ||
       options.plan.tree.layout != "easydel") {
     return Status::BadInput({},
@@ -190,6 +191,30 @@ Status CheckStepPricing(const MemoryOptions& memory, int64_t microbatches, bool 
 }
 
 Status CheckPrecision(const std::string& precision) { return CheckOptionValue("precision", Json(precision)); }
+
+StatusOr<std::vector<int64_t>> ParseTorus(const std::string& text) {
+  std::vector<int64_t> dims;
+  if (text.empty()) return dims;
+  const auto bad = [&] {
+    return Status::BadInput({}, "--torus " + text + ": expected the slice's torus dims joined by 'x', e.g. 4x4x8",
+                            {"the dims Cloud TPU lists as the slice's topology (gcloud's --topology)"});
+  };
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find('x', start), text.size());
+    const std::string_view part(text.data() + start, end - start);
+    // Plain decimal, at most 6 digits: a torus dim is a handful of chips, and no product can overflow.
+    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string_view::npos) {
+      return bad();
+    }
+    const int64_t dim = std::stoll(std::string(part));
+    if (dim < 1) return bad();
+    dims.push_back(dim);
+    if (dims.size() > 4) return bad();
+    start = end + 1;
+  }
+  return dims;
+}
 
 Status CheckPrecisionOn(const std::string& precision, const planner::HardwareProfile& hardware) {
   if (precision != "fp8" || hardware.peak_flops_fp8.value_or(0) > 0) return Status();
@@ -272,6 +297,13 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
   step.microbatches = s.microbatches;
   step.flash_attention = model.flash_attention;
   step.fp8_matmuls = s.fp8;
+  if (!s.torus.empty() && (hardware.fast.kind != "ici" || hardware.fast.torus.empty())) {
+    return Status::BadInput({},
+                            "--torus: hardware profile '" + hardware.name + "' has no torus (its fast links are " +
+                                hardware.fast.kind + ", a switch)",
+                            {"--torus gives a TPU slice's dims; drop it, or price a TPU profile"});
+  }
+  step.torus = s.torus;
   step.grad_bytes_per_element = desc.bytes_per_element;
   if (!memory.grad_dtype.empty()) {
     if (std::optional<DType> dtype = ParseDType(memory.grad_dtype)) step.grad_bytes_per_element = DTypeBits(*dtype) / 8;
@@ -326,6 +358,7 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
   settings.seq = *options.memory.seq;
   settings.microbatches = options.microbatches;
   settings.fp8 = options.precision == "fp8";
+  EP_ASSIGN_OR_RETURN(settings.torus, ParseTorus(options.torus));
   EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
   if (settings.mode == planner::MemoryMode::kTrain) {
     EP_ASSIGN_OR_RETURN(settings.policy, ConfigCheckpointPolicy(inputs.config()));

@@ -33,6 +33,8 @@ struct CostOptions {
   int64_t microbatches = 1;        ///< gradient accumulation steps (train); divides batch
   bool decode = false;             ///< the retired --decode flag: an error naming --mode decode
   std::string precision = "bf16";  ///< the projections' matmul precision: bf16 or fp8 (attention stays bf16)
+  /// A TPU slice's torus dims as the job got them ("4x4x8"); "" = Cloud TPU's topology for its chips.
+  std::string torus;
 };
 
 /// The option checks that need no config; `command` names the command in messages (suggest shares them).
@@ -49,8 +51,12 @@ struct StepSettings {
   int64_t seq = 1;
   int64_t microbatches = 1;
   planner::CheckpointPolicy policy = planner::CheckpointPolicy::kNone;
-  bool fp8 = false;  ///< the projections run in fp8 (--precision fp8)
+  bool fp8 = false;            ///< the projections run in fp8 (--precision fp8)
+  std::vector<int64_t> torus;  ///< --torus: a TPU slice's torus dims; empty = Cloud TPU's for its chips
 };
+
+/// --torus "4x4x8": the dims, each at least 1; "" is none. The message names the flag.
+StatusOr<std::vector<int64_t>> ParseTorus(const std::string& text);
 
 /// --precision: "bf16" or "fp8"; fp8 needs a profile with peak_flops_fp8.
 Status CheckPrecision(const std::string& precision);

@@ -136,6 +136,31 @@ TEST(CostTest, OptionErrorsNameTheFlag) {
   EXPECT_NE(Cost(model, options).status().ToString().find("h100-sxm"), std::string::npos);
 }
 
+// --torus gives a TPU slice's dims as the job got them: a 2x8x8 slice of 128 v5p chips has no full cube,
+// so none of its dims wraps around, and its collectives cost more than on Cloud TPU's 4x4x8 for that count.
+TEST(CostTest, AGivenTorusReplacesCloudTpusTopologyForTheSlice) {
+  auto model = LoadExample("llama-3.1-8b");
+  CostOptions options = Train("dp=1,fsdp=16,ep=1,tp=8,sp=1", 128, 2048, "tpu-v5p");
+  auto cloud = Cost(model, options);
+  options.torus = "2x8x8";
+  auto given = Cost(model, options);
+  ASSERT_TRUE(cloud.ok() && given.ok()) << cloud.status().ToString() << given.status().ToString();
+  ASSERT_TRUE(cloud->estimate && given->estimate);
+  EXPECT_GT(given->estimate->step.communication_s, cloud->estimate->step.communication_s);
+  EXPECT_EQ(given->estimate->step.compute_s, cloud->estimate->step.compute_s);
+  ASSERT_FALSE(given->estimate->step.topology.empty());
+  EXPECT_NE(given->estimate->step.topology[0].find("is a 2x8x8 torus (as given), with no wraparound"),
+            std::string::npos)
+      << given->estimate->step.topology[0];
+  EXPECT_NE(cloud->estimate->step.topology[0].find("4x4x8 torus (Cloud TPU's topology"), std::string::npos)
+      << cloud->estimate->step.topology[0];
+  EXPECT_EQ(ParseTorus("4x4x8").value(), (std::vector<int64_t>{4, 4, 8}));
+  EXPECT_TRUE(ParseTorus("").value().empty());
+  for (const char* bad : {"4x", "x4", "4xx4", "4X4", "-4x4", "4x4x4x4x4", "1234567x2"}) {
+    EXPECT_FALSE(ParseTorus(bad).ok()) << bad;
+  }
+}
+
 // A checkout (--schemas-dir) whose family file for `model_type` says its forward pass is missing: every
 // bundled family has one, so this is how a family the forward structures cannot express looks.
 std::string CheckoutWithoutForward(const std::string& model_type, const std::string& missing) {

@@ -453,6 +453,10 @@ std::vector<OptionSpec> MakeOptions() {
        .type = OptionType::kStrings,
        .help = "a rule file tried besides the built-in rules (repeatable)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.rule_files; }});
+  add({.name = "torus",
+       .help = "TPU: the slice's torus dims as the job got them, e.g. 4x4x8 (default: Cloud TPU's topology for the "
+               "slice's chip count)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.torus; }});
   add({.name = "top",
        .type = OptionType::kInt,
        .help = "candidates shown",

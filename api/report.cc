@@ -215,6 +215,8 @@ StepSettings SettingsOf(const ReportOptions& options, planner::CheckpointPolicy 
   s.microbatches = options.microbatches;
   s.policy = policy;
   s.fp8 = options.precision == "fp8";
+  // Checked with the options (CheckReportOptions): a bad --torus never reaches here.
+  if (StatusOr<std::vector<int64_t>> torus = ParseTorus(options.torus); torus.ok()) s.torus = *torus;
   return s;
 }
 
@@ -280,13 +282,14 @@ Status CheckReportOptions(const ReportOptions& options) {
         {"add --mode train, prefill, decode or serve (e.g. --mode train --batch 8 --seq 4096)"});
   }
   if (!options.memory) {
-    if (options.microbatches != 1 || options.decode || options.precision != "bf16") {
-      return Status::BadInput({}, "--microbatches, --decode and --precision price a step: they need --mode",
+    if (options.microbatches != 1 || options.decode || options.precision != "bf16" || !options.torus.empty()) {
+      return Status::BadInput({}, "--microbatches, --decode, --precision and --torus price a step: they need --mode",
                               {"e.g. --mode train --batch 8 --seq 4096 --hardware h100-sxm"});
     }
     return Status();
   }
   EP_RETURN_IF_ERROR(CheckMemoryOptions(*options.memory, "report"));
+  EP_RETURN_IF_ERROR(ParseTorus(options.torus).status());
   return CheckStepPricing(*options.memory, options.microbatches, options.decode, options.precision);
 }
 

@@ -31,6 +31,7 @@ struct ReportOptions {
   int64_t microbatches = 1;
   bool decode = false;
   std::string precision = "bf16";
+  std::string torus;  ///< a TPU slice's torus dims, "4x4x8" (CostOptions::torus)
   /// Training: replaces the config's gradient_checkpointing (a `suggest` candidate's policy).
   std::optional<planner::CheckpointPolicy> policy;
   /// A step flag given without --mode ("--batch"), which CheckReportOptions refuses (SetReportStep).

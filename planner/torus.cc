@@ -254,11 +254,10 @@ StatusOr<TorusSlice> LayOutSlice(const HardwareProfile& hw, const std::vector<in
   if (!given.empty()) {
     const int64_t product = std::accumulate(given.begin(), given.end(), int64_t{1}, std::multiplies<>());
     if (product != chips || given.size() != hw.fast.torus.size()) {
-      return Status::BadInput({hw.source}, "the torus " + DimsText(given) + " given for the slice: expected " +
-                                               std::to_string(hw.fast.torus.size()) + " dims of " + hw.name +
-                                               "'s torus multiplying to the slice's " + std::to_string(chips) +
-                                               " chips, found " + std::to_string(given.size()) +
-                                               " dims multiplying to " + std::to_string(product));
+      return Status::BadInput({}, "--torus " + DimsText(given) + ": expected " + std::to_string(hw.fast.torus.size()) +
+                                      " dims of " + hw.name + "'s torus multiplying to the slice's " +
+                                      std::to_string(chips) + " chips, found " + std::to_string(given.size()) +
+                                      " dims multiplying to " + std::to_string(product));
     }
     slice.dims = given;
     slice.shape_given = true;

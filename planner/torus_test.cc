@@ -116,8 +116,8 @@ TEST(TorusTest, GivenDimsMustHoldTheSlicesChips) {
   auto slice = LayOutSlice(V5p(), {1, 64, 1, 1, 1}, {4, 4, 8});
   ASSERT_FALSE(slice.ok());
   EXPECT_NE(slice.status().ToString().find(
-                "the torus 4x4x8 given for the slice: expected 3 dims of test-tpu's torus multiplying to the slice's "
-                "64 chips, found 3 dims multiplying to 128"),
+                "--torus 4x4x8: expected 3 dims of test-tpu's torus multiplying to the slice's 64 chips, found 3 "
+                "dims multiplying to 128"),
             std::string::npos)
       << slice.status().ToString();
 }

@@ -61,7 +61,8 @@ class Model:
         batch: int | None = None, seq: int | None = None, max_length: int | None = None, optimizer: str = 'adamw',
         grad_dtype: str | None = None, opt_state_dtype: str = 'float32', master_weights: bool = False,
         max_memory: str | None = None, hardware: str | None = None, microbatches: int = 1, decode: bool = False,
-        precision: str = 'bf16', pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None) -> dict[str, Any]: ...
+        precision: str = 'bf16', pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None,
+        torus: str | None = None) -> dict[str, Any]: ...
     def explain(self, pattern: str, *, set: SetLike | None = None, tree: TreeLike | None = None,
         from_: str | os.PathLike[str] | None = None, layout: str = 'easydel', dtype: str | None = None,
         max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate', max_rules: int = 100000,
@@ -94,7 +95,7 @@ class Model:
         max_length: int | None = None, optimizer: str = 'adamw', grad_dtype: str | None = None,
         opt_state_dtype: str = 'float32', master_weights: bool = False, max_memory: str | None = None,
         hardware: str | None = None, microbatches: int = 1, decode: bool = False, precision: str = 'bf16',
-        pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None) -> str: ...
+        pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None, torus: str | None = None) -> str: ...
     def resolve(self, *, set: SetLike | None = None, provenance: bool = False) -> dict[str, Any]: ...
     def suggest(self, *, set: SetLike | None = None, uneven: str = 'replicate', mode: str = 'train',
         batch: int | None = None, seq: int | None = None, max_length: int | None = None, optimizer: str = 'adamw',
@@ -141,8 +142,9 @@ def cost(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike
     optimizer: str = 'adamw', grad_dtype: str | None = None, opt_state_dtype: str = 'float32',
     master_weights: bool = False, max_memory: str | None = None, hardware: str | None = None,
     microbatches: int = 1, decode: bool = False, precision: str = 'bf16', pp_schedule: str = '1f1b',
-    virtual_stages: int = 1, pp_layers: str | None = None, max_input_bytes: int = 67108864, max_depth: int = 200,
-    max_values: int = 1000000, max_layers: int = 4096, max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+    virtual_stages: int = 1, pp_layers: str | None = None, torus: str | None = None,
+    max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
+    max_output_bytes: int = 268435456) -> dict[str, Any]: ...
 def explain(config: ConfigLike, pattern: str, *, defaults: str = 'add_basic', set: SetLike | None = None,
     overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
     tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
@@ -187,7 +189,7 @@ def report(config: ConfigLike = None, output: str | os.PathLike[str] | None = No
     max_length: int | None = None, optimizer: str = 'adamw', grad_dtype: str | None = None,
     opt_state_dtype: str = 'float32', master_weights: bool = False, max_memory: str | None = None,
     hardware: str | None = None, microbatches: int = 1, decode: bool = False, precision: str = 'bf16',
-    pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None,
+    pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None, torus: str | None = None,
     max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
     max_output_bytes: int = 268435456) -> str: ...
 def resolve(config: ConfigLike, *, defaults: str = 'add_basic', set: SetLike | None = None,
