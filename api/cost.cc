@@ -11,6 +11,7 @@
 #include "api/memory_pipeline.h"
 #include "api/option_checks.h"
 #include "api/plan_json.h"
+#include "core/number_literal.h"
 #include "kernels/dry_run.h"
 #include "kernels/pipeline_step.h"
 
@@ -193,27 +194,14 @@ Status CheckStepPricing(const MemoryOptions& memory, int64_t microbatches, bool 
 Status CheckPrecision(const std::string& precision) { return CheckOptionValue("precision", Json(precision)); }
 
 StatusOr<std::vector<int64_t>> ParseTorus(const std::string& text) {
-  std::vector<int64_t> dims;
-  if (text.empty()) return dims;
-  const auto bad = [&] {
+  // At most 4 dims of at most 999,999 chips: a torus dim is a handful of chips, and no product overflows.
+  std::optional<std::vector<int64_t>> dims = ParseDecimalList(text, 'x');
+  const auto dim_ok = [](int64_t d) { return d >= 1 && d <= 999'999; };
+  if (!dims || dims->size() > 4 || !std::all_of(dims->begin(), dims->end(), dim_ok)) {
     return Status::BadInput({}, "--torus " + text + ": expected the slice's torus dims joined by 'x', e.g. 4x4x8",
                             {"the dims Cloud TPU lists as the slice's topology (gcloud's --topology)"});
-  };
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t end = std::min(text.find('x', start), text.size());
-    const std::string_view part(text.data() + start, end - start);
-    // Plain decimal, at most 6 digits: a torus dim is a handful of chips, and no product can overflow.
-    if (part.empty() || part.size() > 6 || part.find_first_not_of("0123456789") != std::string_view::npos) {
-      return bad();
-    }
-    const int64_t dim = std::stoll(std::string(part));
-    if (dim < 1) return bad();
-    dims.push_back(dim);
-    if (dims.size() > 4) return bad();
-    start = end + 1;
   }
-  return dims;
+  return *std::move(dims);
 }
 
 Status CheckPrecisionOn(const std::string& precision, const planner::HardwareProfile& hardware) {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace easyplan {
 
 int64_t Mesh::NumDevices() const {
@@ -43,10 +45,17 @@ int64_t Mesh::Stride(int axis) const {
   return stride;
 }
 
+std::vector<int64_t> Mesh::SliceShape() const {
+  std::vector<int64_t> ici = shape;
+  if (dcn_shape.empty()) return ici;
+  for (size_t k = 0; k < ici.size(); ++k) ici[k] /= std::max<int64_t>(1, dcn_shape[k]);
+  return ici;
+}
+
 std::vector<int64_t> Mesh::SliceStrides() const {
+  const std::vector<int64_t> ici = SliceShape();
   std::vector<int64_t> stride(shape.size(), 1);
-  for (size_t k = shape.size(); k-- > 1;)
-    stride[k - 1] = stride[k] * (dcn_shape.empty() ? shape[k] : shape[k] / dcn_shape[k]);
+  for (size_t k = shape.size(); k-- > 1;) stride[k - 1] = stride[k] * ici[k];
   return stride;
 }
 

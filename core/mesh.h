@@ -29,6 +29,8 @@ struct Mesh {
   int64_t Stride(int axis) const;
   /// Slice (DCN granule) index of a device; 0 for single-slice meshes.
   int64_t SliceIndex(int64_t device) const;
+  /// Each axis's size within one slice (ICI): its size over its --dcn factor (the sizes when single-slice).
+  std::vector<int64_t> SliceShape() const;
   /// The strides of a slice's own devices: row-major over each axis's in-slice (ICI) size, the last axis
   /// fastest, as jax create_hybrid_device_mesh lays a slice out (the whole mesh when single-slice).
   std::vector<int64_t> SliceStrides() const;

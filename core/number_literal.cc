@@ -1,5 +1,6 @@
 #include "core/number_literal.h"
 
+#include <algorithm>
 #include <charconv>
 #include <system_error>
 
@@ -61,6 +62,27 @@ std::optional<double> ParseDecimalFloat(std::string_view literal) {
   }
   if (error != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
   return value;
+}
+
+std::optional<std::vector<int64_t>> ParseDecimalList(std::string_view text, char separator,
+                                                     std::string_view* bad_item) {
+  std::vector<int64_t> values;
+  if (text.empty()) return values;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t end = std::min(text.find(separator, start), text.size());
+    const std::string_view item = text.substr(start, end - start);
+    int64_t value = 0;
+    const bool digits = !item.empty() && item.find_first_not_of("0123456789") == std::string_view::npos;
+    const auto [last, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+    if (!digits || error != std::errc() || last != item.data() + item.size()) {
+      if (bad_item != nullptr) *bad_item = item;
+      return std::nullopt;
+    }
+    values.push_back(value);
+    start = end + 1;
+  }
+  return values;
 }
 
 std::string IntegerRangeMessage(std::string_view literal) {

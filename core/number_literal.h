@@ -4,9 +4,11 @@
 // Number literals as the JSON and YAML parsers (core/json_parse.h, core/yaml_parse.h) read them:
 // both convert decimal floats the same way and word their range errors the same way.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace easyplan {
 
@@ -20,6 +22,12 @@ std::string ShortenLiteral(std::string_view text);
 /// overflows a double; underflow gives a (signed) zero or subnormal, as strtod does.
 /// REQUIRES: `literal` is a well-formed literal (checked by the caller's grammar).
 std::optional<double> ParseDecimalFloat(std::string_view literal);
+
+/// A list of plain decimal integers joined by `separator` ("9,8,8,7", "4x4x8"): digits only (no sign, base
+/// prefix or space; docs/RELIABILITY.md), each fitting in 64 bits. nullopt on an empty item or anything
+/// else, with `bad_item` (when given) set to the first item that is not one. "" is an empty list.
+std::optional<std::vector<int64_t>> ParseDecimalList(std::string_view text, char separator,
+                                                     std::string_view* bad_item = nullptr);
 
 /// "integer <literal> does not fit in 64 bits".
 std::string IntegerRangeMessage(std::string_view literal);

@@ -355,12 +355,9 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   // Communication. A TPU slice (one of the --dcn slices) lies on its ICI torus.
   std::optional<planner::TorusSlice> torus;
   if (hw.fast.kind == "ici" && !hw.fast.torus.empty()) {
-    std::vector<int64_t> ici = mesh.shape;
+    const std::vector<int64_t> ici = mesh.SliceShape();
     int64_t chips = 1;
-    for (size_t k = 0; k < ici.size(); ++k) {
-      if (!mesh.dcn_shape.empty()) ici[k] /= std::max<int64_t>(1, mesh.dcn_shape[k]);
-      chips *= ici[k];
-    }
+    for (int64_t size : ici) chips *= size;
     if (chips <= hw.fast.chips) {
       EP_ASSIGN_OR_RETURN(torus, planner::LayOutSlice(hw, ici, options.torus));
       cost.topology = TopologyLines(*torus, mesh, ici, hw, chips);

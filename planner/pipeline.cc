@@ -3,7 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <charconv>
+
+#include "core/number_literal.h"
 
 namespace easyplan::planner {
 namespace {
@@ -70,25 +71,14 @@ int64_t PipelineSplit::LayerCount(int64_t stage) const {
 }
 
 StatusOr<std::vector<int64_t>> ParseLayerCounts(std::string_view text) {
-  std::vector<int64_t> counts;
-  if (text.empty()) return counts;
-  size_t start = 0;
-  while (start <= text.size()) {
-    const size_t comma = std::min(text.find(',', start), text.size());
-    const std::string_view item = text.substr(start, comma - start);
-    // Plain decimal digits only (docs/RELIABILITY.md): no sign, no base prefix, no spaces.
-    int64_t value = 0;
-    const bool digits = !item.empty() && item.find_first_not_of("0123456789") == std::string_view::npos;
-    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
-    if (!digits || error != std::errc() || end != item.data() + item.size()) {
-      return Status::BadInput({}, fmt::format("--pp-layers expects layer counts like 9,8,8,7 (plain decimals), "
-                                              "found '{}' in '{}'",
-                                              item, text));
-    }
-    counts.push_back(value);
-    start = comma + 1;
+  std::string_view item;
+  std::optional<std::vector<int64_t>> counts = ParseDecimalList(text, ',', &item);
+  if (!counts) {
+    return Status::BadInput({}, fmt::format("--pp-layers expects layer counts like 9,8,8,7 (plain decimals), "
+                                            "found '{}' in '{}'",
+                                            item, text));
   }
-  return counts;
+  return *std::move(counts);
 }
 
 StatusOr<PipelineSplit> SplitLayers(int64_t layers, int64_t stages, int64_t virtual_stages, PipelineSchedule schedule,
