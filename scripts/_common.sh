@@ -20,6 +20,8 @@ EASYPLAN_PACKAGES=(
   chromium python3-websocket
   # `check --engine mpi` (kernels/mpi_engine.h) and its tests under mpirun.
   openmpi-bin libopenmpi-dev
+  # tests/cli/mpi_check_test: ps and pkill, for the process snapshot of a job that runs too long.
+  procps
   # The .deb (cmake/package.cmake, tests/install/deb-package): dpkg-shlibdeps fills its Depends, and
   # CPack's DEB generator runs `file` on what it packs.
   dpkg-dev file

@@ -272,8 +272,9 @@ class Watchdog {
 
 // ---- The test-only stop points ----
 // EASYPLAN_TEST_MPI_STOP (docs/CHECK.md, for tests/cli/mpi_check_test.cc only): the last rank stops
-// itself with SIGSTOP just before a blocking call, as a frozen process would. (A rank frozen before
-// MPI_Init needs no hook: the test stops the process before easyplan starts.)
+// itself with SIGSTOP just before a blocking call, as a frozen process would, for longer than any
+// rank's deadline. (A rank frozen before MPI_Init needs no hook: the test stops the process before
+// easyplan starts.)
 enum class StopAt { kNone, kSplit, kFinalize };
 
 StatusOr<StopAt> ReadStopAt() {
@@ -287,9 +288,29 @@ StatusOr<StopAt> ReadStopAt() {
                                           text));
 }
 
-void MaybeStop(StopAt configured, StopAt here, int rank, int size) {
-  if (configured == here && rank == size - 1) ::raise(SIGSTOP);
+// The stop ends by itself `resume_after` seconds later: a one-shot timer sends the process SIGCONT,
+// which resumes a stopped process whoever sends it (signal(7), "SIGCONT"). Ending the job is the
+// launcher's work (Open MPI's mpirun sends SIGCONT, SIGTERM, then SIGKILL), but a launcher that cannot
+// signal the stopped rank would otherwise wait for it for ever, and the test with it: a CI run saw
+// mpirun still waiting 30 s after rank 0 had reported. Resumed, the rank meets its own deadline.
+void MaybeStop(StopAt configured, StopAt here, int rank, int size, double resume_after) {
+  if (configured != here || rank != size - 1) return;
+  sigevent event{};
+  event.sigev_notify = SIGEV_SIGNAL;
+  event.sigev_signo = SIGCONT;
+  timer_t timer{};
+  if (::timer_create(CLOCK_MONOTONIC, &event, &timer) == 0) {
+    itimerspec when{};
+    when.it_value.tv_sec = static_cast<time_t>(resume_after);
+    ::timer_settime(timer, 0, &when, nullptr);
+  }
+  ::raise(SIGSTOP);
 }
+
+// How long the test hook keeps the last rank stopped: past its own deadline (a non-root rank's is the
+// longest), and past mpirun's teardown after rank 0 reports, which takes about 2 s (the 1 s waits
+// before SIGTERM and before SIGKILL, odls_base_sigkill_timeout).
+double StopSeconds(const Watchdog& watchdog) { return watchdog.limit() + 3; }
 
 // ---- Waiting ----
 
@@ -393,7 +414,7 @@ class MpiWorld {
                  [&](MPI_Request* request) { return MPI_Ibarrier(MPI_COMM_WORLD, request); });
     // One communicator per set of axes larger than 1 (a group's membership ignores size-1 axes): the
     // ranks equal on every other axis. Every rank splits in the same order.
-    MaybeStop(stop_at, StopAt::kSplit, rank_, static_cast<int>(blocks_.size()));
+    MaybeStop(stop_at, StopAt::kSplit, rank_, static_cast<int>(blocks_.size()), StopSeconds(watchdog));
     const int axes = mesh.rank();
     for (unsigned mask = 1; mask < (1u << axes); ++mask) {
       if (Reduced(mask) != mask) continue;
@@ -788,7 +809,7 @@ class MpiEngine final : public Engine {
                   [&](MPI_Request* request) { return MPI_Ibarrier(MPI_COMM_WORLD, request); });
     RestoreHandlers();
     std::fflush(nullptr);  // the result stands whatever MPI_Finalize does
-    MaybeStop(stop_at_, StopAt::kFinalize, launch_.rank, launch_.size);
+    MaybeStop(stop_at_, StopAt::kFinalize, launch_.rank, launch_.size, StopSeconds(*watchdog_));
     watchdog_->Run("MPI_Finalize", [] { return MPI_Finalize(); });
   }
 

@@ -10,7 +10,9 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -52,12 +54,71 @@ std::string Mpirun(int processes, const std::string& options = "") {
 }
 
 // RunShell, and how long it took in seconds. A job that hangs is stopped after 30 s (mpirun passes the
-// SIGTERM on to every rank, mpirun(1) "Signal Propagation") and fails with exit 124.
+// SIGTERM on to every rank, mpirun(1) "Signal Propagation") and fails with exit 124. So that a hang
+// seen only on another machine can be read afterwards, a job still running at 25 s has the processes
+// as they were then (pid, parent, group, state, where each waits, name) appended to its error output,
+// after a line naming the shell that ran it.
+constexpr char kSnapshotMarker[] = "--- processes at 25 s, under shell ";
+
 RunResult RunTimed(const std::string& command, double* seconds) {
   const auto start = std::chrono::steady_clock::now();
-  RunResult run = RunShell("timeout -k 5 30 " + command);
+  RunResult run =
+      RunShell(std::string("{ (sleep 25 && echo \"") + kSnapshotMarker +
+               "$$\" >&2 && ps -eo pid=,ppid=,pgid=,stat=,wchan:24=,comm= >&2) & snapshot=$!; "
+               "timeout -k 5 30 " +
+               command + "; status=$?; pkill -P $snapshot 2>/dev/null; kill $snapshot 2>/dev/null; exit $status; }");
   *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return run;
+}
+
+// The rank processes a job still had at 25 s: every process under the launcher (the child of
+// `timeout`) in RunTimed's snapshot, as "pid state name". Empty when the job had no snapshot or no
+// rank was left.
+std::vector<std::string> RanksAliveAt25s(const std::string& err) {
+  const size_t at = err.find(kSnapshotMarker);
+  if (at == std::string::npos) return {};
+  struct Process {
+    long ppid;
+    std::string state, name;
+  };
+  std::map<long, Process> processes;
+  std::istringstream lines(err.substr(at + std::string(kSnapshotMarker).size()));
+  std::string line;
+  std::getline(lines, line);  // the shell's pid
+  while (std::getline(lines, line)) {
+    std::istringstream fields(line);
+    std::vector<std::string> words;
+    for (std::string word; fields >> word;) words.push_back(word);
+    if (words.size() < 5 || words[0].find_first_not_of("0123456789") != std::string::npos) break;
+    processes[std::stol(words[0])] = Process{std::stol(words[1]), words[3], words.back()};
+  }
+  std::vector<std::string> ranks;
+  for (const auto& [pid, process] : processes) {
+    // A rank's parent is the launcher, whose parent is `timeout`.
+    const auto parent = processes.find(process.ppid);
+    if (parent == processes.end()) continue;
+    const auto grandparent = processes.find(parent->second.ppid);
+    if (grandparent != processes.end() && grandparent->second.name == "timeout") {
+      ranks.push_back(std::to_string(pid) + " " + process.state + " " + process.name);
+    }
+  }
+  return ranks;
+}
+
+// A timed job ended with `code` within `within` seconds. One exception: Open MPI 4.1's mpirun can
+// itself hang after it has aborted a job (open-mpi/ompi issue 3380 shows the same "Per user-direction,
+// the job has been aborted" banner followed by a hang; the project fixes no such races on the 4.x
+// branches, issue 7833). Then the test requires what easyplan controls: by 25 s every rank process had
+// ended.
+void ExpectJobEnded(const RunResult& run, double seconds, int code, double within, const std::string& what = "") {
+  if (run.err.find(kSnapshotMarker) != std::string::npos && seconds >= 30) {
+    const std::vector<std::string> alive = RanksAliveAt25s(run.err);
+    EXPECT_TRUE(alive.empty()) << what << "ranks still running at 25 s: " << ::testing::PrintToString(alive) << "\n"
+                               << run.err;
+    return;
+  }
+  EXPECT_EQ(run.exit_code, code) << what << run.err;
+  EXPECT_LT(seconds, within) << what << run.err;
 }
 
 int Count(const std::string& text, const std::string& what) {
@@ -193,10 +254,9 @@ TEST(MpiEngineFaults, StalledStageEndsTheSendRecvAfterTheTimeout) {
                                      "interleaved --virtual-stages 2 --level numeric --engine mpi --inject rank-stall "
                                      "--mpi-timeout 2",
                                  &seconds);
-  EXPECT_EQ(run.exit_code, 3) << run.err;
+  ExpectJobEnded(run, seconds, 3, 2 + 5);
   EXPECT_NE(run.err.find("rank 0 of 2 waited 2 s for send/recv over (pp) in layer "), std::string::npos) << run.err;
   EXPECT_EQ(run.out, "");
-  EXPECT_LT(seconds, 2 + 5);
 }
 
 TEST(MpiEngineFaults, InjectedPlanMutationsStillFail) {
@@ -263,14 +323,30 @@ TEST(MpiEngineFaults, KilledRankEndsTheRunAndTheRootSaysSo) {
   for (int attempt = 0; attempt < 4; ++attempt) {
     double seconds = 0;
     const RunResult run = RunTimed(Mpirun(8) + kLlama + "--engine mpi --inject rank-kill --mpi-timeout 3", &seconds);
-    EXPECT_EQ(run.exit_code, 137) << run.err;
+    ExpectJobEnded(run, seconds, 137, 3 + 5, "attempt " + std::to_string(attempt) + ":\n");
     EXPECT_NE(run.err.find("rank 0 of 8: rank 7 stopped answering (its process ended); the check did not finish"),
               std::string::npos)
         << "attempt " << attempt << ":\n"
         << run.err;
     EXPECT_EQ(run.out, "");
-    EXPECT_LT(seconds, 3 + 5);
   }
+}
+
+// The snapshot a job still running at 25 s leaves (RunTimed) names the ranks left under the launcher,
+// and none when only the launcher is left: what ExpectJobEnded tells a hung mpirun by.
+TEST(MpiTestHarness, SnapshotNamesTheRanksLeftUnderTheLauncher) {
+  const std::string header = std::string("check: pass\n") + kSnapshotMarker + "19879\n";
+  const std::string shell_and_launcher =
+      "19879 19877 19877 S    do_wait                  sh\n"
+      "19881 19879 19881 S    sigsuspend.isra.0        timeout\n"
+      "19883 19881 19881 S    do_wait                  mpirun\n";
+  EXPECT_EQ(RanksAliveAt25s(header + shell_and_launcher +
+                            "19884 19883 19881 T    do_signal_stop           easyplan\n"
+                            "19885 19883 19881 S    hrtimer_nanosleep        easyplan\n"
+                            "19886 19884 19881 S    -                        ps\n"),
+            (std::vector<std::string>{"19884 T easyplan", "19885 S easyplan"}));
+  EXPECT_TRUE(RanksAliveAt25s(header + shell_and_launcher).empty());
+  EXPECT_TRUE(RanksAliveAt25s("no snapshot\n").empty());
 }
 
 // Every blocking MPI call has the deadline (docs/CHECK.md, "Faults end the run"). The job ends within
@@ -283,13 +359,12 @@ TEST(MpiEngineDeadlines, RankStoppedAtStartUpEndsTheJobAfterTheTimeout) {
                   "\"$EASYPLAN\"");
   double seconds = 0;
   const RunResult run = RunTimed(command + kLlama + "--engine mpi --mpi-timeout 3", &seconds);
-  EXPECT_EQ(run.exit_code, 3) << run.err;
+  ExpectJobEnded(run, seconds, 3, 3 + 5);
   EXPECT_NE(run.err.find("easyplan: error: rank 0 of 8 waited 3 s for MPI_Init: a rank stopped answering or died; "
                          "the check did not finish (--mpi-timeout sets the wait)"),
             std::string::npos)
       << run.err;
   EXPECT_EQ(run.out, "");
-  EXPECT_LT(seconds, 3 + 5);
 }
 
 // The test hook EASYPLAN_TEST_MPI_STOP stops the last rank with SIGSTOP just before a blocking call
@@ -298,7 +373,7 @@ TEST(MpiEngineDeadlines, RankStoppedBeforeCommSplitIsNamed) {
   double seconds = 0;
   const RunResult run =
       RunTimed(Mpirun(8, "-x EASYPLAN_TEST_MPI_STOP=split") + kLlama + "--engine mpi --mpi-timeout 3", &seconds);
-  EXPECT_EQ(run.exit_code, 3) << run.err;
+  ExpectJobEnded(run, seconds, 3, 3 + 5);
   EXPECT_NE(run.err.find("easyplan: error: rank 0 of 8 waited 3 s for MPI_Comm_split (the communicator over ("),
             std::string::npos)
       << run.err;
@@ -306,22 +381,22 @@ TEST(MpiEngineDeadlines, RankStoppedBeforeCommSplitIsNamed) {
             std::string::npos)
       << run.err;
   EXPECT_EQ(run.out, "");
-  EXPECT_LT(seconds, 3 + 5);
 }
 
 TEST(MpiEngineDeadlines, RankStoppedAfterTheResultEndsTheJobAndTheResultStands) {
   double seconds = 0;
   const RunResult run =
       RunTimed(Mpirun(8, "-x EASYPLAN_TEST_MPI_STOP=finalize") + kLlama + "--engine mpi --mpi-timeout 3", &seconds);
-  EXPECT_EQ(run.exit_code, 3) << run.err;
   EXPECT_EQ(Count(run.out, "check: pass"), 1) << run.out;
   EXPECT_NE(run.err.find("easyplan: error: rank 0 of 8 waited 3 s for MPI_Finalize: rank 7 stopped answering (its "
                          "process is stopped, as by SIGSTOP); the check finished and its output above stands, but the "
                          "job did not end cleanly"),
             std::string::npos)
       << run.err;
-  // The check itself takes a few seconds here; the stall costs the timeout and mpirun's teardown.
-  EXPECT_LT(seconds, 30);
+  // The check itself takes a few seconds here; the stall costs the timeout and mpirun's teardown (5 s in
+  // all on an idle machine). The stopped rank resumes by itself after 8 s (docs/CHECK.md), so the job
+  // ends even where mpirun cannot end it, when that rank's own 5 s deadline passes.
+  ExpectJobEnded(run, seconds, 3, 25);
 }
 
 TEST(MpiEngineDeadlines, UnknownStopPointIsBadInput) {
