@@ -88,6 +88,7 @@ StatusOr<NumericSetup> SetUpNumeric(const CheckOptions& flags, const PlanInputs&
                       kernels::DeriveTinyModel(spec, full_dims, full.mesh, full.uneven, full.pipeline.Chunks()));
   NumericSetup setup;
   setup.sets = tiny.sets;
+  setup.top_k_key = tiny.top_k_key;
   EP_ASSIGN_OR_RETURN(setup.inputs, LoadTinyInputs(flags, full, setup.sets));
   EP_ASSIGN_OR_RETURN(setup.plan, setup.inputs->Build());
   if (setup.plan.HasErrors()) {
@@ -182,7 +183,7 @@ Status CompareMemory(const CheckOptions& flags, const PlanInputs& full, NumericS
   // attention, every expert on every token), from the tiny config resolved again with those settings.
   // Parameters, residual stream and logits do not depend on them.
   std::vector<std::string> train_sets = setup.sets;
-  for (std::string& set : kernels::SetStrings(kernels::ReferenceTrainingOverrides(setup.model))) {
+  for (std::string& set : kernels::SetStrings(kernels::ReferenceTrainingOverrides(setup.model, setup.top_k_key))) {
     train_sets.push_back(std::move(set));
   }
   EP_ASSIGN_OR_RETURN(std::optional<PlanInputs> train_inputs, LoadTinyInputs(flags, full, train_sets));

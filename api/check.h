@@ -52,6 +52,7 @@ struct NumericSetup {
   planner::Plan plan;
   kernels::ModelDesc model;
   std::vector<std::string> sets;
+  std::string top_k_key;                 ///< kernels::TinyModel::top_k_key
   std::vector<std::string> differences;  ///< tensors whose tiny spec differs from the full plan's
 };
 

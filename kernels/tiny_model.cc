@@ -59,6 +59,7 @@ std::map<std::string, int64_t> TinySizes(const schemas::ModelDims& full, const M
 TinyModel FullSizeModel(const schemas::NumericCheckSpec& spec) {
   TinyModel model;
   model.structure = spec.structure;
+  model.top_k_key = spec.top_k_key;
   return model;
 }
 
@@ -232,11 +233,11 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
   return m;
 }
 
-Json ReferenceTrainingOverrides(const ModelDesc& model) {
+Json ReferenceTrainingOverrides(const ModelDesc& model, const std::string& top_k_key) {
   Json overrides = Json::object();
   overrides["gradient_checkpointing"] = "nothing_saveable";
   overrides["attn_mechanism"] = "vanilla";
-  if (model.experts > 0) overrides["num_experts_per_tok"] = model.experts;
+  if (model.experts > 0) overrides[top_k_key] = model.experts;
   return overrides;
 }
 

@@ -58,6 +58,8 @@ struct TinyModel {
   /// The same as `--set KEY=VALUE` strings ("num_hidden_layers=2", "layer_types=null"): how check
   /// reports the derivation (tiny_config_sets) and names it when the tiny config does not resolve.
   std::vector<std::string> sets;
+  /// The key that sets the experts a token takes (schemas::NumericCheckSpec::top_k_key).
+  std::string top_k_key = "num_experts_per_tok";
 };
 
 /// Derives the tiny model of the full model `full` planned on `mesh` with `uneven` (and, on a pipelined
@@ -83,8 +85,9 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
 
 /// The settings under which `easyplan memory` predicts what the reference measures in training: each
 /// layer keeps only its input (nothing_saveable), attention materialises its scores (vanilla), and
-/// every expert sees every token (the reference weights all E experts instead of dispatching k).
-Json ReferenceTrainingOverrides(const ModelDesc& model);
+/// every expert sees every token (the reference weights all E experts instead of dispatching k), set
+/// through the family's own key for it (`top_k_key`, TinyModel::top_k_key).
+Json ReferenceTrainingOverrides(const ModelDesc& model, const std::string& top_k_key);
 
 }  // namespace easyplan::kernels
 

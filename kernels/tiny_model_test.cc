@@ -198,12 +198,35 @@ TEST_F(TinyModelTest, MixtralRenormalisesWhateverItsConfigSays) {
   EXPECT_TRUE(m.norm_topk_prob);
   EXPECT_EQ(m.forward.moe.block, "block_sparse_moe");
   EXPECT_EQ(m.shared_intermediate, 0);
-  EXPECT_EQ(ReferenceTrainingOverrides(m),
+  EXPECT_EQ(tiny->top_k_key, "num_experts_per_tok");
+  EXPECT_EQ(ReferenceTrainingOverrides(m, tiny->top_k_key),
             Json::parse(R"({"gradient_checkpointing": "nothing_saveable", "attn_mechanism": "vanilla",
                             "num_experts_per_tok": 4})"));
   EXPECT_EQ(
-      SetStrings(ReferenceTrainingOverrides(m)),
+      SetStrings(ReferenceTrainingOverrides(m, tiny->top_k_key)),
       (Strings{"gradient_checkpointing=\"nothing_saveable\"", "attn_mechanism=\"vanilla\"", "num_experts_per_tok=4"}));
+}
+
+// A family whose config keeps the top-k elsewhere names that key: "every expert on every token" must
+// reach the number the geometry reads (DBRX's ffn_config.moe_top_k; a top-level num_experts_per_tok
+// would be an unknown attribute there, and the prediction kept top-4).
+TEST_F(TinyModelTest, EveryExpertOverrideReachesTheKeyTheFamilyReadsTopKFrom) {
+  for (const auto& [example, key] : std::vector<std::pair<std::string, std::string>>{
+           {"dbrx-instruct", "ffn_config.moe_top_k"}, {"llama-4-scout", "text_config.num_experts_per_tok"}}) {
+    auto tiny = Derive(example, FiveAxisMesh(1, 2, 1, 2, 1));
+    ASSERT_TRUE(tiny.ok()) << example << ": " << tiny.status().ToString();
+    EXPECT_EQ(tiny->top_k_key, key) << example;
+    auto dims = schemas::ModelDimsOf(Resolve(example, tiny->sets));
+    ASSERT_TRUE(dims.ok()) << example;
+    ASSERT_LT(dims->top_k, dims->experts) << example;
+    ModelDesc m;
+    m.experts = dims->experts;
+    std::vector<std::string> sets = tiny->sets;
+    for (std::string& set : SetStrings(ReferenceTrainingOverrides(m, tiny->top_k_key))) sets.push_back(set);
+    auto every = schemas::ModelDimsOf(Resolve(example, sets));
+    ASSERT_TRUE(every.ok()) << example;
+    EXPECT_EQ(every->top_k, dims->experts) << example;
+  }
 }
 
 TEST_F(TinyModelTest, EveryTextFamilyDeclaresAForwardStructure) {

@@ -61,8 +61,11 @@ StatusOr<NumericCheckDecl> ParseNumericCheck(const Document& doc, const Json& bl
     EP_ASSIGN_OR_RETURN(decl.missing, reader.String(block, pointer, "missing", true));
     return decl;
   }
-  EP_RETURN_IF_ERROR(reader.CheckKeys(block, pointer, {"forward", "tiny", "missing"}));
+  EP_RETURN_IF_ERROR(reader.CheckKeys(block, pointer, {"forward", "tiny", "top_k_key", "missing"}));
   EP_RETURN_IF_ERROR(ParseForward(doc, block, pointer, forwards, &decl));
+  if (block.contains("top_k_key")) {
+    EP_ASSIGN_OR_RETURN(decl.top_k_key, reader.String(block, pointer, "top_k_key", true));
+  }
   auto tiny = block.find("tiny");
   if (tiny == block.end() || !tiny->is_array()) {
     return reader.Error(pointer, "expected 'tiny': the list of keys the tiny config sets");
@@ -93,6 +96,7 @@ StatusOr<NumericCheckSpec> NumericCheckFor(const NumericCheckDecl& decl, const J
   spec.forward = decl.forward;
   spec.forward_loc = decl.forward_loc;
   spec.structure = decl.structure;
+  spec.top_k_key = decl.top_k_key;
   for (const NumericCheckDecl::Variant& variant : decl.variants) {
     StatusOr<Json> holds = variant.when.Evaluate(config);
     if (!holds.ok()) {

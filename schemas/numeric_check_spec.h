@@ -33,6 +33,10 @@ struct NumericCheckSpec {
   SourceLoc forward_loc;
   ForwardStructure structure;     ///< with the family's overrides and the variant the config selects
   std::vector<TinySetting> tiny;  ///< in the order the tiny config applies them
+  /// The key that sets how many experts a token takes, in the tiny config's terms (`ffn_config.moe_top_k`
+  /// for DBRX, `text_config.num_experts_per_tok` for a multimodal model): check's memory comparison sets
+  /// it to the expert count, as the reference computes every expert.
+  std::string top_k_key = "num_experts_per_tok";
 };
 
 /// The block as the family file declares it: each setting may hold only when a condition over the full
@@ -53,6 +57,7 @@ struct NumericCheckDecl {
   ForwardStructure structure;
   std::vector<Variant> variants;
   std::vector<Entry> tiny;
+  std::string top_k_key = "num_experts_per_tok";  ///< `top_k_key:` (NumericCheckSpec::top_k_key)
   /// A family whose forward the structures cannot express: the trait it lacks (`missing:`), with no
   /// forward or tiny keys. check and cost name it instead of running.
   std::string missing;

@@ -63,6 +63,25 @@ TEST(NumericCheckSpecTest, ParsesTheBlockOfAFamilyFile) {
   EXPECT_FALSE(ParseCheckDecl("model_type: toy\n").value().has_value());
 }
 
+TEST(NumericCheckSpecTest, TopKKeyDefaultsToNumExpertsPerTokAndReachesTheSpec) {
+  auto parsed = ParseCheckDecl(kFamily);
+  ASSERT_TRUE(parsed.ok() && parsed->has_value());
+  EXPECT_EQ((*parsed)->top_k_key, "num_experts_per_tok");
+  std::string nested = kFamily;
+  nested.replace(nested.find("  tiny:"), 0, "  top_k_key: ffn_config.moe_top_k\n");
+  auto named = ParseCheckDecl(nested);
+  ASSERT_TRUE(named.ok() && named->has_value()) << named.status().ToString();
+  EXPECT_EQ((*named)->top_k_key, "ffn_config.moe_top_k");
+  auto spec = NumericCheckFor(**named, Json::parse(R"({"layer_types": null})"));
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->top_k_key, "ffn_config.moe_top_k");
+  std::string misspelt = kFamily;
+  misspelt.replace(misspelt.find("  tiny:"), 0, "  topk_key: x\n");
+  auto error = ParseCheckDecl(misspelt);
+  ASSERT_FALSE(error.ok());
+  EXPECT_NE(error.status().ToString().find("top_k_key"), std::string::npos) << error.status().ToString();
+}
+
 TEST(NumericCheckSpecTest, ConditionsAreEvaluatedOverTheFullConfig) {
   auto parsed = ParseCheckDecl(kFamily);
   ASSERT_TRUE(parsed.ok() && parsed->has_value());
