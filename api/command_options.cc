@@ -43,6 +43,7 @@ SuggestOptions CommandOptions::Suggest() const {
   SuggestOptions options;
   options.plan = plan;
   options.memory = memory;
+  options.torus = torus;
   options.slices = slices;
   options.top = top;
   options.max_microbatches = max_microbatches;
@@ -53,6 +54,10 @@ SuggestOptions CommandOptions::Suggest() const {
   options.rules = rule_files;
   if (given.count("pp_schedule") > 0) options.pp_schedule = plan.pipeline.schedule;
   if (given.count("virtual_stages") > 0) options.virtual_stages = plan.pipeline.virtual_stages;
+  // The schedule options are suggest's own (above), for its pipelined candidates; the plan's pipeline
+  // group keeps only --pp-layers, which CheckSuggestOptions refuses.
+  options.plan.pipeline.schedule = PipelineOptions().schedule;
+  options.plan.pipeline.virtual_stages = PipelineOptions().virtual_stages;
   return options;
 }
 

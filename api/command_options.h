@@ -66,7 +66,7 @@ struct CommandOptions {
   int64_t microbatches = CostOptions().microbatches;
   bool decode = false;                              ///< the retired --decode
   std::string precision = CostOptions().precision;  ///< cost, suggest, report
-  std::string torus;                                ///< cost, report: a TPU slice's torus dims ("4x4x8")
+  std::string torus;                                ///< cost, report, suggest: a TPU slice's torus dims ("4x4x8")
   int64_t slices = SuggestOptions().slices;
   int64_t top = SuggestOptions().top;
   int64_t max_microbatches = SuggestOptions().max_microbatches;

@@ -43,7 +43,7 @@ CommandSpec SuggestCommand() {
       .groups = {OptionGroup::kConfig, OptionGroup::kPipeline, OptionGroup::kStep, OptionGroup::kStepState,
                  OptionGroup::kHardware},
       .options = {"uneven", "slices", "suggest_rules", "top", "max_pp", "max_microbatches", "max_tpot", "decode",
-                  "precision", "format", "output", "report"},
+                  "precision", "torus", "format", "output", "report"},
       .check = CheckSuggestCommand,
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         SuggestValue value;

@@ -193,6 +193,14 @@ Status CheckStepPricing(const MemoryOptions& memory, int64_t microbatches, bool 
 
 Status CheckPrecision(const std::string& precision) { return CheckOptionValue("precision", Json(precision)); }
 
+Status CheckTorusOn(const std::vector<int64_t>& torus, const planner::HardwareProfile& hardware) {
+  if (torus.empty() || (hardware.fast.kind == "ici" && !hardware.fast.torus.empty())) return Status();
+  return Status::BadInput({},
+                          "--torus: hardware profile '" + hardware.name + "' has no torus (its fast links are " +
+                              hardware.fast.kind + ", a switch)",
+                          {"--torus gives a TPU slice's dims; drop it, or price a TPU profile"});
+}
+
 StatusOr<std::vector<int64_t>> ParseTorus(const std::string& text) {
   // At most 4 dims of at most 999,999 chips: a torus dim is a handful of chips, and no product overflows.
   std::optional<std::vector<int64_t>> dims = ParseDecimalList(text, 'x');
@@ -285,12 +293,7 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
   step.microbatches = s.microbatches;
   step.flash_attention = model.flash_attention;
   step.fp8_matmuls = s.fp8;
-  if (!s.torus.empty() && (hardware.fast.kind != "ici" || hardware.fast.torus.empty())) {
-    return Status::BadInput({},
-                            "--torus: hardware profile '" + hardware.name + "' has no torus (its fast links are " +
-                                hardware.fast.kind + ", a switch)",
-                            {"--torus gives a TPU slice's dims; drop it, or price a TPU profile"});
-  }
+  EP_RETURN_IF_ERROR(CheckTorusOn(s.torus, hardware));
   step.torus = s.torus;
   step.grad_bytes_per_element = desc.bytes_per_element;
   if (!memory.grad_dtype.empty()) {

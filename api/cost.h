@@ -58,6 +58,9 @@ struct StepSettings {
 /// --torus "4x4x8": the dims, each at least 1; "" is none. The message names the flag.
 StatusOr<std::vector<int64_t>> ParseTorus(const std::string& text);
 
+/// --torus needs a profile whose fast links are a TPU torus; `torus` empty passes.
+Status CheckTorusOn(const std::vector<int64_t>& torus, const planner::HardwareProfile& hardware);
+
 /// --precision: "bf16" or "fp8"; fp8 needs a profile with peak_flops_fp8.
 Status CheckPrecision(const std::string& precision);
 Status CheckPrecisionOn(const std::string& precision, const planner::HardwareProfile& hardware);

@@ -17,6 +17,8 @@
 #include "kernels/matmul_tiling.h"
 #include "planner/expert_mesh.h"
 #include "planner/findings.h"
+#include "planner/pipeline.h"
+#include "planner/torus.h"
 #include "schemas/model_dims.h"
 
 namespace easyplan::api {
@@ -153,6 +155,7 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
     return Status::BadInput({}, fmt::format("--devices {} is more than --max-devices {}", SuggestDevices(options),
                                             options.plan.mesh.max_devices));
   }
+  EP_RETURN_IF_ERROR(ParseTorus(options.torus).status());
   if (options.slices < 1 || SuggestDevices(options) % options.slices != 0) {
     return Status::BadInput(
         {}, fmt::format("--slices {} does not divide --devices {}", options.slices, SuggestDevices(options)),
@@ -168,13 +171,22 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
                               {"e.g. --mode decode --batch 1 --seq 4096 --max-tpot 20"});
     }
   }
+  if (options.plan.pipeline.schedule != PipelineOptions().schedule ||
+      options.plan.pipeline.virtual_stages != PipelineOptions().virtual_stages) {
+    return Status::BadInput({},
+                            "suggest: the pipeline schedule is SuggestOptions::pp_schedule and virtual_stages, not "
+                            "its plan's pipeline group",
+                            {"--pp-schedule and --virtual-stages choose the schedule of the pipelined candidates"});
+  }
   if (!options.plan.pipeline.layers.empty()) {
     return Status::BadInput({}, "suggest chooses the pipeline's stages: --pp-layers does not apply",
                             {"suggest tries stage counts that divide the layers evenly; `cost --pp-layers` prices a "
                              "split of your own"});
   }
-  if (options.virtual_stages && options.pp_schedule.value_or("interleaved") != "interleaved") {
-    return Status::BadInput({}, "--virtual-stages needs --pp-schedule interleaved");
+  if (options.virtual_stages && options.pp_schedule.value_or("interleaved") != "interleaved" &&
+      options.pp_schedule != "gpipe") {
+    return Status::BadInput({}, "--virtual-stages needs --pp-schedule interleaved or gpipe (the circular pipeline)",
+                            {"--pp-schedule " + options.pp_schedule.value_or("") + " runs one chunk per stage"});
   }
   if ((options.pp_schedule || options.virtual_stages) && options.memory.mode != "train") {
     return Status::BadInput({}, "the pipeline options choose a training schedule: they need --mode train",
@@ -194,6 +206,12 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
 }
 
 namespace {
+
+// --torus, parsed; CheckSuggestOptions has refused a bad one before a search starts.
+std::vector<int64_t> TorusOf(const SuggestOptions& options) {
+  StatusOr<std::vector<int64_t>> torus = ParseTorus(options.torus);
+  return torus.ok() ? *torus : std::vector<int64_t>{};
+}
 
 // One worker's share of the search: the meshes are independent, so each worker takes every
 // `workers`-th one into its own Partial, and Suggest merges them into one ranking.
@@ -224,7 +242,8 @@ class Search {
         batch_(*options.memory.batch),
         seq_(*options.memory.seq),
         attention_(AttentionBlocks::Of(model_->config())),
-        share_(tuning.share) {
+        share_(tuning.share),
+        torus_(TorusOf(options)) {
     // The mesh axes, in the config's order (EasyDeL's sharding_axis_names).
     for (const Json& name : model_->config().value("sharding_axis_names", Json::array())) {
       if (name.is_string()) names_.push_back(name.get<std::string>());
@@ -345,19 +364,30 @@ class Search {
     int64_t virtual_stages = 1;
   };
 
-  // The schedules tried on a mesh of `stages` pipeline stages: none without a pipeline; the one given;
-  // else 1F1B and interleaved with 2 to 4 virtual stages whose chunks split the layers evenly (more
-  // virtual stages shrink the bubble further but cross more boundaries; past 4 the sends dominate).
+  // The schedules tried on a mesh of `stages` pipeline stages: none without a pipeline; the one given
+  // (GPipe also circular, MaxText's num_pipeline_repeats, and interleaved, each with 2 to 4 virtual
+  // stages unless --virtual-stages picks one); else 1F1B and interleaved with 2 to 4 virtual stages,
+  // whose chunks split the layers evenly (more virtual stages shrink the bubble further but cross more
+  // boundaries; past 4 the sends dominate).
   std::vector<Schedule> SchedulesFor(int64_t stages) const {
     if (stages <= 1) return {Schedule{}};
     std::vector<Schedule> tried;
-    if (options_.pp_schedule && *options_.pp_schedule != "interleaved") {
-      tried.push_back({*options_.pp_schedule, 1});
-    } else {
-      if (!options_.pp_schedule) tried.push_back({"1f1b", 1});
+    const std::string given = options_.pp_schedule.value_or("");
+    auto add_virtual = [&](const std::string& name) {
       for (int64_t v = 2; v <= std::max<int64_t>(4, options_.virtual_stages.value_or(0)); ++v) {
-        if (!options_.virtual_stages || *options_.virtual_stages == v) tried.push_back({"interleaved", v});
+        if (!options_.virtual_stages || *options_.virtual_stages == v) tried.push_back({name, v});
       }
+    };
+    if (given.empty()) {
+      tried.push_back({"1f1b", 1});
+      add_virtual("interleaved");
+    } else if (given == "interleaved") {
+      add_virtual("interleaved");
+    } else if (given == "gpipe") {
+      if (!options_.virtual_stages) tried.push_back({"gpipe", 1});
+      add_virtual("gpipe");
+    } else {
+      tried.push_back({given, 1});
     }
     std::vector<Schedule> out;
     for (const Schedule& s : tried) {
@@ -384,7 +414,7 @@ class Search {
   // wins); with one, the counts the schedule can run, doubling from the stage count (each is priced and
   // the fastest that fits wins: more microbatches shrink the bubble and the activations, and make each
   // matmul smaller).
-  std::vector<int64_t> MicrobatchCounts(int64_t stages, const Schedule& schedule, int64_t batch_tiles) const {
+  std::vector<int64_t> MicrobatchCounts(int64_t stages, int64_t batch_tiles) const {
     const int64_t most = std::min(options_.max_microbatches, batch_);
     std::vector<int64_t> out;
     auto valid = [&](int64_t m) { return batch_ % m == 0 && (batch_ / m) % batch_tiles == 0; };
@@ -397,23 +427,28 @@ class Search {
     for (int64_t m = stages; m <= most; m *= 2) {
       if (valid(m)) out.push_back(m);
     }
-    (void)schedule;  // every count above is a multiple of the stages, which interleaving needs
+    // Every count above is a multiple of the stages, which interleaving needs, and at least the stages,
+    // which 1F1B, zero bubble and the circular GPipe need (planner::CheckMicrobatches).
     // The largest first: the smallest bubble and activations; PricePlacement goes down while it gains.
     std::reverse(out.begin(), out.end());
     return out;
   }
 
   // A pipelined placement's floor: the flat candidates' least compute, stretched by the schedule's
-  // least bubble at the most microbatches the step allows ((p-1) / (V m) of the compute for GPipe, 1F1B
-  // and interleaved; none counted for zero-bubble and DualPipe, whose bubbles depend on W).
+  // least bubble at the most microbatches the step allows. The bubble is planner::BubbleSeconds' with
+  // every backward second a weight gradient (W = B, B = 2F): the least any stage times give, which is
+  // (p-1) / (V m) of the compute for GPipe, 1F1B and interleaved and none for zero bubble and DualPipe
+  // (their bubbles shrink as W grows).
   bool CannotBeatTheFlatSteps(int64_t stages, const Schedule& schedule, const PipelineFloor& floor) const {
     if (stages <= 1 || !floor.known) return false;
     const int64_t most = std::max<int64_t>(1, std::min(options_.max_microbatches, batch_));
-    double bubble = 0;
-    if (schedule.name == "1f1b" || schedule.name == "gpipe" || schedule.name == "interleaved") {
-      bubble =
-          static_cast<double>(stages - 1) / (static_cast<double>(schedule.virtual_stages) * static_cast<double>(most));
-    }
+    const std::optional<planner::PipelineSchedule> parsed = planner::ParsePipelineSchedule(schedule.name);
+    if (!parsed) return false;
+    StatusOr<planner::PipelineSplit> split =
+        planner::SplitLayers(dims_.layers, stages, schedule.virtual_stages, *parsed, {});
+    if (!split.ok()) return false;
+    const planner::StageTimes least{.forward = 1, .backward_input = 0, .backward_weight = 2};
+    const double bubble = planner::BubbleSeconds(*split, least) / (static_cast<double>(most) * 3);
     return floor.compute_s * (1 + bubble) >= floor.best_step_s;
   }
 
@@ -560,7 +595,7 @@ class Search {
     }
     const StepModel& step_model = *part.step_models[r];
     const int64_t batch_tiles = Tiles(names_, shape.mesh, dims_.axes.batch);
-    const std::vector<int64_t> counts = MicrobatchCounts(stages, schedule, batch_tiles);
+    const std::vector<int64_t> counts = MicrobatchCounts(stages, batch_tiles);
     std::map<int64_t, StepActivations>& activations = mesh_work.activations;
     std::map<int64_t, kernels::DryRunReport>& runs = mesh_work.runs;
     for (int64_t p = 0; p < policies_; ++p) {
@@ -568,6 +603,7 @@ class Search {
       settings.mode = MemoryModeOf(options_.memory.mode);
       settings.decode = settings.mode == planner::MemoryMode::kDecode;
       settings.fp8 = options_.precision == "fp8";
+      settings.torus = torus_;
       settings.batch = batch_;
       settings.seq = seq_;
       settings.policy = train_ ? kPolicies[p] : planner::CheckpointPolicy::kNone;
@@ -661,6 +697,7 @@ class Search {
   int64_t batch_, seq_;
   AttentionBlocks attention_;
   bool share_;
+  std::vector<int64_t> torus_;  ///< --torus, parsed (checked before the search)
   std::vector<std::string> names_;
   std::vector<std::vector<int64_t>> meshes_;
   std::vector<std::vector<int64_t>> dcn_splits_;
@@ -684,6 +721,12 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, options.memory, &budget_label));
   EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(options.memory.hardware));
   EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
+  // --torus: a TPU profile, and dims that hold one slice's chips (every candidate lays its mesh on them).
+  EP_ASSIGN_OR_RETURN(const std::vector<int64_t> torus, ParseTorus(options.torus));
+  EP_RETURN_IF_ERROR(CheckTorusOn(torus, *hardware));
+  if (!torus.empty()) {
+    EP_RETURN_IF_ERROR(planner::LayOutSlice(*hardware, {SuggestDevices(options) / options.slices}, torus).status());
+  }
   EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(model->resolved()));
   // Every candidate is priced by the family's forward pass: a family without one is refused up front,
   // whether or not some mesh would have been planned (the memory floor rejects some before planning).
@@ -722,6 +765,14 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   result.assumptions =
       StepAssumptions(*model, {.train = options.memory.mode == "train", .priced = true, .policy_searched = true});
   result.assumptions.push_back(kernels::MatmulEfficiencyAssumption(*hardware));
+  if (!options.torus.empty()) {
+    result.assumptions.push_back(fmt::format(
+        "each slice of {} chips a {} torus, as --torus gives it (not Cloud TPU's topology for that chip count); every "
+        "candidate's mesh laid on it as jax mesh_utils.create_device_mesh lays it, or row-major where that has no "
+        "layout "
+        "(`cost --torus` shows a candidate's)",
+        SuggestDevices(options) / options.slices, options.torus));
+  }
   for (Partial& part : parts) {
     EP_RETURN_IF_ERROR(part.status);
     result.considered += part.considered;
@@ -836,6 +887,7 @@ std::vector<std::string> ReproduceCommands(const SuggestOptions& o, const Candid
   std::string cost = "easyplan cost " + common + pipeline + step + " --batch " + std::to_string(*m.batch) + seq;
   if (c.microbatches > 1) cost += " --microbatches " + std::to_string(c.microbatches);
   if (o.precision != "bf16") cost += flag("--precision", o.precision);
+  if (!o.torus.empty()) cost += flag("--torus", o.torus);
   commands.push_back(cost);
   return commands;
 }

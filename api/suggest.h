@@ -51,6 +51,9 @@ struct SuggestOptions {
   /// (with --virtual-stages, that many virtual stages).
   std::optional<std::string> pp_schedule;
   std::optional<int64_t> virtual_stages;
+  /// A TPU slice's torus dims as the job will get them ("8x8x16"), for every candidate; "" = Cloud TPU's
+  /// topology for the slice's chips (CostOptions::torus).
+  std::string torus;
 };
 
 Status CheckSuggestOptions(const SuggestOptions& options);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <map>
 
 #include "api/test_models.h"
 #include "planner/pipeline.h"
@@ -181,6 +182,7 @@ TEST(SuggestTest, CommandsRepeatEveryOptionThatChangesAFigure) {
   options.memory.master_weights = true;
   options.memory.max_memory = "70GiB";
   options.precision = "fp8";
+  options.torus = "2x2x2";
   Candidate c;
   c.axis_names = {"dp", "fsdp", "ep", "tp", "sp"};
   c.mesh = {1, 8, 1, 1, 1};
@@ -199,7 +201,8 @@ TEST(SuggestTest, CommandsRepeatEveryOptionThatChangesAFigure) {
       "--opt-state-dtype bfloat16 --master-weights --max-memory 70GiB";
   EXPECT_EQ(commands[0], "easyplan plan " + common);
   EXPECT_EQ(commands[1], "easyplan memory " + common + step + " --batch 4 --seq 1024");
-  EXPECT_EQ(commands[2], "easyplan cost " + common + step + " --batch 8 --seq 1024 --microbatches 2 --precision fp8");
+  EXPECT_EQ(commands[2],
+            "easyplan cost " + common + step + " --batch 8 --seq 1024 --microbatches 2 --precision fp8 --torus 2x2x2");
 }
 
 TEST(SuggestTest, OptionErrorsNameTheFlag) {
@@ -273,6 +276,91 @@ TEST(SuggestPipelines, MaxPpOneSearchesNoPipelineAndTheScheduleOptionRestrictsTh
       EXPECT_EQ(c.pp_schedule, "gpipe") << c.MeshFlag();
     }
   }
+}
+
+// --pp-schedule gpipe searches plain GPipe and the circular pipeline (MaxText's num_pipeline_repeats) with
+// 2 to 4 virtual stages; --virtual-stages picks one.
+TEST(SuggestPipelines, GpipeAlsoSearchesTheCircularPipeline) {
+  auto model = LoadExample("llama-3.1-8b", {.sets = {"attn_mechanism=flash_attn2"}});
+  SuggestOptions gpipe = TwoNodes();
+  gpipe.pp_schedule = "gpipe";
+  auto any = Suggest(model, gpipe);
+  ASSERT_TRUE(any.ok()) << any.status().ToString();
+  int64_t circular = 0;
+  for (const Candidate& c : any->ranked) {
+    if (c.Stages() > 1) {
+      EXPECT_EQ(c.pp_schedule, "gpipe") << c.MeshFlag();
+      EXPECT_LE(c.virtual_stages, 4) << c.MeshFlag();
+      if (c.virtual_stages > 1) ++circular;
+    }
+  }
+  EXPECT_GT(circular, 0);
+  gpipe.virtual_stages = 3;
+  auto three = Suggest(model, gpipe);
+  ASSERT_TRUE(three.ok()) << three.status().ToString();
+  int64_t pipelined = 0;
+  for (const Candidate& c : three->ranked) {
+    if (c.Stages() <= 1) continue;
+    ++pipelined;
+    EXPECT_EQ(c.virtual_stages, 3) << c.MeshFlag();
+    EXPECT_GE(c.microbatches, c.Stages()) << c.MeshFlag();  // the circular pipeline needs m >= p
+  }
+  EXPECT_GT(pipelined, 0);
+}
+
+TEST(SuggestPipelines, VirtualStagesNeedInterleavedOrGpipe) {
+  SuggestOptions options = TwoNodes();
+  options.pp_schedule = "1f1b";
+  options.virtual_stages = 2;
+  const Status status = CheckSuggestOptions(options);
+  ASSERT_FALSE(status.ok());
+  EXPECT_NE(status.ToString().find("--virtual-stages needs --pp-schedule interleaved or gpipe"), std::string::npos)
+      << status.ToString();
+}
+
+// The schedule is suggest's own option: one left in the plan's pipeline group would be dropped for every
+// flat candidate, so it is refused.
+TEST(SuggestPipelines, ScheduleInThePlansPipelineGroupIsRefused) {
+  SuggestOptions options = TwoNodes();
+  options.plan.pipeline.schedule = "gpipe";
+  const Status status = CheckSuggestOptions(options);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.kind(), ErrorKind::kBadInput);
+  EXPECT_NE(status.ToString().find("SuggestOptions::pp_schedule"), std::string::npos) << status.ToString();
+}
+
+// --torus reaches every candidate's step: the same search on a 2x4x8 slice instead of Cloud TPU's 4x4x4
+// for 64 v5p chips prices some candidate differently, and says so.
+TEST(SuggestTorus, GivenTorusReachesTheCandidatesSteps) {
+  auto model = LoadExample("llama-3.1-8b");
+  SuggestOptions options = Options(64, "tpu-v5p", 64, 4096);
+  options.top = 1000;
+  auto cloud = Suggest(model, options);
+  ASSERT_TRUE(cloud.ok()) << cloud.status().ToString();
+  options.torus = "2x4x8";
+  auto given = Suggest(model, options);
+  ASSERT_TRUE(given.ok()) << given.status().ToString();
+  ASSERT_EQ(cloud->ranked.size(), given->ranked.size());
+  std::map<std::string, double> cloud_times;
+  for (const Candidate& c : cloud->ranked) {
+    cloud_times[c.MeshFlag() + " " + PolicyFlagValue(c.policy) + " " + std::to_string(c.microbatches)] =
+        c.estimate.step.step_time_s;
+  }
+  int64_t differ = 0;
+  for (const Candidate& c : given->ranked) {
+    const auto it =
+        cloud_times.find(c.MeshFlag() + " " + PolicyFlagValue(c.policy) + " " + std::to_string(c.microbatches));
+    if (it != cloud_times.end() && it->second != c.estimate.step.step_time_s) ++differ;
+  }
+  EXPECT_GT(differ, 0);
+  bool said = false;
+  for (const std::string& line : given->assumptions)
+    said = said || line.find("a 2x4x8 torus, as --torus") != std::string::npos;
+  EXPECT_TRUE(said);
+  options.torus = "4x4x8";
+  auto wrong = Suggest(model, options);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().ToString().find("--torus 4x4x8"), std::string::npos) << wrong.status().ToString();
 }
 
 TEST(SuggestPipelines, APipelinedCandidateIsWhatCostGivesForIt) {

@@ -102,8 +102,8 @@ class Model:
         grad_dtype: str | None = None, opt_state_dtype: str = 'float32', master_weights: bool = False,
         max_memory: str | None = None, hardware: str | None = None, decode: bool = False, precision: str = 'bf16',
         pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None, slices: int = 1,
-        rules: str | Sequence[str] | None = None, top: int = 5, max_pp: int = 1, max_microbatches: int = 64,
-        max_tpot: float | None = None, report: str | os.PathLike[str] | None = None) -> dict[str, Any]: ...
+        rules: str | Sequence[str] | None = None, torus: str | None = None, top: int = 5, max_pp: int = 1,
+        max_microbatches: int = 64, max_tpot: float | None = None, report: str | os.PathLike[str] | None = None) -> dict[str, Any]: ...
     def tree(self, *, set: SetLike | None = None, tree: TreeLike | None = None,
         from_: str | os.PathLike[str] | None = None, layout: str = 'easydel', dtype: str | None = None,
         max_tensors: int = 10000000, include_buffers: bool = False, diff: bool = False) -> dict[str, Any]: ...
@@ -203,9 +203,10 @@ def suggest(config: ConfigLike, *, defaults: str = 'add_basic', set: SetLike | N
     opt_state_dtype: str = 'float32', master_weights: bool = False, max_memory: str | None = None,
     hardware: str | None = None, decode: bool = False, precision: str = 'bf16', pp_schedule: str = '1f1b',
     virtual_stages: int = 1, pp_layers: str | None = None, slices: int = 1,
-    rules: str | Sequence[str] | None = None, top: int = 5, max_pp: int = 1, max_microbatches: int = 64,
-    max_tpot: float | None = None, report: str | os.PathLike[str] | None = None, max_input_bytes: int = 67108864,
-    max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096, max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+    rules: str | Sequence[str] | None = None, torus: str | None = None, top: int = 5, max_pp: int = 1,
+    max_microbatches: int = 64, max_tpot: float | None = None, report: str | os.PathLike[str] | None = None,
+    max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
+    max_output_bytes: int = 268435456) -> dict[str, Any]: ...
 def tree(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
     overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
     tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
