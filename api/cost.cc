@@ -11,6 +11,7 @@
 #include "api/memory_pipeline.h"
 #include "api/option_checks.h"
 #include "api/plan_json.h"
+#include "api/topology_lines.h"
 #include "core/number_literal.h"
 #include "kernels/dry_run.h"
 #include "kernels/pipeline_step.h"
@@ -316,6 +317,7 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
   } else {
     EP_ASSIGN_OR_RETURN(estimate.step, kernels::PriceStep(run, plan, *inputs.tree, desc, hardware, step));
   }
+  if (estimate.step.slice) estimate.topology = TopologyLines(*estimate.step.slice, plan.mesh, hardware);
 
   const int64_t devices = plan.mesh.NumDevices();
   estimate.tokens = s.decode ? s.batch : s.batch * s.seq;
@@ -465,7 +467,7 @@ Json CostToJson(const CostResult& r) {
     out["attention_causal_share"] = c.attention_causal_share;
     out["communication_s"] = c.communication_s;
     out["exposed_communication_s"] = c.exposed_communication_s;
-    if (!c.topology.empty()) out["topology"] = c.topology;  // a TPU slice's torus: cost's "assumed" lines
+    if (!e.topology.empty()) out["topology"] = e.topology;  // a TPU slice's torus: cost's "assumed" lines
     out["fits"] = e.fits;
     out["memory"] = DeviceMemoryToJson(e.memory.Worst());
     out["memory_per_device"] = e.memory.memory_per_device;

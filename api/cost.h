@@ -82,6 +82,8 @@ struct StepEstimate {
   double tokens_per_s = 0, tokens_per_s_per_device = 0, mfu = 0;
   std::string mfu_peak = "bf16";  ///< the precision whose peak MFU divides by: fp8 when the projections run in fp8
   bool fits = false;
+  /// The TPU slice the step was priced on, in words (api/topology_lines.h); empty off a torus.
+  std::vector<std::string> topology;
 };
 
 /// The dry run's model for a plan: everything EstimateStep needs that does not change with the mesh's

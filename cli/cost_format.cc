@@ -141,9 +141,9 @@ std::string CostText(const api::CostResult& r, bool mode_given) {
         100 * c.attention_causal_share));
   }
   assumed.push_back(kernels::MatmulEfficiencyAssumption(*r.hardware));
-  if (!assumed.empty() || !c.topology.empty()) out += "\n";
+  if (!assumed.empty() || !e.topology.empty()) out += "\n";
   for (const std::string& line : assumed) out += "assumed " + line + "\n";
-  for (const std::string& line : c.topology) out += "assumed " + line + "\n";
+  for (const std::string& line : e.topology) out += "assumed " + line + "\n";
   return out;
 }
 

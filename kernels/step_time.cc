@@ -97,50 +97,6 @@ double RingSeconds(const planner::HardwareProfile& hw, bool network, int64_t dom
   return seconds;
 }
 
-// What cost says of a TPU slice's torus: its dims and wraparound, and where the mesh's axes lie.
-std::vector<std::string> TopologyLines(const planner::TorusSlice& slice, const Mesh& mesh,
-                                       const std::vector<int64_t>& ici, const planner::HardwareProfile& hw,
-                                       int64_t chips) {
-  std::vector<std::string> wrapped;
-  for (size_t p = 0; p < slice.dims.size(); ++p) {
-    if (slice.wraps[p]) wrapped.push_back(std::to_string(slice.dims[p]));
-  }
-  const std::string wraps = wrapped.empty() ? "no wraparound"
-                            : wrapped.size() == slice.dims.size()
-                                ? "wraparound on every dim"
-                                : "wraparound on its " + fmt::format("{}", fmt::join(wrapped, ", ")) + " dim" +
-                                      (wrapped.size() > 1 ? "s" : "");
-  std::string where = slice.shape_given ? "as given"
-                      : slice.shape_assumed
-                          ? "no Cloud TPU topology has that chip count: the most even fit of the pod's torus"
-                          : "Cloud TPU's topology for that chip count";
-  std::vector<std::string> lines = {fmt::format("the {} slice of {} chips is a {} torus ({}), with {}", hw.name, chips,
-                                                planner::DimsText(slice.dims), where, wraps)};
-  std::vector<std::string> parts;
-  for (size_t l = 0; l < ici.size(); ++l) {
-    if (ici[l] <= 1) continue;
-    std::vector<int64_t> along;
-    for (size_t p = 0; p < slice.dims.size(); ++p) {
-      if (slice.assignment[p][l] > 1) along.push_back(slice.assignment[p][l]);
-    }
-    parts.push_back(fmt::format("{}={} over {}", mesh.axis_names[l], ici[l], planner::DimsText(along)));
-  }
-  if (parts.empty()) return lines;
-  if (slice.ring_order) {
-    lines.push_back(fmt::format("the mesh in jax mesh_utils' ring order over the slice (one ring of ICI links): {}",
-                                fmt::join(parts, ", ")));
-  } else if (slice.layout_assumed) {
-    lines.push_back(
-        fmt::format("the mesh on the torus row-major, without wraparound (no layout of jax mesh_utils "
-                    "fits these axis sizes): {}",
-                    fmt::join(parts, ", ")));
-  } else {
-    lines.push_back(fmt::format("the mesh laid on the torus as jax mesh_utils.create_device_mesh lays it: {}",
-                                fmt::join(parts, ", ")));
-  }
-  return lines;
-}
-
 std::string AxesText(const Mesh& mesh, const std::vector<int>& axes) {
   std::vector<std::string> names;
   for (int a : axes) names.push_back(mesh.axis_names[static_cast<size_t>(a)]);
@@ -360,7 +316,7 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     for (int64_t size : ici) chips *= size;
     if (chips <= hw.fast.chips) {
       EP_ASSIGN_OR_RETURN(torus, planner::LayOutSlice(hw, ici, options.torus));
-      cost.topology = TopologyLines(*torus, mesh, ici, hw, chips);
+      cost.slice = SliceTopology{*torus, ici, chips};
     }
   }
   double overlappable_s = 0, exposed_s = 0;

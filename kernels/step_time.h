@@ -25,6 +25,7 @@
 //    parallel all-reduces, expert all-to-alls) sit on the critical path and are exposed whole.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,13 @@ struct LayerCost {
   double compute_s = 0, communication_s = 0;  ///< one occurrence, forward only
 };
 
+/// A TPU slice the collectives were priced on: its torus and the in-slice mesh laid on it.
+struct SliceTopology {
+  planner::TorusSlice torus;
+  std::vector<int64_t> ici;  ///< the mesh's in-slice axis sizes, in mesh order
+  int64_t chips = 0;         ///< the slice's
+};
+
 struct StepCost {
   double compute_s = 0;                ///< the busiest device's matmuls, all phases
   double communication_s = 0;          ///< every collective, all phases
@@ -132,9 +140,9 @@ struct StepCost {
   /// The share of attention's q.k and p.v FLOPs a fused kernel computes on the busiest device: it skips
   /// the blocks above the causal diagonal (AttentionCausalShare). 1 for vanilla attention and decode.
   double attention_causal_share = 1;
-  /// A TPU slice: the torus it was priced on and how the mesh lies on it, what cost prints as
-  /// "assumed ..." lines (docs/COST.md, "The topology").
-  std::vector<std::string> topology;
+  /// A TPU slice: the torus it was priced on and how the mesh lies on it (api/topology_lines.h says it
+  /// in words: docs/COST.md, "The topology").
+  std::optional<SliceTopology> slice;
 };
 
 /// The share of a causal attention's score blocks a fused kernel computes on the busiest device when the
