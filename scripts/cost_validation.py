@@ -23,8 +23,11 @@ per output token or output tokens/s per chip, priced from `cost --mode prefill` 
 --check exits 1 unless every run with a config is priced (a test that the data and the tool agree,
 whatever the errors are), pipelined runs included once `easyplan cost --help` lists `--pp-schedule`
 (before that they are reported on stderr and do not fail the check); without it the exit code is 0
-once the table is printed.
+once the table is printed. With --doc FILE, --check also exits 1 unless FILE holds the printed markdown
+table line for line (docs/COST.md's table is the model's output on its commit, not an older one's).
 """
+
+import difflib
 
 import argparse
 import json
@@ -275,12 +278,17 @@ def main():
     parser.add_argument("--format", choices=["markdown", "json"], default="markdown")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--data", default=os.path.join(ROOT, "docs", "cost_validation.yaml"))
+    parser.add_argument("--doc", help="with --check: a markdown file that must hold the table as printed")
     args = parser.parse_args()
+    if args.doc and not (args.check and args.format == "markdown"):
+        parser.error("--doc compares the markdown table: it needs --check and --format markdown")
     with open(args.data, encoding="utf-8") as f:
         runs = yaml.safe_load(f)["runs"]
     rows = [price(args.binary, run) for run in runs]
-    print(json.dumps(rows, indent=1) if args.format == "json" else markdown(rows))
+    table = json.dumps(rows, indent=1) if args.format == "json" else markdown(rows)
+    print(table)
     if args.check:
+        stale = args.doc and not doc_holds_table(args.doc, table)
         unpriced = [r for r in rows if "skipped" in r and not r["skipped"].startswith("no config")]
         for r in unpriced:
             print(f"{r['id']}: not priced: {r['skipped']}", file=sys.stderr)
@@ -289,8 +297,28 @@ def main():
         for r in pipeline_unpriced:
             print(f"{r['id']}: not priced: {r['not_priced']}" +
                   ("" if must_price else " (easyplan cost has no --pp-schedule yet: not a failure)"), file=sys.stderr)
-        return 1 if unpriced or (must_price and pipeline_unpriced) else 0
+        return 1 if stale or unpriced or (must_price and pipeline_unpriced) else 0
     return 0
+
+
+def doc_holds_table(path, table):
+    """Whether the file at path holds table's lines in a row; if not, says how its table differs."""
+    with open(path, encoding="utf-8") as f:
+        doc = f.read().splitlines()
+    want = table.splitlines()
+    header = want[0]
+    if header not in doc:
+        print(f"{path}: no validation table (a line '{header}') to compare with", file=sys.stderr)
+        return False
+    start = doc.index(header)
+    have = doc[start:start + len(want)]
+    if have == want:
+        return True
+    print(f"{path}: its validation table differs from this easyplan's; rerun scripts/cost_validation.py "
+          "and paste the table:", file=sys.stderr)
+    sys.stderr.writelines(line + "\n" for line in difflib.unified_diff(
+        have, want, f"{path} (line {start + 1})", "scripts/cost_validation.py", lineterm=""))
+    return False
 
 
 if __name__ == "__main__":
