@@ -27,9 +27,8 @@ once the table is printed. With --doc FILE, --check also exits 1 unless FILE hol
 table line for line (docs/COST.md's table is the model's output on its commit, not an older one's).
 """
 
-import difflib
-
 import argparse
+import difflib
 import json
 import os
 import statistics
