@@ -327,7 +327,8 @@ std::vector<OptionSpec> MakeOptions() {
   add({.name = "batch",
        .type = OptionType::kInt,
        .group = OptionGroup::kStep,
-       .help = "sequences per step (cost, suggest, report: of one optimizer step, every microbatch together)",
+       .help = "sequences per step (train: of one optimizer step, every microbatch together; prefill: the prompts; "
+               "decode: the sequences decoded at once)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.batch; },
        .check = CheckKind::kRange,
        .variants = {{.commands = {"activations", "validate"},

@@ -136,6 +136,18 @@ int RunApp(int argc, const char* const* argv, Context& ctx) {
     sub->fallthrough();  // the global flags also work after the subcommand
     names.push_back(name);
   }
+  // Set after the subcommands, which copy a parent's footer when they are added.
+  // A newcomer's first `easyplan --help`: a path through the commands, and where each is documented.
+  app.footer(
+      "Examples:\n"
+      "  easyplan resolve examples/llama-3.1-8b                   the config EasyDeL would use\n"
+      "  easyplan plan examples/llama-3.1-8b --mesh fsdp=4,tp=2   every device's shards\n"
+      "  easyplan memory examples/llama-3.1-8b --mesh fsdp=8 --mode train --batch 8 --seq 2048 --hardware h100-sxm\n"
+      "  easyplan cost examples/llama-3.1-8b --mesh fsdp=8 --mode train --batch 8 --seq 2048 --hardware h100-sxm\n"
+      "  easyplan suggest examples/llama-3.1-8b --devices 8 --mode train --batch 8 --seq 2048 --hardware h100-sxm\n"
+      "\n"
+      "'easyplan COMMAND --help' lists a command's options. README.md walks through every command;\n"
+      "docs/OPTIONS.md lists every option and each command's --format values; docs/ is the reference.");
 
   // An unknown subcommand is the most common slip: answer it before CLI11 does, with a suggestion.
   if (argc > 1 && argv[1][0] != '-' && flags.count(argv[1]) == 0) {

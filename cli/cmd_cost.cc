@@ -19,8 +19,8 @@ Status RenderCost(const api::CommandResult& run, const api::CommandOptions& opti
   if (result.plan.HasErrors()) ctx.err << api::FindingsForTerminal(result.plan.findings, ctx.verbose);
   if (!result.estimate) return Status();
   // Without --mode the step is a training step, and the text says so.
-  const std::string text =
-      options.format == "json" ? EmitJson(api::CostToJson(result)) : CostText(result, options.Given("mode"));
+  const std::string text = options.format == "json" ? EmitJson(api::CostToJson(result))
+                                                    : CostText(result, options.Given("mode"), ctx.verbose);
   return WriteOutput(ctx, options.output, text);
 }
 

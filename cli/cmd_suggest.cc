@@ -13,6 +13,7 @@
 #include "cli/text_table.h"
 #include "core/emit.h"
 #include "core/human.h"
+#include "kernels/matmul_tiling.h"
 
 namespace easyplan::cli {
 namespace {
@@ -21,7 +22,7 @@ std::string Term(const api::TermDifference& t, double value) {
   return t.unit == "bytes" ? HumanBytesBinary(static_cast<int64_t>(value)) : HumanSeconds(value);
 }
 
-std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& r) {
+std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& r, bool verbose) {
   const planner::HardwareProfile& hardware = *r.hardware;
   const bool train = o.memory.mode == "train";
   std::string out = fmt::format("{} of {} on {} x {} ({}{}), {}batch {} x seq {}\n",
@@ -83,7 +84,12 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
   out += reasons.empty() ? "  none\n" : Columns(reasons, {0}, "  ");
   // What every candidate was priced under, as cost says it (the winner can change with attn_mechanism).
   if (!r.assumptions.empty()) out += "\n";
-  for (const std::string& line : r.assumptions) out += "assumed " + line + "\n";
+  // The matmul line is the JSON's detailed one; a terminal gets the one-line form unless --verbose.
+  const std::string matmul_detailed = r.hardware ? kernels::MatmulEfficiencyAssumption(*r.hardware) : "";
+  for (const std::string& line : r.assumptions) {
+    const bool shorten = !verbose && r.hardware && line == matmul_detailed;
+    out += "assumed " + (shorten ? kernels::MatmulEfficiencyAssumption(*r.hardware, false) : line) + "\n";
+  }
   if (!r.ranked.empty()) {
     out += "\nreproduce:\n";
     const size_t shown = std::min(r.ranked.size(), static_cast<size_t>(o.top));
@@ -102,7 +108,7 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
 Status RenderSuggest(const api::CommandResult& run, const api::CommandOptions& options, Context& ctx) {
   const api::SuggestValue& value = std::get<api::SuggestValue>(run.value);
   const std::string text = options.format == "json" ? EmitJson(api::SuggestToJson(value.options, value.result))
-                                                    : SuggestText(value.options, value.result);
+                                                    : SuggestText(value.options, value.result, ctx.verbose);
   if (!options.report.empty()) {
     if (!value.page) {
       PrintDiag(ctx, Diag{Severity::kNote, {}, "nothing fits: no report written to " + options.report, {}});

@@ -21,7 +21,7 @@ std::string HumanPercent(double fraction);
 /// `cost`'s table: the header, the totals, communication per kind, the costliest collectives and the
 /// per-layer split.
 /// `mode_given`: false when --mode took its default (train), which the header then says.
-std::string CostText(const api::CostResult& result, bool mode_given = true);
+std::string CostText(const api::CostResult& result, bool mode_given = true, bool verbose = false);
 
 }  // namespace easyplan::cli
 

@@ -62,12 +62,18 @@ double ShapeEfficiency(const planner::HardwareProfile& hw, const MatmulShape& sh
   return hw.matmul_efficiency * std::min(1.0, ShapeUtilization(tiling, shape) / ShapeUtilization(tiling, measured));
 }
 
-std::string MatmulEfficiencyAssumption(const planner::HardwareProfile& hw) {
+std::string MatmulEfficiencyAssumption(const planner::HardwareProfile& hw, bool detailed) {
   if (!hw.matmul_tiling || hw.matmul_tiling->tiles.empty()) {
     return fmt::format("every matmul at {:.3g} of {}'s peak, whatever its shape (the profile has no matmul_tiling)",
                        hw.matmul_efficiency, hw.name);
   }
   const planner::MatmulTiling& t = *hw.matmul_tiling;
+  if (!detailed) {
+    return fmt::format(
+        "matmuls at {:.3g} of {}'s peak at the measured shape, less where padding to the tiles{} wastes more "
+        "(--verbose: the shape and tiles)",
+        hw.matmul_efficiency, hw.name, t.units > 0 ? " or partial waves" : "");
+  }
   std::string tiles;
   for (const auto& tile : t.tiles) {
     tiles += (tiles.empty() ? "" : ", ") + fmt::format("{}x{}x{}", tile[0], tile[1], tile[2]);

@@ -46,8 +46,9 @@ double ShapeUtilization(const planner::MatmulTiling& tiling, const MatmulShape& 
 /// the profile has no tiling.
 double ShapeEfficiency(const planner::HardwareProfile& hw, const MatmulShape& shape);
 
-/// What `cost` and `suggest` print as an assumption: how matmuls are priced on `hw`.
-std::string MatmulEfficiencyAssumption(const planner::HardwareProfile& hw);
+/// What `cost` and `suggest` print as an assumption: how matmuls are priced on `hw`. `detailed` adds the
+/// measured shape, every tile and the SM count (the JSON and --verbose); without it the line fits a terminal.
+std::string MatmulEfficiencyAssumption(const planner::HardwareProfile& hw, bool detailed = true);
 
 }  // namespace easyplan::kernels
 

@@ -103,5 +103,14 @@ TEST(MatmulTilingTest, TheAssumptionNamesTheMeasuredShapeAndTheSms) {
   EXPECT_NE(line.find("132 SMs"), std::string::npos) << line;
 }
 
+// The detailed line ran to three lines of a terminal at the end of every cost and suggest.
+TEST(MatmulTilingTest, TheShortAssumptionFitsOneLineAndPointsToVerbose) {
+  const std::string line = MatmulEfficiencyAssumption(Profile("h100-sxm"), /*detailed=*/false);
+  EXPECT_LE(line.size() + std::string("assumed ").size(), 160u) << line;
+  EXPECT_NE(line.find("0.803 of h100-sxm's peak"), std::string::npos) << line;
+  EXPECT_NE(line.find("--verbose"), std::string::npos) << line;
+  EXPECT_EQ(line.find("256x128x1"), std::string::npos) << line;
+}
+
 }  // namespace
 }  // namespace easyplan::kernels

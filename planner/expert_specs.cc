@@ -72,12 +72,11 @@ std::vector<Finding> ExpertMeshFindings(const ExpertMesh& expert_mesh, const std
   const int group = specs->expert_tensor_mode ? ExpertMesh::kTp : ExpertMesh::kEp;
   const int64_t shards = expert_mesh.shape[static_cast<size_t>(group)];
   if (shards > 1 && specs->experts % shards != 0) {
-    std::vector<int64_t> valid = Divisors(specs->experts);
     add(fmt::format("expert_mesh: {} experts cannot be dealt to the folded {} axis of size {} (from {}); the fused "
                     "MoE shard_map needs an even split",
                     specs->experts, expert_mesh.axis_names[static_cast<size_t>(group)], shards,
                     fmt::join(expert_mesh.members[static_cast<size_t>(group)], " x ")),
-        {fmt::format("valid folded sizes: {}", fmt::join(valid, ", "))});
+        {fmt::format("valid folded sizes: {}", NearestDivisorsText(specs->experts, shards))});
   }
   return findings;
 }

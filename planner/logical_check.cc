@@ -17,6 +17,18 @@ std::vector<int64_t> Divisors(int64_t n) {
   return small;
 }
 
+std::string NearestDivisorsText(int64_t n, int64_t asked, size_t per_side) {
+  const std::vector<int64_t> all = Divisors(n);
+  if (all.size() <= 2 * per_side + 2) return fmt::format("{}", fmt::join(all, ", "));
+  const size_t split = static_cast<size_t>(std::lower_bound(all.begin(), all.end(), asked) - all.begin());
+  const size_t first = split > per_side ? split - per_side : 0;
+  const size_t last = std::min(all.size(), split + per_side);
+  std::vector<int64_t> shown(all.begin() + static_cast<std::ptrdiff_t>(first),
+                             all.begin() + static_cast<std::ptrdiff_t>(last));
+  return fmt::format("{}{}{} ({} sizes divide {})", first > 0 ? "..., " : "", fmt::join(shown, ", "),
+                     last < all.size() ? ", ..." : "", all.size(), n);
+}
+
 std::vector<std::string> ComputeAxes(const Json& config) {
   std::vector<std::string> out = {"tp", "ep"};
   const auto axes = config.find("partition_axis");
@@ -105,8 +117,8 @@ std::optional<Finding> CheckLogicalDim(const rules::LogicalDims& dims, std::stri
       finding.notes.push_back(fmt::format("no size of '{}' works while the entry's other axes give {}", axis, others));
       continue;
     }
-    std::vector<int64_t> valid = Divisors(*count / others);
-    finding.notes.push_back(fmt::format("valid sizes for '{}' here: {}", axis, fmt::join(valid, ", ")));
+    finding.notes.push_back(
+        fmt::format("valid sizes for '{}' here: {}", axis, NearestDivisorsText(*count / others, size)));
   }
   if (key == "vocab_size") {
     // A vocabulary can grow: checkpoints pad it to a round multiple (GPT-2's 50,257 to 50,304 in nanoGPT).

@@ -46,6 +46,11 @@ std::optional<Finding> CheckLogicalDim(const rules::LogicalDims& dims, std::stri
 /// The divisors of `n` in increasing order ("valid sizes" for an axis that must divide n).
 std::vector<int64_t> Divisors(int64_t n);
 
+/// "1, 2, 4, 8": the valid sizes a note lists for an axis of size `asked` that must divide `n`. A long
+/// list (a vocabulary of 151,936 has 16 divisors) keeps the `per_side` nearest below and above `asked`
+/// and says how many there are, so the note stays one readable line.
+std::string NearestDivisorsText(int64_t n, int64_t asked, size_t per_side = 3);
+
 }  // namespace easyplan::planner
 
 #endif  // EASYPLAN_PLANNER_LOGICAL_CHECK_H_

@@ -349,5 +349,17 @@ TEST(DivisorsTest, ListsEveryDivisorInOrder) {
   EXPECT_EQ(Divisors(49), (std::vector<int64_t>{1, 7, 49}));
 }
 
+TEST(DivisorsTest, ShortListsAreShownWhole) {
+  EXPECT_EQ(NearestDivisorsText(32, 3), "1, 2, 4, 8, 16, 32");
+  EXPECT_EQ(NearestDivisorsText(7, 2), "1, 7");
+}
+
+// Qwen's vocabulary of 151,936 has 16 divisors: the note keeps the three on each side of the asked size.
+TEST(DivisorsTest, LongListsKeepTheNearestOnEachSide) {
+  EXPECT_EQ(NearestDivisorsText(151936, 3), "1, 2, 4, 8, 16, ... (16 sizes divide 151936)");
+  EXPECT_EQ(NearestDivisorsText(151936, 1000), "..., 32, 64, 128, 1187, 2374, 4748, ... (16 sizes divide 151936)");
+  EXPECT_EQ(NearestDivisorsText(151936, 1000000), "..., 37984, 75968, 151936 (16 sizes divide 151936)");
+}
+
 }  // namespace
 }  // namespace easyplan::planner

@@ -156,6 +156,17 @@ def render_options_doc(table):
         for r in renamed:
             out.append("| `%s` | %s | %s |" % (r["flag"], ", ".join(r["commands"]), _cell(r["replacement"])))
         out.append("")
+    out += ["## Output formats", "",
+            "Each command's `--format` values, from the same table: the default first. `-o FILE` writes any of "
+            "them to FILE atomically (docs/RELIABILITY.md).", "",
+            "| command | `--format` | default |", "|---|---|---|"]
+    for command in table["commands"]:
+        for option in command["options"]:
+            if option["name"] == "format":
+                values = [option["default"]] + [c for c in option["choices"] if c != option["default"]]
+                out.append("| `%s` | %s | `%s` |" % (command["name"], ", ".join("`%s`" % v for v in values),
+                                                     option["default"]))
+    out.append("")
     for command in table["commands"]:
         out += ["## `easyplan %s`" % command["name"], "", command["summary"][0].upper() + command["summary"][1:] + ".",
                 "", _table(command["options"], command["python_positional"]), ""]

@@ -65,3 +65,20 @@ def test_elisions_match_any_lines_and_prefixes():
     assert not matches(["a", "d"], ["a", "b", "d"])
     assert not matches(["a b..."], ["a c"])
     assert matches([], [""])
+
+
+def _help_examples():
+    """The commands of `easyplan --help`'s Examples block (cli/app.cc), each as the words to run."""
+    text = subprocess.run([str(BINARY), "--help"], capture_output=True, text=True, check=True).stdout
+    block = text.split("Examples:\n", 1)[1].split("\n\n", 1)[0]
+    # Each line is "  easyplan ARGS   what it shows": the command ends at the first run of 3 spaces.
+    return [line.strip().split("   ", 1)[0].split() for line in block.splitlines() if line.strip()]
+
+
+def test_the_top_level_help_examples_run(workdirs):
+    examples = _help_examples()
+    assert len(examples) >= 4 and all(words[0] == "easyplan" for words in examples), examples
+    work = workdirs("help")
+    for words in examples:
+        done = subprocess.run([str(BINARY)] + words[1:], cwd=work, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"$ {' '.join(words)}\n{done.stderr}"

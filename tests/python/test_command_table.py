@@ -45,6 +45,9 @@ def help_entries(*args):
         if line in ("Options:", "Positionals:", "Subcommands:"):
             section = line
             continue
+        if line and not line.startswith(" "):
+            section = None  # the footer's "Examples:" and prose are no options
+            continue
         if not line.startswith("  ") or section is None:
             continue
         if pending is not None and line.startswith(" " * 30):

@@ -1,0 +1,24 @@
+#include "cli/cost_format.h"
+
+#include <gtest/gtest.h>
+
+namespace easyplan::cli {
+namespace {
+
+TEST(HumanSecondsTest, EachMagnitudeGetsTheUnitThatFitsIt) {
+  EXPECT_EQ(HumanSeconds(1.47), "1.47 s");
+  EXPECT_EQ(HumanSeconds(0.0581), "58.1 ms");
+  EXPECT_EQ(HumanSeconds(2.5e-5), "25 us");
+  EXPECT_EQ(HumanSeconds(6.5e-7), "650 ns");
+  EXPECT_EQ(HumanSeconds(0), "0 s");
+}
+
+// "embed 0.00065 us" and "6.94e-12 us hidden behind compute" were rounding residues printed as digits.
+TEST(HumanSecondsTest, BelowANanosecondReadsAsSuch) {
+  EXPECT_EQ(HumanSeconds(6.5e-13), "< 1 ns");
+  EXPECT_EQ(HumanSeconds(6.94e-18), "< 1 ns");
+  EXPECT_EQ(HumanSeconds(-3e-15), "> -1 ns");
+}
+
+}  // namespace
+}  // namespace easyplan::cli
