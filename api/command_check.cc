@@ -10,7 +10,7 @@ CommandSpec CheckCommand() {
       .summary = "execute the plan on simulated devices: layout tiling and a sharded-vs-unsharded forward pass",
       .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh,
                  OptionGroup::kPipeline},
-      .options = {"level", "seed", "check_memory", "max_numeric_devices", "engine", "mpi_timeout", "inject", "format",
+      .options = {"level", "seed", "check_memory", "max_numeric_devices", "engine", "mpi_timeout", "mpi_startup_timeout", "inject", "format",
                   "output"},
       .check = [](const CommandOptions& options) { return CheckCheckOptions(options.Check()); },
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
