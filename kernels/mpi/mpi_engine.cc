@@ -98,7 +98,8 @@ void InstallHandlers(int rank, int size) {
     stopped_message_length = static_cast<size_t>(
         std::snprintf(stopped_message, sizeof stopped_message,
                       "easyplan: error: rank 0 of %d: mpirun stopped the job before the check finished: another "
-                      "rank failed or was killed (its own message or mpirun's names it)\n",
+                      "rank failed or was killed, or mpirun itself was (that rank's own message or mpirun's says "
+                      "which)\n",
                       size));
   }
   for (int s : kCrashSignals) ::signal(s, OnCrash);

@@ -456,6 +456,13 @@ TEST(MpiEngineDeadlines, UnknownStopPointIsBadInput) {
       << run.err;
 }
 
+TEST(MpiEngineDeadlines, SlowStartHookTakesSecondsOnly) {
+  const RunResult run = RunShell(Mpirun(2, "-x EASYPLAN_TEST_MPI_SLOW_START=3s") + kLlama + "--engine mpi");
+  EXPECT_EQ(run.exit_code, 2) << run.err;
+  EXPECT_NE(run.err.find("EASYPLAN_TEST_MPI_SLOW_START is '3s', expected seconds from 0 to 60"), std::string::npos)
+      << run.err;
+}
+
 TEST(MpiEngineFaults, RankDisagreeingWithTheLauncherIsPrintedBeforeTheAbort) {
   // Each rank claims the other's rank: the launcher's variables and MPI disagree.
   std::string command = std::string("'") + EASYPLAN_MPIRUN + "' --oversubscribe -np 2";
