@@ -12,7 +12,7 @@ namespace easyplan::api {
 namespace {
 
 // The commands of each kind, for the variants.
-// The shortest MPI deadline (--mpi-timeout, --mpi-startup-timeout), in seconds. Below it a deadline expires
+// The shortest MPI deadline (--mpi-timeout, --mpi-start-timeout), in seconds. Below it a deadline expires
 // while every rank is healthy: MPI_Init alone took up to 0.9 s per rank for 8 ranks on a loaded 2-core
 // machine (docs/CHECK.md), and a rank of an oversubscribed job can wait a scheduler's time slices between
 // two collectives.
@@ -262,11 +262,11 @@ std::vector<OptionSpec> MakeOptions() {
        .check = CheckKind::kSeconds,
        .min = kMinMpiWaitSeconds,
        .surface = Surface::kCli});
-  add({.name = "mpi_startup_timeout",
+  add({.name = "mpi_start_timeout",
        .type = OptionType::kNumber,
        .help = "--engine mpi: seconds for every rank to start (MPI_Init, reading the config) before ending the run "
                "(at least 1)",
-       .field = +[](CommandOptions& c) -> FieldRef { return &c.mpi_startup_timeout_seconds; },
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.mpi_start_timeout_seconds; },
        .check = CheckKind::kSeconds,
        .min = kMinMpiWaitSeconds,
        .surface = Surface::kCli});

@@ -28,7 +28,7 @@
 namespace easyplan::kernels {
 
 struct MpiOptions {
-  /// Start-up: MPI_Init and every rank reaching the check (--mpi-startup-timeout). Apart from `timeout_seconds`,
+  /// Start-up: MPI_Init and every rank reaching the check (--mpi-start-timeout). Apart from `timeout_seconds`,
   /// so a machine slow to start K processes does not spend the deadline of the waits in the check.
   double startup_timeout_seconds = 60;
   double timeout_seconds = 60;  ///< every later wait (--mpi-timeout)

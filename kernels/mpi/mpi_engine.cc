@@ -224,14 +224,14 @@ std::string DiagnosePeers(const std::vector<PeerProcess>& peers, int self, bool 
 enum class Phase { kStartUp, kCheck };
 
 struct Deadlines {
-  double startup = 60, check = 60;  ///< seconds: --mpi-startup-timeout, --mpi-timeout
+  double startup = 60, check = 60;  ///< seconds: --mpi-start-timeout, --mpi-timeout
 
   /// The root waits a little less than the others, so it is the one that reports.
   double Limit(Phase phase, int rank) const {
     const double base = phase == Phase::kStartUp ? startup : check;
     return rank == 0 ? base : base + 2;
   }
-  static const char* Flag(Phase phase) { return phase == Phase::kStartUp ? "--mpi-startup-timeout" : "--mpi-timeout"; }
+  static const char* Flag(Phase phase) { return phase == Phase::kStartUp ? "--mpi-start-timeout" : "--mpi-timeout"; }
 };
 
 // "rank 0 of 8 waited 60 s for X: a rank stopped answering or died; the check did not finish ...".

@@ -125,7 +125,7 @@ void ExpectJobEnded(const RunResult& run, double seconds, int code, double withi
 // mpirun's teardown whatever the machine's load: a slow start-up spends kStartUp, never the deadline of
 // the fault under test, which is counted from the start of its own wait.
 constexpr int kStartUp = 10;
-const std::string kStartUpFlag = " --mpi-startup-timeout " + std::to_string(kStartUp) + " ";
+const std::string kStartUpFlag = " --mpi-start-timeout " + std::to_string(kStartUp) + " ";
 
 int Count(const std::string& text, const std::string& what) {
   int n = 0;
@@ -389,11 +389,11 @@ TEST(MpiEngineDeadlines, RankStoppedAtStartUpEndsTheJobAfterTheTimeout) {
                   "sh -c 'if [ \"$OMPI_COMM_WORLD_RANK\" = 7 ]; then kill -STOP $$; fi; exec \"$0\" \"$@\"' "
                   "\"$EASYPLAN\"");
   double seconds = 0;
-  const RunResult run = RunTimed(command + kLlama + "--engine mpi --mpi-startup-timeout 3", &seconds);
+  const RunResult run = RunTimed(command + kLlama + "--engine mpi --mpi-start-timeout 3", &seconds);
   ExpectJobEnded(run, seconds, 3, 3 + kStartUp);
   // Before MPI_Init no rank has reported its process; rank 0 finds rank 7 as the launcher's other child.
   EXPECT_NE(run.err.find("easyplan: error: rank 0 of 8 waited 3 s for MPI_Init: rank 7 stopped answering (its process "
-                         "is stopped, as by SIGSTOP); the check did not finish (--mpi-startup-timeout sets the wait)"),
+                         "is stopped, as by SIGSTOP); the check did not finish (--mpi-start-timeout sets the wait)"),
             std::string::npos)
       << run.err;
   EXPECT_EQ(run.out, "");
@@ -407,10 +407,10 @@ TEST(MpiEngineDeadlines, StoppedRootIsNamedByTheRankThatReports) {
                   "sh -c 'if [ \"$OMPI_COMM_WORLD_RANK\" = 0 ]; then kill -STOP $$; fi; exec \"$0\" \"$@\"' "
                   "\"$EASYPLAN\"");
   double seconds = 0;
-  const RunResult run = RunTimed(command + kLlama + "--engine mpi --mpi-startup-timeout 3", &seconds);
+  const RunResult run = RunTimed(command + kLlama + "--engine mpi --mpi-start-timeout 3", &seconds);
   ExpectJobEnded(run, seconds, 3, 3 + 2 + kStartUp);
   EXPECT_NE(run.err.find("waited 5 s for MPI_Init: rank 0 stopped answering (its process is stopped, as by SIGSTOP); "
-                         "the check did not finish (--mpi-startup-timeout sets the wait)"),
+                         "the check did not finish (--mpi-start-timeout sets the wait)"),
             std::string::npos)
       << run.err;
   EXPECT_EQ(run.out, "");
