@@ -257,6 +257,7 @@ Status CheckInjected(Injection injection, const CheckRun& run) {
 constexpr std::pair<const char*, kernels::MpiOptions::Fault> kEngineFaults[] = {
     {"rank-crash", kernels::MpiOptions::Fault::kCrash},
     {"rank-kill", kernels::MpiOptions::Fault::kKill},
+    {"rank-term", kernels::MpiOptions::Fault::kTerm},
     {"rank-stall", kernels::MpiOptions::Fault::kStall},
 };
 
@@ -301,6 +302,7 @@ Status CheckCheckOptions(const CheckOptions& options) {
   EP_RETURN_IF_ERROR(CheckOptionValue("level", Json(options.level)));
   EP_RETURN_IF_ERROR(CheckOptionValue("engine", Json(options.engine)));
   EP_RETURN_IF_ERROR(CheckOptionValue("mpi_timeout", Json(options.mpi_timeout_seconds)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("mpi_start_timeout", Json(options.mpi_start_timeout_seconds)));
   EP_RETURN_IF_ERROR(CheckOptionValue("max_numeric_devices", Json(options.max_numeric_devices)));
   EP_RETURN_IF_ERROR(ParseInjection(options.inject).status());
   if (options.engine == "mpi" && options.level == "layout") {
@@ -321,6 +323,7 @@ StatusOr<std::unique_ptr<kernels::Engine>> StartEngine(const CheckOptions& optio
   if (options.engine != "mpi") return kernels::MakeInProcessEngine();
   kernels::MpiOptions mpi;
   mpi.timeout_seconds = options.mpi_timeout_seconds;
+  mpi.startup_timeout_seconds = options.mpi_start_timeout_seconds;
   for (const auto& [name, fault] : kEngineFaults) {
     if (options.inject == name) mpi.fault = fault;
   }

@@ -32,10 +32,11 @@ struct CheckOptions {
   bool memory = false;
   /// Where the numeric check's devices run: "in-process", or "mpi" under mpirun (kernels/mpi_engine.h).
   std::string engine = "in-process";
-  double mpi_timeout_seconds = 60;  ///< every MPI wait (--mpi-timeout)
+  double mpi_start_timeout_seconds = 60;  ///< MPI's start-up, until every rank starts (--mpi-start-timeout)
+  double mpi_timeout_seconds = 60;        ///< every later MPI wait (--mpi-timeout)
 };
 
-/// The option checks that need no config (--level, --inject, --engine, --mpi-timeout).
+/// The option checks that need no config (--level, --inject, --engine, --mpi-timeout, --mpi-start-timeout).
 Status CheckCheckOptions(const CheckOptions& options);
 
 /// The engine `options` asks for: in process, or MPI (which starts MPI here and must then be handed to

@@ -10,8 +10,8 @@ CommandSpec CheckCommand() {
       .summary = "execute the plan on simulated devices: layout tiling and a sharded-vs-unsharded forward pass",
       .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh,
                  OptionGroup::kPipeline},
-      .options = {"level", "seed", "check_memory", "max_numeric_devices", "engine", "mpi_timeout", "inject", "format",
-                  "output"},
+      .options = {"level", "seed", "check_memory", "max_numeric_devices", "engine", "mpi_timeout", "mpi_start_timeout",
+                  "inject", "format", "output"},
       .check = [](const CommandOptions& options) { return CheckCheckOptions(options.Check()); },
       .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
         EP_ASSIGN_OR_RETURN(CheckRun run, Check(context.model, options.Check(), context.engine));

@@ -71,6 +71,7 @@ CheckOptions CommandOptions::Check() const {
   options.memory = check_memory;
   options.engine = engine;
   options.mpi_timeout_seconds = mpi_timeout_seconds;
+  options.mpi_start_timeout_seconds = mpi_start_timeout_seconds;
   return options;
 }
 

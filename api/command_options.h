@@ -62,6 +62,7 @@ struct CommandOptions {
   int64_t max_numeric_devices = CheckOptions().max_numeric_devices;
   std::string engine = CheckOptions().engine;
   double mpi_timeout_seconds = CheckOptions().mpi_timeout_seconds;
+  double mpi_start_timeout_seconds = CheckOptions().mpi_start_timeout_seconds;
   std::string inject = CheckOptions().inject;  ///< check (mutation tests)
   int64_t microbatches = CostOptions().microbatches;
   bool decode = false;                              ///< the retired --decode

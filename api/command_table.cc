@@ -222,9 +222,9 @@ Status CheckValue(const CommandOption& option, const Json& value, std::string_vi
     }
     case CheckKind::kSeconds: {
       const double v = value.get<double>();
-      if (v > 0 && v <= 86400) return Status();
+      if (v >= static_cast<double>(spec.min) && v <= 86400) return Status();
       return Status::BadInput(
-          {}, fmt::format("{} must be more than 0 and at most 86400 seconds (a day), found {}", flag, v));
+          {}, fmt::format("{} must be at least {} and at most 86400 seconds (a day), found {}", flag, spec.min, v));
     }
     case CheckKind::kRegex:
       return CheckExplainPattern(value.get<std::string>());

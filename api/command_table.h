@@ -83,7 +83,7 @@ enum class CheckKind {
   kDType,     ///< a dtype name ("" = not given)
   kByteSize,  ///< "80GiB", more than 0 bytes
   kPositive,  ///< a finite number above 0
-  kSeconds,   ///< a number of seconds above 0, at most a day
+  kSeconds,   ///< a number of seconds from `min` to a day
   kRegex,     ///< a non-empty RE2 regex (explain's PATTERN)
   kRetired,   ///< given at all, bad input with `retired` (and `retired_note`)
 };

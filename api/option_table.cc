@@ -12,6 +12,14 @@ namespace easyplan::api {
 namespace {
 
 // The commands of each kind, for the variants.
+// The shortest MPI deadline (--mpi-timeout, --mpi-start-timeout), in seconds. Below it a deadline expires
+// while every rank is healthy: MPI_Init alone took up to 0.9 s per rank for 8 ranks on a loaded 2-core
+// machine (docs/CHECK.md), and a rank of an oversubscribed job can wait a scheduler's time slices between
+// two collectives.
+// Such a run ended with exit 3, "a rank stopped answering", though none had (issue 44); refused, it is a
+// usage error (docs/CHECK.md, "Faults end the run").
+constexpr int64_t kMinMpiWaitSeconds = 1;
+
 const std::vector<std::string_view> kStepModeCommands = {"memory", "cost", "suggest"};
 
 std::vector<OptionSpec> MakeOptions() {
@@ -248,9 +256,19 @@ std::vector<OptionSpec> MakeOptions() {
   add({.id = "mpi_timeout",
        .name = "mpi_timeout",
        .type = OptionType::kNumber,
-       .help = "--engine mpi: seconds any rank waits for the others before ending the run",
+       .help = "--engine mpi: seconds any rank waits for the others, once all have started, before ending the "
+               "run (at least 1)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.mpi_timeout_seconds; },
        .check = CheckKind::kSeconds,
+       .min = kMinMpiWaitSeconds,
+       .surface = Surface::kCli});
+  add({.name = "mpi_start_timeout",
+       .type = OptionType::kNumber,
+       .help = "--engine mpi: seconds for every rank to start (MPI_Init, reading the config) before ending the run "
+               "(at least 1)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.mpi_start_timeout_seconds; },
+       .check = CheckKind::kSeconds,
+       .min = kMinMpiWaitSeconds,
        .surface = Surface::kCli});
   // Mutation tests only (docs/CHECK.md): deliberately break the run to prove the check fails.
   add({.name = "inject",

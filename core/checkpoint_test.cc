@@ -372,7 +372,7 @@ TEST(CheckpointTest, RealFileSystemDirectoryWithIndexAndShards) {
 
 TEST(CheckpointTest, CorpusIndexFilesListEveryTensorByName) {
   const std::string corpus = testing::CorpusDir();
-  if (corpus.empty()) GTEST_SKIP() << "EASYPLAN_CORPUS_DIR not set or missing";
+  EASYPLAN_SKIP_WITHOUT_CORPUS();
   const std::vector<std::tuple<std::string, size_t, size_t>> cases = {
       {"mistralai-Mixtral-8x7B-v0.1/model.safetensors.index.json", 995, 19},
       {"microsoft-Phi-3-mini-4k-instruct/model.safetensors.index.json", 195, 2},
@@ -399,7 +399,7 @@ TEST(CheckpointTest, CorpusIndexFilesListEveryTensorByName) {
 
 TEST(CheckpointTest, CorpusDirectoriesAreFoundByDiscovery) {
   const std::string corpus = testing::CorpusDir();
-  if (corpus.empty()) GTEST_SKIP() << "EASYPLAN_CORPUS_DIR not set or missing";
+  EASYPLAN_SKIP_WITHOUT_CORPUS();
   RealFileSystem real;
   const std::string gemma = corpus + "/google-gemma-2b-it";
   if (!real.IsDirectory(gemma)) GTEST_SKIP() << "no " << gemma;

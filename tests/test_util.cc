@@ -13,12 +13,22 @@ namespace easyplan::testing {
 
 std::string SourceDir() { return std::filesystem::current_path().string(); }
 
-std::string CorpusDir() {
+namespace {
+
+// Where the corpus would be: EASYPLAN_CORPUS_DIR, else the build's default (CMake's EASYPLAN_CORPUS_DIR).
+std::string CorpusPathGiven() {
   const char* dir = std::getenv("EASYPLAN_CORPUS_DIR");
 #ifdef EASYPLAN_DEFAULT_CORPUS_DIR
   if (dir == nullptr) dir = EASYPLAN_DEFAULT_CORPUS_DIR;
 #endif
-  if (dir == nullptr || !std::filesystem::is_directory(dir)) return "";
+  return dir == nullptr ? "" : dir;
+}
+
+}  // namespace
+
+std::string CorpusDir() {
+  const std::string dir = CorpusPathGiven();
+  if (dir.empty() || !std::filesystem::is_directory(dir)) return "";
   return std::filesystem::canonical(dir).string();
 }
 
@@ -27,6 +37,20 @@ std::string TestNameOf(std::string text) {
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
   }
   return text;
+}
+
+std::string CorpusAbsentReason() {
+  if (!CorpusDir().empty()) return "";
+  return "the corpus of real configs is absent (EASYPLAN_CORPUS_DIR, here '" + CorpusPathGiven() +
+         "', is not a directory)";
+}
+
+std::string CorpusFamiliesAbsentReason() {
+  if (!CorpusFamiliesDir().empty()) return "";
+  const char* given = std::getenv("EASYPLAN_CORPUS_FAMILIES_DIR");
+  if (given == nullptr && !CorpusAbsentReason().empty()) return CorpusAbsentReason();  // the one cause
+  return "the corpus of the issue-20 families is absent (EASYPLAN_CORPUS_FAMILIES_DIR, here '" +
+         (given != nullptr ? std::string(given) : CorpusDir() + "-families") + "', is not a directory)";
 }
 
 std::string CorpusFamiliesDir() {

@@ -21,6 +21,21 @@ std::string CorpusDir();
 /// EASYPLAN_CORPUS_FAMILIES_DIR, else CorpusDir() + "-families"), or "" when it is not present.
 std::string CorpusFamiliesDir();
 
+/// Why a test that reads the corpus skips, or "" when the corpus is present. Every such test skips
+/// with these words (EASYPLAN_SKIP_WITHOUT_CORPUS), so scripts/test's summary gives the one cause once.
+std::string CorpusAbsentReason();
+
+/// The same for the families corpus: the corpus's own reason when that is absent too.
+std::string CorpusFamiliesAbsentReason();
+
+/// Skips the test (from its body or SetUp) when the corpus, or the families corpus, is absent.
+#define EASYPLAN_SKIP_WITHOUT_CORPUS()                                                                       \
+  if (const std::string easyplan_skip_ = ::easyplan::testing::CorpusAbsentReason(); !easyplan_skip_.empty()) \
+  GTEST_SKIP() << easyplan_skip_
+#define EASYPLAN_SKIP_WITHOUT_CORPUS_FAMILIES()                                                                      \
+  if (const std::string easyplan_skip_ = ::easyplan::testing::CorpusFamiliesAbsentReason(); !easyplan_skip_.empty()) \
+  GTEST_SKIP() << easyplan_skip_
+
 /// Names of the corpus folders that hold a config.json, sorted; {""} when the corpus is absent (one
 /// parameterised instance, which skips with a message).
 std::vector<std::string> CorpusModels();

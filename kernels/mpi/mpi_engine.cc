@@ -10,11 +10,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <climits>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -34,8 +37,9 @@ namespace {
 // What the handlers write: prepared when the engine starts, written with write(2), the only output
 // a signal handler may make. Signal dispositions are process-wide, and so are these.
 char crash_prefix[160];  // "easyplan: error: rank 3 of 8 crashed (signal "
+char term_prefix[160];   // "easyplan: error: rank 3 of 8 was sent SIGTERM"
 char stopped_message[400];
-size_t crash_prefix_length = 0, stopped_message_length = 0;
+size_t crash_prefix_length = 0, term_prefix_length = 0, stopped_message_length = 0;
 
 void WriteAll(const char* text, size_t length) {
   while (length > 0) {
@@ -46,20 +50,40 @@ void WriteAll(const char* text, size_t length) {
   }
 }
 
+void WriteNumber(long value) {
+  char digits[24];
+  size_t n = 0;
+  for (long v = value; n < sizeof digits && (v > 0 || n == 0); v /= 10) digits[n++] = static_cast<char>('0' + v % 10);
+  while (n > 0) WriteAll(&digits[--n], 1);
+}
+
 void OnCrash(int signal) {
   WriteAll(crash_prefix, crash_prefix_length);
-  char digits[8];
-  size_t n = 0;
-  for (int s = signal; n < sizeof digits && (s > 0 || n == 0); s /= 10) digits[n++] = static_cast<char>('0' + s % 10);
-  while (n > 0) WriteAll(&digits[--n], 1);
+  WriteNumber(signal);
   static const char kTail[] = "); the MPI check did not finish\n";
   WriteAll(kTail, sizeof kTail - 1);
   ::_exit(3);
 }
 
-// mpirun sends SIGTERM to the other ranks when one fails: the root says so, every rank exits 3.
-void OnStop(int /*signal*/) {
-  WriteAll(stopped_message, stopped_message_length);
+// SIGTERM from the launcher (this process's parent: mpirun, or Open MPI's orted on another host) is the
+// job's teardown after some rank failed: the root says so, the others end quietly. From anyone else (kill,
+// a batch scheduler) this rank itself was stopped: it says so with the sender's process id, so the
+// message names the rank and how, instead of the root blaming another rank. Every rank exits 3.
+// getppid(2) is async-signal-safe (signal-safety(7)); si_pid is the sender's for kill(2) and sigqueue(3).
+void OnTerm(int /*signal*/, siginfo_t* info, void* /*context*/) {
+  const bool sent = info != nullptr && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
+  if (sent && info->si_pid == ::getppid()) {
+    WriteAll(stopped_message, stopped_message_length);
+    ::_exit(3);
+  }
+  WriteAll(term_prefix, term_prefix_length);
+  if (sent) {
+    static const char kBy[] = " by process ";
+    WriteAll(kBy, sizeof kBy - 1);
+    WriteNumber(info->si_pid);
+  }
+  static const char kTail[] = "; the MPI check did not finish\n";
+  WriteAll(kTail, sizeof kTail - 1);
   ::_exit(3);
 }
 
@@ -68,14 +92,22 @@ constexpr int kCrashSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 void InstallHandlers(int rank, int size) {
   crash_prefix_length = static_cast<size_t>(
       std::snprintf(crash_prefix, sizeof crash_prefix, "easyplan: error: rank %d of %d crashed (signal ", rank, size));
+  term_prefix_length = static_cast<size_t>(
+      std::snprintf(term_prefix, sizeof term_prefix, "easyplan: error: rank %d of %d was sent SIGTERM", rank, size));
   if (rank == 0) {
-    stopped_message_length = static_cast<size_t>(std::snprintf(
-        stopped_message, sizeof stopped_message,
-        "easyplan: error: the MPI check was stopped before it finished: another rank failed or was killed "
-        "(mpirun's message names it)\n"));
+    stopped_message_length = static_cast<size_t>(
+        std::snprintf(stopped_message, sizeof stopped_message,
+                      "easyplan: error: rank 0 of %d: mpirun stopped the job before the check finished: another "
+                      "rank failed or was killed, or mpirun itself was (that rank's own message or mpirun's says "
+                      "which)\n",
+                      size));
   }
   for (int s : kCrashSignals) ::signal(s, OnCrash);
-  ::signal(SIGTERM, OnStop);
+  struct sigaction term {};
+  term.sa_sigaction = OnTerm;
+  term.sa_flags = SA_SIGINFO;
+  sigemptyset(&term.sa_mask);
+  ::sigaction(SIGTERM, &term, nullptr);
 }
 
 void RestoreHandlers() {
@@ -83,10 +115,11 @@ void RestoreHandlers() {
   ::signal(SIGTERM, SIG_DFL);
 }
 
-// ---- What the root can tell about the other ranks' processes ----
+// ---- What a rank can tell about the other ranks' processes ----
 // MPI itself does not say which rank is missing from a collective, nor that a rank died (Open MPI
-// without ULFM has no failure notification). On the same host the root can look: /proc/<pid>/stat
-// (proc(5)) gives a process's state, and a rank whose process is gone, or a zombie, has ended.
+// without ULFM has no failure notification). On the same host a rank can look: /proc/<pid>/stat
+// (proc(5)) gives a process's state, and a rank whose process is gone, or a zombie, has ended. Every
+// rank learns every rank's process once MPI is up; before that (MPI_Init) it finds them as its siblings.
 
 struct PeerProcess {
   uint64_t host = 0;  ///< HostKey() of its host; 0 unknown
@@ -119,14 +152,59 @@ ProcessState StateOf(int64_t pid) {
   return ProcessState::kRunning;
 }
 
-// "rank 7 stopped answering (its process ended)" for every rank on the root's host whose process ended
-// (or, unless `ended_only`, is stopped); empty when the root can tell nothing.
-std::string DiagnosePeers(const std::vector<PeerProcess>& peers, bool ended_only) {
-  if (peers.empty()) return "";
-  const uint64_t host = peers[0].host;
+// The field of proc(5)'s stat after the state: the parent's process id; -1 when unreadable.
+int64_t ParentOf(int64_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return -1;
+  const size_t paren = line.rfind(')');
+  if (paren == std::string::npos || paren + 4 >= line.size()) return -1;
+  return std::strtoll(line.c_str() + paren + 4, nullptr, 10);
+}
+
+// The rank a launcher gave process `pid`, from its environment (/proc/<pid>/environ, which the same user
+// may read); -1 when it has none.
+int RankOf(int64_t pid) {
+  std::ifstream environ("/proc/" + std::to_string(pid) + "/environ", std::ios::binary);
+  std::string entry;
+  while (std::getline(environ, entry, '\0')) {
+    for (const char* name : {"OMPI_COMM_WORLD_RANK=", "PMI_RANK="}) {
+      if (entry.rfind(name, 0) == 0)
+        return static_cast<int>(std::strtol(entry.c_str() + std::strlen(name), nullptr, 10));
+    }
+  }
+  return -1;
+}
+
+// Before MPI_Init no rank knows another's process, but a launcher starts the ranks of a host as its
+// children (Open MPI's mpirun or orted, MPICH's proxy), each with its rank in its environment: this
+// process's siblings that carry a rank are those ranks, even one stopped before it ran easyplan.
+std::vector<PeerProcess> SiblingRanks(int self_rank, int size) {
+  std::vector<PeerProcess> peers(static_cast<size_t>(size));
+  const int64_t parent = ::getppid(), self = ::getpid();
+  const int me = self_rank;
+  const uint64_t host = HostKey();
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", error)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    const int64_t pid = std::strtoll(name.c_str(), nullptr, 10);
+    if (pid == self || ParentOf(pid) != parent) continue;
+    const int rank = RankOf(pid);
+    if (rank >= 0 && rank < size) peers[static_cast<size_t>(rank)] = {host, pid};
+  }
+  peers[static_cast<size_t>(me)] = {host, self};
+  return peers;
+}
+
+// "rank 7 stopped answering (its process ended)" for every other rank on this rank's host whose process
+// ended (or, unless `ended_only`, is stopped); empty when this rank can tell nothing.
+std::string DiagnosePeers(const std::vector<PeerProcess>& peers, int self, bool ended_only) {
+  if (peers.empty() || self < 0 || static_cast<size_t>(self) >= peers.size()) return "";
+  const uint64_t host = peers[static_cast<size_t>(self)].host;
   std::vector<std::string> found;
-  for (size_t r = 1; r < peers.size() && host != 0; ++r) {
-    if (peers[r].host != host || peers[r].pid <= 0) continue;
+  for (size_t r = 0; r < peers.size() && host != 0; ++r) {
+    if (r == static_cast<size_t>(self) || peers[r].host != host || peers[r].pid <= 0) continue;
     const ProcessState state = StateOf(peers[r].pid);
     if (state == ProcessState::kEnded) {
       found.push_back(fmt::format("rank {} stopped answering (its process ended)", r));
@@ -138,17 +216,32 @@ std::string DiagnosePeers(const std::vector<PeerProcess>& peers, bool ended_only
 }
 
 // ---- Deadlines ----
+// Two deadlines. Start-up (MPI_Init, every rank's process report, and the barrier where every rank
+// starts the check) takes as long as the machine needs to start K processes and read the config K
+// times, seconds late on a loaded machine. Every later wait is a step of the check, where the ranks
+// run in lockstep. A start-up that ran late must not spend the deadline of the waits in the check
+// (issue 44: a 2 s --mpi-timeout meant for a stalled collective once expired inside MPI_Init).
+enum class Phase { kStartUp, kCheck };
 
-// The root waits a little less than the others, so it is the one that reports.
-double WaitLimit(int rank, double timeout) { return rank == 0 ? timeout : timeout + 2; }
+struct Deadlines {
+  double startup = 60, check = 60;  ///< seconds: --mpi-start-timeout, --mpi-timeout
+
+  /// The root waits a little less than the others, so it is the one that reports.
+  double Limit(Phase phase, int rank) const {
+    const double base = phase == Phase::kStartUp ? startup : check;
+    return rank == 0 ? base : base + 2;
+  }
+  static const char* Flag(Phase phase) { return phase == Phase::kStartUp ? "--mpi-start-timeout" : "--mpi-timeout"; }
+};
 
 // "rank 0 of 8 waited 60 s for X: a rank stopped answering or died; the check did not finish ...".
-std::string TimeoutMessage(int rank, int size, double limit, const std::string& what, const std::string& who,
-                           bool finished) {
-  return fmt::format("easyplan: error: rank {} of {} waited {} s for {}: {}; {} (--mpi-timeout sets the wait)\n", rank,
-                     size, limit, what, who.empty() ? "a rank stopped answering or died" : who,
+std::string TimeoutMessage(int rank, int size, double limit, Phase phase, const std::string& what,
+                           const std::string& who, bool finished) {
+  return fmt::format("easyplan: error: rank {} of {} waited {} s for {}: {}; {} ({} sets the wait)\n", rank, size,
+                     limit, what, who.empty() ? "a rank stopped answering or died" : who,
                      finished ? "the check finished and its output above stands, but the job did not end cleanly"
-                              : "the check did not finish");
+                              : "the check did not finish",
+                     Deadlines::Flag(phase));
 }
 
 // The blocking MPI calls (MPI_Init, MPI_Comm_split, MPI_Finalize) cannot be polled, so a thread keeps
@@ -165,8 +258,8 @@ std::string TimeoutMessage(int rank, int size, double limit, const std::string& 
 // the job down), so the root must speak first.
 class Watchdog {
  public:
-  Watchdog(int rank, int size, double timeout)
-      : rank_(rank), size_(size), limit_(WaitLimit(rank, timeout)), thread_([this] { Loop(); }) {}
+  Watchdog(int rank, int size, Deadlines deadlines)
+      : rank_(rank), size_(size), deadlines_(deadlines), thread_([this] { Loop(); }) {}
 
   ~Watchdog() {
     {
@@ -180,11 +273,11 @@ class Watchdog {
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
-  /// Runs a blocking MPI call under the deadline; returns its code.
-  int Run(const std::string& what, const std::function<int()>& call) {
-    Arm(what);
+  /// Runs a blocking MPI call under the phase's deadline; returns its code.
+  int Run(const std::string& what, Phase phase, const std::function<int()>& call) {
+    Arm(what, phase);
     const int rc = call();
-    Arm("");
+    Arm("", phase);
     return rc;
   }
 
@@ -194,7 +287,7 @@ class Watchdog {
     finished_ = true;
   }
 
-  /// Root: every rank's process, for the messages and (while `watch`) the ended-rank check.
+  /// Every rank's process, for the messages, and on the root (while `watch`) the ended-rank check.
   void SetPeers(std::vector<PeerProcess> peers, bool watch) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -209,13 +302,14 @@ class Watchdog {
     watch_ = false;
   }
 
-  /// Which ranks the root can tell stopped answering; empty when none.
+  /// Which ranks this rank can tell stopped answering; empty when none.
   std::string Diagnose() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return DiagnosePeers(peers_, /*ended_only=*/false);
+    return DiagnoseLocked();
   }
 
-  double limit() const { return limit_; }
+  /// This rank's limit for a wait of `phase`.
+  double limit(Phase phase) const { return deadlines_.Limit(phase, rank_); }
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -224,23 +318,30 @@ class Watchdog {
   // inside that, at a few hundred /proc reads a second at most.
   static constexpr std::chrono::milliseconds kPeerPoll{50};
 
-  void Arm(const std::string& what) {
+  void Arm(const std::string& what, Phase phase) {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       what_ = what;
-      deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit_));
+      phase_ = phase;
+      deadline_ =
+          Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(limit(phase)));
     }
     wake_.notify_all();
+  }
+
+  // Before the ranks have reported their processes (MPI_Init), this rank's siblings stand in for them.
+  std::string DiagnoseLocked() const {
+    return DiagnosePeers(peers_.empty() ? SiblingRanks(rank_, size_) : peers_, rank_, /*ended_only=*/false);
   }
 
   void Loop() {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!stop_) {
       if (!what_.empty() && Clock::now() >= deadline_) {
-        End(TimeoutMessage(rank_, size_, limit_, what_, DiagnosePeers(peers_, false), finished_));
+        End(TimeoutMessage(rank_, size_, limit(phase_), phase_, what_, DiagnoseLocked(), finished_));
       }
       if (watch_) {
-        const std::string ended = DiagnosePeers(peers_, /*ended_only=*/true);
+        const std::string ended = DiagnosePeers(peers_, rank_, /*ended_only=*/true);
         if (!ended.empty()) {
           End(fmt::format("easyplan: error: rank {} of {}: {}; the check did not finish\n", rank_, size_, ended));
         }
@@ -260,17 +361,18 @@ class Watchdog {
   }
 
   const int rank_, size_;
-  const double limit_;
+  const Deadlines deadlines_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::string what_;  ///< the blocking call under way; empty when none
+  Phase phase_ = Phase::kStartUp;
   Clock::time_point deadline_;
   std::vector<PeerProcess> peers_;
   bool watch_ = false, finished_ = false, stop_ = false;
   std::thread thread_;  ///< last: starts once the rest is set
 };
 
-// ---- The test-only stop points ----
+// ---- The test-only hooks ----
 // EASYPLAN_TEST_MPI_STOP (docs/CHECK.md, for tests/cli/mpi_check_test.cc only): the last rank stops
 // itself with SIGSTOP just before a blocking call, as a frozen process would, for longer than any
 // rank's deadline. (A rank frozen before MPI_Init needs no hook: the test stops the process before
@@ -286,6 +388,38 @@ StatusOr<StopAt> ReadStopAt() {
   return Status::BadInput({}, fmt::format("EASYPLAN_TEST_MPI_STOP is '{}', expected split or finalize (a test "
                                           "hook: it stops the last rank)",
                                           text));
+}
+
+// EASYPLAN_TEST_MPI_SLOW_START=SECONDS (docs/CHECK.md, tests only): the last rank sleeps that long
+// before MPI_Init and again before the check starts, as a rank of a loaded machine starts late. It
+// makes the start-up of a busy machine reproducible: the flake of issue 44 (item 14), where a 2 s
+// deadline meant for a stalled collective expired inside MPI_Init.
+constexpr double kMaxSlowStart = 60;
+
+StatusOr<double> ReadSlowStart() {
+  const char* value = std::getenv("EASYPLAN_TEST_MPI_SLOW_START");
+  if (value == nullptr || *value == '\0') return 0.0;
+  const std::string text = value;
+  double seconds = -1;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), seconds);
+  if (ec != std::errc() || end != text.data() + text.size() || !(seconds >= 0 && seconds <= kMaxSlowStart)) {
+    return Status::BadInput({}, fmt::format("EASYPLAN_TEST_MPI_SLOW_START is '{}', expected seconds from 0 to {} (a "
+                                            "test hook: the last rank starts that late)",
+                                            text, kMaxSlowStart));
+  }
+  return seconds;
+}
+
+// What the hooks ask of this process.
+struct TestHooks {
+  StopAt stop_at = StopAt::kNone;
+  double slow_start = 0;  ///< seconds the last rank sleeps before MPI_Init and before the check starts
+};
+
+void MaybeStartSlowly(const TestHooks& hooks, int rank, int size) {
+  if (hooks.slow_start > 0 && rank == size - 1) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(hooks.slow_start));
+  }
 }
 
 // The stop ends by itself `resume_after` seconds later: a one-shot timer sends the process SIGCONT,
@@ -310,7 +444,7 @@ void MaybeStop(StopAt configured, StopAt here, int rank, int size, double resume
 // How long the test hook keeps the last rank stopped: past its own deadline (a non-root rank's is the
 // longest), and past mpirun's teardown after rank 0 reports, which takes about 2 s (the 1 s waits
 // before SIGTERM and before SIGKILL, odls_base_sigkill_timeout).
-double StopSeconds(const Watchdog& watchdog) { return watchdog.limit() + 3; }
+double StopSeconds(const Watchdog& watchdog) { return watchdog.limit(Phase::kCheck) + 3; }
 
 // ---- Waiting ----
 
@@ -326,31 +460,26 @@ class Waiter {
   Waiter(int rank, int size, const Watchdog& watchdog) : rank_(rank), size_(size), watchdog_(watchdog) {}
 
   /// Starts a non-blocking MPI call (`start` returns its code) and polls its request until it
-  /// completes; an error, or the deadline passing, ends the job (exit 3).
+  /// completes; an error, or the phase's deadline passing, ends the job (exit 3).
   template <typename Start>
-  void Await(const std::string& what, Start start) const {
+  void Await(const std::string& what, Start start, Phase phase = Phase::kCheck) const {
     MPI_Request request;
     Check(start(&request), what);
-    Wait(&request, what);
-  }
-
-  /// Polls `request` until it completes; past the deadline, ends the job (exit 3).
-  void Wait(MPI_Request* request, const std::string& what) const {
-    std::vector<MPI_Request> one{*request};
-    WaitAll(one, what);
+    std::vector<MPI_Request> one{request};
+    WaitAll(one, what, phase);
   }
 
   /// Polls every request until all complete, under one deadline; past it, ends the job (exit 3).
-  void WaitAll(std::vector<MPI_Request>& requests, const std::string& what) const {
+  void WaitAll(std::vector<MPI_Request>& requests, const std::string& what, Phase phase = Phase::kCheck) const {
     if (requests.empty()) return;
-    const double limit = watchdog_.limit();
+    const double limit = watchdog_.limit(phase);
     const double deadline = MPI_Wtime() + limit;
     for (int polls = 0;; ++polls) {
       int done = 0;
       const int rc = MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
       if (rc != MPI_SUCCESS) Fail(fmt::format("MPI failed in {}: {}", what, ErrorText(rc)));
       if (done) return;
-      if (MPI_Wtime() > deadline) Abort(TimeoutMessage(rank_, size_, limit, what, watchdog_.Diagnose(), false));
+      if (MPI_Wtime() > deadline) Abort(TimeoutMessage(rank_, size_, limit, phase, what, watchdog_.Diagnose(), false));
       if (polls > 200) {  // yield the core: ranks are often oversubscribed
         const timespec pause{0, 50'000};
         ::nanosleep(&pause, nullptr);
@@ -408,13 +537,17 @@ int ToInt(int64_t count, const std::string& what, const Waiter& waiter) {
 class MpiWorld {
  public:
   MpiWorld(const Mesh& mesh, std::vector<RankBlock> blocks, int rank, const Waiter& waiter, Watchdog& watchdog,
-           StopAt stop_at)
+           const TestHooks& hooks)
       : mesh_(mesh), blocks_(std::move(blocks)), rank_(rank) {
-    waiter.Await("every rank to start the check",
-                 [&](MPI_Request* request) { return MPI_Ibarrier(MPI_COMM_WORLD, request); });
+    MaybeStartSlowly(hooks, rank_, static_cast<int>(blocks_.size()));
+    // The last wait of the start-up: ranks reach it after reading the config, which a loaded machine
+    // slows; every later wait is under --mpi-timeout.
+    waiter.Await(
+        "every rank to start the check", [&](MPI_Request* request) { return MPI_Ibarrier(MPI_COMM_WORLD, request); },
+        Phase::kStartUp);
     // One communicator per set of axes larger than 1 (a group's membership ignores size-1 axes): the
     // ranks equal on every other axis. Every rank splits in the same order.
-    MaybeStop(stop_at, StopAt::kSplit, rank_, static_cast<int>(blocks_.size()), StopSeconds(watchdog));
+    MaybeStop(hooks.stop_at, StopAt::kSplit, rank_, static_cast<int>(blocks_.size()), StopSeconds(watchdog));
     const int axes = mesh.rank();
     for (unsigned mask = 1; mask < (1u << axes); ++mask) {
       if (Reduced(mask) != mask) continue;
@@ -428,7 +561,7 @@ class MpiWorld {
       // MPI-3 has no non-blocking split (MPI_Comm_split(3) blocks until every rank of MPI_COMM_WORLD
       // calls it), so the watchdog keeps its deadline.
       const std::string what = fmt::format("MPI_Comm_split (the communicator over ({}))", AxisNames(mesh, mask));
-      waiter.Check(watchdog.Run(what,
+      waiter.Check(watchdog.Run(what, Phase::kCheck,
                                 [&] {
                                   return MPI_Comm_split(MPI_COMM_WORLD,
                                                         static_cast<int>(colors[static_cast<size_t>(rank_)]), rank_,
@@ -775,6 +908,7 @@ class MpiTransport final : public Transport {
     if (fault_ == MpiOptions::Fault::kNone || rank_ != static_cast<int>(world_->blocks().size()) - 1) return;
     if (fault_ == MpiOptions::Fault::kCrash) ::raise(SIGSEGV);
     if (fault_ == MpiOptions::Fault::kKill) ::raise(SIGKILL);
+    if (fault_ == MpiOptions::Fault::kTerm) ::kill(::getpid(), SIGTERM);  // SI_USER, as from kill(1)
     while (true) ::pause();  // kStall: stops answering until mpirun stops it
   }
 
@@ -789,12 +923,12 @@ class MpiTransport final : public Transport {
 
 class MpiEngine final : public Engine {
  public:
-  MpiEngine(MpiLaunch launch, MpiOptions options, std::unique_ptr<Watchdog> watchdog, StopAt stop_at)
+  MpiEngine(MpiLaunch launch, MpiOptions options, std::unique_ptr<Watchdog> watchdog, TestHooks hooks)
       : launch_(std::move(launch)),
         options_(options),
         watchdog_(std::move(watchdog)),
         waiter_(launch_.rank, launch_.size, *watchdog_),
-        stop_at_(stop_at) {
+        hooks_(hooks) {
     ReportProcesses();
   }
 
@@ -809,8 +943,8 @@ class MpiEngine final : public Engine {
                   [&](MPI_Request* request) { return MPI_Ibarrier(MPI_COMM_WORLD, request); });
     RestoreHandlers();
     std::fflush(nullptr);  // the result stands whatever MPI_Finalize does
-    MaybeStop(stop_at_, StopAt::kFinalize, launch_.rank, launch_.size, StopSeconds(*watchdog_));
-    watchdog_->Run("MPI_Finalize", [] { return MPI_Finalize(); });
+    MaybeStop(hooks_.stop_at, StopAt::kFinalize, launch_.rank, launch_.size, StopSeconds(*watchdog_));
+    watchdog_->Run("MPI_Finalize", Phase::kCheck, [] { return MPI_Finalize(); });
   }
 
   std::string_view name() const override { return "mpi"; }
@@ -825,7 +959,7 @@ class MpiEngine final : public Engine {
       blocks.push_back(std::move(b));
     }
     const RankBlock mine = blocks[static_cast<size_t>(launch_.rank)];
-    auto world = std::make_shared<const MpiWorld>(mesh, std::move(blocks), launch_.rank, waiter_, *watchdog_, stop_at_);
+    auto world = std::make_shared<const MpiWorld>(mesh, std::move(blocks), launch_.rank, waiter_, *watchdog_, hooks_);
     return std::unique_ptr<Transport>(std::make_unique<MpiTransport>(
         std::move(world), MeshGeometry(mesh, mine.first, mine.count), -1, -1, waiter_, options_.fault));
   }
@@ -838,24 +972,28 @@ class MpiEngine final : public Engine {
   }
 
  private:
-  // Every rank's host and process id to the root, which watches those on its host (Watchdog).
+  // Every rank's host and process id to every rank, which names those on its host that stop answering
+  // (Watchdog); the root also watches them end. Every rank, not only the root: when the root is the one
+  // stopped, the rank that reports must be able to name it.
   void ReportProcesses() {
     const int64_t mine[2] = {static_cast<int64_t>(HostKey()), static_cast<int64_t>(::getpid())};
-    std::vector<int64_t> all(launch_.rank == 0 ? 2 * static_cast<size_t>(launch_.size) : 0);
-    waiter_.Await("every rank to report its process", [&](MPI_Request* request) {
-      return MPI_Igather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, 0, MPI_COMM_WORLD, request);
-    });
-    if (launch_.rank != 0) return;
+    std::vector<int64_t> all(2 * static_cast<size_t>(launch_.size));
+    waiter_.Await(
+        "every rank to report its process",
+        [&](MPI_Request* request) {
+          return MPI_Iallgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, MPI_COMM_WORLD, request);
+        },
+        Phase::kStartUp);
     std::vector<PeerProcess> peers;
     for (size_t r = 0; r < all.size(); r += 2) peers.push_back({static_cast<uint64_t>(all[r]), all[r + 1]});
-    watchdog_->SetPeers(std::move(peers), /*watch=*/true);
+    watchdog_->SetPeers(std::move(peers), /*watch=*/launch_.rank == 0);
   }
 
   MpiLaunch launch_;
   MpiOptions options_;
   std::unique_ptr<Watchdog> watchdog_;
   Waiter waiter_;
-  StopAt stop_at_;
+  TestHooks hooks_;
 };
 
 }  // namespace
@@ -874,16 +1012,21 @@ StatusOr<std::unique_ptr<Engine>> StartMpiEngine(const MpiOptions& options) {
                              "as root, Open MPI also needs --allow-run-as-root (or OMPI_ALLOW_RUN_AS_ROOT=1 and "
                              "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)"});
   }
-  EP_ASSIGN_OR_RETURN(const StopAt stop_at, ReadStopAt());
+  TestHooks hooks;
+  EP_ASSIGN_OR_RETURN(hooks.stop_at, ReadStopAt());
+  EP_ASSIGN_OR_RETURN(hooks.slow_start, ReadSlowStart());
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) return Status::BadInput({}, "--engine mpi: MPI starts once per process");
-  // MPI_Init waits for every rank (Open MPI exchanges their addresses), so it runs under the deadline.
+  // MPI_Init waits for every rank (Open MPI exchanges their addresses), so it runs under the start-up
+  // deadline.
   // The signal handlers go in first, so a rank mpirun stops during start-up says so; MPI_Init may
   // install its own for crashes, so they go in again after.
   InstallHandlers(launch->rank, launch->size);
-  auto watchdog = std::make_unique<Watchdog>(launch->rank, launch->size, options.timeout_seconds);
-  if (watchdog->Run("MPI_Init", [] { return MPI_Init(nullptr, nullptr); }) != MPI_SUCCESS) {
+  auto watchdog = std::make_unique<Watchdog>(launch->rank, launch->size,
+                                             Deadlines{options.startup_timeout_seconds, options.timeout_seconds});
+  MaybeStartSlowly(hooks, launch->rank, launch->size);
+  if (watchdog->Run("MPI_Init", Phase::kStartUp, [] { return MPI_Init(nullptr, nullptr); }) != MPI_SUCCESS) {
     return Status::Internal(
         fmt::format("MPI_Init failed under {} (rank {} of {})", launch->launcher, launch->rank, launch->size));
   }
@@ -902,7 +1045,7 @@ StatusOr<std::unique_ptr<Engine>> StartMpiEngine(const MpiOptions& options) {
     ::_exit(3);
   }
   InstallHandlers(rank, size);
-  return std::unique_ptr<Engine>(std::make_unique<MpiEngine>(*launch, options, std::move(watchdog), stop_at));
+  return std::unique_ptr<Engine>(std::make_unique<MpiEngine>(*launch, options, std::move(watchdog), hooks));
 }
 
 }  // namespace easyplan::kernels

@@ -61,10 +61,7 @@ std::vector<FamilyFacts> AllFamilyFacts() {
 
 class CorpusFamiliesTest : public ::testing::TestWithParam<FamilyFacts> {
  protected:
-  void SetUp() override {
-    if (testing::CorpusFamiliesDir().empty())
-      GTEST_SKIP() << "corpus-families not present (EASYPLAN_CORPUS_FAMILIES_DIR)";
-  }
+  void SetUp() override { EASYPLAN_SKIP_WITHOUT_CORPUS_FAMILIES(); }
 
   schemas::ResolvedConfig Resolve(const std::vector<std::string>& sets) {
     const std::string path = testing::CorpusFamiliesDir() + "/" + GetParam().model_dir + "/config.json";
@@ -119,7 +116,7 @@ TEST_P(CorpusFamiliesBytesTest, StoredViewHasThePublishedCheckpointBytes) {
 // and for ln_f) and of attention's output bias (7 x 4,096 per layer). The module holds 2,498,560 fewer.
 TEST(CorpusFamiliesGptJ, HfTreeIsThePublishedCountLessTheShardedCopies) {
   const std::string dir = testing::CorpusFamiliesDir();
-  if (dir.empty()) GTEST_SKIP() << "corpus-families not present (EASYPLAN_CORPUS_FAMILIES_DIR)";
+  EASYPLAN_SKIP_WITHOUT_CORPUS_FAMILIES();
   auto doc = ParseJsonDocument(testing::ReadTestFile(dir + "/mlc-EleutherAI-gpt-j-6b/config.json"), "gpt-j");
   ASSERT_TRUE(doc.ok());
   schemas::SchemaSet schemas(schemas::DataSource::Embedded());

@@ -45,7 +45,7 @@ std::vector<Case> Cases() {
 class CorpusMemoryTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(CorpusMemoryTest, BreakdownHoldsItsInvariants) {
-  if (testing::CorpusDir().empty()) GTEST_SKIP() << "corpus not present (EASYPLAN_CORPUS_DIR)";
+  EASYPLAN_SKIP_WITHOUT_CORPUS();
   const Case& c = GetParam();
   api::PlanOptions flags;
   flags.config.config = testing::CorpusDir() + "/" + c.model + "/config.json";

@@ -98,9 +98,7 @@ std::optional<Planned> PlanModel(const std::string& model, const std::string& me
 /// One corpus model on one mesh of Meshes().
 class CorpusPlanTest : public ::testing::TestWithParam<std::tuple<std::string, int>> {
  protected:
-  void SetUp() override {
-    if (testing::CorpusDir().empty()) GTEST_SKIP() << "corpus not present (EASYPLAN_CORPUS_DIR)";
-  }
+  void SetUp() override { EASYPLAN_SKIP_WITHOUT_CORPUS(); }
   const MeshCase& MeshOf() const { return Meshes()[static_cast<size_t>(std::get<1>(GetParam()))]; }
   std::optional<Planned> Plan(const std::string& mesh, const std::string& layout) {
     return PlanModel(std::get<0>(GetParam()), mesh, layout);
@@ -110,9 +108,7 @@ class CorpusPlanTest : public ::testing::TestWithParam<std::tuple<std::string, i
 /// One corpus model, for checks tied to one particular mesh.
 class CorpusModelTest : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override {
-    if (testing::CorpusDir().empty()) GTEST_SKIP() << "corpus not present (EASYPLAN_CORPUS_DIR)";
-  }
+  void SetUp() override { EASYPLAN_SKIP_WITHOUT_CORPUS(); }
 };
 
 /// Shard shape of `shape` under `spec` on `mesh`, recomputed from scratch (ceil per dim).

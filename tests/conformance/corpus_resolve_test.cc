@@ -108,7 +108,7 @@ void PrintTo(const Expectation& expectation, std::ostream* os) { *os << expectat
 class CorpusTest : public ::testing::TestWithParam<Expectation> {};
 
 TEST_P(CorpusTest, ResolvesCleanlyWithStatedDerivedValues) {
-  if (testing::CorpusDir().empty()) GTEST_SKIP() << "corpus not present (../shared/corpus)";
+  EASYPLAN_SKIP_WITHOUT_CORPUS();
   const Expectation& expected = GetParam();
   auto resolved = ResolveCorpus(expected.model_dir);
   ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
@@ -137,7 +137,7 @@ TEST_P(CorpusTest, ResolvesCleanlyWithStatedDerivedValues) {
 }
 
 TEST(CorpusCoverageTest, EveryCorpusConfigHasAnExpectation) {
-  if (testing::CorpusDir().empty()) GTEST_SKIP() << "corpus not present (../shared/corpus)";
+  EASYPLAN_SKIP_WITHOUT_CORPUS();
   std::set<std::string> covered;
   for (const Expectation& e : Expectations()) covered.insert(e.model_dir);
   for (const auto& entry : fs::directory_iterator(testing::CorpusDir())) {

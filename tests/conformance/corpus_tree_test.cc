@@ -51,9 +51,7 @@ std::vector<TreeFacts> AllTreeFacts() {
 
 class CorpusTreeTest : public ::testing::TestWithParam<TreeFacts> {
  protected:
-  void SetUp() override {
-    if (testing::CorpusDir().empty()) GTEST_SKIP() << "corpus not present (EASYPLAN_CORPUS_DIR)";
-  }
+  void SetUp() override { EASYPLAN_SKIP_WITHOUT_CORPUS(); }
 
   ParamTree Build(Layout layout, bool include_buffers) {
     const TreeFacts& facts = GetParam();
