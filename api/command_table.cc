@@ -508,6 +508,13 @@ Json CommandTableJson() {
 }
 
 Status CheckCommandOptions(const CommandSpec& spec, const CommandOptions& options) {
+  // An empty path names no file; read as "not given" it wrote to standard output (issue 44).
+  for (const auto& [name, flag] : {std::pair{"output", "-o"}, std::pair{"report", "--report"}}) {
+    if (options.Given(name) && (name == std::string_view("output") ? options.output : options.report).empty()) {
+      return Status::BadInput({}, fmt::format("{} '' names no file", flag),
+                              {fmt::format("give {} a path, or '-' for standard output", flag)});
+    }
+  }
   if (std::find(spec.groups.begin(), spec.groups.end(), OptionGroup::kTree) != spec.groups.end()) {
     EP_RETURN_IF_ERROR(CheckTreeSources(options.plan));
   }

@@ -231,6 +231,11 @@ Status CheckPlanOptions(const PlanOptions& options) {
 }
 
 Status CheckTreeSources(const PlanOptions& options) {
+  // One standard input: read for CONFIG, it is empty by the time --tree reads it (issue 44).
+  if (options.config.config == "-" && options.tree.file == "-") {
+    return Status::BadInput({}, "CONFIG '-' and --tree '-' both read standard input, which holds one document",
+                            {"give one of them as a file"});
+  }
   if (!options.tree.file.empty() && !options.tree.checkpoint.empty()) {
     return Status::BadInput({}, "--tree and --from are two sources for the same tree: give one");
   }

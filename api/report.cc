@@ -15,6 +15,7 @@
 #include "api/plan_json.h"
 #include "api/plan_pipeline.h"
 #include "core/emit.h"
+#include "core/script_json.h"
 #include "planner/findings.h"
 #include "planner/layout.h"
 
@@ -446,21 +447,12 @@ StatusOr<std::string> ReportPage(const Json& data, const Limits& limits) {
 }
 
 std::string ReportPage(const Json& data) {
-  // "</" inside a <script> element would end it early: JSON allows the escaped "<\/" instead.
   RequireFinite(data);  // dump() would write a NaN or an infinity as null (core/emit.h)
   // A string that is not UTF-8 (a --rules or --hardware path: Linux file names are bytes) is written with
   // U+FFFD in place of each bad byte, as EmitJson writes it; the default handler throws instead.
-  std::string json = data.dump(-1, ' ', false, Json::error_handler_t::replace);
-  std::string safe;
-  safe.reserve(json.size());
-  for (size_t i = 0; i < json.size(); ++i) {
-    if (json[i] == '<' && i + 1 < json.size() && json[i + 1] == '/') {
-      safe += "<\\/";
-      ++i;
-    } else {
-      safe += json[i];
-    }
-  }
+  // Tensor names come from checkpoints and --tree files: escaped for every state of the HTML tokenizer
+  // inside <script>, "<!--" and "<script" as well as "</" (core/script_json.h).
+  const std::string safe = JsonForScriptElement(data.dump(-1, ' ', false, Json::error_handler_t::replace));
   std::string page(ReportTemplate());
   const std::string marker = "__EASYPLAN_DATA__";
   const size_t at = page.find(marker);

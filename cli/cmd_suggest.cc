@@ -109,14 +109,16 @@ Status RenderSuggest(const api::CommandResult& run, const api::CommandOptions& o
   const api::SuggestValue& value = std::get<api::SuggestValue>(run.value);
   const std::string text = options.format == "json" ? EmitJson(api::SuggestToJson(value.options, value.result))
                                                     : SuggestText(value.options, value.result, ctx.verbose);
+  std::vector<Output> outputs = {{options.output, "-o", text}};
   if (!options.report.empty()) {
     if (!value.page) {
       PrintDiag(ctx, Diag{Severity::kNote, {}, "nothing fits: no report written to " + options.report, {}});
     } else {
-      EP_RETURN_IF_ERROR(WriteOutput(ctx, options.report, *value.page));
+      outputs.push_back({options.report, "--report", *value.page});
     }
   }
-  return WriteOutput(ctx, options.output, text);
+  // Both or neither: `-o BAD/s.json --report OK/s.html` used to write s.html and then fail (issue 44).
+  return WriteOutputs(ctx, outputs);
 }
 
 }  // namespace easyplan::cli

@@ -3,6 +3,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 #include "core/file_system.h"
 #include "core/limits.h"
@@ -35,6 +36,19 @@ int ReportError(Context& ctx, const Status& status);
 /// that goes away early (`easyplan ... | head`: EPIPE) is not an error: the rest of the output is
 /// dropped quietly and the command still succeeds (main() ignores SIGPIPE; docs/RELIABILITY.md, "Output safety").
 Status WriteOutput(Context& ctx, const std::string& path, const std::string& text);
+
+/// One output of a command: where it goes ("" or "-": stdout), what flag named it, and its text.
+struct Output {
+  std::string path;
+  std::string flag;  ///< "-o", "--report": named when two outputs are one file
+  std::string text;
+};
+
+/// Writes every output or none (docs/RELIABILITY.md, "Output safety"): the files are staged in full
+/// beside their destinations first (FileSystem::StageFile), then stdout is written, then the files are
+/// put in place. A destination that cannot be written leaves the others as they were, and two outputs
+/// naming one file are refused.
+Status WriteOutputs(Context& ctx, const std::vector<Output>& outputs);
 
 }  // namespace easyplan::cli
 

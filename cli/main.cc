@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "cli/app.h"
+#include "core/terminal_text.h"
 
 #if EASYPLAN_MIMALLOC
 #include <mimalloc.h>
@@ -55,15 +56,28 @@ int main(int argc, char** argv) {
   KeepStandardDescriptor(2, O_WRONLY);
   if (!stdin_open) std::cin.setstate(std::ios::badbit);    // "cannot read standard input: it is closed"
   if (!stdout_open) std::cout.setstate(std::ios::badbit);  // "cannot write to standard output: ..."
+  // Every message reaches the terminal through one filter: a config key, a --mesh value or a file name
+  // holding ESC, BEL or NUL is shown as \x1b, \x07, \x00 instead of acting on the terminal
+  // (core/terminal_text.h). stdout is filtered too when it is a terminal; piped or redirected, the
+  // artifact's bytes are passed on as they are (as `ls` does with names).
+  easyplan::TerminalSafeBuf err_filter(std::cerr.rdbuf());
+  std::ostream err(&err_filter);
+  err << std::unitbuf;
+  easyplan::TerminalSafeBuf out_filter(std::cout.rdbuf());
+  std::ostream terminal_out(&out_filter);
+  std::ostream& out = stdout_open && ::isatty(1) == 1 ? terminal_out : std::cout;
+  if (!stdout_open) terminal_out.setstate(std::ios::badbit);
   try {
     easyplan::RealFileSystem fs;
-    easyplan::cli::Context ctx{fs, std::cin, std::cout, std::cerr, ""};
-    return easyplan::cli::RunApp(argc, argv, ctx);
+    easyplan::cli::Context ctx{fs, std::cin, out, err, ""};
+    const int code = easyplan::cli::RunApp(argc, argv, ctx);
+    out.flush();
+    return code;
   } catch (const std::exception& e) {
-    std::cerr << "easyplan: internal error: " << e.what() << "\n";
+    err << "easyplan: internal error: " << e.what() << "\n";
     return easyplan::cli::kExitInternal;
   } catch (...) {
-    std::cerr << "easyplan: internal error: unknown exception\n";
+    err << "easyplan: internal error: unknown exception\n";
     return easyplan::cli::kExitInternal;
   }
 }

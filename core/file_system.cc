@@ -112,6 +112,33 @@ int WriteAll(int fd, std::string_view contents) {
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
+// FileSystem's writes, in terms of StageFile
+
+Status FileSystem::WriteFileAtomically(const std::string& path, std::string_view contents) {
+  EP_ASSIGN_OR_RETURN(std::unique_ptr<StagedFile> staged, StageFile(path, contents));
+  return staged->Commit();
+}
+
+Status FileSystem::WriteFilesAtomically(const std::vector<std::pair<std::string, std::string_view>>& files) {
+  for (size_t i = 0; i < files.size(); ++i) {
+    for (size_t j = 0; j < i; ++j) {
+      if (files[i].first == files[j].first) {
+        return Status::BadInput({}, "cannot write '" + files[i].first + "' twice: two outputs name the same file");
+      }
+    }
+  }
+  // Every file in full before any is in place: a failure here removes the staged ones (their
+  // destructors) and leaves every destination as it was.
+  std::vector<std::unique_ptr<StagedFile>> staged;
+  for (const auto& [path, contents] : files) {
+    EP_ASSIGN_OR_RETURN(std::unique_ptr<StagedFile> file, StageFile(path, contents));
+    staged.push_back(std::move(file));
+  }
+  for (std::unique_ptr<StagedFile>& file : staged) EP_RETURN_IF_ERROR(file->Commit());
+  return Status();
+}
+
+// ---------------------------------------------------------------------------------------------
 // PaddedText and the default ReadFilePadded
 
 PaddedText::PaddedText(std::string contents, size_t padding) : owned_(std::move(contents)) {
@@ -272,20 +299,98 @@ StatusOr<std::vector<std::string>> RealFileSystem::ListFiles(const std::string& 
   return names;
 }
 
-Status RealFileSystem::WriteFileAtomically(const std::string& path, std::string_view contents) {
-  const auto [dir, name] = SplitDirAndName(path);
+namespace {
+
+/// The file a write to `path` replaces: `path` itself, or, when it is a symbolic link, the file at the
+/// end of its chain of links (a relative target is relative to the link's directory). Only the last
+/// component is resolved; rename() resolves the directories. A loop is ELOOP, as open() says it.
+StatusOr<std::string> FollowLinks(const std::string& path) {
+  std::string current = path;
+  for (int hops = 0; hops < 40; ++hops) {  // Linux's own limit on links followed in one lookup
+    struct stat info;
+    if (::lstat(current.c_str(), &info) != 0 || !S_ISLNK(info.st_mode)) return current;
+    std::string target(static_cast<size_t>(info.st_size > 0 ? info.st_size : 4095) + 1, '\0');
+    const ssize_t got = ::readlink(current.c_str(), target.data(), target.size());
+    if (got < 0) return WriteError(path, errno);
+    if (static_cast<size_t>(got) >= target.size()) return WriteError(path, ENAMETOOLONG);  // changed meanwhile
+    target.resize(static_cast<size_t>(got));
+    if (target.starts_with("/")) {
+      current = target;
+    } else {
+      const std::string dir = SplitDirAndName(current).first;
+      current = dir.empty() ? target : (dir == "/" ? "/" + target : dir + "/" + target);
+    }
+  }
+  return WriteError(path, ELOOP);
+}
+
+/// A temp file beside the destination, renamed over it at Commit.
+class StagedTemp final : public StagedFile {
+ public:
+  StagedTemp(std::string path, std::string destination, std::string temp)
+      : path_(std::move(path)), destination_(std::move(destination)), temp_(std::move(temp)) {}
+  ~StagedTemp() override {
+    if (!temp_.empty()) ::unlink(temp_.c_str());
+  }
+  Status Commit() override {
+    if (temp_.empty()) return Status::Internal("StagedFile::Commit of '" + path_ + "' twice");
+    const std::string temp = std::move(temp_);
+    temp_.clear();
+    if (::rename(temp.c_str(), destination_.c_str()) != 0) {
+      const int error = errno;
+      ::unlink(temp.c_str());
+      return WriteError(path_, error);
+    }
+    // Best effort: make the rename itself durable. The new file is already in place either way.
+    const std::string dir = SplitDirAndName(destination_).first;
+    ScopedFd dir_fd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (dir_fd.get() >= 0) ::fsync(dir_fd.get());
+    return Status();
+  }
+
+ private:
+  std::string path_;         // as the user spelled it, for messages
+  std::string destination_;  // the file replaced (a link's target)
+  std::string temp_;         // "" once committed
+};
+
+/// A device or FIFO, written in place at Commit (the contents are kept until then).
+class StagedInPlace final : public StagedFile {
+ public:
+  StagedInPlace(std::string path, std::string contents) : path_(std::move(path)), contents_(std::move(contents)) {}
+  Status Commit() override {
+    ScopedFd out(::open(path_.c_str(), O_WRONLY | O_CLOEXEC));
+    if (out.get() < 0) return WriteError(path_, errno);
+    if (const int error = WriteAll(out.get(), contents_); error != 0) return WriteError(path_, error);
+    if (const int error = out.Close(); error != 0) return WriteError(path_, error);
+    return Status();
+  }
+
+ private:
+  std::string path_;
+  std::string contents_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<StagedFile>> RealFileSystem::StageFile(const std::string& path, std::string_view contents) {
+  if (SplitDirAndName(path).second.empty()) return WriteError(path, EISDIR);
+  EP_ASSIGN_OR_RETURN(const std::string destination, FollowLinks(path));
+  const auto [dir, name] = SplitDirAndName(destination);
   if (name.empty()) return WriteError(path, EISDIR);
 
-  // Not a regular file (-o /dev/null, /dev/stdout, a FIFO): write to it in place. Renaming a
-  // temporary over it would replace the device node itself when running as root (and fail
-  // otherwise). Directories fall through and fail at the rename.
   struct stat target;
-  if (::stat(path.c_str(), &target) == 0 && !S_ISREG(target.st_mode) && !S_ISDIR(target.st_mode)) {
-    ScopedFd out(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-    if (out.get() < 0) return WriteError(path, errno);
-    if (const int error = WriteAll(out.get(), contents); error != 0) return WriteError(path, error);
-    if (const int error = out.Close(); error != 0) return WriteError(path, error);
-    return Status();
+  const bool exists = ::stat(destination.c_str(), &target) == 0;
+  if (exists) {
+    // A directory would only fail at the rename, after other outputs were committed: refused now.
+    if (S_ISDIR(target.st_mode)) return WriteError(path, EISDIR);
+    // Not a regular file (-o /dev/null, /dev/stdout, a FIFO): written in place at Commit. Renaming a
+    // temporary over it would replace the device node itself when running as root (and fail
+    // otherwise). Opening a FIFO would wait for its reader, so only the permission is checked here.
+    if (!S_ISREG(target.st_mode)) {
+      if (::access(destination.c_str(), W_OK) != 0) return WriteError(path, errno);
+      return std::unique_ptr<StagedFile>(std::make_unique<StagedInPlace>(destination, std::string(contents)));
+    }
   }
 
   std::string temp_path;
@@ -305,18 +410,11 @@ Status RealFileSystem::WriteFileAtomically(const std::string& path, std::string_
   };
 
   if (const int error = WriteAll(fd.get(), contents); error != 0) return fail(error);
-  struct stat old_info;
-  if (::stat(path.c_str(), &old_info) == 0 && S_ISREG(old_info.st_mode)) {
-    if (::fchmod(fd.get(), old_info.st_mode & 07777) != 0) return fail(errno);
-  }
+  // The file replaced keeps its permission bits (a regular file: the others returned above).
+  if (exists && ::fchmod(fd.get(), target.st_mode & 07777) != 0) return fail(errno);
   if (::fsync(fd.get()) != 0) return fail(errno);
   if (const int error = fd.Close(); error != 0) return fail(error);
-  if (::rename(temp_path.c_str(), path.c_str()) != 0) return fail(errno);
-
-  // Best effort: make the rename itself durable. The new file is already in place either way.
-  ScopedFd dir_fd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir_fd.get() >= 0) ::fsync(dir_fd.get());
-  return Status();
+  return std::unique_ptr<StagedFile>(std::make_unique<StagedTemp>(path, destination, temp_path));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -388,15 +486,34 @@ StatusOr<std::vector<std::string>> MemFileSystem::ListFiles(const std::string& d
   return names;
 }
 
-Status MemFileSystem::WriteFileAtomically(const std::string& path, std::string_view contents) {
+namespace {
+
+/// A MemFileSystem file, stored at Commit.
+class StagedMem final : public StagedFile {
+ public:
+  StagedMem(std::map<std::string, std::string>& files, std::string path, std::string contents)
+      : files_(files), path_(std::move(path)), contents_(std::move(contents)) {}
+  Status Commit() override {
+    files_[path_] = std::move(contents_);
+    return Status();
+  }
+
+ private:
+  std::map<std::string, std::string>& files_;
+  std::string path_;
+  std::string contents_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<StagedFile>> MemFileSystem::StageFile(const std::string& path, std::string_view contents) {
   const auto [dir, name] = SplitDirAndName(path);
   if (name.empty() || (files_.count(path) == 0 && IsDirectory(path))) {
     return WriteError(path, EISDIR);
   }
   if (files_.count(dir) > 0) return WriteError(path, ENOTDIR);
   if (!IsDirectory(dir)) return WriteError(path, ENOENT);
-  files_[path] = std::string(contents);
-  return Status();
+  return std::unique_ptr<StagedFile>(std::make_unique<StagedMem>(files_, path, std::string(contents)));
 }
 
 }  // namespace easyplan

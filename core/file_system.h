@@ -7,9 +7,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -43,6 +45,16 @@ class PaddedText {
   const char* map_ = nullptr;
   size_t size_ = 0;
   size_t map_bytes_ = 0;
+};
+
+/// A file written in full beside its destination, not yet in place (FileSystem::StageFile). Commit()
+/// puts it there (a rename, so readers never see part of it); destroyed uncommitted, the temp file is
+/// removed and the destination is as it was.
+class StagedFile {
+ public:
+  virtual ~StagedFile() = default;
+  /// Puts the file in place; at most once. Error (BadInput): "cannot write '<path>': <strerror>".
+  virtual Status Commit() = 0;
 };
 
 /// Reading, listing and atomically writing files. Paths are used as given (relative paths are
@@ -86,10 +98,20 @@ class FileSystem {
   /// skipped. Error (BadInput): "cannot list '<dir>': <strerror>".
   virtual StatusOr<std::vector<std::string>> ListFiles(const std::string& dir) const = 0;
 
-  /// Writes to a temp file in the same directory, flushes, then renames over `path`: readers see
-  /// the old file or the whole new one, never a partial file. On failure the temp file is removed.
-  /// Error (BadInput): "cannot write '<path>': <strerror>".
-  virtual Status WriteFileAtomically(const std::string& path, std::string_view contents) = 0;
+  /// The first step of an atomic write: `contents` written in full (and flushed) to a temp file in
+  /// the destination's directory, which is checked (it exists, is writable, `path` is not a
+  /// directory). Nothing at `path` changes until the result's Commit(). Error (BadInput): "cannot
+  /// write '<path>': <strerror>".
+  virtual StatusOr<std::unique_ptr<StagedFile>> StageFile(const std::string& path, std::string_view contents) = 0;
+
+  /// StageFile, then Commit: readers see the old file or the whole new one, never a partial file. On
+  /// failure the temp file is removed. Error (BadInput): "cannot write '<path>': <strerror>".
+  Status WriteFileAtomically(const std::string& path, std::string_view contents);
+
+  /// Writes every file of `files` ({path, contents}) or none: all of them are staged before any is
+  /// committed, so a destination that cannot be written leaves every other one as it was (a failed
+  /// command writes nothing, docs/RELIABILITY.md). Two entries naming one path are refused (BadInput).
+  Status WriteFilesAtomically(const std::vector<std::pair<std::string, std::string_view>>& files);
 };
 
 /// The operating system's file system (POSIX).
@@ -103,8 +125,10 @@ class RealFileSystem final : public FileSystem {
   bool Exists(const std::string& path) const override;
   StatusOr<std::vector<std::string>> ListFiles(const std::string& dir) const override;
   /// The new file keeps the permission bits of the file it replaces; a new file gets 0666 minus
-  /// the umask, as with an ordinary create.
-  Status WriteFileAtomically(const std::string& path, std::string_view contents) override;
+  /// the umask, as with an ordinary create. A symbolic link at `path` is followed, as editors do: the
+  /// link stays, and the file it names (created if missing) is replaced atomically. A device or FIFO
+  /// (-o /dev/null, /dev/stdout) is written in place at Commit.
+  StatusOr<std::unique_ptr<StagedFile>> StageFile(const std::string& path, std::string_view contents) override;
 };
 
 /// An in-memory file system for tests. Paths are plain strings split at '/', without any
@@ -124,7 +148,7 @@ class MemFileSystem final : public FileSystem {
   bool IsDirectory(const std::string& path) const override;
   bool Exists(const std::string& path) const override;
   StatusOr<std::vector<std::string>> ListFiles(const std::string& dir) const override;
-  Status WriteFileAtomically(const std::string& path, std::string_view contents) override;
+  StatusOr<std::unique_ptr<StagedFile>> StageFile(const std::string& path, std::string_view contents) override;
 
  private:
   std::map<std::string, std::string> files_;

@@ -231,6 +231,75 @@ TEST(RealFileSystemTest, WriteFileAtomicallyOverDirectoryFailsAndRemovesTemp) {
   EXPECT_TRUE(fs::is_empty(dir.Path("out")));
 }
 
+// issue 44: `suggest -o BAD/s.json --report OK/s.html` wrote s.html, then failed on s.json.
+TEST(RealFileSystemTest, WriteFilesAtomicallyWritesNoneWhenOneCannotBeWritten) {
+  TempDir dir;
+  WriteRaw(dir.Path("kept.html"), "old page\n");
+  RealFileSystem real;
+  const std::string bad = dir.Path("missing/s.json");
+  // The good file first and last: neither order writes it.
+  for (const auto& files :
+       {std::vector<std::pair<std::string, std::string_view>>{
+            {dir.Path("kept.html"), "new"}, {dir.Path("new.txt"), "x"}, {bad, "{}"}},
+        std::vector<std::pair<std::string, std::string_view>>{{bad, "{}"}, {dir.Path("kept.html"), "new"}}}) {
+    const Status status = real.WriteFilesAtomically(files);
+    ASSERT_FALSE(status.ok());
+    EXPECT_EQ(status.diag().message, "cannot write '" + bad + "': No such file or directory");
+    EXPECT_EQ(ReadRaw(dir.Path("kept.html")), "old page\n");
+    EXPECT_EQ(dir.Entries(), std::vector<std::string>{"kept.html"});  // no new file, no temporary
+  }
+  // A directory in the way is found before anything is written, not at its rename.
+  fs::create_directory(dir.Path("out"));
+  EXPECT_FALSE(real.WriteFilesAtomically({{dir.Path("kept.html"), "new"}, {dir.Path("out"), "x"}}).ok());
+  EXPECT_EQ(ReadRaw(dir.Path("kept.html")), "old page\n");
+  ASSERT_TRUE(real.WriteFilesAtomically({{dir.Path("kept.html"), "new"}, {dir.Path("new.txt"), "x"}}).ok());
+  EXPECT_EQ(ReadRaw(dir.Path("kept.html")), "new");
+  EXPECT_EQ(ReadRaw(dir.Path("new.txt")), "x");
+  EXPECT_FALSE(real.WriteFilesAtomically({{dir.Path("a"), "1"}, {dir.Path("a"), "2"}}).ok());
+  EXPECT_FALSE(fs::exists(dir.Path("a")));
+}
+
+TEST(RealFileSystemTest, StagedFileIsRemovedUnlessCommitted) {
+  TempDir dir;
+  RealFileSystem real;
+  {
+    auto staged = real.StageFile(dir.Path("plan.json"), "{}");
+    ASSERT_TRUE(staged.ok()) << staged.status().ToString();
+    EXPECT_EQ(dir.Entries().size(), 1u);  // the temporary
+  }
+  EXPECT_TRUE(dir.Entries().empty());
+}
+
+// issue 44: `-o LINK` replaced the link with a file. It follows the link, as editors do.
+TEST(RealFileSystemTest, WriteFileAtomicallyFollowsASymlinkToItsTarget) {
+  TempDir dir;
+  fs::create_directory(dir.Path("real"));
+  WriteRaw(dir.Path("real/plan.json"), "old\n");
+  ASSERT_EQ(::chmod(dir.Path("real/plan.json").c_str(), 0640), 0);
+  fs::create_symlink("real/plan.json", dir.Path("link"));   // relative to the link's directory
+  fs::create_symlink(dir.Path("link"), dir.Path("link2"));  // a chain, absolute
+  RealFileSystem real;
+  ASSERT_TRUE(real.WriteFileAtomically(dir.Path("link2"), "new\n").ok());
+  EXPECT_TRUE(fs::is_symlink(dir.Path("link")));
+  EXPECT_TRUE(fs::is_symlink(dir.Path("link2")));
+  EXPECT_EQ(ReadRaw(dir.Path("real/plan.json")), "new\n");
+  struct stat info;
+  ASSERT_EQ(::stat(dir.Path("real/plan.json").c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 07777, 0640u);
+  EXPECT_EQ(dir.Entries(), (std::vector<std::string>{"link", "link2", "real"}));
+  // A dangling link: its target is created.
+  fs::create_symlink("made.json", dir.Path("dangling"));
+  ASSERT_TRUE(real.WriteFileAtomically(dir.Path("dangling"), "made\n").ok());
+  EXPECT_TRUE(fs::is_symlink(dir.Path("dangling")));
+  EXPECT_EQ(ReadRaw(dir.Path("made.json")), "made\n");
+  // A loop is an error naming the path given.
+  fs::create_symlink("loop_b", dir.Path("loop_a"));
+  fs::create_symlink("loop_a", dir.Path("loop_b"));
+  const Status loop = real.WriteFileAtomically(dir.Path("loop_a"), "x");
+  ASSERT_FALSE(loop.ok());
+  EXPECT_EQ(loop.diag().message, "cannot write '" + dir.Path("loop_a") + "': Too many levels of symbolic links");
+}
+
 TEST(RealFileSystemTest, FileSizeReportsBytesWithoutReading) {
   TempDir dir;
   WriteRaw(dir.Path("f"), std::string(12345, 'z'));
@@ -395,6 +464,16 @@ TEST(MemFileSystemTest, WriteFileAtomicallyNeedsParentDirectory) {
   EXPECT_EQ(mem.WriteFileAtomically("dir", "x").diag().message, "cannot write 'dir': Is a directory");
   EXPECT_FALSE(mem.Exists("missing/plan.json"));
   EXPECT_TRUE(mem.WriteFileAtomically("dir/plan.json", "x").ok());
+}
+
+TEST(MemFileSystemTest, WriteFilesAtomicallyWritesNoneWhenOneCannotBeWritten) {
+  MemFileSystem mem;
+  mem.AddFile("kept.html", "old");
+  EXPECT_FALSE(mem.WriteFilesAtomically({{"kept.html", "new"}, {"missing/s.json", "{}"}}).ok());
+  EXPECT_EQ(*mem.ReadFile("kept.html", 100), "old");
+  ASSERT_TRUE(mem.WriteFilesAtomically({{"kept.html", "new"}, {"s.json", "{}"}}).ok());
+  EXPECT_EQ(*mem.ReadFile("kept.html", 100), "new");
+  EXPECT_EQ(*mem.ReadFile("s.json", 100), "{}");
 }
 
 TEST(MemFileSystemTest, FileSizeAndReadFileRangeMatchRealFileSystem) {

@@ -73,7 +73,7 @@ class RecordingFileSystem final : public FileSystem {
   bool IsDirectory(const std::string& path) const override { return base_.IsDirectory(path); }
   bool Exists(const std::string& path) const override { return base_.Exists(path); }
   StatusOr<std::vector<std::string>> ListFiles(const std::string& dir) const override { return base_.ListFiles(dir); }
-  Status WriteFileAtomically(const std::string&, std::string_view) override {
+  StatusOr<std::unique_ptr<StagedFile>> StageFile(const std::string&, std::string_view) override {
     return Status::Internal("RecordingFileSystem is read-only");
   }
 

@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "core/terminal_text.h"
+
 namespace easyplan {
 
 std::string SourceLoc::ToString() const {
@@ -63,7 +65,9 @@ std::string Status::ToString() const { return ok() ? "ok" : diag_->ToString(); }
 
 namespace internal {
 void CheckFailed(const char* condition, const char* file, int line, const std::string& msg) {
-  std::fprintf(stderr, "easyplan: internal error: %s:%d: check failed: %s: %s\n", file, line, condition, msg.c_str());
+  // Printed before abort(), past cli/main.cc's filter of stderr, so escaped here (core/terminal_text.h).
+  std::fprintf(stderr, "easyplan: internal error: %s:%d: check failed: %s: %s\n", file, line, condition,
+               EscapeForTerminal(msg).c_str());
   std::abort();
 }
 }  // namespace internal

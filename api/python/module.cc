@@ -189,7 +189,10 @@ StatusOr<api::CommandResult> RunCommand(const PyModel& self, const api::CommandS
   EP_ASSIGN_OR_RETURN(api::CommandResult result, api::RunCommand(spec, {model, nullptr}, parsed));
   if (spec.files) {
     RealFileSystem fs;  // a Model's environment is always the real one (api::Environment::Real)
-    for (const auto& [path, text] : spec.files(result, parsed)) EP_RETURN_IF_ERROR(fs.WriteFileAtomically(path, text));
+    // All of them or none (docs/RELIABILITY.md, "Output safety").
+    const std::vector<std::pair<std::string, std::string>> files = spec.files(result, parsed);
+    std::vector<std::pair<std::string, std::string_view>> views(files.begin(), files.end());
+    EP_RETURN_IF_ERROR(fs.WriteFilesAtomically(views));
   }
   return result;
 }

@@ -141,3 +141,28 @@ def test_deepseek_page_stays_under_two_megabytes(report):
     if name != "deepseek_hf":
         pytest.skip("the large tree only")
     assert path.stat().st_size < 2 * 1024 * 1024
+
+
+def test_hostile_tensor_names_leave_the_page_drawn(browser, tmp_path):
+    """Issue 44: a tensor named z/<!--<script>/w (checkpoint metadata, a --tree file) put the HTML tokenizer
+    in the script's double-escaped state, where </script> no longer ends it: the page was blank. The
+    names reach the page's data whole, and the page is drawn without an error."""
+    # No "-->" among them: it would take the tokenizer back to the script data state.
+    names = ["z/<!--<script>/w", "y/</script><b>x</b>/w", "a/&amp;/b"]
+    tree = {"model_type": "my_mlp", "layout": "easydel",
+            "params": [{"name": n, "shape": [512, 2048], "dtype": "bfloat16"} for n in names]}
+    tree_path = tmp_path / "tree.json"
+    tree_path.write_text(json.dumps(tree))
+    out = tmp_path / "hostile.html"
+    easyplan("report", "--tree", tree_path, "--rules", "tests/fixtures/export/own_axes_rules.yaml", "--mesh", "x=2,y=2",
+             "-o", out)
+    page = browser.new_page()
+    try:
+        page.open(out.as_uri())
+        page.wait_for("document.body.dataset.ready === 'true'")
+        assert page.errors == []
+        shown = page.evaluate("JSON.parse(document.getElementById('easyplan-data').textContent).tensors.templates")
+        assert sorted(shown) == sorted(names)
+        assert page.evaluate("document.querySelectorAll('script').length") == 2
+    finally:
+        page.close()
