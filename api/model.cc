@@ -133,25 +133,50 @@ StatusOr<const schemas::TreeTemplate*> Model::TreeTemplate() const {
                            "for another model, dump its tree as JSON and pass --tree FILE.json"});
 }
 
+namespace {
+
+/// Every tree enters through Model::Tree, and this is where it is checked, once: each tensor's elements
+/// and bytes, and the tree's totals, fit in int64. Every later sum over a tree's tensors (a device's
+/// share, a group, a stage, a checkpoint's total) is at most these totals, so none of them can wrap (a
+/// [2^62, 1] float64 tensor read as "0 B per device" and "-1 bytes", issue 44 item 2). The error names
+/// the tree's file (a --tree file, a checkpoint), which ParamTree::Totals cannot know.
+Status CheckTreeFits(const ParamTree& tree, const std::string& source) {
+  StatusOr<TreeTotals> totals = tree.Totals();
+  if (totals.ok()) return Status();
+  Status status = totals.status();
+  if (status.diag().loc.file.empty() && !source.empty()) status.mutable_diag().loc.file = source;
+  return status;
+}
+
+}  // namespace
+
 StatusOr<Model::TreePtr> Model::Tree(const TreeSpec& spec) const {
   if (spec.source == TreeSpec::Source::kGiven) {
     if (!spec.given) return Status::Internal("Model::Tree: a given tree without the tree");
+    // Not kept (its address may later name another tree), so checked at each use: O(tensors).
+    EP_RETURN_IF_ERROR(CheckTreeFits(*spec.given, ""));
     return spec.given;
   }
   return trees_.Get(spec.Key(), [&]() -> StatusOr<ParamTree> {
     TreeRequest request{spec.layout, spec.dtype, spec.include_buffers, spec.max_tensors};
+    StatusOr<ParamTree> tree = ParamTree{};
     switch (spec.source) {
       case TreeSpec::Source::kFile:
-        return LoadUserTree(env_, spec.path, spec.max_tensors);
+        tree = LoadUserTree(env_, spec.path, spec.max_tensors);
+        break;
       case TreeSpec::Source::kCheckpoint:
         request.layout = Layout::kHf;
-        return LoadCheckpointTree(env_, spec.path, request);
-      case TreeSpec::Source::kTemplate:
-      case TreeSpec::Source::kGiven:
+        tree = LoadCheckpointTree(env_, spec.path, request);
         break;
+      case TreeSpec::Source::kTemplate:
+      case TreeSpec::Source::kGiven: {
+        EP_ASSIGN_OR_RETURN(const schemas::TreeTemplate* tree_template, TreeTemplate());
+        tree = BuildTemplateTree(*tree_template, resolved_.config, request);
+        break;
+      }
     }
-    EP_ASSIGN_OR_RETURN(const schemas::TreeTemplate* tree_template, TreeTemplate());
-    return BuildTemplateTree(*tree_template, resolved_.config, request);
+    if (tree.ok()) EP_RETURN_IF_ERROR(CheckTreeFits(*tree, spec.path == "-" ? "<stdin>" : spec.path));
+    return tree;
   });
 }
 
@@ -178,7 +203,7 @@ StatusOr<const rules::RuleSet*> Model::Rules(const std::string& rules, int64_t m
     return library_.ForModelType(resolved_.family.empty() ? model_type_ : resolved_.family);
   }
   EP_ASSIGN_OR_RETURN(const rules::RuleSet* set,
-                      library_.FromFile(*env_.fs, rules, env_.limits.max_input_bytes, static_cast<size_t>(max_rules)));
+                      library_.FromFile(*env_.fs, rules, env_.limits, static_cast<size_t>(max_rules)));
   if (rule_files_reported_.insert(set).second || options_.strict) {
     EP_RETURN_IF_ERROR(ReportDuplicateKeys(set->duplicate_keys));
   }

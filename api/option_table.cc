@@ -34,7 +34,7 @@ std::vector<OptionSpec> MakeOptions() {
   add({.name = "max_input_bytes",
        .type = OptionType::kInt,
        .group = OptionGroup::kLimits,
-       .help = "refuse input files larger than this",
+       .help = "refuse input files, and YAML documents with their aliases expanded, larger than this",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.limits.max_input_bytes; },
        .check = CheckKind::kRange});
   add({.name = "max_depth",

@@ -16,6 +16,8 @@ namespace easyplan {
 struct Limits {
   /// Largest input read, in bytes: a config, an overrides file, standard input. Flag:
   /// --max-input-bytes. Real config.json files are a few KiB; 64 MiB leaves room for any metadata.
+  /// A YAML document expanded (its aliases replaced by what they name: overrides, --hardware and
+  /// --rules files) is input too, and is bounded by the same number of bytes (core/yaml_parse.h).
   size_t max_input_bytes = size_t{64} << 20;
 
   /// Deepest nesting of objects and arrays in a JSON or YAML document, or in a `--set` value

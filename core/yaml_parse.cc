@@ -219,6 +219,17 @@ class YamlConverter {
                        " values (through aliases?)",
                    {LimitNote("--max-values", limits_.max_values)});
     }
+    // Counted before this value's text is copied, so at most one scalar (no longer than the input) is
+    // held past the limit. A value costs its scalar's bytes and its path's (the JSON pointer its
+    // position is recorded under, which holds its key): an anchor of 20 MB used 100 times is 2 GB
+    // although it is 100 values, and a long key repeats in the path of every value below it.
+    expanded_bytes_ += pointer.size() + (node.kind == YamlNode::Kind::kScalar ? node.scalar.size() : 0);
+    if (expanded_bytes_ > limits_.max_input_bytes) {
+      return Error(node,
+                   "invalid YAML: document expands to more than " + std::to_string(limits_.max_input_bytes) +
+                       " bytes (its scalars and their paths, each use of an alias counted again)",
+                   {LimitNote("--max-input-bytes", limits_.max_input_bytes)});
+    }
     if (node.mark.line >= 0) positions_[pointer] = Position{node.mark.line + 1, node.mark.column + 1};
     switch (node.kind) {
       case YamlNode::Kind::kScalar:
@@ -317,6 +328,7 @@ class YamlConverter {
   const std::string& file_;
   const Limits& limits_;
   size_t values_ = 0;
+  size_t expanded_bytes_ = 0;
   PositionMap positions_;
   std::vector<std::string> duplicates_;
   std::map<std::string, Document::Position> first_positions_;  // of each duplicate key

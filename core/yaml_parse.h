@@ -22,7 +22,10 @@ namespace easyplan {
 /// (`<<: *base`, a YAML 1.1 feature) are not, and stay an ordinary "<<" key. More than one
 /// document is an error. An empty stream gives a null root.
 /// Nesting deeper than limits.max_depth, or more than limits.max_values values once aliases are
-/// expanded (each use counted again: "billion laughs"), is an error.
+/// expanded (each use counted again: "billion laughs"), is an error; so is an expansion of more than
+/// limits.max_input_bytes bytes (each value's scalar and JSON pointer, each use of an alias counted
+/// again), checked as the document is expanded, before the bytes past the limit are allocated. Without
+/// aliases the scalars are part of the input, so only paths under long keys can reach it.
 /// Errors are BadInput "invalid YAML: <reason>" at {file, line, column}.
 StatusOr<Document> ParseYamlDocument(std::string_view text, std::string file, const Limits& limits = {});
 

@@ -234,5 +234,44 @@ TEST(YamlDocumentTest, AliasExpansionIsBounded) {
       << error;
 }
 
+TEST(YamlDocumentTest, AliasExpansionIsBoundedInBytesBeforeItIsBuilt) {
+  // A 16 KiB scalar used 10,000 times: 10,001 values, but 160 MiB once expanded (issue 44 item 1: a
+  // 20 MB anchor used 100 times took 11.4 GB). The expansion stops at the limit, here 1 MiB, long before.
+  std::string text = "a: &a " + std::string(size_t{16} << 10, 'x') + "\nb: [";
+  for (int i = 0; i < 10000; ++i) text += i > 0 ? ", *a" : "*a";
+  text += "]\n";
+  Limits limits;
+  limits.max_input_bytes = size_t{1} << 20;
+  StatusOr<Document> doc = ParseYamlDocument(text, "request.yaml", limits);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().ToString(),
+            "request.yaml:1:4: error: invalid YAML: document expands to more than 1048576 bytes (its scalars and their "
+            "paths, each use of an alias counted again)\n  note: the limit is 1048576; raise it with "
+            "--max-input-bytes N");
+}
+
+TEST(YamlDocumentTest, ExpandedBytesLimitIsTheInputLimit) {
+  const std::string text = "a: &a " + std::string(300, 'x') + "\nb: [*a, *a]\n";  // 900 bytes of scalars
+  Limits limits;
+  limits.max_input_bytes = 1000;
+  EXPECT_TRUE(ParseYamlDocument(text, "r.yaml", limits).ok());
+  limits.max_input_bytes = 800;
+  StatusOr<Document> doc = ParseYamlDocument(text, "r.yaml", limits);
+  ASSERT_FALSE(doc.ok());
+  EXPECT_EQ(doc.status().kind(), ErrorKind::kBadInput);
+  EXPECT_NE(doc.status().ToString().find("more than 800 bytes"), std::string::npos) << doc.status().ToString();
+  EXPECT_NE(doc.status().ToString().find("raise it with --max-input-bytes N"), std::string::npos);
+}
+
+TEST(YamlDocumentTest, PathsUnderALongKeyCountTowardsTheExpandedBytes) {
+  // No alias: a 100 KB key over 1,000 values records 100 MB of JSON pointers (one per value's position).
+  // An explicit key ("? "): yaml-cpp refuses implicit keys of 1024 characters or more.
+  std::string text = "? " + std::string(100000, 'k') + "\n: [";
+  for (int i = 0; i < 1000; ++i) text += i > 0 ? ", 0" : "0";
+  text += "]\n";
+  EXPECT_NE(YamlError(text).find("error: invalid YAML: document expands to more than 67108864 bytes"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace easyplan

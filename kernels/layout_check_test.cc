@@ -61,6 +61,19 @@ TEST(LayoutCheckTest, UnevenChunkLayoutsTileWithEmptyShards) {
   EXPECT_TRUE(r.ok()) << r.errors[0].message;
 }
 
+TEST(LayoutCheckTest, ATensorWithAZeroDimHasNothingToTile) {
+  // Found by fuzz_tree_plan: a --tree tensor of shape [0] failed `check --level layout` with "slice #0 is
+  // held by 0 devices", sharded or replicated.
+  TestPlan t;
+  t.plan.mesh = MakeMesh({"fsdp", "tp"}, {2, 4});
+  t.Add("bias", Shape{0}, PartitionSpec({{"tp"}}));
+  t.Add("empty_kernel", Shape{0, 8}, PartitionSpec({{"fsdp"}, {"tp"}}));
+  t.Add("replicated", Shape{3, 0}, PartitionSpec());
+  const LayoutCheckResult r = CheckLayouts(t.plan, t.tree, {});
+  EXPECT_TRUE(r.ok()) << r.errors[0].message;
+  EXPECT_EQ(r.groups, 3);
+}
+
 TEST(LayoutCheckTest, ASliceOneBlockOffIsCaught) {
   TestPlan t = LlamaLikePlan();
   const LayoutCheckResult r = CheckLayouts(t.plan, t.tree, {.injection = Injection::kOffsetBlock});

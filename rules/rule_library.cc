@@ -61,13 +61,13 @@ StatusOr<const RuleSet*> RuleLibrary::ForModelType(const std::string& model_type
                           {"built-in rules exist for " + JoinQuoted(known), "write your own and pass --rules FILE"});
 }
 
-StatusOr<const RuleSet*> RuleLibrary::FromFile(const FileSystem& fs, const std::string& path, size_t max_bytes,
+StatusOr<const RuleSet*> RuleLibrary::FromFile(const FileSystem& fs, const std::string& path, const Limits& limits,
                                                size_t max_rules) {
   std::string key = "file:" + path;
   if (auto it = sets_.find(key); it != sets_.end()) return it->second.get();
   EP_ASSIGN_OR_RETURN(const Presets* presets, GetPresets());
-  EP_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(path, max_bytes));
-  EP_ASSIGN_OR_RETURN(RuleSet set, ParseRuleSet(text, path, *presets, max_rules));
+  EP_ASSIGN_OR_RETURN(std::string text, fs.ReadFile(path, limits.max_input_bytes));
+  EP_ASSIGN_OR_RETURN(RuleSet set, ParseRuleSet(text, path, *presets, max_rules, limits));
   auto& slot = sets_[key];
   slot = std::make_unique<RuleSet>(std::move(set));
   return slot.get();

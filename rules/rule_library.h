@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/file_system.h"
+#include "core/limits.h"
 #include "rules/logical_dims.h"
 #include "rules/presets.h"
 #include "rules/rule_set.h"
@@ -28,8 +29,9 @@ class RuleLibrary {
   /// have rules (with a did-you-mean) when none does.
   StatusOr<const RuleSet*> ForModelType(const std::string& model_type);
 
-  /// A user's rule file, read through `fs` (at most `max_bytes`, at most `max_rules` rules).
-  StatusOr<const RuleSet*> FromFile(const FileSystem& fs, const std::string& path, size_t max_bytes,
+  /// A user's rule file, read through `fs` and parsed under `limits` (at most limits.max_input_bytes,
+  /// its aliases expanded included; at most `max_rules` rules).
+  StatusOr<const RuleSet*> FromFile(const FileSystem& fs, const std::string& path, const Limits& limits,
                                     size_t max_rules = 100000);
 
  private:

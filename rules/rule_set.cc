@@ -75,9 +75,9 @@ StatusOr<SpecSource> ParseSpec(const schemas::SchemaReader& reader, const Preset
 
 }  // namespace
 
-StatusOr<RuleSet> ParseRuleSet(std::string_view text, const std::string& path, const Presets& presets,
-                               size_t max_rules) {
-  EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
+StatusOr<RuleSet> ParseRuleSet(std::string_view text, const std::string& path, const Presets& presets, size_t max_rules,
+                               const Limits& limits) {
+  EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path, limits));
   return ParseRuleSet(doc, presets, max_rules);
 }
 

@@ -17,6 +17,7 @@
 
 #include "core/document.h"
 #include "core/json.h"
+#include "core/limits.h"
 #include "core/param_tree.h"
 #include "core/status.h"
 #include "rules/presets.h"
@@ -60,9 +61,10 @@ struct RuleSet {
 /// Parses a rule file (YAML or JSON). Every pattern is compiled here (RE2); an invalid pattern, or
 /// Python-only syntax RE2 rejects (look-arounds, backreferences), is an error at its file:line with a
 /// hint. Specs are checked for shape (presets must exist; entries must be null, names or lists of
-/// names); tokens and axes are resolved later, against a config and a mesh.
+/// names); tokens and axes are resolved later, against a config and a mesh. The text is parsed under
+/// `limits` (depth, values, and the bytes its YAML aliases expand to).
 StatusOr<RuleSet> ParseRuleSet(std::string_view text, const std::string& path, const Presets& presets,
-                               size_t max_rules = 100000);
+                               size_t max_rules = 100000, const Limits& limits = {});
 /// The same from the parsed file (schemas::DataSource::ReadDocument), named by doc.file().
 StatusOr<RuleSet> ParseRuleSet(const Document& doc, const Presets& presets, size_t max_rules = 100000);
 

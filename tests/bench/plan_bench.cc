@@ -60,9 +60,9 @@ StatusOr<std::unique_ptr<Model>> LoadModel(const std::string& name, Layout layou
   if (rules_file.empty()) {
     EP_ASSIGN_OR_RETURN(model->rules, model->library->ForModelType(model->resolved.config["model_type"]));
   } else {
-    EP_ASSIGN_OR_RETURN(model->rules,
-                        model->library->FromFile(RealFileSystem(), std::string(EASYPLAN_SOURCE_DIR) + "/" + rules_file,
-                                                 size_t{1} << 26));
+    EP_ASSIGN_OR_RETURN(
+        model->rules,
+        model->library->FromFile(RealFileSystem(), std::string(EASYPLAN_SOURCE_DIR) + "/" + rules_file, Limits{}));
   }
   if (model->rules->layout != layout) {
     schemas::TreeOptions expand;

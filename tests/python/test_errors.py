@@ -6,7 +6,7 @@ import subprocess
 import pytest
 
 import easyplan
-from conftest import EXAMPLES, cli_binary
+from conftest import EXAMPLES, ROOT, cli_binary
 
 LLAMA = EXAMPLES / "llama-3.1-8b"
 
@@ -49,6 +49,16 @@ def test_an_unknown_option_suggests_the_closest():
 def test_plan_errors_raise_bad_input(options, message):
     with pytest.raises(easyplan.BadInputError, match=message):
         easyplan.plan(LLAMA, **options)
+
+
+@pytest.mark.parametrize("shape, dtype", [([2**62, 1], "float64"), ([2**62, 2], "int8")])
+@pytest.mark.parametrize("command, options", [("plan", {}), ("validate", {}), ("check", {"level": "layout"})])
+def test_a_tree_whose_bytes_overflow_raises_bad_input(command, options, shape, dtype):
+    # Issue 44 item 2: plan answered "0 B per device" for the first, and raised InternalError for the second.
+    tree = [{"name": "w", "shape": shape, "dtype": dtype}]
+    rules = str(ROOT / "tests/fixtures/plan/user_tree_rules.yaml")
+    with pytest.raises(easyplan.BadInputError, match="tensor 'w' with shape .* overflows a 64-bit byte count"):
+        getattr(easyplan, command)(tree=tree, rules=rules, mesh="fsdp=2,tp=4", **options)
 
 
 def test_other_commands_raise_bad_input():
