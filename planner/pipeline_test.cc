@@ -73,7 +73,8 @@ TEST(SplitLayers, DualPipeNeedsAnEvenStageCountWithoutMicrobatches) {
 TEST(SplitLayers, VirtualStagesPastTheLayersNameTheProduct) {
   const StatusOr<PipelineSplit> split = SplitLayers(32, 2, 64, PipelineSchedule::kInterleaved, {});
   ASSERT_FALSE(split.ok());
-  const Diag& diag = split.status().diag();
+  const Status status = split.status();
+  const Diag& diag = status.diag();
   EXPECT_EQ(diag.message,
             "the pipeline has 128 model chunks (pp=2 x --virtual-stages 64) and the model 32 layers: a chunk would "
             "hold none");
