@@ -32,6 +32,8 @@ struct LimitOptions {
   int64_t max_values = static_cast<int64_t>(Limits().max_values);
   int64_t max_layers = Limits().max_layers;
   int64_t max_output_bytes = static_cast<int64_t>(Limits().max_output_bytes);
+  int64_t max_microbatch_count = Limits().max_microbatch_count;
+  int64_t max_timeline_passes = Limits().max_timeline_passes;
 
   /// Sets the limits whose names are in `given`. REQUIRES: their declared checks passed (ApplyOptions).
   void ApplyTo(Limits* limits, const std::set<std::string>& given) const;

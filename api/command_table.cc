@@ -295,6 +295,8 @@ void LimitOptions::ApplyTo(Limits* limits, const std::set<std::string>& given) c
   if (given.count("max_values")) limits->max_values = static_cast<size_t>(max_values);
   if (given.count("max_layers")) limits->max_layers = max_layers;
   if (given.count("max_output_bytes")) limits->max_output_bytes = static_cast<size_t>(max_output_bytes);
+  if (given.count("max_microbatch_count")) limits->max_microbatch_count = max_microbatch_count;
+  if (given.count("max_timeline_passes")) limits->max_timeline_passes = max_timeline_passes;
 }
 
 StatusOr<const CommandSpec*> FindCommand(std::string_view name) {

@@ -83,10 +83,8 @@ StatusOr<kernels::PipelineStep> PricePipelinedStep(const kernels::DryRunReport& 
                                                    const kernels::StepOptions& whole,
                                                    const planner::MemoryReport& memory, int64_t microbatches) {
   if (whole.mode != kernels::StepMode::kTrain) {
-    return Status::BadInput({},
-                            "cost prices a pipelined training step: --mode prefill and decode with a pp axis are "
-                            "not priced",
-                            {"drop pp from --mesh to price serving (docs/PIPELINE.md)"});
+    // Cost(), Report() and suggest refuse a pipelined serving step before they get here (CheckPricedPipeline).
+    return Status::BadInput({}, "a pipelined serving step is not priced", {kServingWithPipeline});
   }
   const planner::PipelineSplit& split = plan.pipeline;
   std::vector<kernels::StepOptions> per_stage(static_cast<size_t>(split.stages), whole);
@@ -181,9 +179,7 @@ Status CheckStepPricing(const MemoryOptions& memory, int64_t microbatches, bool 
   // Each option as the command table declares its check (api/option_table.cc); then how they combine.
   EP_RETURN_IF_ERROR(CheckOptionValue("microbatches", Json(microbatches)));
   EP_RETURN_IF_ERROR(CheckOptionValue("decode", Json(decode)));
-  if (microbatches > 1 && memory.mode != "train") {
-    return Status::BadInput({}, "--microbatches accumulates gradients: it needs --mode train");
-  }
+  EP_RETURN_IF_ERROR(CheckMicrobatchesNeedTraining(microbatches, memory.mode));
   if (*memory.batch % microbatches != 0) {
     return Status::BadInput(
         {}, fmt::format("--batch {} is not divisible by --microbatches {}", *memory.batch, microbatches),
@@ -339,11 +335,14 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
 
 StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostOptions& options) {
   EP_RETURN_IF_ERROR(CheckCostOptions(options));
+  EP_RETURN_IF_ERROR(CheckStepMicrobatches("--microbatches", options.microbatches, model->env().limits));
   std::string budget_label;
   EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, options.memory, &budget_label));
   EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(options.memory.hardware));
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
   if (!inputs.has_config()) return Status::BadInput({}, "cost needs CONFIG: the forward pass comes from the config");
+  // Before the schedule's microbatch check, whose hint (more --microbatches) a serving step cannot take.
+  EP_RETURN_IF_ERROR(CheckPricedPipeline("cost", options.memory.mode, inputs.pipeline.stages));
   StepSettings settings;
   settings.mode = MemoryModeOf(options.memory.mode);
   settings.decode = settings.mode == planner::MemoryMode::kDecode;

@@ -26,4 +26,12 @@ Status CheckOutputSize(std::string_view what, uint64_t bytes, bool estimated, co
       {LimitNote("--max-output-bytes", limits.max_output_bytes)});
 }
 
+Status CheckStepMicrobatches(std::string_view flag, int64_t microbatches, const Limits& limits) {
+  if (microbatches <= limits.max_microbatch_count) return Status();
+  return Status::BadInput({},
+                          fmt::format("{} {} is more than the {} microbatches a step may have", flag, microbatches,
+                                      limits.max_microbatch_count),
+                          {LimitNote("--max-microbatch-count", static_cast<uint64_t>(limits.max_microbatch_count))});
+}
+
 }  // namespace easyplan::api

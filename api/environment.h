@@ -38,6 +38,10 @@ struct Environment {
 /// past it, bad input naming `what`, the size and the --max-output-bytes flag (docs/RELIABILITY.md).
 Status CheckOutputSize(std::string_view what, uint64_t bytes, bool estimated, const Limits& limits);
 
+/// A microbatch count (`flag`: --microbatches, or suggest's --max-microbatches) against
+/// limits.max_microbatch_count: past it, bad input naming the flag, the count and --max-microbatch-count.
+Status CheckStepMicrobatches(std::string_view flag, int64_t microbatches, const Limits& limits);
+
 }  // namespace easyplan::api
 
 #endif  // EASYPLAN_API_ENVIRONMENT_H_

@@ -1,5 +1,7 @@
 #include "api/memory_pipeline.h"
 
+#include <fmt/format.h>
+
 #include <memory>
 
 #include "api/activation_pipeline.h"
@@ -27,6 +29,18 @@ planner::MemoryMode MemoryModeOf(const std::string& mode) {
   return planner::MemoryMode::kServe;
 }
 
+Status CheckMicrobatchesNeedTraining(int64_t microbatches, const std::string& mode) {
+  if (microbatches <= 1 || mode == "train") return Status();
+  return Status::BadInput({}, "--microbatches accumulates gradients: it needs --mode train", {kServingWithPipeline});
+}
+
+Status CheckPricedPipeline(const std::string& command, const std::string& mode, int64_t stages) {
+  if (stages <= 1 || mode == "train") return Status();
+  return Status::BadInput(
+      {}, fmt::format("{} prices a pipelined training step: --mode {} with pp={} is not priced", command, mode, stages),
+      {kServingWithPipeline, "drop pp from --mesh to price the serving step on the other axes"});
+}
+
 Status CheckMemoryOptions(const MemoryOptions& options, const std::string& command) {
   // Each option as the command table declares its check (api/option_table.cc); then how they combine.
   EP_RETURN_IF_ERROR(CheckOptionValue("mode", Json(options.mode), command));
@@ -52,6 +66,7 @@ Status CheckMemoryOptions(const MemoryOptions& options, const std::string& comma
     }
   }
   EP_RETURN_IF_ERROR(CheckOptionValue("microbatches", Json(options.microbatches), command));
+  EP_RETURN_IF_ERROR(CheckMicrobatchesNeedTraining(options.microbatches, options.mode));
   if (*options.batch % options.microbatches != 0) {
     return Status::BadInput({},
                             "--batch " + std::to_string(*options.batch) + " is not divisible by --microbatches " +
@@ -187,15 +202,16 @@ StatusOr<StepActivations> BuildStepActivations(const PlanInputs& inputs, const M
 StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const PlanOptions& plan,
                               const MemoryOptions& options) {
   EP_RETURN_IF_ERROR(CheckMemoryOptions(options));
+  EP_RETURN_IF_ERROR(CheckStepMicrobatches("--microbatches", options.microbatches, model->env().limits));
   std::string budget_label;
   EP_ASSIGN_OR_RETURN(int64_t budget, MemoryBudget(*model, options, &budget_label));
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, plan));
   if (!inputs.has_config()) {
     return Status::BadInput({}, "memory needs CONFIG: the activations and the KV cache come from the model's config");
   }
-  // A pipeline's schedule needs enough microbatches to fill its stages: refused, as the runtimes refuse it.
-  // A training schedule needs enough microbatches to fill its stages; serving runs forward only, one
-  // microbatch after another, whatever their count.
+  // A training schedule needs enough microbatches to fill its stages: refused, as the runtimes refuse it.
+  // A serving step runs its whole batch through the stages as one microbatch (kServingWithPipeline;
+  // CheckMemoryOptions refused --microbatches for it).
   if (options.mode == "train") EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, options.microbatches));
   EP_ASSIGN_OR_RETURN(planner::Plan built, inputs.Build());
   MemoryResult result{std::move(inputs), std::move(built), std::nullopt, std::move(budget_label),

@@ -24,6 +24,21 @@ bool HasStepStateOptions(const MemoryOptions& options);
 /// The option checks that need no config; `command` names the command in messages.
 Status CheckMemoryOptions(const MemoryOptions& options, const std::string& command = "memory");
 
+/// What a serving step does with a pp axis, said once (docs/PIPELINE.md, "Serving with a pipeline"): the
+/// note of every message that refuses part of it, so that no hint points at an option another refuses.
+inline constexpr const char* kServingWithPipeline =
+    "with a pp axis, a serving step (--mode prefill, decode or serve) runs its whole --batch through the stages "
+    "forward only, one microbatch: memory gives its figures per stage; cost, report's cost and suggest price "
+    "pipelined training steps only (docs/PIPELINE.md)";
+
+/// --microbatches M > 1 splits a training step (gradient accumulation, or a pipeline schedule's
+/// microbatches): refused for a serving --mode, by memory, cost and report alike.
+Status CheckMicrobatchesNeedTraining(int64_t microbatches, const std::string& mode);
+
+/// A pipelined serving step is not priced: bad input naming `command`, the mode and the stages, with
+/// kServingWithPipeline as its note; Status() for a training step or a plan without a pipeline.
+Status CheckPricedPipeline(const std::string& command, const std::string& mode, int64_t stages);
+
 /// --mode as a memory mode: train, serve, prefill or decode. REQUIRES: CheckMemoryOptions passed.
 planner::MemoryMode MemoryModeOf(const std::string& mode);
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "api/cost.h"
+#include "api/memory_pipeline.h"
 #include "api/pipelined_cost_options.h"
 #include "api/test_models.h"
 
@@ -82,6 +83,29 @@ TEST(PipelineCost, ServingWithAPipelineIsRefused) {
   auto cost = Cost(model, options);
   ASSERT_FALSE(cost.ok());
   EXPECT_NE(cost.status().diag().message.find("pipelined training step"), std::string::npos);
+}
+
+// Serving with pp said "use --microbatches 4" (the 1f1b schedule's microbatch check), and
+// --microbatches 4 then answered "--microbatches needs --mode train": a circle. Both answers now say the
+// same thing, and neither points at --microbatches.
+TEST(PipelineCost, ServingWithAPipelineGivesOneAnswerWithoutACircle) {
+  auto model = Llama();
+  CostOptions options = PipelinedCostOptions("pp=4,tp=2", 1);
+  options.memory.mode = "decode";
+  options.memory.batch = 8;
+  const auto plain = Cost(model, options);
+  ASSERT_FALSE(plain.ok());
+  EXPECT_EQ(plain.status().diag().message,
+            "cost prices a pipelined training step: --mode decode with pp=4 is not priced");
+  options.microbatches = 4;
+  const auto split = Cost(model, options);
+  ASSERT_FALSE(split.ok());
+  EXPECT_EQ(split.status().diag().message, "--microbatches accumulates gradients: it needs --mode train");
+  for (const Status& status : {plain.status(), split.status()}) {
+    const Diag& diag = status.diag();
+    EXPECT_EQ(diag.notes.at(0), kServingWithPipeline);
+    for (const std::string& note : diag.notes) EXPECT_EQ(note.find("use --microbatches"), std::string::npos) << note;
+  }
 }
 
 TEST(PipelineCost, TooFewMicrobatchesIsRefused) {

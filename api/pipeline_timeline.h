@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/limits.h"
 #include "core/status.h"
 #include "kernels/pipeline_step.h"
 #include "planner/pipeline.h"
@@ -30,7 +31,14 @@ std::vector<planner::StageTimes> PipelineStageTimes(const kernels::PipelineStep&
 /// past kMaxTimelineBoxes), the timeline's end and each device's idle time, and cost's figures: the pace,
 /// the bubble and its formula, "cost_pipeline_s" (m x pace + bubble) and what the step adds outside the
 /// pipeline (the exposed parameter gathers and gradient sync, the update).
-StatusOr<Json> PipelineTimelineJson(const kernels::PipelineStep& step, const planner::PipelineSplit& split);
+/// Refused (bad input) past limits.max_timeline_passes, checked before the timeline is built.
+StatusOr<Json> PipelineTimelineJson(const kernels::PipelineStep& step, const planner::PipelineSplit& split,
+                                    const Limits& limits = Limits());
+
+/// Whether the timeline of `split` at `microbatches` stays within limits.max_timeline_passes
+/// (planner::SchedulePasses, estimated without building it): bad input naming the passes, the schedule and
+/// --max-timeline-passes otherwise. `report` checks it before it prices the step.
+Status CheckTimelineSize(const planner::PipelineSplit& split, int64_t microbatches, const Limits& limits);
 
 }  // namespace easyplan::api
 

@@ -299,6 +299,9 @@ StatusOr<PlanInputs> LoadPlanInputs(const Environment& env, const PlanOptions& o
 
 StatusOr<PlanInputs> PreparePlan(const std::shared_ptr<const Model>& model, const PlanOptions& options) {
   EP_RETURN_IF_ERROR(CheckPlanOptions(options, model->has_config()));
+  if (options.pipeline.microbatches) {
+    EP_RETURN_IF_ERROR(CheckStepMicrobatches("--microbatches", *options.pipeline.microbatches, model->env().limits));
+  }
   PlanInputs inputs;
   inputs.model = model;
   EP_ASSIGN_OR_RETURN(inputs.uneven, ParseUneven(options.uneven));

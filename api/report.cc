@@ -296,6 +296,7 @@ Status CheckReportOptions(const ReportOptions& options) {
 
 StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const ReportOptions& options) {
   EP_RETURN_IF_ERROR(CheckReportOptions(options));
+  EP_RETURN_IF_ERROR(CheckStepMicrobatches("--microbatches", options.microbatches, model->env().limits));
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
   if (options.memory && !inputs.has_config()) {
     return Status::BadInput({}, "report --mode needs CONFIG: the activations and the KV cache come from the config");
@@ -324,9 +325,11 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
                         BuildMemoryReport(inputs, plan, StepMemoryOptions(*options.memory, settings), budget, policy));
     cost_note = CostUnavailable(options);
     if (cost_note.empty() && plan.pipeline.pipelined() && options.memory->mode != "train") {
-      cost_note = "cost prices a pipelined training step; a pipelined serving step is not priced (docs/PIPELINE.md)";
+      cost_note = std::string("a pipelined serving step is not priced: ") + kServingWithPipeline;
     }
     if (cost_note.empty()) {
+      // The timeline's size is known from the split and the microbatches: refused before the step is priced.
+      EP_RETURN_IF_ERROR(CheckTimelineSize(plan.pipeline, options.microbatches, model->env().limits));
       EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(options.memory->hardware));
       EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
       EP_ASSIGN_OR_RETURN(std::optional<StepEstimate> estimate,
@@ -334,7 +337,7 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
       if (estimate) {
         cost = CostJson(*estimate, settings, *hardware);
         if (estimate->pipeline) {
-          EP_ASSIGN_OR_RETURN(pipeline, PipelineTimelineJson(*estimate->pipeline, plan.pipeline));
+          EP_ASSIGN_OR_RETURN(pipeline, PipelineTimelineJson(*estimate->pipeline, plan.pipeline, model->env().limits));
         }
       } else {
         cost_note = "the plan's errors leave a layout the step model cannot price";

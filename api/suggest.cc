@@ -164,6 +164,12 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
   EP_RETURN_IF_ERROR(CheckOptionValue("top", Json(options.top)));
   EP_RETURN_IF_ERROR(CheckOptionValue("max_microbatches", Json(options.max_microbatches)));
   EP_RETURN_IF_ERROR(CheckOptionValue("max_pp", Json(options.max_pp)));
+  if (options.max_pp > 1 && options.memory.mode != "train") {
+    // An option the call cannot honour is an error: a serving search tries no pipeline.
+    return Status::BadInput(
+        {}, fmt::format("--max-pp {} searches pipelines for training steps: it needs --mode train", options.max_pp),
+        {kServingWithPipeline});
+  }
   if (options.max_tpot_ms) {
     EP_RETURN_IF_ERROR(CheckOptionValue("max_tpot", Json(*options.max_tpot_ms)));
     if (options.memory.mode != "decode") {
@@ -190,7 +196,7 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
   }
   if ((options.pp_schedule || options.virtual_stages) && options.memory.mode != "train") {
     return Status::BadInput({}, "the pipeline options choose a training schedule: they need --mode train",
-                            {"suggest searches pipelines for training steps only"});
+                            {kServingWithPipeline});
   }
   if (!options.plan.mesh.axes.empty() || !options.plan.mesh.dcn.empty()) {
     return Status::BadInput({}, "suggest chooses the mesh: --mesh and --dcn do not apply",
@@ -716,6 +722,7 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   SuggestOptions options = given;
   if (!options.plan.config.devices) options.plan.config.devices = model->options().devices;
   EP_RETURN_IF_ERROR(CheckSuggestOptions(options));
+  EP_RETURN_IF_ERROR(CheckStepMicrobatches("--max-microbatches", options.max_microbatches, model->env().limits));
   if (!model->has_config()) return Status::BadInput({}, "suggest needs CONFIG");
   std::string budget_label;
   EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, options.memory, &budget_label));
@@ -846,6 +853,12 @@ std::vector<std::string> ReproduceCommands(const SuggestOptions& o, const Candid
   if (limits.max_depth != default_limits.max_depth) common += " --max-depth " + std::to_string(limits.max_depth);
   if (limits.max_values != default_limits.max_values) common += " --max-values " + std::to_string(limits.max_values);
   if (limits.max_layers != default_limits.max_layers) common += " --max-layers " + std::to_string(limits.max_layers);
+  if (limits.max_microbatch_count != default_limits.max_microbatch_count) {
+    common += " --max-microbatch-count " + std::to_string(limits.max_microbatch_count);
+  }
+  if (limits.max_timeline_passes != default_limits.max_timeline_passes) {
+    common += " --max-timeline-passes " + std::to_string(limits.max_timeline_passes);
+  }
   // The plan: the candidate's rules and mesh, the user's --uneven.
   if (c.rules != "builtin") common += flag("--rules", c.rules);
   common += " --mesh " + c.MeshFlag();

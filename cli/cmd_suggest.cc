@@ -41,22 +41,36 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
     const size_t shown = std::min(r.ranked.size(), static_cast<size_t>(o.top));
     // A decode step is a time per output token, and what ranks decode is tokens/s per device.
     const bool decode = o.memory.mode == "decode";
-    std::vector<std::vector<std::string>> rows = {{"#", "mesh", "dcn", "gradient_checkpointing", "micro", "memory",
-                                                   "headroom", decode ? "TPOT" : "step time",
-                                                   decode ? "tokens/s/device" : "tokens/s", "MFU", "exposed comm"}};
+    // A search that tries pipelines (--max-pp) shows each row's schedule and virtual stages (V) beside its
+    // microbatches: candidates that differ only there would otherwise read the same.
+    const bool pipelines = train && o.max_pp > 1;
+    std::vector<std::string> header = {"#", "mesh", "dcn", "gradient_checkpointing"};
+    if (pipelines) header.insert(header.end(), {"schedule", "V"});
+    header.insert(header.end(), {"micro", "memory", "headroom", decode ? "TPOT" : "step time",
+                                 decode ? "tokens/s/device" : "tokens/s", "MFU", "exposed comm"});
+    std::vector<std::vector<std::string>> rows = {header};
     for (size_t i = 0; i < shown; ++i) {
       const api::Candidate& c = r.ranked[i];
       const api::StepEstimate& e = c.estimate;
       const planner::DeviceMemory& worst = e.memory.Worst();
       const std::string policy = api::PolicyFlagValue(c.policy);
-      rows.push_back({std::to_string(i + 1), c.MeshFlag(), c.DcnFlag().empty() ? "-" : c.DcnFlag(),
-                      train ? (policy.empty() ? "none" : policy) : "-", std::to_string(c.microbatches),
-                      HumanBytesBinary(worst.total), HumanBytesBinary(e.memory.memory_per_device - worst.total),
-                      HumanSeconds(e.step.step_time_s),
-                      decode ? HumanRate(e.tokens_per_s_per_device) : HumanRate(e.tokens_per_s), HumanPercent(e.mfu),
-                      HumanSeconds(e.step.exposed_communication_s)});
+      std::vector<std::string> row = {std::to_string(i + 1), c.MeshFlag(), c.DcnFlag().empty() ? "-" : c.DcnFlag(),
+                                      train ? (policy.empty() ? "none" : policy) : "-"};
+      if (pipelines) {
+        const bool pipelined = c.Stages() > 1;
+        row.insert(row.end(), {pipelined ? c.pp_schedule : "-", pipelined ? std::to_string(c.virtual_stages) : "-"});
+      }
+      row.insert(row.end(),
+                 {std::to_string(c.microbatches), HumanBytesBinary(worst.total),
+                  HumanBytesBinary(e.memory.memory_per_device - worst.total), HumanSeconds(e.step.step_time_s),
+                  decode ? HumanRate(e.tokens_per_s_per_device) : HumanRate(e.tokens_per_s), HumanPercent(e.mfu),
+                  HumanSeconds(e.step.exposed_communication_s)});
+      rows.push_back(std::move(row));
     }
-    out += Columns(rows, {4, 5, 6, 7, 8, 9, 10});
+    // Right-aligned: the numbers, from V on (without pipelines, from micro on).
+    std::vector<size_t> right;
+    for (size_t k = pipelines ? 5 : 4; k < header.size(); ++k) right.push_back(k);
+    out += Columns(rows, right);
     if (r.ranked.size() >= 2) {
       const double gap = r.ranked[1].estimate.step.step_time_s - r.ranked[0].estimate.step.step_time_s;
       out += gap < 1e-9 ? std::string("\n#1 ties #2 on step time and needs less memory:\n")

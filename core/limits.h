@@ -41,6 +41,17 @@ struct Limits {
   /// export is estimated before it is built, every artifact measured once built.
   size_t max_output_bytes = size_t{256} << 20;
 
+  /// Microbatches one step may be split into: --microbatches, and the most suggest's search tries
+  /// (its --max-microbatches). Flag: --max-microbatch-count (not suggest's search bound). Real steps
+  /// accumulate a few to a few thousand; the step model's counts and bytes multiply by it.
+  int64_t max_microbatch_count = 65536;
+
+  /// Passes (one microbatch's forward, backward or weight-gradient pass through one model chunk) of the
+  /// schedule a `report` simulates for its pipeline timeline, estimated from pp, the microbatches, the
+  /// virtual stages and the schedule before the timeline is built. Flag: --max-timeline-passes. Each
+  /// pass costs about 200 bytes (pp=32 dualpipe at 1,048,576 microbatches, 10^8 passes: 30 s, 16.9 GB).
+  int64_t max_timeline_passes = int64_t{1} << 20;
+
   /// --max-depth may not exceed this: deeper recursion would risk overflowing the stack (yaml-cpp
   /// itself refuses 2000 levels).
   static constexpr int kMaxDepthCeiling = 1000;

@@ -25,6 +25,39 @@ std::string NearestValid(int64_t m, int64_t step, int64_t least) {
   return std::to_string(up);
 }
 
+// The pipeline has more model chunks (pp x --virtual-stages) than the model has layers. The constraint
+// is the product: the note says what fits with the pp given, and with the virtual stages given.
+Status TooFewLayers(int64_t layers, const PipelineSplit& split) {
+  const int64_t p = split.stages, v = split.virtual_stages;
+  if (v == 1) {
+    return Status::BadInput(
+        {}, fmt::format("the pipeline has {} stages and the model {} layers: a stage would hold none", p, layers),
+        {fmt::format("use at most pp={} stages (one layer each)", layers)});
+  }
+  std::vector<std::string> notes = {fmt::format(
+      "each model chunk holds at least one layer, so pp x --virtual-stages may be at most the {} layers", layers)};
+  if (layers / p >= 2) {
+    notes.push_back(fmt::format("with pp={}: --virtual-stages {} or fewer", p, layers / p));
+  } else if (layers / p == 1) {
+    notes.push_back(fmt::format("with pp={}: one layer per stage, so drop --virtual-stages", p));
+  }
+  if (layers / v >= 2) {
+    notes.push_back(fmt::format("with --virtual-stages {}: pp={} or fewer", v, layers / v));
+  } else if (layers / 2 >= 2) {
+    notes.push_back(
+        fmt::format("--virtual-stages {} is more than any pipeline of {} layers takes: at most {} (with "
+                    "pp=2)",
+                    v, layers, layers / 2));
+  } else {
+    notes.push_back(fmt::format("{} layers leave no room for virtual stages: drop --virtual-stages", layers));
+  }
+  return Status::BadInput({},
+                          fmt::format("the pipeline has {} model chunks (pp={} x --virtual-stages {}) and the model {} "
+                                      "layers: a chunk would hold none",
+                                      p * v, p, v, layers),
+                          notes);
+}
+
 }  // namespace
 
 std::string_view PipelineScheduleName(PipelineSchedule schedule) {
@@ -81,20 +114,32 @@ StatusOr<std::vector<int64_t>> ParseLayerCounts(std::string_view text) {
   return *std::move(counts);
 }
 
+Status CheckSchedule(int64_t stages, int64_t virtual_stages, PipelineSchedule schedule) {
+  if (stages <= 1) return Status();
+  if (virtual_stages > 1 && schedule != PipelineSchedule::kInterleaved && schedule != PipelineSchedule::kGpipe) {
+    return Status::BadInput(
+        {},
+        fmt::format("--virtual-stages {} needs --pp-schedule interleaved or gpipe (found {})", virtual_stages,
+                    PipelineScheduleName(schedule)),
+        {"interleaved runs several model chunks per stage depth first (Megatron-LM), gpipe breadth first (the "
+         "circular pipeline of MaxText's num_pipeline_repeats and PyTorch's ScheduleLoopedBFS)"});
+  }
+  if (schedule == PipelineSchedule::kDualPipe && stages % 2 != 0) {
+    // DualPipe.step() asserts num_ranks % 2 == 0: each device holds stages s and p-1-s.
+    return Status::BadInput(
+        {}, fmt::format("--pp-schedule dualpipe runs two directions over an even stage count; pp={} is odd", stages),
+        {fmt::format("use pp={} or pp={}, or another --pp-schedule", stages - 1, stages + 1)});
+  }
+  return Status();
+}
+
 StatusOr<PipelineSplit> SplitLayers(int64_t layers, int64_t stages, int64_t virtual_stages, PipelineSchedule schedule,
                                     const std::vector<int64_t>& explicit_counts) {
   PipelineSplit split;
   split.stages = std::max<int64_t>(1, stages);
   split.virtual_stages = std::max<int64_t>(1, virtual_stages);
   split.schedule = schedule;
-  if (split.virtual_stages > 1 && schedule != PipelineSchedule::kInterleaved && schedule != PipelineSchedule::kGpipe) {
-    return Status::BadInput(
-        {},
-        fmt::format("--virtual-stages {} needs --pp-schedule interleaved or gpipe (found {})", split.virtual_stages,
-                    PipelineScheduleName(schedule)),
-        {"interleaved runs several model chunks per stage depth first (Megatron-LM), gpipe breadth first (the "
-         "circular pipeline of MaxText's num_pipeline_repeats and PyTorch's ScheduleLoopedBFS)"});
-  }
+  EP_RETURN_IF_ERROR(CheckSchedule(split.stages, split.virtual_stages, schedule));
   const int64_t chunks = split.Chunks();
   if (!explicit_counts.empty()) {
     if (split.virtual_stages > 1 && static_cast<int64_t>(explicit_counts.size()) == split.stages) {
@@ -153,13 +198,7 @@ StatusOr<PipelineSplit> SplitLayers(int64_t layers, int64_t stages, int64_t virt
     split.chunk_layers = explicit_counts;
     return split;
   }
-  if (layers < chunks) {
-    return Status::BadInput(
-        {},
-        fmt::format("the pipeline has {} {} and the model {} layers: a stage would hold none", chunks,
-                    split.virtual_stages > 1 ? "model chunks" : "stages", layers),
-        {fmt::format("use at most pp={} stages", std::max<int64_t>(1, layers / split.virtual_stages))});
-  }
+  if (layers < chunks) return TooFewLayers(layers, split);
   const int64_t base = layers / chunks;
   int64_t extra = layers % chunks;
   split.chunk_layers.assign(static_cast<size_t>(chunks), base);
@@ -221,11 +260,7 @@ Status CheckMicrobatches(const PipelineSplit& split, int64_t m) {
                       m, p),
           {fmt::format("use --microbatches {}", NearestValid(m, p, p))});
     case PipelineSchedule::kDualPipe:
-      if (p % 2 != 0) {
-        return Status::BadInput({}, fmt::format("the dualpipe schedule runs two directions over an even stage count; "
-                                                "pp={} is odd",
-                                                p));
-      }
+      EP_RETURN_IF_ERROR(CheckSchedule(p, split.virtual_stages, split.schedule));
       // DualPipe.step() asserts num_chunks % 2 == 0 and num_chunks >= num_ranks * 2: its main step runs
       // m/2 - p + 1 times on the end ranks.
       if (m >= 2 * p && m % 2 == 0) return Status();

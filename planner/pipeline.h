@@ -64,15 +64,20 @@ struct PipelineSplit {
   int64_t LayerCount(int64_t stage) const;
 };
 
+/// The one check of a schedule against the pipeline's shape, which every command runs (through
+/// SplitLayers, whatever else it checks): --virtual-stages only with interleaved or gpipe (the schedules
+/// that run several chunks per stage), and dualpipe only on an even stage count (its two directions pair
+/// stage s with p-1-s; DualPipe.step() asserts it). Needs no microbatch count: CheckMicrobatches adds those.
+Status CheckSchedule(int64_t stages, int64_t virtual_stages, PipelineSchedule schedule);
+
 /// Splits `layers` decoder layers into stages x virtual_stages chunks. `explicit_counts` (--pp-layers)
 /// gives each chunk's count, or with virtual stages each stage's (dealt evenly to its chunks), and must
 /// sum to `layers`; else equal counts when they divide, and otherwise
 /// counts that differ by one, the larger ones on the middle stages (the first stage also runs the
 /// embedding, the last the final norm, the head and the loss; Megatron-LM's
 /// --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers exist for that reason).
-/// Errors name the flag: a stage without a layer, counts that do not sum, virtual stages with a schedule
-/// that runs one chunk per stage (1f1b, zero-bubble, dualpipe). GPipe with virtual stages is the circular
-/// pipeline: MaxText's num_pipeline_repeats, PyTorch's ScheduleLoopedBFS.
+/// Errors name the flag: a stage without a layer, counts that do not sum, and CheckSchedule's. GPipe with virtual
+/// stages is the circular pipeline: MaxText's num_pipeline_repeats, PyTorch's ScheduleLoopedBFS.
 StatusOr<PipelineSplit> SplitLayers(int64_t layers, int64_t stages, int64_t virtual_stages, PipelineSchedule schedule,
                                     const std::vector<int64_t>& explicit_counts);
 

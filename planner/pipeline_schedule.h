@@ -77,6 +77,13 @@ int64_t StageOfChunk(const PipelineSplit& split, int64_t chunk);
 /// when CheckMicrobatches refuses `microbatches` for the schedule.
 StatusOr<std::vector<std::vector<ScheduledPass>>> ScheduleOrder(const PipelineSplit& split, int64_t microbatches);
 
+/// The passes ScheduleOrder issues for `microbatches` over every pp coordinate, at most: per stage
+/// 2 x m x V (F and B of each microbatch through each chunk) for gpipe, 1f1b and interleaved, 3 x m with a
+/// split backward (zero-bubble; dualpipe's two chunks each take half the microbatches, and only some of
+/// its backwards split). Saturates at INT64_MAX. Computed without building the order, so that a caller
+/// can bound a timeline before SimulateSchedule allocates it.
+int64_t SchedulePasses(const PipelineSplit& split, int64_t microbatches);
+
 struct TimelineBox {
   int64_t device = 0;  ///< the pp coordinate that runs it
   PassKind kind = PassKind::kForward;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -260,6 +261,7 @@ TEST(SimulateSchedule, EveryAcceptedCountRunsToTheEnd) {
     for (int64_t p = 2; p <= 8; ++p) {
       const bool chunks = schedule == PipelineSchedule::kInterleaved || schedule == PipelineSchedule::kGpipe;
       for (int64_t v = 1; v <= (chunks ? 3 : 1); ++v) {
+        if (!CheckSchedule(p, v, schedule).ok()) continue;  // dualpipe on an odd p
         const PipelineSplit split = Split(p, schedule, v);
         for (int64_t m = 1; m <= 4 * p + 1; ++m) {
           if (!CheckMicrobatches(split, m).ok()) continue;
@@ -271,6 +273,14 @@ TEST(SimulateSchedule, EveryAcceptedCountRunsToTheEnd) {
           });
           EXPECT_EQ(static_cast<int64_t>(t->boxes.size()), 2 * m * split.Chunks() + split_backwards)
               << PipelineScheduleName(schedule) << " p=" << p << " m=" << m;
+          // The bound a caller checks before building the timeline holds it, exactly but for DualPipe's
+          // backwards that do not split.
+          const int64_t bound = SchedulePasses(split, m);
+          if (schedule == PipelineSchedule::kDualPipe) {
+            EXPECT_LE(static_cast<int64_t>(t->boxes.size()), bound) << "p=" << p << " m=" << m;
+          } else {
+            EXPECT_EQ(static_cast<int64_t>(t->boxes.size()), bound) << PipelineScheduleName(schedule) << " p=" << p;
+          }
           if (schedule == PipelineSchedule::kZeroBubble) {
             EXPECT_EQ(split_backwards, m * split.Chunks());
           }
@@ -281,6 +291,14 @@ TEST(SimulateSchedule, EveryAcceptedCountRunsToTheEnd) {
       }
     }
   }
+}
+
+// The issue 44 command: pp=32 dualpipe at 1,048,576 microbatches is 100,663,296 passes, known without
+// building them; a count past int64 saturates instead of wrapping to a small bound.
+TEST(SchedulePasses, IsKnownBeforeTheOrderIsBuiltAndNeverWraps) {
+  EXPECT_EQ(SchedulePasses(Split(32, PipelineSchedule::kDualPipe), 1'048'576), 100'663'296);
+  EXPECT_EQ(SchedulePasses(Split(4, PipelineSchedule::kInterleaved, 2), 8), 4 * 2 * 8 * 2);
+  EXPECT_EQ(SchedulePasses(Split(4, PipelineSchedule::k1F1B), int64_t{1} << 62), std::numeric_limits<int64_t>::max());
 }
 
 TEST(SimulateSchedule, StageTimesMustCoverEveryStage) {

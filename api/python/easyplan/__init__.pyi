@@ -40,7 +40,8 @@ class Model:
     def __init__(self, config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
         overrides: str | None = None, devices: int | None = None, strict: bool = False,
         schemas_dir: str | None = None, max_input_bytes: int = 67108864, max_depth: int = 200,
-        max_values: int = 1000000, max_layers: int = 4096, max_output_bytes: int = 268435456) -> None: ...
+        max_values: int = 1000000, max_layers: int = 4096, max_output_bytes: int = 268435456,
+        max_microbatch_count: int = 65536, max_timeline_passes: int = 1048576) -> None: ...
     @property
     def config(self) -> dict[str, Any]: ...
     def activations(self, *, set: SetLike | None = None, mesh: MeshLike | None = None, dcn: MeshLike | None = None,
@@ -123,7 +124,8 @@ def activations(config: ConfigLike, *, defaults: str = 'add_basic', set: SetLike
     kernel: str | None = None, cache: str = 'transformer', page_size: int | None = None,
     num_pages: int | None = None, cache_version: str | None = None, mode: str = 'train', batch: int | None = None,
     seq: int | None = None, max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000,
-    max_layers: int = 4096, max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+    max_layers: int = 4096, max_output_bytes: int = 268435456, max_microbatch_count: int = 65536,
+    max_timeline_passes: int = 1048576) -> dict[str, Any]: ...
 def check(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
     overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
     tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
@@ -132,7 +134,7 @@ def check(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLik
     level: str = 'all', seed: int = 0, memory: bool = False, max_numeric_devices: int = 64,
     pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None,
     max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
-    max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+    max_output_bytes: int = 268435456, max_microbatch_count: int = 65536, max_timeline_passes: int = 1048576) -> dict[str, Any]: ...
 def cost(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
     overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
     tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
@@ -144,14 +146,14 @@ def cost(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike
     microbatches: int = 1, decode: bool = False, precision: str = 'bf16', pp_schedule: str = '1f1b',
     virtual_stages: int = 1, pp_layers: str | None = None, torus: str | None = None,
     max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
-    max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+    max_output_bytes: int = 268435456, max_microbatch_count: int = 65536, max_timeline_passes: int = 1048576) -> dict[str, Any]: ...
 def explain(config: ConfigLike, pattern: str, *, defaults: str = 'add_basic', set: SetLike | None = None,
     overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
     tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
     dtype: str | None = None, max_tensors: int = 10000000, rules: str = 'builtin', uneven: str = 'replicate',
     max_rules: int = 100000, mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
     max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
-    max_output_bytes: int = 268435456) -> str: ...
+    max_output_bytes: int = 268435456, max_microbatch_count: int = 65536, max_timeline_passes: int = 1048576) -> str: ...
 def export(config: ConfigLike, to: str, *, defaults: str = 'add_basic', set: SetLike | None = None,
     overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
     tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str | None = None,
@@ -160,7 +162,7 @@ def export(config: ConfigLike, to: str, *, defaults: str = 'add_basic', set: Set
     format: str = 'text', batch: int | None = None, seq: int | None = None, microbatches: int = 1,
     pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None,
     max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
-    max_output_bytes: int = 268435456) -> str: ...
+    max_output_bytes: int = 268435456, max_microbatch_count: int = 65536, max_timeline_passes: int = 1048576) -> str: ...
 def memory(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
     overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
     tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
@@ -171,7 +173,7 @@ def memory(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLi
     master_weights: bool = False, max_memory: str | None = None, hardware: str | None = None,
     microbatches: int = 1, pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None,
     max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
-    max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+    max_output_bytes: int = 268435456, max_microbatch_count: int = 65536, max_timeline_passes: int = 1048576) -> dict[str, Any]: ...
 def plan(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
     overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
     tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
@@ -179,7 +181,8 @@ def plan(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike
     max_rules: int = 100000, mesh: MeshLike | None = None, dcn: MeshLike | None = None, max_devices: int = 4194304,
     rank: int | None = None, summary: bool = False, microbatches: int = 1, pp_schedule: str = '1f1b',
     virtual_stages: int = 1, pp_layers: str | None = None, max_input_bytes: int = 67108864, max_depth: int = 200,
-    max_values: int = 1000000, max_layers: int = 4096, max_output_bytes: int = 268435456) -> Plan: ...
+    max_values: int = 1000000, max_layers: int = 4096, max_output_bytes: int = 268435456,
+    max_microbatch_count: int = 65536, max_timeline_passes: int = 1048576) -> Plan: ...
 def report(config: ConfigLike = None, output: str | os.PathLike[str] | None = None, *, defaults: str = 'add_basic',
     set: SetLike | None = None, overrides: str | None = None, devices: int | None = None, strict: bool = False,
     schemas_dir: str | None = None, tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None,
@@ -191,11 +194,12 @@ def report(config: ConfigLike = None, output: str | os.PathLike[str] | None = No
     hardware: str | None = None, microbatches: int = 1, decode: bool = False, precision: str = 'bf16',
     pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None, torus: str | None = None,
     max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
-    max_output_bytes: int = 268435456) -> str: ...
+    max_output_bytes: int = 268435456, max_microbatch_count: int = 65536, max_timeline_passes: int = 1048576) -> str: ...
 def resolve(config: ConfigLike, *, defaults: str = 'add_basic', set: SetLike | None = None,
     overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
     provenance: bool = False, max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000,
-    max_layers: int = 4096, max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+    max_layers: int = 4096, max_output_bytes: int = 268435456, max_microbatch_count: int = 65536,
+    max_timeline_passes: int = 1048576) -> dict[str, Any]: ...
 def suggest(config: ConfigLike, *, defaults: str = 'add_basic', set: SetLike | None = None,
     overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
     uneven: str = 'replicate', mode: str = 'train', batch: int | None = None, seq: int | None = None,
@@ -206,13 +210,13 @@ def suggest(config: ConfigLike, *, defaults: str = 'add_basic', set: SetLike | N
     rules: str | Sequence[str] | None = None, torus: str | None = None, top: int = 5, max_pp: int = 1,
     max_microbatches: int = 64, max_tpot: float | None = None, report: str | os.PathLike[str] | None = None,
     max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
-    max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+    max_output_bytes: int = 268435456, max_microbatch_count: int = 65536, max_timeline_passes: int = 1048576) -> dict[str, Any]: ...
 def tree(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
     overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
     tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
     dtype: str | None = None, max_tensors: int = 10000000, include_buffers: bool = False, diff: bool = False,
     max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
-    max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+    max_output_bytes: int = 268435456, max_microbatch_count: int = 65536, max_timeline_passes: int = 1048576) -> dict[str, Any]: ...
 def validate(config: ConfigLike = None, *, defaults: str = 'add_basic', set: SetLike | None = None,
     overrides: str | None = None, devices: int | None = None, strict: bool = False, schemas_dir: str | None = None,
     tree: TreeLike | None = None, from_: str | os.PathLike[str] | None = None, layout: str = 'easydel',
@@ -223,4 +227,4 @@ def validate(config: ConfigLike = None, *, defaults: str = 'add_basic', set: Set
     master_weights: bool = False, max_memory: str | None = None, hardware: str | None = None,
     microbatches: int = 1, pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None,
     max_input_bytes: int = 67108864, max_depth: int = 200, max_values: int = 1000000, max_layers: int = 4096,
-    max_output_bytes: int = 268435456) -> dict[str, Any]: ...
+    max_output_bytes: int = 268435456, max_microbatch_count: int = 65536, max_timeline_passes: int = 1048576) -> dict[str, Any]: ...
