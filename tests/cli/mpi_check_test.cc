@@ -247,7 +247,7 @@ TEST(MpiEngineFaults, PipelinedMutationsStillFail) {
     const RunResult mpi = RunShell(Mpirun(4) + args + " --engine mpi");
     EXPECT_EQ(in_process.exit_code, 1) << fault << in_process.err;
     EXPECT_EQ(mpi.exit_code, 1) << fault << mpi.err;
-    EXPECT_EQ(Count(mpi.out, "check: FAIL"), 1) << fault << mpi.out;
+    EXPECT_EQ(Count(mpi.out, "check: FAIL"), 1) << fault << "\nstdout:\n" << mpi.out << "\nstderr:\n" << mpi.err;
   }
 }
 
@@ -275,7 +275,7 @@ TEST(MpiEngineFaults, InjectedPlanMutationsStillFail) {
     const RunResult mpi = RunShell(Mpirun(8) + args + " --engine mpi");
     EXPECT_EQ(in_process.exit_code, 1) << fault << in_process.err;
     EXPECT_EQ(mpi.exit_code, 1) << fault << mpi.err;
-    EXPECT_EQ(Count(mpi.out, "check: FAIL"), 1) << fault << mpi.out;
+    EXPECT_EQ(Count(mpi.out, "check: FAIL"), 1) << fault << "\nstdout:\n" << mpi.out << "\nstderr:\n" << mpi.err;
   }
 }
 
