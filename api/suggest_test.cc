@@ -398,6 +398,10 @@ TEST(SuggestPipelines, PpLayersAndServingPipelinesAreRefused) {
   EXPECT_NE(Suggest(model, layers).status().diag().message.find("--pp-layers does not apply"), std::string::npos);
   SuggestOptions serving = TwoNodes();
   serving.memory.mode = "decode";
+  // --max-pp in a serving search was silently ignored (issue 44 item 11): an option the call cannot honour.
+  EXPECT_EQ(Suggest(model, serving).status().diag().message,
+            fmt::format("--max-pp {} searches pipelines for training steps: it needs --mode train", serving.max_pp));
+  serving.max_pp = 1;
   serving.pp_schedule = "1f1b";
   EXPECT_NE(Suggest(model, serving).status().diag().message.find("need --mode train"), std::string::npos);
 }
