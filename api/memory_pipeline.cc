@@ -4,6 +4,7 @@
 
 #include "api/activation_pipeline.h"
 #include "api/choices.h"
+#include "api/context_length.h"
 #include "api/hardware.h"
 #include "api/option_checks.h"
 #include "core/byte_size.h"
@@ -197,6 +198,10 @@ StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const P
   // A training schedule needs enough microbatches to fill its stages; serving runs forward only, one
   // microbatch after another, whatever their count.
   if (options.mode == "train") EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, options.microbatches));
+  // Past a learned position table: exit 2 now; past a rotary bound: a finding, added beside the figures.
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(inputs.resolved()));
+  std::vector<planner::Finding> context;
+  EP_RETURN_IF_ERROR(AddContextLengthFindings(dims, options.seq, options.max_length, &context));
   EP_ASSIGN_OR_RETURN(planner::Plan built, inputs.Build());
   MemoryResult result{std::move(inputs), std::move(built), std::nullopt, std::move(budget_label),
                       options.max_memory.empty() ? options.hardware : std::string()};
@@ -206,6 +211,7 @@ StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const P
   if (options.microbatches > 1) step.batch = *options.batch / options.microbatches;
   // A plan with errors is still laid out (what it can lay out): its figures come with its findings.
   EP_ASSIGN_OR_RETURN(result.report, BuildMemoryReport(result.inputs, result.plan, step, budget));
+  result.plan.findings.insert(result.plan.findings.begin(), context.begin(), context.end());
   return result;
 }
 
