@@ -177,6 +177,10 @@ StatusOr<StepActivations> BuildStepActivations(const PlanInputs& inputs, const M
   StepActivations out;
   EP_ASSIGN_OR_RETURN(out.step, BuildActivations(step_flags, *table, *inputs.presets, inputs.resolved(), inputs.mesh));
   if (!train && options.max_length && *options.max_length != *options.seq) {
+    // The cache's length is --max-length: past a learned position table, named as the user gave it (the
+    // cache's activations below would name it --seq).
+    EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(inputs.resolved()));
+    EP_RETURN_IF_ERROR(ContextLengthFinding(dims, *options.max_length, "--max-length").status());
     ActivationOptions cache_flags = step_flags;
     cache_flags.seq = options.max_length;
     EP_ASSIGN_OR_RETURN(out.cache,
