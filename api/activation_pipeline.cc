@@ -1,6 +1,7 @@
 #include "api/activation_pipeline.h"
 
 #include "api/choices.h"
+#include "api/context_length.h"
 #include "api/option_checks.h"
 #include "schemas/model_dims.h"
 
@@ -86,7 +87,14 @@ StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& opti
   request.config = &schemas::GeometryConfig(config);
   request.dims = &dims;
   request.mesh = mesh;
-  return planner::BuildActivationPlan(request);
+  // Past a learned position table the model cannot run (exit 2); past a rotary bound, a finding.
+  std::optional<planner::Finding> context;
+  if (options.seq) {
+    EP_ASSIGN_OR_RETURN(context, ContextLengthFinding(dims, *options.seq, "--seq"));
+  }
+  EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan, planner::BuildActivationPlan(request));
+  if (context) plan.findings.insert(plan.findings.begin(), std::move(*context));
+  return plan;
 }
 
 StatusOr<std::optional<ExpertReport>> ExpertReportOf(const planner::ActivationTable& table,

@@ -53,7 +53,8 @@ CommandSpec SuggestCommand() {
           EP_ASSIGN_OR_RETURN(ReportResult page, SuggestReport(context.model, value.options, value.result));
           EP_ASSIGN_OR_RETURN(value.page, ReportPage(page.data, context.model->env().limits));
         }
-        const Outcome outcome = value.result.ranked.empty() ? Outcome::kFindings : Outcome::kOk;
+        const Outcome outcome =
+            value.result.ranked.empty() || !value.result.findings.empty() ? Outcome::kFindings : Outcome::kOk;
         return CommandResult{.outcome = outcome, .value = std::move(value)};
       },
       .document =

@@ -6,12 +6,14 @@
 #include <string_view>
 
 #include "api/choices.h"
+#include "api/context_length.h"
 #include "api/forward_model.h"
 #include "api/memory_json.h"
 #include "api/memory_pipeline.h"
 #include "api/option_checks.h"
 #include "api/plan_json.h"
 #include "api/topology_lines.h"
+#include "core/checked_math.h"
 #include "core/number_literal.h"
 #include "kernels/dry_run.h"
 #include "kernels/pipeline_step.h"
@@ -101,7 +103,7 @@ StatusOr<kernels::PipelineStep> PricePipelinedStep(const kernels::DryRunReport& 
 
 // The whole step of a pipeline in StepCost's terms: the slowest stage's figures over every microbatch,
 // its collectives and layers, and the schedule's step time.
-kernels::StepCost PipelineStepCost(const kernels::PipelineStep& p) {
+StatusOr<kernels::StepCost> PipelineStepCost(const kernels::PipelineStep& p) {
   const kernels::StageStep& slow = p.stages[static_cast<size_t>(p.slowest)];
   kernels::StepCost cost = slow.cost;
   const double m = static_cast<double>(p.microbatches);
@@ -113,7 +115,13 @@ kernels::StepCost PipelineStepCost(const kernels::PipelineStep& p) {
   const double sends = 2.0 * static_cast<double>(p.sends_per_microbatch) * p.send_s * m;
   cost.exposed_communication_s =
       m * (mb.forward_exposed_s + mb.backward_exposed_s) + sends + p.exposed_parameter_s + p.exposed_gradient_s;
-  cost.step_flops = slow.cost.step_flops * p.microbatches;
+  const std::optional<int64_t> step_flops = CheckedMul(slow.cost.step_flops, p.microbatches);
+  if (!step_flops) {
+    return Status::BadInput({},
+                            "the step's FLOP count does not fit in 64 bits: expected fewer microbatches or a "
+                            "smaller batch, sequence or model");
+  }
+  cost.step_flops = *step_flops;
   // The parameters stay gathered for the whole step (kernels/pipeline_step.h): their forward gather and
   // their gradients' reduce-scatter run once, the backward's and the recomputation's re-gathers not at all;
   // every activation collective runs once per microbatch.
@@ -309,7 +317,7 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
   if (plan.pipeline.pipelined()) {
     EP_ASSIGN_OR_RETURN(estimate.pipeline,
                         PricePipelinedStep(run, inputs, plan, desc, hardware, step, estimate.memory, s.microbatches));
-    estimate.step = PipelineStepCost(*estimate.pipeline);
+    EP_ASSIGN_OR_RETURN(estimate.step, PipelineStepCost(*estimate.pipeline));
   } else {
     EP_ASSIGN_OR_RETURN(estimate.step, kernels::PriceStep(run, plan, *inputs.tree, desc, hardware, step));
   }
@@ -356,10 +364,16 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
     EP_ASSIGN_OR_RETURN(settings.policy, ConfigCheckpointPolicy(inputs.config()));
   }
   EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, settings.microbatches));
+  // Past a learned position table: exit 2 before anything is priced. Past a rotary bound: a finding, added
+  // once the step is priced (a plan's errors would otherwise excuse an estimate that fails, an overflow).
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(inputs.resolved()));
+  std::vector<planner::Finding> context;
+  EP_RETURN_IF_ERROR(AddContextLengthFindings(dims, options.memory.seq, options.memory.max_length, &context));
   EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
   CostResult result{std::move(inputs), std::move(plan), settings, hardware, std::move(budget_label), std::nullopt};
   EP_ASSIGN_OR_RETURN(result.estimate,
                       EstimateLaidOutPlan(result.inputs, result.plan, *hardware, options.memory, budget, settings));
+  result.plan.findings.insert(result.plan.findings.begin(), context.begin(), context.end());
   return result;
 }
 

@@ -6,6 +6,7 @@
 
 #include "api/activation_pipeline.h"
 #include "api/choices.h"
+#include "api/context_length.h"
 #include "api/hardware.h"
 #include "api/option_checks.h"
 #include "core/byte_size.h"
@@ -191,6 +192,10 @@ StatusOr<StepActivations> BuildStepActivations(const PlanInputs& inputs, const M
   StepActivations out;
   EP_ASSIGN_OR_RETURN(out.step, BuildActivations(step_flags, *table, *inputs.presets, inputs.resolved(), inputs.mesh));
   if (!train && options.max_length && *options.max_length != *options.seq) {
+    // The cache's length is --max-length: past a learned position table, named as the user gave it (the
+    // cache's activations below would name it --seq).
+    EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(inputs.resolved()));
+    EP_RETURN_IF_ERROR(ContextLengthFinding(dims, *options.max_length, "--max-length").status());
     ActivationOptions cache_flags = step_flags;
     cache_flags.seq = options.max_length;
     EP_ASSIGN_OR_RETURN(out.cache,
@@ -213,6 +218,10 @@ StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const P
   // A serving step runs its whole batch through the stages as one microbatch (kServingWithPipeline;
   // CheckMemoryOptions refused --microbatches for it).
   if (options.mode == "train") EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, options.microbatches));
+  // Past a learned position table: exit 2 now; past a rotary bound: a finding, added beside the figures.
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(inputs.resolved()));
+  std::vector<planner::Finding> context;
+  EP_RETURN_IF_ERROR(AddContextLengthFindings(dims, options.seq, options.max_length, &context));
   EP_ASSIGN_OR_RETURN(planner::Plan built, inputs.Build());
   MemoryResult result{std::move(inputs), std::move(built), std::nullopt, std::move(budget_label),
                       options.max_memory.empty() ? options.hardware : std::string()};
@@ -222,6 +231,7 @@ StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const P
   if (options.microbatches > 1) step.batch = *options.batch / options.microbatches;
   // A plan with errors is still laid out (what it can lay out): its figures come with its findings.
   EP_ASSIGN_OR_RETURN(result.report, BuildMemoryReport(result.inputs, result.plan, step, budget));
+  result.plan.findings.insert(result.plan.findings.begin(), context.begin(), context.end());
   return result;
 }
 

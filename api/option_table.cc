@@ -369,7 +369,8 @@ std::vector<OptionSpec> MakeOptions() {
   add({.name = "seq",
        .type = OptionType::kInt,
        .group = OptionGroup::kStep,
-       .help = "tokens per sequence (prefill and serve: the prompt; decode: the KV cache's length)",
+       .help = "tokens per sequence (prefill and serve: the prompt; decode: the KV cache's length); past the "
+               "model's context, an error (learned positions) or a context-length finding (rotary)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.seq; },
        .check = CheckKind::kRange,
        .variants = {{.commands = {"export"},
@@ -379,7 +380,8 @@ std::vector<OptionSpec> MakeOptions() {
   add({.name = "max_length",
        .type = OptionType::kInt,
        .group = OptionGroup::kStepState,
-       .help = "serve: tokens the KV cache holds per sequence (default --seq)",
+       .help = "serve: tokens the KV cache holds per sequence (default --seq); checked against the model's "
+               "context as --seq is",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.max_length; },
        .check = CheckKind::kRange});
   add({.name = "optimizer",

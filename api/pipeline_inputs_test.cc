@@ -32,6 +32,29 @@ TEST(PipelineMesh, PpIsOutermostUnlessWrittenAfterAnotherAxis) {
   EXPECT_EQ(after->mesh.axis_names, (std::vector<std::string>{"dp", "fsdp", "pp", "ep", "tp", "sp"}));
 }
 
+// issue 44: llama-3.1-8b on pp=4,tp=2 listed 8 of its 34 layout groups with 0 tensors, the unstaged groups
+// its tensors' per-stage copies were made from.
+TEST(PipelinePlan, NoLayoutGroupIsEmpty) {
+  auto model = LoadExample("llama-3.1-8b");
+  ASSERT_TRUE(model);
+  StatusOr<PlanResult> pipelined = PlanModel(model, Pipelined("pp=4,tp=2"));
+  ASSERT_TRUE(pipelined.ok()) << pipelined.status().ToString();
+  const planner::Plan& plan = pipelined->plan;
+  int64_t tensors = 0;
+  for (const planner::LayoutGroup& group : plan.groups) {
+    EXPECT_GT(group.tensors, 0) << group.layout.shape().ToString();
+    tensors += group.tensors;
+  }
+  EXPECT_EQ(tensors, static_cast<int64_t>(pipelined->inputs.tree->tensors.size()));
+  // Every tensor's group index survives the compaction: its group has its shape.
+  for (const planner::ParamPlan& p : plan.params) {
+    ASSERT_GE(p.group, 0);
+    ASSERT_LT(static_cast<size_t>(p.group), plan.groups.size());
+    EXPECT_EQ(plan.groups[static_cast<size_t>(p.group)].layout.shape(),
+              pipelined->inputs.tree->tensors[static_cast<size_t>(p.tensor)].shape);
+  }
+}
+
 TEST(PipelinePlan, EachStageHoldsItsOwnLayersAndTheTotalsAddUp) {
   auto model = LoadExample("llama-3.1-8b");
   ASSERT_TRUE(model);

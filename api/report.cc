@@ -7,6 +7,7 @@
 #include <map>
 #include <tuple>
 
+#include "api/context_length.h"
 #include "api/cost.h"
 #include "api/environment.h"
 #include "api/memory_json.h"
@@ -18,6 +19,7 @@
 #include "core/script_json.h"
 #include "planner/findings.h"
 #include "planner/layout.h"
+#include "schemas/model_dims.h"
 
 namespace easyplan::api {
 namespace {
@@ -307,12 +309,16 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
   std::string budget_label;
   Json cost = nullptr, pipeline = nullptr;
   std::string cost_note;
+  std::vector<planner::Finding> context;
   if (options.memory) {  // a plan with errors too: its figures beside its findings
     // A pipelined training step's schedule needs enough microbatches to fill its stages: refused, as
     // `cost` refuses it.
     if (options.memory->mode == "train") {
       EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, options.microbatches));
     }
+    // Past a learned position table: exit 2 now; past a rotary bound: a finding, once the step is priced.
+    EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(inputs.resolved()));
+    EP_RETURN_IF_ERROR(AddContextLengthFindings(dims, options.memory->seq, options.memory->max_length, &context));
     EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, *options.memory, &budget_label));
     planner::CheckpointPolicy policy = planner::CheckpointPolicy::kNone;
     if (options.policy) {
@@ -344,6 +350,7 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
       }
     }
   }
+  plan.findings.insert(plan.findings.begin(), context.begin(), context.end());
   const Mesh& mesh = plan.mesh;
   const bool per_device = mesh.NumDevices() <= kMaxDrawnDevices;
 

@@ -9,11 +9,13 @@
 #include <thread>
 
 #include "api/assumptions.h"
+#include "api/context_length.h"
 #include "api/forward_model.h"
 #include "api/memory_pipeline.h"
 #include "api/option_checks.h"
 #include "api/pipeline_inputs.h"
 #include "api/plan_inputs.h"
+#include "api/plan_json.h"
 #include "kernels/matmul_tiling.h"
 #include "planner/expert_mesh.h"
 #include "planner/findings.h"
@@ -735,6 +737,8 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
     EP_RETURN_IF_ERROR(planner::LayOutSlice(*hardware, {SuggestDevices(options) / options.slices}, torus).status());
   }
   EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(model->resolved()));
+  std::vector<planner::Finding> findings;
+  EP_RETURN_IF_ERROR(AddContextLengthFindings(dims, options.memory.seq, options.memory.max_length, &findings));
   // Every candidate is priced by the family's forward pass: a family without one is refused up front,
   // whether or not some mesh would have been planned (the memory floor rejects some before planning).
   EP_RETURN_IF_ERROR(ForwardPassOf(*model, "the step-time model", "cost and suggest need one").status());
@@ -766,6 +770,7 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   }
   run_pass(Search::Pass::kPipelined, floor);
   SuggestResult result;
+  result.findings = std::move(findings);
   result.model_type = model->model_type();
   result.hardware = hardware;
   result.limits = model->env().limits;
@@ -790,14 +795,16 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   // batch on one device count the two orders agree, and the rate says what the ranking means.
   const bool decode = options.memory.mode == "decode";
   std::stable_sort(result.ranked.begin(), result.ranked.end(), [decode](const Candidate& a, const Candidate& b) {
+    // Rounded in double (std::nearbyint), never converted to an integer: a rate or a time past 2^63
+    // units would be out of range for llround.
     if (decode) {
-      const int64_t ar = std::llround(a.estimate.tokens_per_s_per_device * 1e3);
-      const int64_t br = std::llround(b.estimate.tokens_per_s_per_device * 1e3);
+      const double ar = std::nearbyint(a.estimate.tokens_per_s_per_device * 1e3);
+      const double br = std::nearbyint(b.estimate.tokens_per_s_per_device * 1e3);
       if (ar != br) return ar > br;
     }
     // Whole nanoseconds: sums in another order differ in the last bits, which is no difference.
-    const int64_t at = std::llround(a.estimate.step.step_time_s * 1e9);
-    const int64_t bt = std::llround(b.estimate.step.step_time_s * 1e9);
+    const double at = std::nearbyint(a.estimate.step.step_time_s * 1e9);
+    const double bt = std::nearbyint(b.estimate.step.step_time_s * 1e9);
     if (at != bt) return at < bt;
     if (WorstTotal(a) != WorstTotal(b)) return WorstTotal(a) < WorstTotal(b);
     return a.order < b.order;
@@ -965,6 +972,7 @@ Json SuggestToJson(const SuggestOptions& options, const SuggestResult& result) {
   for (const auto& [reason, count] : result.rejected) rejected[reason] = count;
   out["rejected"] = std::move(rejected);
   out["pareto"] = std::move(pareto);
+  if (!result.findings.empty()) out["findings"] = FindingsJsonArray(result.findings);
   Json why = Json::array();
   for (const TermDifference& t : result.winner_vs_runner_up) {
     Json item = Json::object();

@@ -25,6 +25,7 @@
 #include "api/options.h"
 #include "core/json.h"
 #include "core/limits.h"
+#include "planner/findings.h"
 
 namespace easyplan::api {
 
@@ -92,6 +93,8 @@ struct SuggestResult {
   std::map<std::string, int64_t> rejected;
   std::vector<size_t> pareto;                       ///< indices into ranked: memory against step time
   std::vector<TermDifference> winner_vs_runner_up;  ///< largest difference first
+  /// Findings about the request itself, whatever the mesh (a --seq past the model's context): exit 1.
+  std::vector<planner::Finding> findings;
   Limits limits;  ///< the environment's (core/limits.h): the reproduce commands repeat the raised ones
   /// The EasyDeL defaults every candidate was priced under (api/assumptions.h), as `cost` states them.
   std::vector<std::string> assumptions;

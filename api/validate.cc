@@ -65,6 +65,30 @@ void AddMemoryBudgetFinding(const planner::MemoryReport& report, const std::stri
   findings.insert(findings.begin(), std::move(finding));
 }
 
+/// Without a budget: the worst device's parameters against the largest accelerator schemas/devices.yaml
+/// lists (every bundled hardware profile's part is there). A plan no bundled accelerator could hold is a
+/// finding, though no budget was given (issue 44: deepseek-v3 on fsdp=64,ep=8,tp=4 held 305 GiB per device
+/// and validate said "ok").
+void AddFitsNoDeviceFinding(const planner::Plan& plan, const std::vector<planner::DeviceKind>& kinds,
+                            std::vector<planner::Finding>& findings) {
+  if (plan.device_bytes.empty() || kinds.empty()) return;
+  const auto worst = std::max_element(plan.device_bytes.begin(), plan.device_bytes.end());
+  const auto largest =
+      std::max_element(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  if (*worst <= largest->bytes) return;
+  planner::Finding finding{
+      .code = planner::FindingCode::kFitsNoDevice,
+      .severity = planner::FindingSeverity(planner::FindingCode::kFitsNoDevice),
+      .message = fmt::format("device {} holds {} of parameters, more than any bundled accelerator: the largest, {} "
+                             "({}), has {}",
+                             worst - plan.device_bytes.begin(), HumanBytesBinary(*worst), largest->name,
+                             largest->description, HumanBytesBinary(largest->bytes)),
+      .count = 0,
+      .notes = {"shard the largest tensors over more devices, or give your accelerator's memory with --max-memory "
+                "(schemas/devices.yaml lists the bundled ones)"}};
+  findings.insert(findings.begin(), std::move(finding));
+}
+
 }  // namespace
 
 ActivationOptions ValidateOptions::Activations() const {
@@ -132,6 +156,10 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
   findings = plan.findings;
   if (result.budget && !memory_budget) {
     AddBudgetFindings(plan, *result.budget, budget_flag, result.budget_text, findings);
+  }
+  if (!result.budget) {
+    EP_ASSIGN_OR_RETURN(const std::vector<planner::DeviceKind>* kinds, model->DeviceKinds());
+    AddFitsNoDeviceFinding(plan, *kinds, findings);
   }
   if (memory_budget) {
     const MemoryOptions& memory = step;

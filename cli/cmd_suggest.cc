@@ -6,11 +6,13 @@
 
 #include <memory>
 
+#include "api/findings_text.h"
 #include "api/report.h"
 #include "api/suggest.h"
 #include "cli/commands.h"
 #include "cli/cost_format.h"
 #include "cli/text_table.h"
+#include "core/checked_math.h"
 #include "core/emit.h"
 #include "core/human.h"
 #include "kernels/matmul_tiling.h"
@@ -19,7 +21,8 @@ namespace easyplan::cli {
 namespace {
 
 std::string Term(const api::TermDifference& t, double value) {
-  return t.unit == "bytes" ? HumanBytesBinary(static_cast<int64_t>(value)) : HumanSeconds(value);
+  // Bytes are int64 counts carried as double: 2^63 (INT64_MAX rounded up) is the one value past the range.
+  return t.unit == "bytes" ? HumanBytesBinary(CheckedFromDouble(value).value_or(INT64_MAX)) : HumanSeconds(value);
 }
 
 std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& r, bool verbose) {
@@ -121,6 +124,7 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
 
 Status RenderSuggest(const api::CommandResult& run, const api::CommandOptions& options, Context& ctx) {
   const api::SuggestValue& value = std::get<api::SuggestValue>(run.value);
+  if (!value.result.findings.empty()) ctx.err << api::FindingsForTerminal(value.result.findings, ctx.verbose);
   const std::string text = options.format == "json" ? EmitJson(api::SuggestToJson(value.options, value.result))
                                                     : SuggestText(value.options, value.result, ctx.verbose);
   std::vector<Output> outputs = {{options.output, "-o", text}};

@@ -34,7 +34,8 @@ Status RenderValidate(const api::CommandResult& run, const api::CommandOptions& 
                         result.failed ? "FAILED" : "ok", WithThousands(result.tensors), result.mesh.ToString(),
                         WithThousands(result.mesh.NumDevices()), HumanBytesBinary(result.summary.max),
                         whole_memory.empty() ? "" : "of parameters ", result.summary.worst_device, whole_memory,
-                        result.budget ? " of " + result.budget_text + " budget" : "");
+                        result.budget ? " of " + result.budget_text + " budget"
+                                      : "; memory not checked (no --max-memory or --hardware)");
   }
   return WriteOutput(ctx, options.output, text);
 }

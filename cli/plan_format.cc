@@ -185,6 +185,7 @@ std::string FindingsToJunit(const std::vector<Finding>& findings, bool strict) {
       FindingCode::kCacheReshard,         FindingCode::kRedundantCompute,
       FindingCode::kVocabReplicated,      FindingCode::kFusedMisaligned,
       FindingCode::kPipelineMicrobatches, FindingCode::kPipelineImbalance,
+      FindingCode::kContextLength,        FindingCode::kFitsNoDevice,
   };
   std::map<FindingCode, std::vector<const Finding*>> by_code;
   for (const Finding& finding : findings) by_code[finding.code].push_back(&finding);

@@ -22,4 +22,11 @@ std::optional<int64_t> CheckedProduct(std::span<const int64_t> values) {
   return product;
 }
 
+std::optional<int64_t> CheckedFromDouble(double value) {
+  // -2^63 is exact in a double and in int64; 2^63 is the first double past INT64_MAX.
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (!(value >= -kTwo63 && value < kTwo63)) return std::nullopt;  // NaN fails both
+  return static_cast<int64_t>(value);
+}
+
 }  // namespace easyplan

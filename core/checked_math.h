@@ -20,6 +20,10 @@ std::optional<int64_t> CheckedMul(int64_t a, int64_t b);
 /// A zero anywhere gives 0 only if no earlier partial product overflowed: {2^62, 4, 0} is nullopt.
 std::optional<int64_t> CheckedProduct(std::span<const int64_t> values);
 
+/// `value` as int64 when it is finite and within int64's range (truncated toward zero), else nullopt:
+/// a double past 2^63 converted with static_cast or llround is undefined behaviour.
+std::optional<int64_t> CheckedFromDouble(double value);
+
 }  // namespace easyplan
 
 #endif  // EASYPLAN_CORE_CHECKED_MATH_H_

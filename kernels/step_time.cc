@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/checked_math.h"
 #include "kernels/matmul_tiling.h"
 
 namespace easyplan::kernels {
@@ -175,6 +176,20 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   // Compute: the forward's matmuls, busiest device, roofline per op.
   double forward_s = 0, batched_s = 0;
   int64_t batched_flops = 0;
+  // FLOP counts are int64 (StepCost's fields): every sum and product is checked, since a huge batch,
+  // cache or microbatch count would wrap it.
+  bool flops_overflow = false;
+  auto add_count = [&flops_overflow](int64_t* sum, int64_t count, int64_t weight) {
+    const std::optional<int64_t> weighted = CheckedMul(count, weight);
+    const std::optional<int64_t> total = weighted ? CheckedAdd(*sum, *weighted) : std::nullopt;
+    if (total) *sum = *total;
+    flops_overflow = flops_overflow || !total;
+  };
+  auto add_flops = [&](int64_t* sum, double flops, int64_t weight) {
+    const std::optional<int64_t> count = CheckedFromDouble(flops);
+    if (count) add_count(sum, *count, weight);
+    flops_overflow = flops_overflow || !count;
+  };
   if (options.fp8_matmuls && hw.peak_flops_fp8.value_or(0) <= 0) {
     return Status::BadInput({hw.source}, "hardware profile '" + hw.name + "' has no fp8 matmuls (no peak_flops_fp8)");
   }
@@ -227,10 +242,10 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     const double seconds = std::max(flops / rate, bytes / hbm_rate);
     const int64_t weight = run.Weight(m.scope);
     forward_s += seconds * static_cast<double>(weight);
-    cost.forward_flops += static_cast<int64_t>(flops) * weight;
+    add_flops(&cost.forward_flops, flops, weight);
     if (scores) {
       batched_s += seconds * static_cast<double>(weight);
-      batched_flops += static_cast<int64_t>(flops) * weight;
+      add_flops(&batched_flops, flops, weight);
     }
     layer_of(m.scope).compute_s += seconds;
   }
@@ -241,7 +256,7 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     const double bytes = static_cast<double>(options.kv_cache_bytes);
     const double seconds = std::max(flops / flop_rate, bytes / hbm_rate);
     forward_s += seconds;
-    cost.forward_flops += static_cast<int64_t>(flops);
+    add_flops(&cost.forward_flops, flops, 1);
     const double per_layer = seconds / static_cast<double>(model.layers);
     for (auto& [scope, layer] : layers) {
       if (scope.starts_with("layer ")) layer.compute_s += per_layer;
@@ -305,8 +320,17 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   cost.memory_bound_s =
       (memory_forward_s + (train ? memory_backward_s : 0) + loss_s) * static_cast<double>(micro) + update_s;
   cost.compute_s = (forward_s + backward_s + recompute_s + loss_s) * static_cast<double>(micro) + update_s;
-  cost.step_flops =
-      (cost.forward_flops * phases + recompute_flops + (recomputes_scores ? batched_flops / 2 : 0)) * micro;
+  int64_t step_flops = 0;
+  add_count(&step_flops, cost.forward_flops, phases);
+  add_count(&step_flops, recompute_flops, 1);
+  add_count(&step_flops, recomputes_scores ? batched_flops / 2 : 0, 1);
+  cost.step_flops = 0;
+  add_count(&cost.step_flops, step_flops, micro);
+  if (flops_overflow) {
+    return Status::BadInput({},
+                            "the step's FLOP count does not fit in 64 bits: expected a smaller batch, "
+                            "sequence, cache or model");
+  }
 
   // Communication. A TPU slice (one of the --dcn slices) lies on its ICI torus.
   std::optional<planner::TorusSlice> torus;

@@ -49,6 +49,10 @@ std::string_view FindingCodeName(FindingCode code) {
       return "pipeline-microbatches";
     case FindingCode::kPipelineImbalance:
       return "pipeline-imbalance";
+    case FindingCode::kContextLength:
+      return "context-length";
+    case FindingCode::kFitsNoDevice:
+      return "fits-no-device";
   }
   return "unknown";
 }
@@ -63,6 +67,8 @@ Severity FindingSeverity(FindingCode code) {
     case FindingCode::kLogicalIndivisible:
     case FindingCode::kExpertMesh:
     case FindingCode::kPipelineMicrobatches:
+    case FindingCode::kContextLength:
+    case FindingCode::kFitsNoDevice:
       return Severity::kError;
     case FindingCode::kUnevenChunked:
       return Severity::kNote;

@@ -37,6 +37,8 @@ enum class FindingCode {
   kFusedMisaligned,       ///< warning: a fused dim's blocks straddle its parts (q|k|v): resharded after the split
   kPipelineMicrobatches,  ///< error: too few microbatches for the pipeline schedule (docs/PIPELINE.md)
   kPipelineImbalance,     ///< warning: a pipeline stage with more than 10% more work than the mean
+  kContextLength,         ///< error: --seq (or --max-length) past the positions the model was trained for
+  kFitsNoDevice,          ///< error: validate without a budget: no bundled accelerator holds the plan
 };
 
 /// "unmatched-tensor", "unknown-axis", ...: stable identifiers for JSON, JUnit and `--strict` lists.

@@ -1,5 +1,7 @@
 #include "planner/hardware.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <optional>
 #include <string_view>
@@ -9,6 +11,7 @@
 #include "core/checked_math.h"
 #include "core/did_you_mean.h"
 #include "core/json_pointer.h"
+#include "planner/hardware_ranges.h"
 
 namespace easyplan::planner {
 namespace {
@@ -97,80 +100,87 @@ class ProfileReader {
     return &*it;
   }
 
-  /// A finite number greater than 0 (or, with `at_most_one`, in (0, 1]): the cost model divides by it.
-  StatusOr<double> Positive(const Json& value, const std::string& pointer, std::string_view unit,
-                            bool at_most_one = false) const {
-    const std::string expected = at_most_one ? "a fraction in (0, 1]" : "a positive number of " + std::string(unit);
+  /// The declared range of the field at `pointer` (planner/hardware_ranges.h). A field without one is
+  /// a bug here, not in the file: every number a profile holds has a plausible range.
+  StatusOr<HardwareFieldRange> RangeOf(const std::string& pointer) const {
+    std::optional<HardwareFieldRange> range = FindHardwareFieldRange(pointer);
+    if (!range) return Status::Internal("hardware profile field " + pointer + " has no declared range");
+    return *range;
+  }
+
+  /// `number` (as the file spells it: `shown`) within the field's declared range, or BadInput naming
+  /// the bound it passes and, in a note, the range and the parts it comes from.
+  Status InRange(const HardwareFieldRange& range, double number, const std::string& pointer, const std::string& shown,
+                 const std::string& prefix = "") const {
+    if (number >= range.min && number <= range.max) return Status();
+    const bool below = number < range.min;
+    return Error(pointer,
+                 "expected " + prefix +
+                     (below ? "at least " + std::string(range.min_text) : "at most " + std::string(range.max_text)) +
+                     ", found " + shown,
+                 {"the plausible range of " + range.field + " is " + std::string(range.min_text) + " to " +
+                  std::string(range.max_text) + ", within about 10x of the parts that exist: " +
+                  std::string(range.basis) + " (docs/RELIABILITY.md, \"Limits\")"});
+  }
+
+  /// A real figure: finite, greater than 0 (a fraction at most 1), within its declared range. The cost
+  /// model divides by it, so a figure outside the range would price a step at 0 or infinity.
+  StatusOr<double> Number(const Json& value, const std::string& pointer) const {
+    EP_ASSIGN_OR_RETURN(const HardwareFieldRange range, RangeOf(pointer));
+    const bool fraction = range.unit.empty();
+    const std::string unit(range.unit);
+    const std::string expected = fraction ? "a fraction in (0, 1]" : "a positive number of " + unit;
     if (!value.is_number()) return Error(pointer, "expected " + expected + ", found " + Found(value));
     const double number = value.get<double>();
     if (!std::isfinite(number)) {  // a YAML .inf or .nan (JSON has neither)
-      return Error(pointer, "expected a finite number" +
-                                (at_most_one ? std::string(" in (0, 1]") : " of " + std::string(unit)) + ", found " +
-                                JsonForMessage(value));
+      return Error(pointer, "expected a finite number" + (fraction ? std::string(" in (0, 1]") : " of " + unit) +
+                                ", found " + JsonForMessage(value));
     }
-    if (!(number > 0) || (at_most_one && number > 1)) {
+    if (!(number > 0) || (fraction && number > 1)) {
       return Error(pointer, "expected " + expected + ", found " + JsonForMessage(value));
     }
-    // Plausible ranges, so that no step is priced at infinity (a 1e-300 efficiency or a 1e307 s latency
-    // did): nothing runs at under 1% of its peak, and a ring step of over a second is no interconnect.
-    if (at_most_one && number < 0.01) {
-      return Error(pointer, "expected a fraction of at least 0.01 (1%), found " + JsonForMessage(value));
-    }
-    if (unit == "seconds" && number > 1) {
-      return Error(pointer, "expected at most 1 second (latencies are microseconds), found " + JsonForMessage(value));
-    }
+    EP_RETURN_IF_ERROR(InRange(range, number, pointer, JsonForMessage(value), fraction ? "a fraction of " : ""));
     return number;
   }
 
-  /// A Positive figure of at least `minimum`, which `minimum_text` spells as the message shows it: a
-  /// rate far below any accelerator's is a typo, and dividing by it prices a step at infinity.
-  StatusOr<double> AtLeast(const Json& value, const std::string& pointer, std::string_view unit, double minimum,
-                           std::string_view minimum_text) const {
-    EP_ASSIGN_OR_RETURN(const double number, Positive(value, pointer, unit));
-    if (number < minimum) {
-      return Error(pointer, "expected at least " + std::string(minimum_text) + ", found " + JsonForMessage(value));
-    }
-    return number;
-  }
-
-  /// A peak matmul rate: at least 1 TFLOP/s, below every accelerator easyplan prices (a v5e does 197).
-  StatusOr<double> PeakFlops(const Json& value, const std::string& pointer) const {
-    return AtLeast(value, pointer, "FLOP per second", 1e12, "1e12 FLOP per second (1 TFLOP/s)");
-  }
-
-  /// A memory or link bandwidth: at least 1 GB/s, below any HBM or interconnect (PCIe 1.0 x1 is 0.25 GB/s
-  /// per direction, a datacenter NIC 12.5 GB/s or more).
-  StatusOr<double> Bandwidth(const Json& value, const std::string& pointer) const {
-    return AtLeast(value, pointer, "bytes per second", 1e9, "1e9 bytes per second (1 GB/s)");
-  }
-
-  /// An integer at least `minimum`.
-  StatusOr<int64_t> Integer(const Json& value, const std::string& pointer, int64_t minimum,
-                            std::string_view what) const {
-    const std::string expected = "an integer " + std::string(what) + " of at least " + std::to_string(minimum);
+  /// An integer within its declared range (`what` names it in messages: "count of chips").
+  StatusOr<int64_t> Integer(const Json& value, const std::string& pointer, std::string_view what) const {
+    EP_ASSIGN_OR_RETURN(const HardwareFieldRange range, RangeOf(pointer));
+    const std::string expected = "an integer " + std::string(what) + " of at least " + std::string(range.min_text);
     if (!value.is_number_integer() ||
         (value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))) {
       return Error(pointer, "expected " + expected + ", found " + Found(value));
     }
     const int64_t number = value.get<int64_t>();
-    if (number < minimum) return Error(pointer, "expected " + expected + ", found " + std::to_string(number));
+    if (static_cast<double>(number) < range.min) {
+      return Error(pointer, "expected " + expected + ", found " + std::to_string(number));
+    }
+    EP_RETURN_IF_ERROR(InRange(range, static_cast<double>(number), pointer, std::to_string(number),
+                               "an integer " + std::string(what) + " of "));
     return number;
   }
 
-  /// Bytes: a byte-size string ("95GiB", core/byte_size.h) or an integer; more than 0.
+  /// Bytes: a byte-size string ("95GiB", core/byte_size.h) or an integer; more than 0, within the
+  /// declared range.
   StatusOr<int64_t> Bytes(const Json& value, const std::string& pointer) const {
+    EP_ASSIGN_OR_RETURN(const HardwareFieldRange range, RangeOf(pointer));
+    std::optional<int64_t> bytes;
     if (value.is_string()) {
-      StatusOr<int64_t> bytes = ParseByteSize(value.get<std::string>(), pointer);
-      if (!bytes.ok()) {
+      StatusOr<int64_t> parsed = ParseByteSize(value.get<std::string>(), pointer);
+      if (!parsed.ok()) {
         return Error(pointer, "expected a byte size such as \"95GiB\" or \"80GB\", found " + JsonForMessage(value));
       }
-      if (*bytes > 0) return *bytes;
+      if (*parsed > 0) bytes = *parsed;
     } else if (value.is_number_integer() && !value.is_number_unsigned() && value.get<int64_t>() > 0) {
-      return value.get<int64_t>();
+      bytes = value.get<int64_t>();
     } else if (value.is_number_unsigned() && value.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX)) {
-      if (value.get<uint64_t>() > 0) return static_cast<int64_t>(value.get<uint64_t>());
+      if (value.get<uint64_t>() > 0) bytes = static_cast<int64_t>(value.get<uint64_t>());
     }
-    return Error(pointer, "expected a positive byte size such as \"95GiB\" (or an integer), found " + Found(value));
+    if (!bytes) {
+      return Error(pointer, "expected a positive byte size such as \"95GiB\" (or an integer), found " + Found(value));
+    }
+    EP_RETURN_IF_ERROR(InRange(range, static_cast<double>(*bytes), pointer, JsonForMessage(value)));
+    return *bytes;
   }
 
   /// A closed-vocabulary string.
@@ -196,7 +206,7 @@ class ProfileReader {
                         Required(*link, pointer, "kind", "one of " + JoinQuoted(fast ? FastKinds() : NetworkKinds())));
     EP_ASSIGN_OR_RETURN(domain.kind, Choice(*kind, pointer + "/kind", fast ? FastKinds() : NetworkKinds()));
     if (auto chips = link->find("chips"); chips != link->end()) {
-      EP_ASSIGN_OR_RETURN(domain.chips, Integer(*chips, pointer + "/chips", 0, "count of chips"));
+      EP_ASSIGN_OR_RETURN(domain.chips, Integer(*chips, pointer + "/chips", "count of chips"));
     } else if (fast) {
       return Error(pointer, "missing key 'chips': expected the chips the fast links join (8 for an HGX node)");
     }
@@ -206,7 +216,7 @@ class ProfileReader {
         return Error(torus_pointer, "expected the torus dims as a list such as [16, 16, 16], found " + Found(*torus));
       }
       for (size_t i = 0; i < torus->size(); ++i) {
-        EP_ASSIGN_OR_RETURN(int64_t dim, Integer((*torus)[i], PointerToElement(torus_pointer, i), 1, "torus dim"));
+        EP_ASSIGN_OR_RETURN(int64_t dim, Integer((*torus)[i], PointerToElement(torus_pointer, i), "torus dim"));
         domain.torus.push_back(dim);
       }
       // The chips of a torus slice are its dims' product: the two figures must tell the same story.
@@ -248,19 +258,25 @@ class ProfileReader {
         return Error(pointer,
                      "missing key 'nic_bandwidth': expected the bytes per second one NIC sends in one direction");
       }
-      EP_ASSIGN_OR_RETURN(domain.nics_per_host, Integer(*nics, pointer + "/nics_per_host", 1, "count of NICs"));
-      EP_ASSIGN_OR_RETURN(domain.nic_bandwidth, Bandwidth(*nic_rate, pointer + "/nic_bandwidth"));
+      EP_ASSIGN_OR_RETURN(domain.nics_per_host, Integer(*nics, pointer + "/nics_per_host", "count of NICs"));
+      EP_ASSIGN_OR_RETURN(domain.nic_bandwidth, Number(*nic_rate, pointer + "/nic_bandwidth"));
       domain.bandwidth =
           static_cast<double>(domain.nics_per_host) * domain.nic_bandwidth / static_cast<double>(chips_per_host);
+      // The share per chip is what the step-time model divides by: it must be as plausible as a stated one.
+      EP_ASSIGN_OR_RETURN(const HardwareFieldRange range, RangeOf(pointer + "/bandwidth"));
+      EP_RETURN_IF_ERROR(InRange(range, domain.bandwidth, pointer + "/nic_bandwidth",
+                                 fmt::format("{} x {:g} / {} = {:g}", domain.nics_per_host, domain.nic_bandwidth,
+                                             chips_per_host, domain.bandwidth),
+                                 "a network bandwidth per chip (nics_per_host x nic_bandwidth / chips_per_host) of "));
     } else {
       EP_ASSIGN_OR_RETURN(const Json* bandwidth,
                           Required(*link, pointer, "bandwidth", "bytes per second per chip and direction"));
-      EP_ASSIGN_OR_RETURN(domain.bandwidth, Bandwidth(*bandwidth, pointer + "/bandwidth"));
+      EP_ASSIGN_OR_RETURN(domain.bandwidth, Number(*bandwidth, pointer + "/bandwidth"));
     }
     EP_ASSIGN_OR_RETURN(const Json* latency, Required(*link, pointer, "latency", "seconds per ring step"));
-    EP_ASSIGN_OR_RETURN(domain.latency, Positive(*latency, pointer + "/latency", "seconds"));
+    EP_ASSIGN_OR_RETURN(domain.latency, Number(*latency, pointer + "/latency"));
     if (auto base = link->find("base_latency"); base != link->end()) {
-      EP_ASSIGN_OR_RETURN(domain.base_latency, Positive(*base, pointer + "/base_latency", "seconds"));
+      EP_ASSIGN_OR_RETURN(domain.base_latency, Number(*base, pointer + "/base_latency"));
     }
     if (auto ll = link->find("low_latency"); ll != link->end()) {
       const std::string ll_pointer = pointer + "/low_latency";
@@ -268,11 +284,11 @@ class ProfileReader {
       EP_RETURN_IF_ERROR(CheckMapping(*ll, ll_pointer, LowLatencyKeys(), ll_what));
       LinkDomain::LowLatency protocol;
       EP_ASSIGN_OR_RETURN(const Json* ll_base, Required(*ll, ll_pointer, "base_latency", "seconds"));
-      EP_ASSIGN_OR_RETURN(protocol.base_latency, Positive(*ll_base, ll_pointer + "/base_latency", "seconds"));
+      EP_ASSIGN_OR_RETURN(protocol.base_latency, Number(*ll_base, ll_pointer + "/base_latency"));
       EP_ASSIGN_OR_RETURN(const Json* ll_step, Required(*ll, ll_pointer, "latency", "seconds per ring step"));
-      EP_ASSIGN_OR_RETURN(protocol.latency, Positive(*ll_step, ll_pointer + "/latency", "seconds"));
+      EP_ASSIGN_OR_RETURN(protocol.latency, Number(*ll_step, ll_pointer + "/latency"));
       EP_ASSIGN_OR_RETURN(const Json* ll_bw, Required(*ll, ll_pointer, "bandwidth", "bytes per second per chip"));
-      EP_ASSIGN_OR_RETURN(protocol.bandwidth, Bandwidth(*ll_bw, ll_pointer + "/bandwidth"));
+      EP_ASSIGN_OR_RETURN(protocol.bandwidth, Number(*ll_bw, ll_pointer + "/bandwidth"));
       domain.low_latency = protocol;
     }
     return domain;
@@ -285,7 +301,7 @@ class ProfileReader {
     }
     std::array<int64_t, 3> dims = {0, 0, 0};
     for (size_t i = 0; i < 3; ++i) {
-      EP_ASSIGN_OR_RETURN(dims[i], Integer(value[i], PointerToElement(pointer, i), 1, "dim"));
+      EP_ASSIGN_OR_RETURN(dims[i], Integer(value[i], PointerToElement(pointer, i), "dim"));
     }
     return dims;
   }
@@ -304,7 +320,7 @@ class ProfileReader {
       tiling.tiles.push_back(tile);
     }
     if (auto units = value.find("units"); units != value.end()) {
-      EP_ASSIGN_OR_RETURN(tiling.units, Integer(*units, pointer + "/units", 1, "count of SMs"));
+      EP_ASSIGN_OR_RETURN(tiling.units, Integer(*units, pointer + "/units", "count of SMs"));
     }
     EP_ASSIGN_OR_RETURN(const Json* measured,
                         Required(value, pointer, "measured_at", "the [m, n, k] the matmul efficiency was measured at"));
@@ -340,16 +356,16 @@ StatusOr<HardwareProfile> ParseHardwareProfile(const Document& doc, const std::s
   EP_ASSIGN_OR_RETURN(profile.hbm_bytes, reader.Bytes(*hbm, "/hbm_bytes"));
   EP_ASSIGN_OR_RETURN(const Json* hbm_bandwidth,
                       reader.Required(root, "", "hbm_bandwidth", "bytes per second, e.g. 2765e9"));
-  EP_ASSIGN_OR_RETURN(profile.hbm_bandwidth, reader.Bandwidth(*hbm_bandwidth, "/hbm_bandwidth"));
+  EP_ASSIGN_OR_RETURN(profile.hbm_bandwidth, reader.Number(*hbm_bandwidth, "/hbm_bandwidth"));
   EP_ASSIGN_OR_RETURN(const Json* bf16,
                       reader.Required(root, "", "peak_flops_bf16", "dense FLOP per second, e.g. 459e12"));
-  EP_ASSIGN_OR_RETURN(profile.peak_flops_bf16, reader.PeakFlops(*bf16, "/peak_flops_bf16"));
+  EP_ASSIGN_OR_RETURN(profile.peak_flops_bf16, reader.Number(*bf16, "/peak_flops_bf16"));
   if (auto fp8 = root.find("peak_flops_fp8"); fp8 != root.end()) {
-    EP_ASSIGN_OR_RETURN(profile.peak_flops_fp8, reader.PeakFlops(*fp8, "/peak_flops_fp8"));
+    EP_ASSIGN_OR_RETURN(profile.peak_flops_fp8, reader.Number(*fp8, "/peak_flops_fp8"));
   }
   EP_ASSIGN_OR_RETURN(const Json* per_host,
                       reader.Required(root, "", "chips_per_host", "the chips one host drives (TPU 4 or 8, GPU 8)"));
-  EP_ASSIGN_OR_RETURN(profile.chips_per_host, reader.Integer(*per_host, "/chips_per_host", 1, "count of chips"));
+  EP_ASSIGN_OR_RETURN(profile.chips_per_host, reader.Integer(*per_host, "/chips_per_host", "count of chips"));
   EP_ASSIGN_OR_RETURN(profile.fast, reader.Link(root, "fast", /*fast=*/true, profile.chips_per_host));
   EP_ASSIGN_OR_RETURN(profile.network, reader.Link(root, "network", /*fast=*/false, profile.chips_per_host));
   EP_ASSIGN_OR_RETURN(const Json* efficiency,
@@ -359,15 +375,13 @@ StatusOr<HardwareProfile> ParseHardwareProfile(const Document& doc, const std::s
                                    std::pair<std::string, double*>{"link", &profile.link_efficiency},
                                    std::pair<std::string, double*>{"hbm", &profile.hbm_efficiency}}) {
     EP_ASSIGN_OR_RETURN(const Json* value, reader.Required(*efficiency, "/efficiency", key, "a fraction in (0, 1]"));
-    EP_ASSIGN_OR_RETURN(*field, reader.Positive(*value, "/efficiency/" + key, "", /*at_most_one=*/true));
+    EP_ASSIGN_OR_RETURN(*field, reader.Number(*value, "/efficiency/" + key));
   }
   if (auto network = efficiency->find("network"); network != efficiency->end()) {
-    EP_ASSIGN_OR_RETURN(profile.network_efficiency,
-                        reader.Positive(*network, "/efficiency/network", "", /*at_most_one=*/true));
+    EP_ASSIGN_OR_RETURN(profile.network_efficiency, reader.Number(*network, "/efficiency/network"));
   }
   if (auto attention = efficiency->find("attention"); attention != efficiency->end()) {
-    EP_ASSIGN_OR_RETURN(profile.attention_efficiency,
-                        reader.Positive(*attention, "/efficiency/attention", "", /*at_most_one=*/true));
+    EP_ASSIGN_OR_RETURN(profile.attention_efficiency, reader.Number(*attention, "/efficiency/attention"));
   }
   if (auto tiling = efficiency->find("matmul_tiling"); tiling != efficiency->end()) {
     EP_ASSIGN_OR_RETURN(profile.matmul_tiling, reader.Tiling(*tiling, "/efficiency/matmul_tiling"));

@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "core/json.h"
 #include "core/yaml_parse.h"
+#include "planner/hardware_ranges.h"
 #include "planner/memory.h"
 #include "schemas/data_source.h"
 #include "tests/test_util.h"
@@ -141,7 +143,8 @@ TEST(HardwareProfileTest, PeakBelowOneTeraflopIsRejectedWithTheRange) {
 
 TEST(HardwareProfileTest, BandwidthBelowOneGigabytePerSecondIsRejectedWithTheRange) {
   const std::string range = "expected at least 1e9 bytes per second (1 GB/s), found 1e-300";
-  EXPECT_NE(ErrorOf(With("hbm_bandwidth", "hbm_bandwidth: 1e-300")).find("/hbm_bandwidth: " + range),
+  EXPECT_NE(ErrorOf(With("hbm_bandwidth", "hbm_bandwidth: 1e-300"))
+                .find("/hbm_bandwidth: expected at least 2e10 bytes per second (20 GB/s), found 1e-300"),
             std::string::npos);
   EXPECT_NE(ErrorOf(With("fast",
                          "fast: {kind: ici, chips: 256, torus: [16, 16], wraparound: full_dims, bandwidth: 1e-300, "
@@ -161,15 +164,16 @@ TEST(HardwareProfileTest, BandwidthBelowOneGigabytePerSecondIsRejectedWithTheRan
   EXPECT_TRUE(one_gigabyte.ok()) << one_gigabyte.status().ToString();
 }
 
-// issue 36: a 1e-300 efficiency or a 1e307 s latency priced a step at infinity (an internal error now).
-TEST(HardwareProfileTest, EfficiencyBelowOnePercentAndLatencyAboveOneSecondAreRejected) {
+// issue 36: a 1e-300 efficiency or a 1e307 s latency priced a step at infinity (an internal error now);
+// issue 44: the ranges are those of parts that exist (planner/hardware_ranges.h).
+TEST(HardwareProfileTest, EfficiencyBelowThreePercentAndLatencyAbove200MicrosecondsAreRejected) {
   EXPECT_NE(ErrorOf(With("efficiency", "efficiency: {matmul: 1e-300, link: 0.8, hbm: 0.9}"))
-                .find("/efficiency/matmul: expected a fraction of at least 0.01 (1%), found 1e-300"),
+                .find("/efficiency/matmul: expected a fraction of at least 0.03 (3%), found 1e-300"),
             std::string::npos);
   EXPECT_NE(ErrorOf(With("network", "network: {kind: dcn, chips: 0, bandwidth: 3.125e9, latency: 1e307}"))
-                .find("/network/latency: expected at most 1 second (latencies are microseconds), found 1e+307"),
+                .find("/network/latency: expected at most 2e-4 seconds (200 us), found 1e+307"),
             std::string::npos);
-  StatusOr<HardwareProfile> edges = ParseProfile(With("efficiency", "efficiency: {matmul: 0.01, link: 1, hbm: 0.5}"));
+  StatusOr<HardwareProfile> edges = ParseProfile(With("efficiency", "efficiency: {matmul: 0.03, link: 1, hbm: 0.5}"));
   EXPECT_TRUE(edges.ok()) << edges.status().ToString();
 }
 
@@ -395,6 +399,106 @@ TEST(CostValidationDataTest, RunsNameProfilesMeshesAndConfigsThatExist) {
       EXPECT_TRUE(std::filesystem::exists(testing::SourceDir() + "/" + config.get<std::string>())) << id;
     }
   }
+}
+
+// issue 44: every number a profile holds has a declared range (planner/hardware_ranges.h), and the reader
+// enforces each: a value just past either bound is an error at that field, naming the bound. Two base
+// profiles between them hold every field (a network states `bandwidth` or its NICs, never both).
+constexpr const char* kEveryField = R"({
+  "hbm_bytes": 17179869184, "hbm_bandwidth": 819e9, "peak_flops_bf16": 197e12, "peak_flops_fp8": 394e12,
+  "chips_per_host": 8,
+  "fast": {"kind": "ici", "chips": 256, "torus": [16, 16], "wraparound": "full_dims", "bandwidth": 9e10,
+           "latency": 1e-6, "base_latency": 8e-6,
+           "low_latency": {"base_latency": 6.6e-6, "latency": 0.6e-6, "bandwidth": 87.7e9}},
+  "network": {"kind": "dcn", "chips": 0, "bandwidth": 3.125e9, "latency": 14e-6, "base_latency": 8e-6,
+              "low_latency": {"base_latency": 6.6e-6, "latency": 0.6e-6, "bandwidth": 10e9}},
+  "efficiency": {"matmul": 0.8, "link": 0.8, "hbm": 0.9, "network": 0.9, "attention": 0.35,
+                 "matmul_tiling": {"tiles": [[8, 128, 128]], "units": 132, "measured_at": [8192, 8192, 8192]}}
+})";
+
+Json EveryFieldProfile(bool nics) {
+  Json profile = Json::parse(kEveryField);
+  if (nics) {
+    profile["network"].erase("bandwidth");
+    profile["network"]["nics_per_host"] = 2;
+    profile["network"]["nic_bandwidth"] = 12.5e9;
+  }
+  return profile;
+}
+
+StatusOr<HardwareProfile> ParseJsonProfile(const Json& profile) {
+  EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(profile.dump(), "chip.yaml"));
+  return ParseHardwareProfile(doc, "chip");
+}
+
+TEST(HardwareProfileTest, EveryFieldTheReaderReadsHasADeclaredRange) {
+  for (bool nics : {false, true}) {
+    StatusOr<HardwareProfile> profile = ParseJsonProfile(EveryFieldProfile(nics));
+    ASSERT_TRUE(profile.ok()) << profile.status().ToString();  // an undeclared field is an internal error
+  }
+}
+
+TEST(HardwareProfileTest, EachFieldsRangeIsEnforced) {
+  for (const HardwareFieldRange& range : HardwareFieldRanges()) {
+    std::string pointer = range.field;
+    for (size_t at = pointer.find('*'); at != std::string::npos; at = pointer.find('*')) pointer.replace(at, 1, "0");
+    const Json::json_pointer where(pointer);
+    Json base = EveryFieldProfile(/*nics=*/false);
+    if (!base.contains(where)) base = EveryFieldProfile(/*nics=*/true);
+    ASSERT_TRUE(base.contains(where)) << "no base profile holds " << range.field;
+    const bool bytes = range.unit == "bytes";
+    for (bool above : {false, true}) {
+      Json profile = base;
+      if (range.integer || bytes) {
+        profile[where] = above ? static_cast<int64_t>(range.max) + 1 : static_cast<int64_t>(range.min) - 1;
+        if (bytes && !above) profile[where] = static_cast<int64_t>(range.min) / 2;
+      } else {
+        profile[where] = above ? range.max * 2 : range.min / 2;
+      }
+      StatusOr<HardwareProfile> parsed = ParseJsonProfile(profile);
+      ASSERT_FALSE(parsed.ok()) << pointer << " = " << profile[where].dump() << " was accepted";
+      const std::string error = parsed.status().ToString();
+      EXPECT_NE(error.find(pointer + ": expected"), std::string::npos) << error;
+      // A fraction past 1 is outside (0, 1] before it is outside its range; everything else names the bound.
+      if (!(above && range.unit.empty() && !range.integer)) {
+        EXPECT_NE(error.find(std::string(above ? range.max_text : range.min_text)), std::string::npos) << error;
+      }
+    }
+    // The bounds themselves are accepted.
+    for (double edge : {range.min, range.max}) {
+      Json profile = base;
+      if (range.integer || bytes) {
+        profile[where] = static_cast<int64_t>(edge);
+      } else {
+        profile[where] = edge;
+      }
+      if (range.field == "/fast/torus/*" || range.field == "/fast/chips" || range.field == "/chips_per_host" ||
+          range.field.starts_with("/network/nic") || range.field == "/network/bandwidth" ||
+          range.field == "/network/chips") {
+        continue;  // they must agree with other fields (torus x chips, the NICs' share per chip)
+      }
+      StatusOr<HardwareProfile> parsed = ParseJsonProfile(profile);
+      EXPECT_TRUE(parsed.ok()) << pointer << " = " << profile[where].dump() << ": " << parsed.status().ToString();
+    }
+  }
+}
+
+// issue 44: chips_per_host 9223372036854775807 priced a step at 7.4e16 s, and nics_per_host x nic_bandwidth
+// could reach infinity; the per-chip share the step-time model divides by has the network's range too.
+TEST(HardwareProfileTest, TheNicsSharePerChipIsWithinTheNetworksRange) {
+  EXPECT_NE(ErrorOf(With("chips_per_host", "chips_per_host: 9223372036854775807"))
+                .find("/chips_per_host: expected an integer count of chips of at most 128, found 9223372036854775807"),
+            std::string::npos);
+  Json profile = EveryFieldProfile(/*nics=*/true);
+  profile["chips_per_host"] = 1;
+  profile["network"]["nics_per_host"] = 100;
+  profile["network"]["nic_bandwidth"] = 1e12;
+  StatusOr<HardwareProfile> parsed = ParseJsonProfile(profile);
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_NE(parsed.status().ToString().find("/network/nic_bandwidth: expected a network bandwidth per chip "
+                                            "(nics_per_host x nic_bandwidth / chips_per_host) of at most 1e12"),
+            std::string::npos)
+      << parsed.status().ToString();
 }
 
 }  // namespace

@@ -98,6 +98,26 @@ Status AccumulateProduct(int64_t& total, int64_t count, int64_t bytes, const std
   return AccumulateBytes(total, product, what);
 }
 
+/// On a pipelined mesh a tensor's group is copied onto its stages (MeshPlanner::Staged), which can leave
+/// the unstaged group it was copied from with no tensor (every tensor of llama's embedding lies on the
+/// first stage): such groups are dropped, and the params' group indices follow.
+void DropEmptyGroups(Plan& plan) {
+  std::vector<int> index(plan.groups.size(), -1);
+  std::vector<LayoutGroup> kept;
+  kept.reserve(plan.groups.size());
+  for (size_t g = 0; g < plan.groups.size(); ++g) {
+    if (plan.groups[g].tensors == 0) continue;
+    index[g] = static_cast<int>(kept.size());
+    kept.push_back(std::move(plan.groups[g]));
+  }
+  if (kept.size() == plan.groups.size()) {
+    plan.groups = std::move(kept);
+    return;
+  }
+  plan.groups = std::move(kept);
+  for (ParamPlan& param : plan.params) param.group = index[static_cast<size_t>(param.group)];
+}
+
 /// Per-device totals: uniform groups add one constant; the others (experts held by some devices,
 /// uneven chunks) are walked device by device.
 Status AddDeviceTotals(Plan& plan) {
@@ -570,6 +590,7 @@ StatusOr<Plan> LayOutPlan(const TreeMatches& matches, const Mesh& mesh, UnevenMo
     if (outcome.replayable && matches.KindOf(t).tensors > 1) replay = std::move(outcome);
   }
 
+  DropEmptyGroups(plan);
   EP_RETURN_IF_ERROR(AddDeviceTotals(plan));
   for (const Finding& finding : matches.rule_findings()) planner.findings().Add(finding);
   for (Finding& finding : redundant.Findings()) planner.findings().Add(std::move(finding));

@@ -160,6 +160,12 @@ Status ReadTransformer(const DimReader& r, ModelDims& d) {
   EP_ASSIGN_OR_RETURN(d.intermediate, r.Size("intermediate_size"));
   EP_ASSIGN_OR_RETURN(d.vocab, r.Size("vocab_size"));
   EP_ASSIGN_OR_RETURN(d.max_positions, r.Size("max_position_embeddings"));
+  if (r.FromGeometry("context_key")) {
+    EP_ASSIGN_OR_RETURN(d.context_key, r.String("context_key"));
+    EP_ASSIGN_OR_RETURN(d.context_limit, r.Size(d.context_key));
+    EP_ASSIGN_OR_RETURN(const std::string positions, r.String("context_positions"));
+    d.learned_positions = positions == "learned";
+  }
   // GPT-2 style configs name their activation `activation_function` and have fc / proj; the gated
   // (SwiGLU / GeGLU) families of transformers name it `hidden_act` (null still marks one: the key is what
   // the config class declares). A family where that guess is wrong (GPT-NeoX has hidden_act and an

@@ -48,14 +48,20 @@ struct ModelDims {
   std::string pointer;     ///< JSON pointer of the geometry config: "" or "/text_config"
 
   // ---- the transformer ----
-  int64_t hidden = 0;            ///< hidden_size (GPT-2: n_embd)
-  int64_t layers = 0;            ///< num_hidden_layers
-  int64_t heads = 0;             ///< num_attention_heads
-  int64_t kv_heads = 0;          ///< num_kv_heads, else num_key_value_heads, else heads
-  int64_t head_dim = 0;          ///< head_dim, else hidden / heads (0 when either is missing)
-  int64_t intermediate = 0;      ///< intermediate_size: the dense MLP width
-  int64_t vocab = 0;             ///< vocab_size
-  int64_t max_positions = 0;     ///< max_position_embeddings (GPT-2: n_positions)
+  int64_t hidden = 0;         ///< hidden_size (GPT-2: n_embd)
+  int64_t layers = 0;         ///< num_hidden_layers
+  int64_t heads = 0;          ///< num_attention_heads
+  int64_t kv_heads = 0;       ///< num_kv_heads, else num_key_value_heads, else heads
+  int64_t head_dim = 0;       ///< head_dim, else hidden / heads (0 when either is missing)
+  int64_t intermediate = 0;   ///< intermediate_size: the dense MLP width
+  int64_t vocab = 0;          ///< vocab_size
+  int64_t max_positions = 0;  ///< max_position_embeddings (GPT-2: n_positions)
+  /// The family's `context:` (docs/SCHEMAS.md): the config key that bounds a sequence ("" when the family
+  /// declares none), its value (0 when absent or null), and whether positions are a learned embedding
+  /// table (no row past the bound: a longer sequence cannot run) rather than rotary (runs, degraded).
+  std::string context_key;
+  int64_t context_limit = 0;
+  bool learned_positions = false;
   bool gated_mlp = true;         ///< SwiGLU / GeGLU (the config names `hidden_act`) vs GPT-2's fc / proj
   bool tied_embeddings = false;  ///< tie_word_embeddings
   double norm_eps = 1e-6;        ///< rms_norm_eps, else layer_norm_epsilon, else layer_norm_eps

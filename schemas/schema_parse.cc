@@ -1,5 +1,7 @@
 // Loading of schema YAML files into FamilySchema / EasyDelSchema, with file:line on every error.
+#include <cctype>
 #include <set>
+#include <utility>
 
 #include "core/did_you_mean.h"
 #include "core/document.h"
@@ -21,7 +23,7 @@ StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
   EP_RETURN_IF_ERROR(
       reader.CheckKeys(root, "",
                        {"model_type", "config_class", "inherits", "attribute_map", "fields", "subfields", "derived",
-                        "checks", "sub_configs", "numeric_check", "geometry", "alias_of", "doc"}));
+                        "checks", "sub_configs", "numeric_check", "geometry", "context", "alias_of", "doc"}));
   FamilySchema family;
   family.source = doc.file();
   EP_ASSIGN_OR_RETURN(family.model_type, reader.String(root, "", "model_type", true));
@@ -93,6 +95,35 @@ StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
       SourceLoc loc = doc.Locate(pointer);
       loc.pointer.clear();
       family.geometry.push_back(DerivedSpec{item.key(), std::move(*value), std::nullopt, loc});
+    }
+  }
+  // context: {key, positions}: the config key that bounds a sequence and how positions are encoded
+  // (docs/SCHEMAS.md, "context"). Read as two geometry entries, context_key and context_positions (string
+  // literals), so that it reaches schemas/model_dims.h as the rest of the geometry does, inherited and per
+  // sub-config; an explicit geometry entry of either name wins, as geometry's own entries do.
+  if (auto it = root.find("context"); it != root.end() && !it->is_null()) {
+    EP_RETURN_IF_ERROR(reader.CheckKeys(*it, "/context", {"key", "positions", "doc"}));
+    EP_ASSIGN_OR_RETURN(std::string key, reader.String(*it, "/context", "key", true));
+    EP_ASSIGN_OR_RETURN(std::string positions, reader.String(*it, "/context", "positions", true));
+    bool identifier = !key.empty();
+    for (char c : key) identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    if (!identifier)
+      return reader.Error("/context/key", "expected a config key such as 'n_positions', found '" + key + "'");
+    if (positions != "learned" && positions != "rotary") {
+      return reader.Error("/context/positions",
+                          "expected 'learned' (an embedding table: no row past the key) or 'rotary' (runs past it, "
+                          "degraded), found '" +
+                              positions + "'");
+    }
+    SourceLoc loc = doc.Locate("/context");
+    loc.pointer.clear();
+    for (const auto& [name, value] : {std::pair<std::string, std::string>{"context_key", key},
+                                      std::pair<std::string, std::string>{"context_positions", positions}}) {
+      bool given = false;
+      for (const DerivedSpec& entry : family.geometry) given = given || entry.name == name;
+      if (given) continue;
+      EP_ASSIGN_OR_RETURN(Expression literal, Expression::Parse("'" + value + "'"));
+      family.geometry.push_back(DerivedSpec{name, std::move(literal), std::nullopt, loc});
     }
   }
   // numeric_check is `check`'s alone: SchemaSet::NumericCheck parses it when asked, not every resolve.

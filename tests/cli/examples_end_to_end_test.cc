@@ -59,7 +59,9 @@ TEST_P(ExamplesEndToEndTest, EveryCommandRunsCleanly) {
       "tree " + config + " --layout hf",
       "plan " + config + mesh + " --summary",
       "plan " + config + mesh + " --layout hf --summary",
-      "validate " + config + mesh,
+      // A budget: without one, validate holds the plan to the largest bundled accelerator, which
+      // DeepSeek-V3 and Kimi K2 on four devices exceed (issue 44, fits-no-device).
+      "validate " + config + mesh + " --max-memory 1024TiB",
       "explain " + config + " embed" + mesh,
       "activations " + config + " --mesh fsdp=2 --mode decode --batch 2 --seq 256",
       "memory " + config + mesh + " --batch 4 --seq 1024 --max-memory 1024TiB",
