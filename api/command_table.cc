@@ -226,6 +226,12 @@ Status CheckValue(const CommandOption& option, const Json& value, std::string_vi
       return Status::BadInput(
           {}, fmt::format("{} must be at least {} and at most 86400 seconds (a day), found {}", flag, spec.min, v));
     }
+    case CheckKind::kPath: {
+      if (!value.get<std::string>().empty()) return Status();
+      const std::string shown = spec.short_flag.empty() ? flag : std::string(spec.short_flag);
+      return Status::BadInput({}, fmt::format("{} '' names no file", shown),
+                              {fmt::format("give {} a path, or '-' for standard output", shown)});
+    }
     case CheckKind::kRegex:
       return CheckExplainPattern(value.get<std::string>());
     case CheckKind::kRetired: {
@@ -510,13 +516,6 @@ Json CommandTableJson() {
 }
 
 Status CheckCommandOptions(const CommandSpec& spec, const CommandOptions& options) {
-  // An empty path names no file; read as "not given" it wrote to standard output (issue 44).
-  for (const auto& [name, flag] : {std::pair{"output", "-o"}, std::pair{"report", "--report"}}) {
-    if (options.Given(name) && (name == std::string_view("output") ? options.output : options.report).empty()) {
-      return Status::BadInput({}, fmt::format("{} '' names no file", flag),
-                              {fmt::format("give {} a path, or '-' for standard output", flag)});
-    }
-  }
   if (std::find(spec.groups.begin(), spec.groups.end(), OptionGroup::kTree) != spec.groups.end()) {
     EP_RETURN_IF_ERROR(CheckTreeSources(options.plan));
   }

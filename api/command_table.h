@@ -85,6 +85,7 @@ enum class CheckKind {
   kPositive,  ///< a finite number above 0
   kSeconds,   ///< a number of seconds from `min` to a day
   kRegex,     ///< a non-empty RE2 regex (explain's PATTERN)
+  kPath,      ///< a file to write: not empty ("-" is standard output); read as "not given", '' wrote to stdout
   kRetired,   ///< given at all, bad input with `retired` (and `retired_note`)
 };
 

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <string>
+#include <utility>
 
 namespace easyplan::api {
 
@@ -33,19 +33,22 @@ StatusOr<std::optional<planner::Finding>> ContextLengthFinding(const schemas::Mo
   return std::optional<planner::Finding>(std::move(finding));
 }
 
-Status AddContextLengthFindings(const schemas::ModelDims& dims, std::optional<int64_t> seq,
-                                std::optional<int64_t> max_length, std::vector<planner::Finding>* findings) {
+StatusOr<std::vector<planner::Finding>> ContextLengthFindings(const schemas::ModelDims& dims,
+                                                              const MemoryOptions& options) {
   std::vector<planner::Finding> found;
-  for (const auto& [tokens, flag] : {std::pair<std::optional<int64_t>, std::string_view>{seq, "--seq"},
-                                     std::pair<std::optional<int64_t>, std::string_view>{max_length, "--max-length"}}) {
+  for (const auto& [tokens, flag] :
+       {std::pair<std::optional<int64_t>, std::string_view>{options.seq, "--seq"},
+        std::pair<std::optional<int64_t>, std::string_view>{options.max_length, "--max-length"}}) {
     if (!tokens) continue;
     EP_ASSIGN_OR_RETURN(std::optional<planner::Finding> finding, ContextLengthFinding(dims, *tokens, flag));
     if (finding) found.push_back(std::move(*finding));
   }
-  const auto first_other = std::find_if(findings->begin(), findings->end(),
-                                        [](const planner::Finding& f) { return f.severity != Severity::kError; });
-  findings->insert(first_other, found.begin(), found.end());
-  return Status();
+  return found;
+}
+
+StatusOr<std::vector<planner::Finding>> ContextLengthFindings(const PlanInputs& inputs, const MemoryOptions& options) {
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(inputs.resolved()));
+  return ContextLengthFindings(dims, options);
 }
 
 }  // namespace easyplan::api

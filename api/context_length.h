@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "api/options.h"
+#include "api/plan_inputs.h"
 #include "core/status.h"
 #include "planner/findings.h"
 #include "schemas/model_dims.h"
@@ -24,10 +26,13 @@ namespace easyplan::api {
 StatusOr<std::optional<planner::Finding>> ContextLengthFinding(const schemas::ModelDims& dims, int64_t tokens,
                                                                std::string_view flag);
 
-/// ContextLengthFinding of --seq and, when given, --max-length (serving's cache), each finding added
-/// before `findings`' first non-error (errors come first).
-Status AddContextLengthFindings(const schemas::ModelDims& dims, std::optional<int64_t> seq,
-                                std::optional<int64_t> max_length, std::vector<planner::Finding>* findings);
+/// ContextLengthFinding of a step's --seq and, when given, --max-length (serving's cache): BadInput past
+/// a learned position table, else the findings (errors: callers put them first).
+StatusOr<std::vector<planner::Finding>> ContextLengthFindings(const schemas::ModelDims& dims,
+                                                              const MemoryOptions& options);
+
+/// The same, with the dims of the inputs' resolved config.
+StatusOr<std::vector<planner::Finding>> ContextLengthFindings(const PlanInputs& inputs, const MemoryOptions& options);
 
 }  // namespace easyplan::api
 

@@ -366,9 +366,7 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
   EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, settings.microbatches));
   // Past a learned position table: exit 2 before anything is priced. Past a rotary bound: a finding, added
   // once the step is priced (a plan's errors would otherwise excuse an estimate that fails, an overflow).
-  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(inputs.resolved()));
-  std::vector<planner::Finding> context;
-  EP_RETURN_IF_ERROR(AddContextLengthFindings(dims, options.memory.seq, options.memory.max_length, &context));
+  EP_ASSIGN_OR_RETURN(const std::vector<planner::Finding> context, ContextLengthFindings(inputs, options.memory));
   EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
   CostResult result{std::move(inputs), std::move(plan), settings, hardware, std::move(budget_label), std::nullopt};
   EP_ASSIGN_OR_RETURN(result.estimate,

@@ -192,10 +192,6 @@ StatusOr<StepActivations> BuildStepActivations(const PlanInputs& inputs, const M
   StepActivations out;
   EP_ASSIGN_OR_RETURN(out.step, BuildActivations(step_flags, *table, *inputs.presets, inputs.resolved(), inputs.mesh));
   if (!train && options.max_length && *options.max_length != *options.seq) {
-    // The cache's length is --max-length: past a learned position table, named as the user gave it (the
-    // cache's activations below would name it --seq).
-    EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(inputs.resolved()));
-    EP_RETURN_IF_ERROR(ContextLengthFinding(dims, *options.max_length, "--max-length").status());
     ActivationOptions cache_flags = step_flags;
     cache_flags.seq = options.max_length;
     EP_ASSIGN_OR_RETURN(out.cache,
@@ -219,9 +215,7 @@ StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const P
   // CheckMemoryOptions refused --microbatches for it).
   if (options.mode == "train") EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, options.microbatches));
   // Past a learned position table: exit 2 now; past a rotary bound: a finding, added beside the figures.
-  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(inputs.resolved()));
-  std::vector<planner::Finding> context;
-  EP_RETURN_IF_ERROR(AddContextLengthFindings(dims, options.seq, options.max_length, &context));
+  EP_ASSIGN_OR_RETURN(const std::vector<planner::Finding> context, ContextLengthFindings(inputs, options));
   EP_ASSIGN_OR_RETURN(planner::Plan built, inputs.Build());
   MemoryResult result{std::move(inputs), std::move(built), std::nullopt, std::move(budget_label),
                       options.max_memory.empty() ? options.hardware : std::string()};

@@ -11,7 +11,6 @@
 namespace easyplan::api {
 namespace {
 
-// The commands of each kind, for the variants.
 // The shortest MPI deadline (--mpi-timeout, --mpi-start-timeout), in seconds. Below it a deadline expires
 // while every rank is healthy: MPI_Init alone took up to 0.9 s per rank for 8 ranks on a loaded 2-core
 // machine (docs/CHECK.md), and a rank of an oversubscribed job can wait a scheduler's time slices between
@@ -20,6 +19,7 @@ namespace {
 // usage error (docs/CHECK.md, "Faults end the run").
 constexpr int64_t kMinMpiWaitSeconds = 1;
 
+// The commands of each kind, for the variants.
 const std::vector<std::string_view> kStepModeCommands = {"memory", "cost", "suggest"};
 
 std::vector<OptionSpec> MakeOptions() {
@@ -542,6 +542,7 @@ std::vector<OptionSpec> MakeOptions() {
        .group = OptionGroup::kOutput,
        .help = "write to FILE (atomically) instead of stdout",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.output; },
+       .check = CheckKind::kPath,
        .surface = Surface::kCli,
        .python_type = "PathLike",
        .variants = {{.commands = {"report"},
@@ -551,6 +552,7 @@ std::vector<OptionSpec> MakeOptions() {
        .help = "also write an HTML page (as `report` draws it) of the winner, with every candidate and the Pareto "
                "chart, to FILE",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.report; },
+       .check = CheckKind::kPath,
        .python_type = "PathLike"});
   return o;
 }

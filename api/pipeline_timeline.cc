@@ -74,23 +74,19 @@ Status CheckTimelineSize(const planner::PipelineSplit& split, int64_t microbatch
   if (!split.pipelined()) return Status();
   const int64_t passes = planner::SchedulePasses(split, microbatches);
   if (passes <= limits.max_timeline_passes) return Status();
-  const bool split_backward = split.schedule == planner::PipelineSchedule::kZeroBubble ||
-                              split.schedule == planner::PipelineSchedule::kDualPipe;
   return Status::BadInput(
       {},
       fmt::format("the pipeline timeline would simulate {} passes (pp={}{} x --microbatches {} x {} passes each "
                   "under {}): more than the limit of {}",
                   passes, split.stages,
                   split.virtual_stages > 1 ? fmt::format(" x --virtual-stages {}", split.virtual_stages) : "",
-                  microbatches, split_backward ? "F, B and W: 3" : "F and B: 2",
+                  microbatches, planner::PassesPerChunk(split.schedule) == 3 ? "F, B and W: 3" : "F and B: 2",
                   planner::PipelineScheduleName(split.schedule), limits.max_timeline_passes),
       {LimitNote("--max-timeline-passes", static_cast<uint64_t>(limits.max_timeline_passes)),
        "or fewer --microbatches; `cost` prices the same step without the timeline"});
 }
 
-StatusOr<Json> PipelineTimelineJson(const kernels::PipelineStep& step, const planner::PipelineSplit& split,
-                                    const Limits& limits) {
-  EP_RETURN_IF_ERROR(CheckTimelineSize(split, step.microbatches, limits));
+StatusOr<Json> PipelineTimelineJson(const kernels::PipelineStep& step, const planner::PipelineSplit& split) {
   const std::vector<planner::StageTimes> times = PipelineStageTimes(step);
   EP_ASSIGN_OR_RETURN(const planner::Timeline timeline, planner::SimulateSchedule(split, step.microbatches, times));
   const ScheduleText text = TextOf(split);

@@ -31,9 +31,8 @@ std::vector<planner::StageTimes> PipelineStageTimes(const kernels::PipelineStep&
 /// past kMaxTimelineBoxes), the timeline's end and each device's idle time, and cost's figures: the pace,
 /// the bubble and its formula, "cost_pipeline_s" (m x pace + bubble) and what the step adds outside the
 /// pipeline (the exposed parameter gathers and gradient sync, the update).
-/// Refused (bad input) past limits.max_timeline_passes, checked before the timeline is built.
-StatusOr<Json> PipelineTimelineJson(const kernels::PipelineStep& step, const planner::PipelineSplit& split,
-                                    const Limits& limits = Limits());
+/// The caller bounds it first with CheckTimelineSize (`report` does, before it prices the step).
+StatusOr<Json> PipelineTimelineJson(const kernels::PipelineStep& step, const planner::PipelineSplit& split);
 
 /// Whether the timeline of `split` at `microbatches` stays within limits.max_timeline_passes
 /// (planner::SchedulePasses, estimated without building it): bad input naming the passes, the schedule and

@@ -317,8 +317,7 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
       EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, options.microbatches));
     }
     // Past a learned position table: exit 2 now; past a rotary bound: a finding, once the step is priced.
-    EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(inputs.resolved()));
-    EP_RETURN_IF_ERROR(AddContextLengthFindings(dims, options.memory->seq, options.memory->max_length, &context));
+    EP_ASSIGN_OR_RETURN(context, ContextLengthFindings(inputs, *options.memory));
     EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, *options.memory, &budget_label));
     planner::CheckpointPolicy policy = planner::CheckpointPolicy::kNone;
     if (options.policy) {
@@ -343,7 +342,7 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
       if (estimate) {
         cost = CostJson(*estimate, settings, *hardware);
         if (estimate->pipeline) {
-          EP_ASSIGN_OR_RETURN(pipeline, PipelineTimelineJson(*estimate->pipeline, plan.pipeline, model->env().limits));
+          EP_ASSIGN_OR_RETURN(pipeline, PipelineTimelineJson(*estimate->pipeline, plan.pipeline));
         }
       } else {
         cost_note = "the plan's errors leave a layout the step model cannot price";

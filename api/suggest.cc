@@ -737,8 +737,7 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
     EP_RETURN_IF_ERROR(planner::LayOutSlice(*hardware, {SuggestDevices(options) / options.slices}, torus).status());
   }
   EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(model->resolved()));
-  std::vector<planner::Finding> findings;
-  EP_RETURN_IF_ERROR(AddContextLengthFindings(dims, options.memory.seq, options.memory.max_length, &findings));
+  EP_ASSIGN_OR_RETURN(std::vector<planner::Finding> findings, ContextLengthFindings(dims, options.memory));
   // Every candidate is priced by the family's forward pass: a family without one is refused up front,
   // whether or not some mesh would have been planned (the memory floor rejects some before planning).
   EP_RETURN_IF_ERROR(ForwardPassOf(*model, "the step-time model", "cost and suggest need one").status());
@@ -776,6 +775,7 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   result.limits = model->env().limits;
   result.assumptions =
       StepAssumptions(*model, {.train = options.memory.mode == "train", .priced = true, .policy_searched = true});
+  result.matmul_assumption = result.assumptions.size();
   result.assumptions.push_back(kernels::MatmulEfficiencyAssumption(*hardware));
   if (!options.torus.empty()) {
     result.assumptions.push_back(fmt::format(

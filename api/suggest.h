@@ -98,6 +98,9 @@ struct SuggestResult {
   Limits limits;  ///< the environment's (core/limits.h): the reproduce commands repeat the raised ones
   /// The EasyDeL defaults every candidate was priced under (api/assumptions.h), as `cost` states them.
   std::vector<std::string> assumptions;
+  /// Which of `assumptions` is the matmul line (kernels::MatmulEfficiencyAssumption, detailed): a terminal
+  /// shows its one-line form unless --verbose, as `cost` does.
+  size_t matmul_assumption = 0;
 };
 
 /// How Suggest searches: what it computes once and reuses. Every setting gives the same result (tests

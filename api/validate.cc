@@ -6,6 +6,7 @@
 
 #include "api/activation_pipeline.h"
 #include "api/choices.h"
+#include "api/context_length.h"
 #include "api/memory_pipeline.h"
 #include "api/option_checks.h"
 #include "api/plan_inputs.h"
@@ -164,6 +165,13 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
   if (memory_budget) {
     const MemoryOptions& memory = step;
     EP_RETURN_IF_ERROR(CheckMemoryOptions(memory));
+    // Serving's cache length against the model's context (--seq is the activations' below).
+    if (serve && memory.max_length) {
+      MemoryOptions cache;
+      cache.max_length = memory.max_length;
+      EP_ASSIGN_OR_RETURN(const std::vector<planner::Finding> context, ContextLengthFindings(inputs, cache));
+      findings.insert(findings.end(), context.begin(), context.end());
+    }
     EP_ASSIGN_OR_RETURN(planner::MemoryReport report, BuildMemoryReport(inputs, plan, memory, *result.budget));
     AddMemoryBudgetFinding(report, budget_flag, result.budget_text, findings);
     result.worst_memory = report.Worst();

@@ -102,10 +102,9 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
   // What every candidate was priced under, as cost says it (the winner can change with attn_mechanism).
   if (!r.assumptions.empty()) out += "\n";
   // The matmul line is the JSON's detailed one; a terminal gets the one-line form unless --verbose.
-  const std::string matmul_detailed = r.hardware ? kernels::MatmulEfficiencyAssumption(*r.hardware) : "";
-  for (const std::string& line : r.assumptions) {
-    const bool shorten = !verbose && r.hardware && line == matmul_detailed;
-    out += "assumed " + (shorten ? kernels::MatmulEfficiencyAssumption(*r.hardware, false) : line) + "\n";
+  for (size_t i = 0; i < r.assumptions.size(); ++i) {
+    const bool shorten = !verbose && i == r.matmul_assumption;
+    out += "assumed " + (shorten ? kernels::MatmulEfficiencyAssumption(hardware, false) : r.assumptions[i]) + "\n";
   }
   if (!r.ranked.empty()) {
     out += "\nreproduce:\n";

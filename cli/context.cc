@@ -22,7 +22,7 @@ namespace {
 
 bool IsStdout(const std::string& path) { return path.empty() || path == "-"; }
 
-Status WriteStdout(Context& ctx, const std::string& text) {
+Status WriteStdout(Context& ctx, std::string_view text) {
   if (!ctx.out) return Status::BadInput({}, "cannot write to standard output: it is closed");
   errno = 0;
   ctx.out << text;
@@ -48,20 +48,18 @@ Status WriteOutputs(Context& ctx, const std::vector<Output>& outputs) {
       const bool same = IsStdout(outputs[i].path) ? IsStdout(outputs[j].path) : outputs[i].path == outputs[j].path;
       if (!same) continue;
       const std::string where = IsStdout(outputs[i].path) ? "standard output" : "'" + outputs[i].path + "'";
-      return Status::BadInput(
-          {}, outputs[j].flag + " and " + outputs[i].flag + " both name " + where + ": give each output its own file");
+      return Status::BadInput({}, std::string(outputs[j].flag) + " and " + std::string(outputs[i].flag) +
+                                      " both name " + where + ": give each output its own file");
     }
     if (IsStdout(outputs[i].path)) to_stdout = &outputs[i];
   }
-  if (to_stdout != nullptr && !ctx.out) return Status::BadInput({}, "cannot write to standard output: it is closed");
-  // Every file in full beside its destination before anything is written anywhere; a failure here
-  // removes the staged ones (their destructors) and leaves every destination as it was.
-  std::vector<std::unique_ptr<StagedFile>> staged;
+  // Every file in full beside its destination before anything is written anywhere; a failure (stdout's
+  // too) leaves every destination as it was: the staged files are removed uncommitted.
+  std::vector<std::pair<std::string, std::string_view>> files;
   for (const Output& output : outputs) {
-    if (IsStdout(output.path)) continue;
-    EP_ASSIGN_OR_RETURN(std::unique_ptr<StagedFile> file, ctx.fs.StageFile(output.path, output.text));
-    staged.push_back(std::move(file));
+    if (!IsStdout(output.path)) files.emplace_back(output.path, output.text);
   }
+  EP_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<StagedFile>> staged, ctx.fs.StageFiles(files));
   if (to_stdout != nullptr) EP_RETURN_IF_ERROR(WriteStdout(ctx, to_stdout->text));
   for (std::unique_ptr<StagedFile>& file : staged) EP_RETURN_IF_ERROR(file->Commit());
   return Status();

@@ -3,6 +3,7 @@
 
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/file_system.h"
@@ -38,10 +39,11 @@ int ReportError(Context& ctx, const Status& status);
 Status WriteOutput(Context& ctx, const std::string& path, const std::string& text);
 
 /// One output of a command: where it goes ("" or "-": stdout), what flag named it, and its text.
+/// The text is viewed, not copied: it lives in the caller until WriteOutputs returns.
 struct Output {
   std::string path;
-  std::string flag;  ///< "-o", "--report": named when two outputs are one file
-  std::string text;
+  std::string_view flag;  ///< "-o", "--report": named when two outputs are one file
+  std::string_view text;
 };
 
 /// Writes every output or none (docs/RELIABILITY.md, "Output safety"): the files are staged in full

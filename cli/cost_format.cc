@@ -8,7 +8,6 @@
 
 #include "api/assumptions.h"
 #include "cli/text_table.h"
-#include "core/checked_math.h"
 #include "core/human.h"
 #include "kernels/matmul_tiling.h"
 
@@ -30,9 +29,7 @@ std::string HumanRate(double per_second) {
   // Whole units with thousands separators while they are exact in int64; past 10^15 (no profile within
   // its ranges gets there for a model easyplan resolves) in scientific notation, never a cast out of range.
   const double rate = FiniteFigure(per_second, "a rate");
-  if (std::optional<int64_t> whole = CheckedFromDouble(std::nearbyint(rate)); whole && std::fabs(rate) < 1e15) {
-    return WithThousands(*whole);
-  }
+  if (std::fabs(rate) < 1e15) return WithThousands(static_cast<int64_t>(std::llround(rate)));
   return fmt::format("{:.3e}", rate);
 }
 

@@ -66,7 +66,6 @@ int main(int argc, char** argv) {
   easyplan::TerminalSafeBuf out_filter(std::cout.rdbuf());
   std::ostream terminal_out(&out_filter);
   std::ostream& out = stdout_open && ::isatty(1) == 1 ? terminal_out : std::cout;
-  if (!stdout_open) terminal_out.setstate(std::ios::badbit);
   try {
     easyplan::RealFileSystem fs;
     easyplan::cli::Context ctx{fs, std::cin, out, err, ""};

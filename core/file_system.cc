@@ -119,7 +119,8 @@ Status FileSystem::WriteFileAtomically(const std::string& path, std::string_view
   return staged->Commit();
 }
 
-Status FileSystem::WriteFilesAtomically(const std::vector<std::pair<std::string, std::string_view>>& files) {
+StatusOr<std::vector<std::unique_ptr<StagedFile>>> FileSystem::StageFiles(
+    const std::vector<std::pair<std::string, std::string_view>>& files) {
   for (size_t i = 0; i < files.size(); ++i) {
     for (size_t j = 0; j < i; ++j) {
       if (files[i].first == files[j].first) {
@@ -127,13 +128,17 @@ Status FileSystem::WriteFilesAtomically(const std::vector<std::pair<std::string,
       }
     }
   }
-  // Every file in full before any is in place: a failure here removes the staged ones (their
-  // destructors) and leaves every destination as it was.
+  // A failure here removes the staged ones (their destructors) and leaves every destination as it was.
   std::vector<std::unique_ptr<StagedFile>> staged;
   for (const auto& [path, contents] : files) {
     EP_ASSIGN_OR_RETURN(std::unique_ptr<StagedFile> file, StageFile(path, contents));
     staged.push_back(std::move(file));
   }
+  return staged;
+}
+
+Status FileSystem::WriteFilesAtomically(const std::vector<std::pair<std::string, std::string_view>>& files) {
+  EP_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<StagedFile>> staged, StageFiles(files));
   for (std::unique_ptr<StagedFile>& file : staged) EP_RETURN_IF_ERROR(file->Commit());
   return Status();
 }

@@ -108,9 +108,14 @@ class FileSystem {
   /// failure the temp file is removed. Error (BadInput): "cannot write '<path>': <strerror>".
   Status WriteFileAtomically(const std::string& path, std::string_view contents);
 
-  /// Writes every file of `files` ({path, contents}) or none: all of them are staged before any is
-  /// committed, so a destination that cannot be written leaves every other one as it was (a failed
-  /// command writes nothing, docs/RELIABILITY.md). Two entries naming one path are refused (BadInput).
+  /// StageFile of every file of `files` ({path, contents}), in order: on a failure the ones already
+  /// staged are removed and nothing at any path has changed. Two entries naming one path are refused
+  /// (BadInput).
+  StatusOr<std::vector<std::unique_ptr<StagedFile>>> StageFiles(
+      const std::vector<std::pair<std::string, std::string_view>>& files);
+
+  /// Writes every file of `files` or none: StageFiles, then each Commit, so a destination that cannot be
+  /// written leaves every other one as it was (a failed command writes nothing, docs/RELIABILITY.md).
   Status WriteFilesAtomically(const std::vector<std::pair<std::string, std::string_view>>& files);
 };
 

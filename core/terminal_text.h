@@ -22,7 +22,8 @@ std::string EscapeForTerminal(std::string_view text);
 
 /// A stream buffer that writes what it is given to `target` through EscapeForTerminal. Text is held
 /// until a newline, a flush (sync) or destruction, so a UTF-8 sequence written in two pieces is still
-/// seen whole.
+/// seen whole; a stream with std::unitbuf (main's stderr, so that every message is out before anything
+/// else happens) flushes after each insertion instead, and a message is one insertion.
 class TerminalSafeBuf final : public std::streambuf {
  public:
   explicit TerminalSafeBuf(std::streambuf* target) : target_(target) {}

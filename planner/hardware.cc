@@ -152,9 +152,6 @@ class ProfileReader {
       return Error(pointer, "expected " + expected + ", found " + Found(value));
     }
     const int64_t number = value.get<int64_t>();
-    if (static_cast<double>(number) < range.min) {
-      return Error(pointer, "expected " + expected + ", found " + std::to_string(number));
-    }
     EP_RETURN_IF_ERROR(InRange(range, static_cast<double>(number), pointer, std::to_string(number),
                                "an integer " + std::string(what) + " of "));
     return number;

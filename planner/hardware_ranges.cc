@@ -1,7 +1,10 @@
 #include "planner/hardware_ranges.h"
 
-#include <cctype>
+#include <algorithm>
 #include <utility>
+
+#include "core/json_pointer.h"
+#include "core/number_literal.h"
 
 namespace easyplan::planner {
 namespace {
@@ -18,8 +21,8 @@ constexpr std::string_view kHbmBytesBasis =
     "the smallest accelerator memory is 16 GB (TPU v5e, NVIDIA T4 and A2); the largest 288 GB (NVIDIA B300, "
     "AMD MI355X)";
 constexpr std::string_view kFastBandwidthBasis =
-    "the slowest fast domain is PCIe: a 10 GbE NIC moves 1.25 GB/s, PCIe 3.0 x16 16 GB/s; the fastest, NVLink 5 "
-    "(B200, GB200), 900 GB/s per direction";
+    "the slowest fast domain is PCIe 3.0 x16, 16 GB/s; the fastest, NVLink 5 (B200, GB200), 900 GB/s per "
+    "direction";
 constexpr std::string_view kNetworkBandwidthBasis =
     "the slowest network is 10 GbE, 1.25 GB/s; the fastest NIC, 800 Gb/s (ConnectX-8), 100 GB/s";
 constexpr std::string_view kLatencyBasis =
@@ -91,17 +94,11 @@ std::vector<HardwareFieldRange> Build() {
 
 // "/fast/torus/1" matches "/fast/torus/*": every all-digit segment of `pointer` reads as "*".
 bool Matches(std::string_view pattern, std::string_view pointer) {
-  while (!pattern.empty() || !pointer.empty()) {
-    if (pattern.empty() || pointer.empty() || pattern[0] != '/' || pointer[0] != '/') return false;
-    pattern.remove_prefix(1);
-    pointer.remove_prefix(1);
-    const size_t a = pattern.find('/'), b = pointer.find('/');
-    const std::string_view want = pattern.substr(0, a), got = pointer.substr(0, b);
-    bool digits = !got.empty();
-    for (char c : got) digits = digits && std::isdigit(static_cast<unsigned char>(c));
-    if (!(want == got || (want == "*" && digits))) return false;
-    pattern = a == std::string_view::npos ? std::string_view() : pattern.substr(a);
-    pointer = b == std::string_view::npos ? std::string_view() : pointer.substr(b);
+  const std::vector<std::string> want = SplitPointer(pattern), got = SplitPointer(pointer);
+  if (want.size() != got.size()) return false;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const bool index = !got[i].empty() && std::all_of(got[i].begin(), got[i].end(), IsAsciiDigit);
+    if (want[i] != got[i] && !(want[i] == "*" && index)) return false;
   }
   return true;
 }

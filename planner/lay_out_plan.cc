@@ -102,17 +102,14 @@ Status AccumulateProduct(int64_t& total, int64_t count, int64_t bytes, const std
 /// the unstaged group it was copied from with no tensor (every tensor of llama's embedding lies on the
 /// first stage): such groups are dropped, and the params' group indices follow.
 void DropEmptyGroups(Plan& plan) {
+  const auto empty = [](const LayoutGroup& group) { return group.tensors == 0; };
+  if (std::none_of(plan.groups.begin(), plan.groups.end(), empty)) return;
   std::vector<int> index(plan.groups.size(), -1);
   std::vector<LayoutGroup> kept;
-  kept.reserve(plan.groups.size());
   for (size_t g = 0; g < plan.groups.size(); ++g) {
-    if (plan.groups[g].tensors == 0) continue;
+    if (empty(plan.groups[g])) continue;
     index[g] = static_cast<int>(kept.size());
     kept.push_back(std::move(plan.groups[g]));
-  }
-  if (kept.size() == plan.groups.size()) {
-    plan.groups = std::move(kept);
-    return;
   }
   plan.groups = std::move(kept);
   for (ParamPlan& param : plan.params) param.group = index[static_cast<size_t>(param.group)];

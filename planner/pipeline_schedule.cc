@@ -6,6 +6,8 @@
 #include <deque>
 #include <limits>
 
+#include "core/checked_math.h"
+
 namespace easyplan::planner {
 namespace {
 
@@ -256,16 +258,14 @@ int64_t DeviceOfChunk(const PipelineSplit& split, int64_t chunk, int64_t microba
 
 int64_t StageOfChunk(const PipelineSplit& split, int64_t chunk) { return chunk % split.stages; }
 
+int64_t PassesPerChunk(PipelineSchedule schedule) {
+  return schedule == PipelineSchedule::kZeroBubble || schedule == PipelineSchedule::kDualPipe ? 3 : 2;
+}
+
 int64_t SchedulePasses(const PipelineSplit& split, int64_t m) {
-  const bool split_backward =
-      split.schedule == PipelineSchedule::kZeroBubble || split.schedule == PipelineSchedule::kDualPipe;
-  const int64_t per_chunk = split_backward ? 3 : 2;
-  const int64_t factors[] = {split.stages, split.virtual_stages, std::max<int64_t>(0, m), per_chunk};
-  int64_t passes = 1;
-  for (const int64_t f : factors) {
-    if (__builtin_mul_overflow(passes, f, &passes)) return std::numeric_limits<int64_t>::max();
-  }
-  return passes;
+  const int64_t factors[] = {split.stages, split.virtual_stages, std::max<int64_t>(0, m),
+                             PassesPerChunk(split.schedule)};
+  return CheckedProduct(factors).value_or(std::numeric_limits<int64_t>::max());
 }
 
 StatusOr<std::vector<std::vector<ScheduledPass>>> ScheduleOrder(const PipelineSplit& split, int64_t m) {

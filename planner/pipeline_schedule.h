@@ -84,6 +84,10 @@ StatusOr<std::vector<std::vector<ScheduledPass>>> ScheduleOrder(const PipelineSp
 /// can bound a timeline before SimulateSchedule allocates it.
 int64_t SchedulePasses(const PipelineSplit& split, int64_t microbatches);
 
+/// The passes of one microbatch through one chunk: F and B (2), or F, B and W (3) under a schedule that
+/// splits the backward (zero-bubble, dualpipe).
+int64_t PassesPerChunk(PipelineSchedule schedule);
+
 struct TimelineBox {
   int64_t device = 0;  ///< the pp coordinate that runs it
   PassKind kind = PassKind::kForward;

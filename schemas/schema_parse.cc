@@ -1,11 +1,11 @@
 // Loading of schema YAML files into FamilySchema / EasyDelSchema, with file:line on every error.
-#include <cctype>
 #include <set>
 #include <utility>
 
 #include "core/did_you_mean.h"
 #include "core/document.h"
 #include "core/json_pointer.h"
+#include "core/number_literal.h"
 #include "core/yaml_parse.h"
 #include "schemas/schema.h"
 #include "schemas/schema_reader.h"
@@ -100,13 +100,13 @@ StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
   // context: {key, positions}: the config key that bounds a sequence and how positions are encoded
   // (docs/SCHEMAS.md, "context"). Read as two geometry entries, context_key and context_positions (string
   // literals), so that it reaches schemas/model_dims.h as the rest of the geometry does, inherited and per
-  // sub-config; an explicit geometry entry of either name wins, as geometry's own entries do.
+  // sub-config.
   if (auto it = root.find("context"); it != root.end() && !it->is_null()) {
     EP_RETURN_IF_ERROR(reader.CheckKeys(*it, "/context", {"key", "positions", "doc"}));
     EP_ASSIGN_OR_RETURN(std::string key, reader.String(*it, "/context", "key", true));
     EP_ASSIGN_OR_RETURN(std::string positions, reader.String(*it, "/context", "positions", true));
     bool identifier = !key.empty();
-    for (char c : key) identifier = identifier && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    for (char c : key) identifier = identifier && (IsAsciiAlpha(c) || IsAsciiDigit(c) || c == '_');
     if (!identifier)
       return reader.Error("/context/key", "expected a config key such as 'n_positions', found '" + key + "'");
     if (positions != "learned" && positions != "rotary") {
@@ -119,9 +119,6 @@ StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
     loc.pointer.clear();
     for (const auto& [name, value] : {std::pair<std::string, std::string>{"context_key", key},
                                       std::pair<std::string, std::string>{"context_positions", positions}}) {
-      bool given = false;
-      for (const DerivedSpec& entry : family.geometry) given = given || entry.name == name;
-      if (given) continue;
       EP_ASSIGN_OR_RETURN(Expression literal, Expression::Parse("'" + value + "'"));
       family.geometry.push_back(DerivedSpec{name, std::move(literal), std::nullopt, loc});
     }

@@ -168,7 +168,9 @@ easyplan_sanitizer_env() {
 # The libFuzzer targets (tests/fuzz/targets.txt) and the limits every run and merge of them uses.
 EASYPLAN_FUZZ_TARGETS_FILE="$EASYPLAN_ROOT/tests/fuzz/targets.txt"
 # -timeout: an input slower than 10 s is a finding (a hang); -rss_limit_mb: so is a memory blow-up.
-EASYPLAN_FUZZ_LIMITS=(-timeout=10 -rss_limit_mb=2560)
+# EASYPLAN_FUZZ_TIMEOUT raises the first (CI's smoke run makes it a hang guard, 60 s: an input's
+# wall-clock time there depends on what else the machine runs, and a slow input is not a finding).
+EASYPLAN_FUZZ_LIMITS=(-timeout="${EASYPLAN_FUZZ_TIMEOUT:-10}" -rss_limit_mb=2560)
 # easyplan_fuzz_targets SCRIPT TARGET|all: sets the array `targets` to the named target, or every one;
 # an unknown name is a usage error (exit 2) that lists them.
 easyplan_fuzz_targets() {

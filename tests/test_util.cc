@@ -24,6 +24,13 @@ std::string CorpusPathGiven() {
   return dir == nullptr ? "" : dir;
 }
 
+// Where the families' corpus would be: EASYPLAN_CORPUS_FAMILIES_DIR, else the corpus's "-families" sibling.
+std::string CorpusFamiliesPathGiven() {
+  if (const char* given = std::getenv("EASYPLAN_CORPUS_FAMILIES_DIR")) return given;
+  const std::string corpus = CorpusDir();
+  return corpus.empty() ? "" : corpus + "-families";
+}
+
 }  // namespace
 
 std::string CorpusDir() {
@@ -47,19 +54,15 @@ std::string CorpusAbsentReason() {
 
 std::string CorpusFamiliesAbsentReason() {
   if (!CorpusFamiliesDir().empty()) return "";
-  const char* given = std::getenv("EASYPLAN_CORPUS_FAMILIES_DIR");
-  if (given == nullptr && !CorpusAbsentReason().empty()) return CorpusAbsentReason();  // the one cause
+  if (std::getenv("EASYPLAN_CORPUS_FAMILIES_DIR") == nullptr && !CorpusAbsentReason().empty()) {
+    return CorpusAbsentReason();  // the one cause
+  }
   return "the corpus of the issue-20 families is absent (EASYPLAN_CORPUS_FAMILIES_DIR, here '" +
-         (given != nullptr ? std::string(given) : CorpusDir() + "-families") + "', is not a directory)";
+         CorpusFamiliesPathGiven() + "', is not a directory)";
 }
 
 std::string CorpusFamiliesDir() {
-  std::string dir;
-  if (const char* given = std::getenv("EASYPLAN_CORPUS_FAMILIES_DIR")) {
-    dir = given;
-  } else if (const std::string corpus = CorpusDir(); !corpus.empty()) {
-    dir = corpus + "-families";
-  }
+  const std::string dir = CorpusFamiliesPathGiven();
   if (dir.empty() || !std::filesystem::is_directory(dir)) return "";
   return std::filesystem::canonical(dir).string();
 }

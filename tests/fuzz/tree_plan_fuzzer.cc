@@ -122,7 +122,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Json options = {{"rules", "rules.yaml"}, {"mesh", mesh}};
 
   const std::optional<api::CommandResult> plan = Run("plan", options, tree);
-  if (plan && !totals.ok()) Check(false, "plan accepted a tree whose bytes overflow int64");
+  Check(!plan || totals.ok(), "plan accepted a tree whose bytes overflow int64");
   if (plan) {
     const planner::Plan& built = std::get<std::shared_ptr<const api::PlanResult>>(plan->value)->plan;
     for (int64_t bytes : built.device_bytes) {
@@ -136,7 +136,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Json validate_options = options;
   validate_options["max_memory"] = "16GiB";
   const std::optional<api::CommandResult> validate = Run("validate", validate_options, tree);
-  if (validate && !totals.ok()) Check(false, "validate accepted a tree whose bytes overflow int64");
+  Check(!validate || totals.ok(), "validate accepted a tree whose bytes overflow int64");
   if (validate) {
     const api::ValidateResult& result = std::get<api::ValidateResult>(validate->value);
     Check(InRange(result.summary.min, totals->bytes) && InRange(result.summary.max, totals->bytes) &&
@@ -150,7 +150,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Json check_options = options;
   check_options["level"] = "layout";
   const std::optional<api::CommandResult> check = Run("check", check_options, tree);
-  if (check && !totals.ok()) Check(false, "check accepted a tree whose bytes overflow int64");
+  Check(!check || totals.ok(), "check accepted a tree whose bytes overflow int64");
   if (check) {
     const api::CheckRun& run = std::get<api::CheckRun>(check->value);
     if (!run.plan.HasErrors() && run.layout) {
