@@ -27,7 +27,10 @@ class Engine {
   /// This process's devices of `mesh`, connected to the other processes'. BadInput when the mesh cannot
   /// be split evenly over the processes.
   virtual StatusOr<std::unique_ptr<Transport>> Connect(const Mesh& mesh) = 0;
-  /// The root's exit code, on every process (so `mpirun` exits with it).
+  /// This process's exit code once the root has one: the root's code on the root, 0 on the others.
+  /// Open MPI's mpirun aborts the whole job as soon as any process exits non-zero (mpirun(1), "Exit
+  /// status"), which could cut off the root's report still in flight; with only the root non-zero,
+  /// mpirun exits with the root's code after the report is out.
   virtual int AgreeExitCode(int root_code) { return root_code; }
 };
 

@@ -968,7 +968,7 @@ class MpiEngine final : public Engine {
     int code = root_code;
     waiter_.Await("the root's exit code",
                   [&](MPI_Request* request) { return MPI_Ibcast(&code, 1, MPI_INT, 0, MPI_COMM_WORLD, request); });
-    return code;
+    return launch_.rank == 0 ? code : 0;  // Engine::AgreeExitCode: only the root's exit ends the job
   }
 
  private:
