@@ -9,7 +9,7 @@ CommandSpec ExportCommand() {
       .name = "export",
       .summary =
           "write the plan for another runtime: jax, jax-json, xla-hlo, shardy, torch, hf-tp-plan, json, "
-          "megatron, maxtext",
+          "megatron, maxtext, rules",
       .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh,
                  OptionGroup::kPipeline},
       .options = {"to", "batch", "seq", "microbatches", "export_format", "output"},

@@ -11,7 +11,12 @@ StatusOr<schemas::NumericCheckSpec> ForwardPassOf(const Model& model, const std:
                                                   const std::string& instead) {
   const std::string model_type = model.model_type();
   EP_ASSIGN_OR_RETURN(const schemas::NumericCheckDecl* decl, model.NumericCheck(model_type));
-  if (decl != nullptr && decl->missing.empty()) return schemas::NumericCheckFor(*decl, model.config());
+  if (decl != nullptr && decl->missing.empty()) {
+    // A forward variant may depend on the EasyDeL version, as the tree does (gpt-oss's experts).
+    Json scope = model.config();
+    if (scope.is_object()) scope["easydel_version"] = model.easydel_version().name;
+    return schemas::NumericCheckFor(*decl, scope);
+  }
   if (decl != nullptr) {
     return Status::BadInput(
         {}, what + " has no reference forward pass for model_type '" + model_type + "': " + decl->missing,

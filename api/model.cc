@@ -8,6 +8,7 @@
 #include "core/did_you_mean.h"
 #include "core/json_parse.h"
 #include "planner/layout_links.h"
+#include "rules/auto_rules.h"
 #include "schemas/tree_builder.h"
 
 namespace easyplan::api {
@@ -88,6 +89,10 @@ StatusOr<std::shared_ptr<const Model>> Model::Resolve(Environment env, ConfigOpt
   model->has_config_ = has_config;
   model->config_document_ = config;
   model->overrides_document_ = overrides;
+  {
+    EP_ASSIGN_OR_RETURN(const schemas::EasyDelVersions* versions, model->schemas_.Versions());
+    EP_ASSIGN_OR_RETURN(model->version_, versions->Find(model->options_.easydel_version));
+  }
   schemas::ConfigInput input{std::move(config), std::move(overrides), {}};
   schemas::ResolveOptions resolve;
   if (has_config) {
@@ -158,7 +163,7 @@ StatusOr<Model::TreePtr> Model::Tree(const TreeSpec& spec) const {
     return spec.given;
   }
   return trees_.Get(spec.Key(), [&]() -> StatusOr<ParamTree> {
-    TreeRequest request{spec.layout, spec.dtype, spec.include_buffers, spec.max_tensors};
+    TreeRequest request{spec.layout, spec.dtype, spec.include_buffers, spec.max_tensors, version_->name};
     StatusOr<ParamTree> tree = ParamTree{};
     switch (spec.source) {
       case TreeSpec::Source::kFile:
@@ -191,6 +196,7 @@ StatusOr<const schemas::NumericCheckDecl*> Model::NumericCheck(const std::string
 }
 
 StatusOr<const rules::RuleSet*> Model::Rules(const std::string& rules, int64_t max_rules) const {
+  const bool generated = version_->rules == schemas::RuleSource::kGenerated;
   std::lock_guard<std::mutex> lock(data_mutex_);
   if (rules == "builtin") {
     if (model_type_.empty()) {
@@ -200,14 +206,48 @@ StatusOr<const rules::RuleSet*> Model::Rules(const std::string& rules, int64_t m
                               {"pass --rules FILE (docs/RULES.md describes the format)"});
     }
     // An alias (kimi_k2) plans with the rules of the family it names (deepseek_v3).
-    return library_.ForModelType(resolved_.family.empty() ? model_type_ : resolved_.family);
+    const std::string& family = resolved_.family.empty() ? model_type_ : resolved_.family;
+    if (!generated) return library_.ForModelType(family);
+    return GeneratedRules(family, *version_);
   }
   EP_ASSIGN_OR_RETURN(const rules::RuleSet* set,
                       library_.FromFile(*env_.fs, rules, env_.limits, static_cast<size_t>(max_rules)));
   if (rule_files_reported_.insert(set).second || options_.strict) {
     EP_RETURN_IF_ERROR(ReportDuplicateKeys(set->duplicate_keys));
   }
-  return set;
+  if (!generated) return set;
+  // EasyDeL normalises every string pattern it is given (base_module.py:1139-1161).
+  std::unique_ptr<rules::RuleSet>& normalized = normalized_rules_[set];
+  if (!normalized) {
+    normalized = std::make_unique<rules::RuleSet>(*set);
+    for (rules::Rule& rule : normalized->rules) rule.pattern = rules::NormalizeTrailingDollar(rule.pattern);
+  }
+  return normalized.get();
+}
+
+// Called with data_mutex_ held.
+StatusOr<const rules::RuleSet*> Model::GeneratedRules(const std::string& family,
+                                                      const schemas::EasyDelVersion& version) const {
+  const std::string key = version.name + "/" + family;
+  if (auto it = generated_rules_.find(key); it != generated_rules_.end()) return it->second.get();
+  EP_ASSIGN_OR_RETURN(const schemas::TreeTemplate* tree_template, schemas_.Tree(family));
+  if (!tree_template) {
+    return Status::BadInput({"", "/model_type"},
+                            "EasyDeL " + version.name + " generates its rules from the modules of '" + family +
+                                "', and easyplan has no parameter-tree template for it",
+                            {"pass --rules FILE, or --easydel-version with a version that has a table for it"});
+  }
+  schemas::TreeOptions options;
+  options.easydel_version = version.name;
+  EP_ASSIGN_OR_RETURN(std::vector<schemas::ExpandedTensor> tensors,
+                      schemas::ExpandTreeTemplate(*tree_template, resolved_.config, options));
+  EP_ASSIGN_OR_RETURN(const rules::ModuleKinds* kinds, library_.GetModuleKinds());
+  EP_ASSIGN_OR_RETURN(rules::RuleSet set, rules::GenerateAutoRules(tensors, *kinds, family,
+                                                                   "EasyDeL " + version.name + " automatic rules (" +
+                                                                       tree_template->source + ")"));
+  auto& slot = generated_rules_[key];
+  slot = std::make_unique<rules::RuleSet>(std::move(set));
+  return slot.get();
 }
 
 Status Model::ReportDuplicateKeys(const std::vector<Diag>& warnings) const {
@@ -284,6 +324,7 @@ StatusOr<Model::LinksPtr> Model::Links(const TreeSpec& tree_spec, const TreePtr&
     options.dtype = tree_spec.dtype;
     options.include_buffers = true;
     options.max_tensors = tree_spec.max_tensors;
+    options.easydel_version = version_->name;
     EP_ASSIGN_OR_RETURN(std::vector<schemas::ExpandedTensor> expanded,
                         schemas::ExpandTreeTemplate(*tree_template, resolved_.config, options));
     return planner::LinkHfToEasyDel(*tree, expanded);

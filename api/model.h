@@ -12,6 +12,7 @@
 // wait for that result (api/once_map.h); the data files are parsed under one lock. Share it as
 // std::shared_ptr<const Model>: what its stages return stays valid while the Model lives.
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -105,8 +106,13 @@ class Model {
   StatusOr<const schemas::NumericCheckDecl*> NumericCheck(const std::string& model_type) const;
 
   /// `rules`: "builtin" (by model_type) or a rule file of at most `max_rules` rules. A key the file gives
-  /// twice is a warning through Environment::warn (once), an error under --strict.
+  /// twice is a warning through Environment::warn (once), an error under --strict. The model's EasyDeL
+  /// version decides what "builtin" is: the family's table (rules/<family>.yaml) or the rules EasyDeL
+  /// generates from its module hooks (rules/auto_rules.h); under a generating version a rule file's
+  /// patterns get EasyDeL's `$` normalisation.
   StatusOr<const rules::RuleSet*> Rules(const std::string& rules, int64_t max_rules) const;
+  /// The EasyDeL version this model describes (ConfigOptions::easydel_version).
+  const schemas::EasyDelVersion& easydel_version() const { return *version_; }
   StatusOr<const rules::Presets*> Presets() const;
   StatusOr<const rules::LogicalDims*> LogicalDims() const;
   StatusOr<const planner::ActivationTable*> ActivationTable() const;
@@ -130,6 +136,8 @@ class Model {
 
  private:
   Model(Environment env, ConfigOptions options);
+  StatusOr<const rules::RuleSet*> GeneratedRules(const std::string& family,
+                                                 const schemas::EasyDelVersion& version) const;
   static StatusOr<std::shared_ptr<const Model>> Resolve(Environment env, ConfigOptions options, bool has_config,
                                                         Document config, std::optional<Document> overrides,
                                                         std::vector<Diag>* diags);
@@ -145,12 +153,17 @@ class Model {
   std::optional<Document> config_document_;
   std::optional<Document> overrides_document_;
   std::string model_type_;
+  const schemas::EasyDelVersion* version_ = nullptr;  // owned by schemas_
 
   // The data files, parsed on first use by classes that are not thread-safe: one lock for both.
   mutable std::mutex data_mutex_;
   mutable schemas::SchemaSet schemas_;
   mutable rules::RuleLibrary library_;
   mutable std::set<const rules::RuleSet*> rule_files_reported_;  // their duplicate keys, warned once
+  // Rule sets derived for a version: generated from module hooks (by version), or a rule file with
+  // EasyDeL's `$` normalisation (by file set).
+  mutable std::map<std::string, std::unique_ptr<rules::RuleSet>> generated_rules_;
+  mutable std::map<const rules::RuleSet*, std::unique_ptr<rules::RuleSet>> normalized_rules_;
 
   using TreeKey = decltype(std::declval<TreeSpec>().Key());
   OnceMap<TreeKey, ParamTree> trees_;

@@ -122,6 +122,11 @@ std::vector<OptionSpec> MakeOptions() {
        .group = OptionGroup::kConfig,
        .help = "read schemas/ from this checkout directory instead of the built-in copies",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.config.schemas_dir; }});
+  add({.name = "easydel_version",
+       .group = OptionGroup::kConfig,
+       .help = "the EasyDeL commit to describe (schemas/easydel_versions.yaml): c14e25c9 (per-family rule tables, "
+               "the default) or 090a03b2 (rules generated from module hooks)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.config.easydel_version; }});
 
   // ---- the parameter tree ----
   add({.name = "tree",
@@ -229,7 +234,7 @@ std::vector<OptionSpec> MakeOptions() {
        .help = "jax (Python module), jax-json (MaxText golden-dump JSON), xla-hlo (HLO sharding per tensor), "
                "shardy (sdy.mesh + #sdy.sharding), torch (DTensor placements and local shards), hf-tp-plan "
                "(transformers tp_plan), json (the plan, as plan --format json), megatron (Megatron-LM's arguments), "
-               "maxtext (MaxText's config keys)",
+               "maxtext (MaxText's config keys), rules (the rule set laid on the mesh, as a rule file)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.to; },
        .variants = {{.commands = {"export"}, .required = true}}});
   add({.id = "export_format",

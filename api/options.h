@@ -27,6 +27,7 @@ struct ConfigOptions {
   std::optional<int64_t> devices;      ///< fills the -1 of sharding_axis_dims
   bool strict = false;                 ///< warnings are errors
   std::string schemas_dir;             ///< "" = the built-in data files
+  std::string easydel_version;         ///< schemas/easydel_versions.yaml; "" = its default
 };
 
 /// Where the parameter tree comes from and how it is built (`tree`, and every command that plans).

@@ -37,6 +37,7 @@ StatusOr<ParamTree> BuildTemplateTree(const schemas::TreeTemplate& tree_template
   options.dtype = request.dtype;
   options.include_buffers = request.include_buffers;
   options.max_tensors = request.max_tensors;
+  options.easydel_version = request.easydel_version;
   return schemas::BuildParamTree(tree_template, config, options);
 }
 

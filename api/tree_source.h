@@ -19,6 +19,7 @@ struct TreeRequest {
   std::optional<DType> dtype;
   bool include_buffers = false;
   int64_t max_tensors = 10'000'000;
+  std::string easydel_version;  ///< schemas::TreeOptions::easydel_version
 };
 
 /// `tree_template` expanded over `config`.

@@ -541,6 +541,9 @@ DistTensor ForwardPass::MoeBlock(DistTensor x, const std::string& p) {
       case schemas::ExpertsKind::kInterleavedClampedGlu:
         experts = InterleavedClampedGluExperts(p);
         break;
+      case schemas::ExpertsKind::kSplitClampedGlu:
+        experts = SplitClampedGluExperts(p);
+        break;
       case schemas::ExpertsKind::kFusedHalvesSilu:
         experts = HalvesSiluExperts(p);
         break;

@@ -160,9 +160,11 @@ class ForwardPass {
   PartitionSpec::Entry ExpertShardAxes(const DistTensor& stored) const;
 
   // Experts of each ExpertsKind: what FusedMoe runs on a device's expert shard.
-  RoutedExperts GatedSiluExperts(const std::string& p);              // model_experts.cc
-  RoutedExperts HalvesSiluExperts(const std::string& p);             // model_experts.cc
-  RoutedExperts InterleavedClampedGluExperts(const std::string& p);  // model_gpt_oss.cc
+  RoutedExperts GatedSiluExperts(const std::string& p);                         // model_experts.cc
+  RoutedExperts HalvesSiluExperts(const std::string& p);                        // model_experts.cc
+  RoutedExperts InterleavedClampedGluExperts(const std::string& p);             // model_gpt_oss.cc
+  RoutedExperts SplitClampedGluExperts(const std::string& p);                   // model_gpt_oss.cc
+  DistTensor ClampedGlu(DistTensor gate, DistTensor up, const std::string& p);  // model_gpt_oss.cc
 
   // The layouts of the routed experts' kernels (schemas::ExpertsLayout), in model_experts.cc. `role`: the
   // kernel maps hidden -> expert width (an input projection: gate, up, gate_up) or back (the output one).

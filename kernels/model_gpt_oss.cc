@@ -70,14 +70,42 @@ ForwardPass::RoutedExperts ForwardPass::InterleavedClampedGluExperts(const std::
     y = s_.Split(std::move(y), 3, width, p + " interleaved gate / up");  // [B,S,E,I,2]
     DistTensor gate = s_.Squeeze(s_.Narrow(y, 4, 0, 1, p + " gate"), 4);
     DistTensor up = s_.Squeeze(s_.Narrow(std::move(y), 4, 1, 1, p + " up"), 4);
-    const double limit = m_.swiglu_limit;
-    gate = s_.Map(std::move(gate), [limit](double g) {
-      g = std::min(g, limit);
-      return g / (1.0 + std::exp(-1.702 * g));
-    });
-    up = s_.Map(std::move(up), [limit](double u) { return std::clamp(u, -limit, limit) + 1.0; });
-    DistTensor act = s_.Mul(std::move(gate), std::move(up), p + " experts (up + 1) * glu");
+    DistTensor act = ClampedGlu(std::move(gate), std::move(up), p);
     return s_.Dot(act, ExpertKernel(down, 1), DotDims{{2}, {0}, {3}, {1}}, down);  // [E,B,S,H]
+  };
+  return experts;
+}
+
+// gpt-oss's activation: gate clamped above at the limit, up to [-limit, limit];
+// (up + 1) * gate * sigmoid(1.702 gate).
+DistTensor ForwardPass::ClampedGlu(DistTensor gate, DistTensor up, const std::string& p) {
+  const double limit = m_.swiglu_limit;
+  gate = s_.Map(std::move(gate), [limit](double g) {
+    g = std::min(g, limit);
+    return g / (1.0 + std::exp(-1.702 * g));
+  });
+  up = s_.Map(std::move(up), [limit](double u) { return std::clamp(u, -limit, limit) + 1.0; });
+  return s_.Mul(std::move(gate), std::move(up), p + " experts (up + 1) * glu");
+}
+
+// EasyDeL 090a03b2's gpt-oss experts (easydel/modules/gpt_oss/modeling_gpt_oss.py:169-193): three
+// ParallelMoELinear modules with biases, gate [E, H, I], up [E, H, I], down [E, I, H]; its loader takes gate
+// from the checkpoint's gate_up_proj[..., 0::2] and up from [..., 1::2] (:111-138), so the values are those
+// of the interleaved experts.
+ForwardPass::RoutedExperts ForwardPass::SplitClampedGluExperts(const std::string& p) {
+  const schemas::ForwardStructure::Moe& moe = m_.forward.moe;
+  const std::string w_gate = ExpertParam(p, moe.gate), w_up = ExpertParam(p, moe.up), w_down = ExpertParam(p, moe.down);
+  const std::string gate_bias = p + "/" + moe.gate + "/bias", up_bias = p + "/" + moe.up + "/bias";
+  RoutedExperts experts;
+  experts.kernel = w_gate;
+  experts.down_bias = p + "/" + moe.down + "/bias";
+  experts.outputs = [this, p, w_gate, w_up, w_down, gate_bias, up_bias](const DistTensor& tokens, const DistTensor&) {
+    auto biased = [&](const std::string& kernel, const std::string& bias) {
+      DistTensor y = s_.Dot(tokens, ExpertKernel(kernel, 2), DotDims{{}, {}, {2}, {1}}, kernel);  // [B,S,E,I]
+      return s_.Add(std::move(y), s_.Lift(ExpertKernel(bias, 1), 4), bias);
+    };
+    DistTensor act = ClampedGlu(biased(w_gate, gate_bias), biased(w_up, up_bias), p);
+    return s_.Dot(act, ExpertKernel(w_down, 1), DotDims{{2}, {0}, {3}, {1}}, w_down);  // [E,B,S,H]
   };
   return experts;
 }

@@ -10,6 +10,7 @@
 #include "planner/export_jax_activations.h"
 #include "planner/export_maxtext.h"
 #include "planner/export_megatron.h"
+#include "planner/export_rules.h"
 #include "planner/export_shardy.h"
 #include "planner/export_tp_plan.h"
 
@@ -41,6 +42,7 @@ const std::vector<ExportFormatInfo>& ExportFormats() {
        .takes_batch = true,
        .takes_microbatches = true,
        .vocabulary = "schemas/runtimes/maxtext.yaml"},
+      {.format = ExportFormat::kRules, .name = "rules"},
   };
   return kFormats;
 }
@@ -141,6 +143,8 @@ StatusOr<std::string> ExportPlan(std::string_view format_name, const ExportInput
       return TorchExport(plan, tree, {.vocabulary = inputs.vocabulary, .microbatches = options.step.microbatches});
     case ExportFormat::kHfTpPlan:
       return HfTpPlanExport(plan, tree, ParallelAxisNamesOf(*inputs.config).tp);
+    case ExportFormat::kRules:
+      return RuleFileExport(plan, *inputs.rules);
     case ExportFormat::kPlanJson:
       if (!inputs.plan_json) return Status::Internal("ExportPlan: --to json needs the plan's JSON writer");
       return inputs.plan_json();

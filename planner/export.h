@@ -23,7 +23,7 @@
 
 namespace easyplan::planner {
 
-enum class ExportFormat { kJax, kJaxJson, kXlaHlo, kShardy, kTorch, kHfTpPlan, kPlanJson, kMegatron, kMaxText };
+enum class ExportFormat { kJax, kJaxJson, kXlaHlo, kShardy, kTorch, kHfTpPlan, kPlanJson, kMegatron, kMaxText, kRules };
 
 /// One export format and what it needs.
 struct ExportFormatInfo {

@@ -50,7 +50,7 @@ class ExportTest : public ::testing::Test {
 
 TEST_F(ExportTest, FormatsAreListedInTheOrderOfTheCommandsHelp) {
   EXPECT_EQ(ExportFormatNames(), (std::vector<std::string>{"jax", "jax-json", "xla-hlo", "shardy", "torch",
-                                                           "hf-tp-plan", "json", "megatron", "maxtext"}));
+                                                           "hf-tp-plan", "json", "megatron", "maxtext", "rules"}));
 }
 
 TEST_F(ExportTest, AnUnknownFormatSuggestsTheClosestAndListsThemAll) {
@@ -60,7 +60,7 @@ TEST_F(ExportTest, AnUnknownFormatSuggestsTheClosestAndListsThemAll) {
   ASSERT_EQ(text.status().diag().notes.size(), 1u);
   EXPECT_EQ(text.status().diag().notes[0],
             "expected one of \"jax\", \"jax-json\", \"xla-hlo\", \"shardy\", \"torch\", \"hf-tp-plan\", \"json\", "
-            "\"megatron\", \"maxtext\"");
+            "\"megatron\", \"maxtext\", \"rules\"");
 }
 
 TEST_F(ExportTest, APythonModuleHasNoJsonFormAndTpPlansNeedHfNames) {

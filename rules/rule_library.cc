@@ -26,6 +26,16 @@ StatusOr<const LogicalDims*> RuleLibrary::GetLogicalDims() {
   return logical_dims_.get();
 }
 
+StatusOr<const ModuleKinds*> RuleLibrary::GetModuleKinds() {
+  if (!module_kinds_) {
+    EP_ASSIGN_OR_RETURN(const Presets* presets, GetPresets());
+    EP_ASSIGN_OR_RETURN(Document doc, source_.ReadDocument("rules/_module_kinds.yaml"));
+    EP_ASSIGN_OR_RETURN(ModuleKinds kinds, ModuleKinds::Parse(doc, *presets));
+    module_kinds_ = std::make_unique<ModuleKinds>(std::move(kinds));
+  }
+  return module_kinds_.get();
+}
+
 StatusOr<const RuleSet*> RuleLibrary::Load(const std::string& path) {
   if (auto it = sets_.find(path); it != sets_.end()) return it->second.get();
   EP_ASSIGN_OR_RETURN(const Presets* presets, GetPresets());

@@ -8,6 +8,7 @@
 #include "core/file_system.h"
 #include "core/limits.h"
 #include "rules/logical_dims.h"
+#include "rules/module_kinds.h"
 #include "rules/presets.h"
 #include "rules/rule_set.h"
 #include "schemas/data_source.h"
@@ -25,6 +26,8 @@ class RuleLibrary {
   /// rules/_logical_dims.yaml: which dims count heads, kv heads, experts or vocabulary entries.
   StatusOr<const LogicalDims*> GetLogicalDims();
 
+  /// rules/_module_kinds.yaml: what each EasyDeL module kind's hook gives its parameters.
+  StatusOr<const ModuleKinds*> GetModuleKinds();
   /// The built-in rule set whose `model_types` lists `model_type`. BadInput naming the families that
   /// have rules (with a did-you-mean) when none does.
   StatusOr<const RuleSet*> ForModelType(const std::string& model_type);
@@ -40,6 +43,7 @@ class RuleLibrary {
   schemas::DataSource source_;
   std::unique_ptr<Presets> presets_;
   std::unique_ptr<LogicalDims> logical_dims_;
+  std::unique_ptr<ModuleKinds> module_kinds_;
   std::map<std::string, std::unique_ptr<RuleSet>> sets_;  // by path
 };
 

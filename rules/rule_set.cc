@@ -75,6 +75,24 @@ StatusOr<SpecSource> ParseSpec(const schemas::SchemaReader& reader, const Preset
 
 }  // namespace
 
+Status ParseRuleSpec(const schemas::SchemaReader& reader, const Presets& presets, const Json& entry,
+                     const std::string& pointer, Rule& rule) {
+  if (!entry.contains("spec")) return reader.Error(pointer, "missing required key 'spec'");
+  EP_ASSIGN_OR_RETURN(rule.spec, ParseSpec(reader, presets, entry["spec"], pointer + "/spec"));
+  auto cases = entry.find("cases");
+  if (cases == entry.end()) return Status();
+  if (!cases->is_array()) return reader.Error(pointer + "/cases", "expected a list of {when, spec}");
+  for (size_t c = 0; c < cases->size(); ++c) {
+    std::string case_pointer = PointerToElement(pointer + "/cases", c);
+    EP_RETURN_IF_ERROR(reader.CheckKeys((*cases)[c], case_pointer, {"when", "spec"}));
+    EP_ASSIGN_OR_RETURN(schemas::Expression when, reader.RequiredExpr((*cases)[c], case_pointer, "when"));
+    if (!(*cases)[c].contains("spec")) return reader.Error(case_pointer, "missing required key 'spec'");
+    EP_ASSIGN_OR_RETURN(SpecSource spec, ParseSpec(reader, presets, (*cases)[c]["spec"], case_pointer + "/spec"));
+    rule.cases.push_back({std::move(when), std::move(spec)});
+  }
+  return Status();
+}
+
 StatusOr<RuleSet> ParseRuleSet(std::string_view text, const std::string& path, const Presets& presets, size_t max_rules,
                                const Limits& limits) {
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path, limits));
@@ -126,20 +144,8 @@ StatusOr<RuleSet> ParseRuleSet(const Document& doc, const Presets& presets, size
       status.mutable_diag().notes.push_back(PatternHint(rule.pattern));
       return status;
     }
-    if (!entry.contains("spec")) return reader.Error(pointer, "missing required key 'spec'");
-    EP_ASSIGN_OR_RETURN(rule.spec, ParseSpec(reader, presets, entry["spec"], pointer + "/spec"));
+    EP_RETURN_IF_ERROR(ParseRuleSpec(reader, presets, entry, pointer, rule));
     EP_ASSIGN_OR_RETURN(rule.note, reader.String(entry, pointer, "note", false));
-    if (auto cases = entry.find("cases"); cases != entry.end()) {
-      if (!cases->is_array()) return reader.Error(pointer + "/cases", "expected a list of {when, spec}");
-      for (size_t c = 0; c < cases->size(); ++c) {
-        std::string case_pointer = PointerToElement(pointer + "/cases", c);
-        EP_RETURN_IF_ERROR(reader.CheckKeys((*cases)[c], case_pointer, {"when", "spec"}));
-        EP_ASSIGN_OR_RETURN(schemas::Expression when, reader.RequiredExpr((*cases)[c], case_pointer, "when"));
-        if (!(*cases)[c].contains("spec")) return reader.Error(case_pointer, "missing required key 'spec'");
-        EP_ASSIGN_OR_RETURN(SpecSource spec, ParseSpec(reader, presets, (*cases)[c]["spec"], case_pointer + "/spec"));
-        rule.cases.push_back({std::move(when), std::move(spec)});
-      }
-    }
     set.rules.push_back(std::move(rule));
   }
   return set;

@@ -22,6 +22,7 @@
 #include "core/status.h"
 #include "rules/presets.h"
 #include "schemas/expression.h"
+#include "schemas/schema_reader.h"
 
 namespace easyplan::rules {
 
@@ -57,6 +58,11 @@ struct RuleSet {
   /// last value is used, as for a config; api::Model reports them, or refuses the file under --strict.
   std::vector<Diag> duplicate_keys;
 };
+
+/// The `spec` (a preset name or one entry per dim) and `cases` keys of `entry` at `pointer` into `rule`:
+/// a rule of a rule file, or a parameter of a module kind (rules/module_kinds.h).
+Status ParseRuleSpec(const schemas::SchemaReader& reader, const Presets& presets, const Json& entry,
+                     const std::string& pointer, Rule& rule);
 
 /// Parses a rule file (YAML or JSON). Every pattern is compiled here (RE2); an invalid pattern, or
 /// Python-only syntax RE2 rejects (look-arounds, backreferences), is an error at its file:line with a

@@ -34,7 +34,8 @@ const Spellings<RouterKind> kRouterKinds = {{"softmax_top_k", RouterKind::kSoftm
                                             {"sparsemixer", RouterKind::kSparseMixer}};
 const Spellings<ExpertsKind> kExpertsKinds = {{"gated_silu", ExpertsKind::kGatedSilu},
                                               {"fused_halves_silu", ExpertsKind::kFusedHalvesSilu},
-                                              {"interleaved_clamped_glu", ExpertsKind::kInterleavedClampedGlu}};
+                                              {"interleaved_clamped_glu", ExpertsKind::kInterleavedClampedGlu},
+                                              {"split_clamped_glu", ExpertsKind::kSplitClampedGlu}};
 const Spellings<ExpertsLayout> kExpertsLayouts = {{"stacked", ExpertsLayout::kStacked},
                                                   {"experts_last", ExpertsLayout::kExpertsLast},
                                                   {"packed_rows", ExpertsLayout::kPackedRows},

@@ -62,6 +62,7 @@ enum class ExpertsKind {
   kGatedSilu,              ///< separate gate / up / down kernels, SwiGLU
   kFusedHalvesSilu,        ///< one gate_up kernel, halves, SwiGLU (Llama 4)
   kInterleavedClampedGlu,  ///< one gate_up kernel, interleaved, clamped GLU with biases (gpt-oss)
+  kSplitClampedGlu,        ///< separate gate / up / down modules with biases, clamped GLU (gpt-oss at 090a03b2)
 };
 /// How the routed experts' kernels are stored, each expert's kernel being [in, out].
 enum class ExpertsLayout {

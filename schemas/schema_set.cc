@@ -22,6 +22,15 @@ StatusOr<const EasyDelSchema*> SchemaSet::EasyDel() {
   return easydel_.get();
 }
 
+StatusOr<const EasyDelVersions*> SchemaSet::Versions() {
+  if (!versions_) {
+    EP_ASSIGN_OR_RETURN(Document doc, source_.ReadDocument("schemas/easydel_versions.yaml"));
+    EP_ASSIGN_OR_RETURN(EasyDelVersions versions, EasyDelVersions::Parse(doc));
+    versions_ = std::make_unique<EasyDelVersions>(std::move(versions));
+  }
+  return versions_.get();
+}
+
 StatusOr<const FamilySchema*> SchemaSet::Family(const std::string& model_type) {
   if (auto it = families_.find(model_type); it != families_.end()) {
     const FamilySchema* family = it->second.get();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "schemas/data_source.h"
+#include "schemas/easydel_version.h"
 #include "schemas/numeric_check_spec.h"
 #include "schemas/schema.h"
 #include "schemas/tree_template.h"
@@ -21,6 +22,8 @@ class SchemaSet {
 
   /// schemas/easydel.yaml.
   StatusOr<const EasyDelSchema*> EasyDel();
+  /// schemas/easydel_versions.yaml: the EasyDeL versions easyplan describes.
+  StatusOr<const EasyDelVersions*> Versions();
 
   /// schemas/families/<model_type>.yaml; nullptr (not an error) when there is no such family. An alias
   /// file (`alias_of: deepseek_v3`) gives the family it names: kimi_k2's schema is deepseek_v3's.
@@ -44,6 +47,7 @@ class SchemaSet {
  private:
   DataSource source_;
   std::unique_ptr<EasyDelSchema> easydel_;
+  std::unique_ptr<EasyDelVersions> versions_;
   std::map<std::string, std::unique_ptr<FamilySchema>> families_;            // alias files too, by their own name
   std::map<std::string, std::unique_ptr<NumericCheckDecl>> numeric_checks_;  // null: the family has none
   std::map<std::string, std::unique_ptr<TreeTemplate>> trees_;

@@ -18,6 +18,7 @@ class Expander {
  public:
   Expander(const TreeTemplate& tree, const Json& config, const TreeOptions& options, DType param_dtype)
       : tree_(tree), scope_(config), options_(options), param_dtype_(param_dtype) {
+    if (!options.easydel_version.empty() && scope_.is_object()) scope_["easydel_version"] = options.easydel_version;
     const std::string method = StoredQuantization(config);
     const Json* quant = method.empty() ? nullptr : &config["quantization_config"];
     // --dtype asks for the dequantized view: every weight once, in that dtype, no scales.
@@ -238,6 +239,10 @@ class Expander {
     expanded.experts = experts;
     expanded.in_hf = in_hf;
     expanded.in_easydel = in_easydel;
+    expanded.loc = tensor.loc;
+    if (!tensor.module.text.empty()) {
+      EP_ASSIGN_OR_RETURN(expanded.module, Name(tensor.module, tensor.loc));
+    }
     if (fp8_weight) {
       // FP8 with a float32 scale per weight block.
       ExpandedTensor weight = expanded;

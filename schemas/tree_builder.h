@@ -16,6 +16,9 @@ struct TreeOptions {
   std::optional<DType> dtype;    ///< overrides the config's torch_dtype / dtype
   bool include_buffers = false;  ///< add the persistent buffers some checkpoints store (rotary inv_freq, ...)
   int64_t max_tensors = 10'000'000;
+  /// The EasyDeL version the tree describes (schemas/easydel_versions.yaml), bound as `easydel_version` for
+  /// the template's conditions (gpt-oss's experts are split at 090a03b2); "" leaves it null.
+  std::string easydel_version;
 };
 
 /// One tensor of the expanded template, in both dialects, before layout selection. The EasyDeL side
@@ -30,6 +33,8 @@ struct ExpandedTensor {
   int64_t experts = 0;
   bool in_hf = true;
   bool in_easydel = true;
+  std::string module;  ///< the EasyDeL module kind owning it (TensorTemplate::module), "" when undeclared
+  SourceLoc loc;       ///< the template entry
 };
 
 /// The parameter dtype of a resolved config: `torch_dtype`, else `dtype` (transformers v5), else

@@ -50,6 +50,10 @@ struct TensorTemplate {
   std::optional<Expression> experts;  // count: HF has one tensor per expert ("{expert}" in the
                                       // name), EasyDeL stacks them on a new leading axis
   bool quantizable = false;           // FP8 checkpoints store it as e4m3 + a block-scale tensor
+  /// The kind of EasyDeL module that owns the EasyDeL-side tensor (`module:`, a name of
+  /// rules/_module_kinds.yaml, placeholders allowed: "{'column_linear' if down_is_column else
+  /// 'row_linear'}"): what EasyDeL's automatic rules (rules/auto_rules.h) read. Empty: not declared.
+  NameTemplate module;
   SourceLoc loc;
 };
 

@@ -97,11 +97,12 @@ class TemplateParser {
     SchemaReader reader(doc);
     EP_RETURN_IF_ERROR(reader.CheckKeys(entry, pointer,
                                         {"name", "shape", "when", "easydel_when", "layouts", "kind", "dtype", "role",
-                                         "experts", "quantizable", "doc"}));
+                                         "experts", "quantizable", "module", "doc"}));
     TensorTemplate tensor;
     tensor.loc = doc.Locate(pointer);
     EP_ASSIGN_OR_RETURN(tensor.name, Name(reader, entry, pointer, "name"));
     if (tensor.name.text.empty()) return reader.Error(pointer, "missing required key 'name'");
+    EP_ASSIGN_OR_RETURN(tensor.module, Name(reader, entry, pointer, "module"));
     auto shape = entry.find("shape");
     if (shape == entry.end() || !shape->is_array()) return reader.Error(pointer, "expected 'shape': a list of dims");
     for (size_t d = 0; d < shape->size(); ++d) {
