@@ -192,23 +192,36 @@ ForwardPass::RoutedExperts ForwardPass::GatedSiluExperts(const std::string& p) {
 // act(first) * second, output_linear). Llama 4's router scores scale each expert's INPUT (routed_in =
 // x * router_scores, Llama4TextMoe), the others weight the outputs.
 ForwardPass::RoutedExperts ForwardPass::HalvesSiluExperts(const std::string& p) {
-  const std::string gate_up = ExpertParam(p, m_.forward.moe.gate_up), down = ExpertParam(p, m_.forward.moe.down);
-  const bool scale_inputs = m_.forward.moe.router_kind == schemas::RouterKind::kTopKSigmoidInput;
+  const schemas::ForwardStructure::Moe& moe = m_.forward.moe;
+  // moe.gate_up null: the halves stored as two kernels, gate and up (EasyDeL 090a03b2's Llama 4).
+  const bool split = moe.gate_up.empty();
+  const std::string gate_up = split ? "" : ExpertParam(p, moe.gate_up), down = ExpertParam(p, moe.down);
+  const std::string w_gate = split ? ExpertParam(p, moe.gate) : "", w_up = split ? ExpertParam(p, moe.up) : "";
+  const bool scale_inputs = moe.router_kind == schemas::RouterKind::kTopKSigmoidInput;
   RoutedExperts experts;
-  experts.kernel = gate_up;
+  experts.kernel = split ? w_gate : gate_up;
   experts.weighted_outputs = !scale_inputs;
-  experts.outputs = [this, p, gate_up, down, scale_inputs](const DistTensor& tokens, const DistTensor& local_scores) {
-    DistTensor y;
+  experts.outputs = [this, p, gate_up, w_gate, w_up, down, split, scale_inputs](const DistTensor& tokens,
+                                                                                const DistTensor& local_scores) {
+    // x [B,S,H] (or the scaled inputs [B,S,E,H]) times a kernel [E,H,N]: [B,S,E,N] (scaled: [E,B,S,N]).
+    DistTensor routed_in;
     if (scale_inputs) {
-      DistTensor routed_in = s_.Mul(s_.Unsqueeze(local_scores, 3), s_.Unsqueeze(tokens, 2),
-                                    p + " expert inputs scaled by the scores");                          // [B,S,E,H]
-      y = s_.Dot(std::move(routed_in), ExpertKernel(gate_up, 2), DotDims{{2}, {0}, {3}, {1}}, gate_up);  // [E,B,S,2I]
-    } else {
-      y = s_.Dot(tokens, ExpertKernel(gate_up, 2), DotDims{{}, {}, {2}, {1}}, gate_up);  // [B,S,E,2I]
+      routed_in = s_.Mul(s_.Unsqueeze(local_scores, 3), s_.Unsqueeze(tokens, 2),
+                         p + " expert inputs scaled by the scores");  // [B,S,E,H]
     }
-    y = s_.Split(std::move(y), 3, 2, p + " gate / up halves");  // [., ., ., 2, I]
-    DistTensor gate = s_.Squeeze(s_.Narrow(y, 3, 0, 1, p + " gate"), 3);
-    DistTensor up = s_.Squeeze(s_.Narrow(std::move(y), 3, 1, 1, p + " up"), 3);
+    auto project = [&](const std::string& kernel) {
+      if (scale_inputs) return s_.Dot(routed_in, ExpertKernel(kernel, 2), DotDims{{2}, {0}, {3}, {1}}, kernel);
+      return s_.Dot(tokens, ExpertKernel(kernel, 2), DotDims{{}, {}, {2}, {1}}, kernel);
+    };
+    DistTensor gate, up;
+    if (split) {
+      gate = project(w_gate);
+      up = project(w_up);
+    } else {
+      DistTensor y = s_.Split(project(gate_up), 3, 2, p + " gate / up halves");  // [., ., ., 2, I]
+      gate = s_.Squeeze(s_.Narrow(y, 3, 0, 1, p + " gate"), 3);
+      up = s_.Squeeze(s_.Narrow(std::move(y), 3, 1, 1, p + " up"), 3);
+    }
     gate = s_.Map(std::move(gate), [](double v) { return v / (1.0 + std::exp(-v)); });
     DistTensor act = s_.Mul(std::move(gate), std::move(up), p + " experts silu(gate) * up");
     if (scale_inputs) return s_.Dot(act, ExpertKernel(down, 1), DotDims{{0}, {0}, {3}, {1}}, down);  // [E,B,S,H]
