@@ -40,6 +40,10 @@ import yaml
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
+# --easydel-version: the EasyDeL version every run is priced at (None: easyplan's default).
+EASYDEL_VERSION = None
+
+
 def axis_flag(sizes):
     return ",".join(f"{axis}={size}" for axis, size in sizes.items())
 
@@ -66,6 +70,8 @@ def base_command(binary, run, mode, batch, seq):
            "--max-memory", "1PiB"]
     if dcn:
         cmd += ["--dcn", axis_flag(dcn)]
+    if EASYDEL_VERSION:
+        cmd += ["--easydel-version", EASYDEL_VERSION]
     if run.get("rules"):
         cmd += ["--rules", os.path.join(ROOT, run["rules"])]
     for setting in run.get("sets") or []:
@@ -278,7 +284,11 @@ def main():
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--data", default=os.path.join(ROOT, "docs", "cost_validation.yaml"))
     parser.add_argument("--doc", help="with --check: a markdown file that must hold the table as printed")
+    parser.add_argument("--easydel-version", help="price every run as this EasyDeL version describes it "
+                        "(docs/RULES.md, \"EasyDeL versions\"); default: easyplan's default version")
     args = parser.parse_args()
+    global EASYDEL_VERSION
+    EASYDEL_VERSION = args.easydel_version
     if args.doc and not (args.check and args.format == "markdown"):
         parser.error("--doc compares the markdown table: it needs --check and --format markdown")
     with open(args.data, encoding="utf-8") as f:
