@@ -208,7 +208,7 @@ StatusOr<const rules::RuleSet*> Model::Rules(const std::string& rules, int64_t m
     // An alias (kimi_k2) plans with the rules of the family it names (deepseek_v3).
     const std::string& family = resolved_.family.empty() ? model_type_ : resolved_.family;
     if (!generated) return library_.ForModelType(family);
-    return GeneratedRules(family, *version_);
+    return GeneratedRules(family);
   }
   EP_ASSIGN_OR_RETURN(const rules::RuleSet* set,
                       library_.FromFile(*env_.fs, rules, env_.limits, static_cast<size_t>(max_rules)));
@@ -226,10 +226,9 @@ StatusOr<const rules::RuleSet*> Model::Rules(const std::string& rules, int64_t m
 }
 
 // Called with data_mutex_ held.
-StatusOr<const rules::RuleSet*> Model::GeneratedRules(const std::string& family,
-                                                      const schemas::EasyDelVersion& version) const {
-  const std::string key = version.name + "/" + family;
-  if (auto it = generated_rules_.find(key); it != generated_rules_.end()) return it->second.get();
+StatusOr<const rules::RuleSet*> Model::GeneratedRules(const std::string& family) const {
+  if (generated_rules_) return generated_rules_.get();
+  const schemas::EasyDelVersion& version = *version_;
   EP_ASSIGN_OR_RETURN(const schemas::TreeTemplate* tree_template, schemas_.Tree(family));
   if (!tree_template) {
     return Status::BadInput({"", "/model_type"},
@@ -245,9 +244,8 @@ StatusOr<const rules::RuleSet*> Model::GeneratedRules(const std::string& family,
   EP_ASSIGN_OR_RETURN(rules::RuleSet set, rules::GenerateAutoRules(tensors, *kinds, family,
                                                                    "EasyDeL " + version.name + " automatic rules (" +
                                                                        tree_template->source + ")"));
-  auto& slot = generated_rules_[key];
-  slot = std::make_unique<rules::RuleSet>(std::move(set));
-  return slot.get();
+  generated_rules_ = std::make_unique<rules::RuleSet>(std::move(set));
+  return generated_rules_.get();
 }
 
 Status Model::ReportDuplicateKeys(const std::vector<Diag>& warnings) const {

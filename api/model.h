@@ -136,8 +136,7 @@ class Model {
 
  private:
   Model(Environment env, ConfigOptions options);
-  StatusOr<const rules::RuleSet*> GeneratedRules(const std::string& family,
-                                                 const schemas::EasyDelVersion& version) const;
+  StatusOr<const rules::RuleSet*> GeneratedRules(const std::string& family) const;
   static StatusOr<std::shared_ptr<const Model>> Resolve(Environment env, ConfigOptions options, bool has_config,
                                                         Document config, std::optional<Document> overrides,
                                                         std::vector<Diag>* diags);
@@ -160,9 +159,9 @@ class Model {
   mutable schemas::SchemaSet schemas_;
   mutable rules::RuleLibrary library_;
   mutable std::set<const rules::RuleSet*> rule_files_reported_;  // their duplicate keys, warned once
-  // Rule sets derived for a version: generated from module hooks (by version), or a rule file with
-  // EasyDeL's `$` normalisation (by file set).
-  mutable std::map<std::string, std::unique_ptr<rules::RuleSet>> generated_rules_;
+  // Rule sets derived for the model's version: generated from module hooks (one model_type, one
+  // version: one set), or a rule file with EasyDeL's `$` normalisation (by file set).
+  mutable std::unique_ptr<rules::RuleSet> generated_rules_;
   mutable std::map<const rules::RuleSet*, std::unique_ptr<rules::RuleSet>> normalized_rules_;
 
   using TreeKey = decltype(std::declval<TreeSpec>().Key());

@@ -1,5 +1,7 @@
 #include "rules/auto_rules.h"
 
+#include <re2/re2.h>
+
 #include <set>
 #include <utility>
 
@@ -17,15 +19,6 @@ bool AllDigits(std::string_view part) {
   return true;
 }
 
-// Python's re.escape (3.7+) escapes the characters special in a pattern; RE2 reads the same escapes.
-void AppendEscaped(std::string& out, std::string_view part) {
-  static constexpr std::string_view kSpecial = "()[]{}?*+-|^$\\.&~# \t\n\r\v\f";
-  for (char c : part) {
-    if (kSpecial.find(c) != std::string_view::npos) out += '\\';
-    out += c;
-  }
-}
-
 }  // namespace
 
 std::string AutoRulePattern(std::string_view path) {
@@ -37,7 +30,8 @@ std::string AutoRulePattern(std::string_view path) {
     if (AllDigits(part)) {
       pattern += "\\d+";
     } else {
-      AppendEscaped(pattern, part);
+      // re.escape's role; for the [A-Za-z0-9_] of module and parameter names both leave the text as is.
+      pattern += RE2::QuoteMeta(part);
     }
     if (slash == std::string_view::npos) break;
     pattern += '/';
