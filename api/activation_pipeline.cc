@@ -136,6 +136,7 @@ StatusOr<ActivationsResult> Activations(const std::shared_ptr<const Model>& mode
                       MeshFromOptions(mesh, model->options().devices, model->config(), true, &result.mesh_source));
   EP_ASSIGN_OR_RETURN(result.plan, BuildActivations(options, *table, *presets, model->resolved(), built));
   result.model_type = model->model_type();
+  result.easydel_version = model->easydel_version().name;
   result.strict = model->options().strict;
   return result;
 }

@@ -44,6 +44,7 @@ struct ActivationsResult {
   planner::ActivationPlan plan;
   std::string model_type;
   std::string mesh_source;
+  std::string easydel_version;  ///< schemas/easydel_versions.yaml
   bool strict = false;
   /// Exit status of the command: errors, or warnings under --strict.
   bool Failed() const;

@@ -111,6 +111,7 @@ std::string ActivationsToJsonText(const ActivationsView& view) {
   const planner::AttnOptions& options = plan.attention_options;
   std::string out = "{\n";
   out += "  \"model_type\": " + Quoted(view.model_type) + ",\n";
+  if (!view.easydel_version.empty()) out += "  \"easydel_version\": " + Quoted(view.easydel_version) + ",\n";
   out += fmt::format("  \"mode\": \"{}\",\n", planner::RuntimeModeName(options.mode));
   out += fmt::format("  \"easydel_mode\": \"{}\",\n", planner::RuntimeModeConstant(options.mode));
   out += fmt::format("  \"layout\": \"{}\",\n", planner::AttnLayoutName(options.layout));

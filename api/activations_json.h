@@ -16,6 +16,7 @@ struct ActivationsView {
   const planner::ActivationPlan* plan = nullptr;
   std::string model_type;
   std::string mesh_source;
+  std::string easydel_version;  ///< the EasyDeL version the specs describe
 };
 
 std::string ActivationsToJsonText(const ActivationsView& view);

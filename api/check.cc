@@ -343,6 +343,7 @@ StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckO
   EP_ASSIGN_OR_RETURN(run.plan, inputs.Build());
   const planner::Plan& plan = run.plan;
   run.level = flags.level;
+  run.easydel_version = model->easydel_version().name;
   run.mesh = plan.mesh;
   run.seed = flags.seed;
   run.root = root;
@@ -397,6 +398,7 @@ Json CheckToJson(const CheckRun& run) {
   Json out = Json::object();
   out["ok"] = run.ok();
   out["level"] = run.level;
+  out["easydel_version"] = run.easydel_version;
   Json mesh = Json::object();
   for (int k = 0; k < run.mesh.rank(); ++k)
     mesh[run.mesh.axis_names[static_cast<size_t>(k)]] = run.mesh.shape[static_cast<size_t>(k)];

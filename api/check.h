@@ -66,6 +66,7 @@ constexpr double kPeakBandLow = 0.5, kPeakBandHigh = 1.5;
 struct CheckRun {
   planner::Plan plan;  ///< the full plan; with error findings nothing else ran
   std::string level;
+  std::string easydel_version;  ///< whose plan and forward ran (schemas/easydel_versions.yaml)
   Mesh mesh;
   std::optional<kernels::LayoutCheckResult> layout;
   std::optional<NumericSetup> numeric_setup;

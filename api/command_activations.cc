@@ -23,7 +23,7 @@ CommandSpec ActivationsCommand() {
       .document =
           [](const CommandResult& result, const CommandOptions&) {
             const ActivationsResult& value = std::get<ActivationsResult>(result.value);
-            return ActivationsToJsonText({&value.plan, value.model_type, value.mesh_source});
+            return ActivationsToJsonText({&value.plan, value.model_type, value.mesh_source, value.easydel_version});
           },
   };
 }

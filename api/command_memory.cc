@@ -32,7 +32,8 @@ CommandSpec MemoryCommand() {
       .document =
           [](const CommandResult& result, const CommandOptions&) {
             const MemoryResult& value = std::get<MemoryResult>(result.value);
-            return MemoryToJsonText(*value.report, value.hardware, &value.plan.findings);
+            return MemoryToJsonText(*value.report, value.hardware, &value.plan.findings,
+                                    value.inputs.model->easydel_version().name);
           },
   };
 }

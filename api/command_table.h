@@ -158,6 +158,7 @@ enum class Outcome {
 struct TreeValue {
   Model::TreePtr tree;
   TreeTotals totals;
+  std::string easydel_version;   ///< the version whose template gave the tree; "" for a file or checkpoint
   std::optional<TreeDiff> diff;  ///< --diff
 };
 struct ExplainValue {

@@ -42,6 +42,7 @@ StatusOr<CommandResult> RunTree(const RunContext& context, const CommandOptions&
   }
   EP_ASSIGN_OR_RETURN(value.tree, model->Tree(spec));
   EP_ASSIGN_OR_RETURN(value.totals, value.tree->Totals());
+  if (spec.source == TreeSpec::Source::kTemplate) value.easydel_version = model->easydel_version().name;
   return CommandResult{.value = std::move(value)};
 }
 
@@ -65,7 +66,8 @@ CommandSpec TreeCommand() {
       .document =
           [](const CommandResult& result, const CommandOptions&) {
             const TreeValue& value = std::get<TreeValue>(result.value);
-            return value.diff ? EmitJson(DiffToJson(*value.diff)) : TreeToJsonText(*value.tree, value.totals);
+            return value.diff ? EmitJson(DiffToJson(*value.diff))
+                              : TreeToJsonText(*value.tree, value.totals, value.easydel_version);
           },
   };
 }

@@ -24,13 +24,13 @@ namespace {
 // The token and position tables of the model's forward structure: lookups, not matmuls.
 bool IsEmbeddingLookup(const kernels::ModelDesc& d, const std::string& name) {
   const schemas::ForwardStructure& f = d.forward;
-  return name == d.param_prefix + f.embedding || (!f.positions.empty() && name == d.param_prefix + f.positions);
+  return name == d.Param(f.embedding) || (!f.positions.empty() && name == d.Param(f.positions));
 }
 
 // A stacked routed-expert tensor: under a layer's MoE block, in the experts' module (the down kernel's).
 bool IsRoutedExpert(const kernels::ModelDesc& d, const std::string& name) {
   const schemas::ForwardStructure::Moe& moe = d.forward.moe;
-  const std::string layers = d.param_prefix + d.forward.layers + "/";
+  const std::string layers = d.Param(d.forward.layers) + "/";
   if (moe.block.empty() || !name.starts_with(layers)) return false;
   // The name under its layer: "<i>/<block>/<expert kernel>" plus "/kernel", a "_bias" suffix, or nothing
   // (an ArrayParam); a per-expert module's "{e}" stands for the expert's index.
@@ -234,9 +234,9 @@ StatusOr<StepModel> StepModelOf(const PlanInputs& inputs, const planner::Plan& p
     if (t.role != TensorRole::kParameter || t.shape.rank() < 2) continue;  // norms and biases are no matmul
     const int64_t elements = t.shape.NumElements().value_or(0);
     // Tied: the head variable EasyDeL may still hold is unused; the embedding serves as the head.
-    if (d.tied_embeddings && t.name == d.param_prefix + d.forward.head) continue;
+    if (d.tied_embeddings && t.name == d.Param(d.forward.head)) continue;
     if (IsEmbeddingLookup(d, t.name)) {
-      if (d.tied_embeddings && t.name == d.param_prefix + d.forward.embedding) active += elements;  // lm_head
+      if (d.tied_embeddings && t.name == d.Param(d.forward.embedding)) active += elements;  // lm_head
       continue;
     }
     if (IsRoutedExpert(d, t.name) && d.experts > 0 && d.top_k > 0) {
@@ -444,6 +444,7 @@ Json CostToJson(const CostResult& r) {
   Json out = Json::object();
   const Mesh& mesh = r.plan.mesh;
   out["model_type"] = r.inputs.model->model_type();
+  out["easydel_version"] = r.inputs.model->easydel_version().name;
   out["mesh"] = AxisSizesJson(mesh.axis_names, mesh.shape);
   out["dcn"] = AxisSizesJson(mesh.axis_names, mesh.dcn_shape, /*skip_ones=*/true);
   out["devices"] = mesh.NumDevices();

@@ -76,7 +76,7 @@ std::string ExplainTensor(const PlanInputs& inputs, const planner::Plan& plan, c
   }
   const std::vector<int> matches = matcher.AllMatches(match_name);
   const int first = matches.empty() ? -1 : matches.front();
-  out += "  rules (first match wins, unanchored search):\n";
+  out += "  rules of EasyDeL " + inputs.model->easydel_version().name + " (first match wins, unanchored search):\n";
   for (size_t r = 0; r < inputs.rules->rules.size(); ++r) {
     const rules::Rule& rule = inputs.rules->rules[r];
     const bool hit = std::find(matches.begin(), matches.end(), static_cast<int>(r)) != matches.end();

@@ -85,7 +85,8 @@ StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, ExportO
                                       .geometry = &model->resolved().geometry,
                                       .activation_table = table,
                                       .model = runtime_model,
-                                      .vocabulary = vocabulary ? &*vocabulary : nullptr};
+                                      .vocabulary = vocabulary ? &*vocabulary : nullptr,
+                                      .easydel_version = model->easydel_version().name};
   export_inputs.plan_json = [&]() -> StatusOr<std::string> {
     EP_ASSIGN_OR_RETURN(planned.experts, ExpertReportForPlan(planned.inputs));
     return PlanResultToJsonText(planned);

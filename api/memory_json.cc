@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "api/json_text.h"
 #include "api/plan_json.h"
 
 namespace easyplan::api {
@@ -32,8 +33,10 @@ Json DeviceMemoryToJson(const planner::DeviceMemory& d) {
 }
 
 std::string MemoryToJsonText(const planner::MemoryReport& report, const std::string& hardware,
-                             const std::vector<planner::Finding>* findings) {
-  std::string out = fmt::format("{{\n  \"mode\": \"{}\",\n  \"devices\": [\n", planner::MemoryModeName(report.mode));
+                             const std::vector<planner::Finding>* findings, const std::string& easydel_version) {
+  std::string out = fmt::format("{{\n  \"mode\": \"{}\",\n", planner::MemoryModeName(report.mode));
+  if (!easydel_version.empty()) out += "  \"easydel_version\": " + Quoted(easydel_version) + ",\n";
+  out += "  \"devices\": [\n";
   for (size_t i = 0; i < report.devices.size(); ++i) {
     out += "    " + DeviceJson(report.devices[i]) + (i + 1 < report.devices.size() ? ",\n" : "\n");
   }

@@ -20,8 +20,10 @@ Json DeviceMemoryToJson(const planner::DeviceMemory& device);
 /// after "memory_per_device"; "" writes no such key (the budget came from --max-memory or an
 /// accelerator of schemas/devices.yaml).
 /// `findings`: the plan's; when one is an error, "ok": false and the findings follow the figures.
+/// `easydel_version`: the EasyDeL version described, written after "mode"; "" writes no such key.
 std::string MemoryToJsonText(const planner::MemoryReport& report, const std::string& hardware = "",
-                             const std::vector<planner::Finding>* findings = nullptr);
+                             const std::vector<planner::Finding>* findings = nullptr,
+                             const std::string& easydel_version = "");
 
 }  // namespace easyplan::api
 

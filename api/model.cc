@@ -95,6 +95,7 @@ StatusOr<std::shared_ptr<const Model>> Model::Resolve(Environment env, ConfigOpt
   }
   schemas::ConfigInput input{std::move(config), std::move(overrides), {}};
   schemas::ResolveOptions resolve;
+  resolve.easydel_version = model->version_->name;
   if (has_config) {
     input.sets = model->options_.sets;
     resolve.profile =
@@ -231,10 +232,12 @@ StatusOr<const rules::RuleSet*> Model::GeneratedRules(const std::string& family)
   const schemas::EasyDelVersion& version = *version_;
   EP_ASSIGN_OR_RETURN(const schemas::TreeTemplate* tree_template, schemas_.Tree(family));
   if (!tree_template) {
-    return Status::BadInput({"", "/model_type"},
-                            "EasyDeL " + version.name + " generates its rules from the modules of '" + family +
-                                "', and easyplan has no parameter-tree template for it",
-                            {"pass --rules FILE, or --easydel-version with a version that has a table for it"});
+    const std::vector<std::string> known = schemas_.TreeNames();
+    std::string message = "no built-in partition rules for model_type '" + family + "'";
+    if (auto suggestion = SuggestClosest(family, known)) message += " (did you mean '" + *suggestion + "'?)";
+    message += ": EasyDeL " + version.name + " generates them from the modules of its parameter-tree template";
+    return Status::BadInput({"", "/model_type"}, message,
+                            {"templates exist for " + JoinQuoted(known), "write your own rules and pass --rules FILE"});
   }
   schemas::TreeOptions options;
   options.easydel_version = version.name;
@@ -242,8 +245,7 @@ StatusOr<const rules::RuleSet*> Model::GeneratedRules(const std::string& family)
                       schemas::ExpandTreeTemplate(*tree_template, resolved_.config, options));
   EP_ASSIGN_OR_RETURN(const rules::ModuleKinds* kinds, library_.GetModuleKinds());
   EP_ASSIGN_OR_RETURN(rules::RuleSet set, rules::GenerateAutoRules(tensors, *kinds, family,
-                                                                   "EasyDeL " + version.name + " automatic rules (" +
-                                                                       tree_template->source + ")"));
+                                                                   "automatic rules (" + tree_template->source + ")"));
   generated_rules_ = std::make_unique<rules::RuleSet>(std::move(set));
   return generated_rules_.get();
 }
@@ -338,6 +340,7 @@ StatusOr<Model::LinksPtr> Model::Links(const TreeSpec& tree_spec, const TreePtr&
 Json ResolvedDocument(const Model& model, bool provenance) {
   if (!provenance) return model.resolved().config;
   Json document = Json::object();
+  document["easydel_version"] = model.easydel_version().name;  // whose defaults filled the config
   document["config"] = model.resolved().config;
   document["provenance"] = model.resolved().provenance;
   return document;

@@ -179,7 +179,8 @@ class Model {
   OnceMap<std::string, planner::HardwareProfile> hardware_;
 };
 
-/// What `easyplan resolve` prints: the resolved config, or {"config", "provenance"} with `provenance`.
+/// What `easyplan resolve` prints: the resolved config, or {"easydel_version", "config", "provenance"} with
+/// `provenance`.
 Json ResolvedDocument(const Model& model, bool provenance);
 
 }  // namespace easyplan::api

@@ -124,8 +124,8 @@ std::vector<OptionSpec> MakeOptions() {
        .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.config.schemas_dir; }});
   add({.name = "easydel_version",
        .group = OptionGroup::kConfig,
-       .help = "the EasyDeL commit to describe (schemas/easydel_versions.yaml): c14e25c9 (per-family rule tables, "
-               "the default) or 090a03b2 (rules generated from module hooks)",
+       .help = "the EasyDeL commit to describe (schemas/easydel_versions.yaml): 090a03b2 (2026-04, rules generated "
+               "from module hooks; the default) or c14e25c9 (2025-11, per-family rule tables)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.config.easydel_version; }});
 
   // ---- the parameter tree ----

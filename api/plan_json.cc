@@ -104,6 +104,7 @@ std::string PlanToJsonText(const PlanView& view) {
   const ParamTree& tree = *view.tree;
   std::string out = "{\n";
   out += "  \"model_type\": " + Quoted(tree.model_type) + ",\n";
+  if (!view.easydel_version.empty()) out += "  \"easydel_version\": " + Quoted(view.easydel_version) + ",\n";
   out += "  \"layout\": \"" + std::string(LayoutName(tree.layout)) + "\",\n";
   out += "  \"mesh\": " + MeshJson(plan.mesh) + ",\n";
   out += "  \"uneven\": \"" + std::string(planner::UnevenModeName(plan.uneven)) + "\",\n";

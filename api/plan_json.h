@@ -32,6 +32,8 @@ struct PlanView {
   const planner::ExpertSpecs* expert_specs = nullptr;
   /// How the tree holds a quantized checkpoint's weights (api::QuantizedWeights); "" for other models.
   std::string weights;
+  /// The EasyDeL version the plan describes (schemas/easydel_versions.yaml); "" for none.
+  std::string easydel_version;
 };
 
 /// Per-device bytes: min, median (lower), max, and the first device holding the max.

@@ -18,13 +18,18 @@ StatusOr<PlanResult> PlanModel(const std::shared_ptr<const Model>& model, const 
   return result;
 }
 
-std::string PlanResultToJsonText(const PlanResult& result, const PlanViewOptions& view) {
+PlanView ViewOfPlan(const PlanResult& result, const PlanViewOptions& view) {
   PlanView rendering{&result.plan, result.inputs.tree.get(), result.inputs.rules, view.rank, view.summary};
   if (result.experts) {
     rendering.expert_mesh = &result.experts->mesh;
     rendering.expert_specs = &result.experts->specs;
   }
-  return PlanToJsonText(rendering);
+  rendering.easydel_version = result.inputs.model->easydel_version().name;
+  return rendering;
+}
+
+std::string PlanResultToJsonText(const PlanResult& result, const PlanViewOptions& view) {
+  return PlanToJsonText(ViewOfPlan(result, view));
 }
 
 StatusOr<std::vector<std::pair<std::string, PartitionSpec>>> ResolvedRules(const PlanInputs& inputs) {

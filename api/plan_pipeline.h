@@ -12,6 +12,7 @@
 
 #include "api/activation_pipeline.h"
 #include "api/plan_inputs.h"
+#include "api/plan_json.h"
 #include "core/partition_spec.h"
 #include "planner/plan.h"
 
@@ -33,6 +34,9 @@ struct PlanViewOptions {
 /// what is wrong); bad input (a bad mesh, a --rank outside it) is a Status.
 StatusOr<PlanResult> PlanModel(const std::shared_ptr<const Model>& model, const PlanOptions& options,
                                const PlanViewOptions& view = {});
+
+/// What the renderers read of `result`: the plan, tree, rules, expert report and EasyDeL version.
+PlanView ViewOfPlan(const PlanResult& result, const PlanViewOptions& view = {});
 
 /// `plan --format json` of `result`.
 std::string PlanResultToJsonText(const PlanResult& result, const PlanViewOptions& view = {});

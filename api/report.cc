@@ -357,6 +357,7 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
   Json& data = result.data;
   data = Json::object();
   data["model_type"] = model->model_type();
+  data["easydel_version"] = model->easydel_version().name;
   data["mesh"] = MeshJson(mesh, inputs.mesh_source);
   Json rules = Json::object();
   rules["source"] = inputs.rules != nullptr ? inputs.rules->source : "";

@@ -771,6 +771,7 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   SuggestResult result;
   result.findings = std::move(findings);
   result.model_type = model->model_type();
+  result.easydel_version = model->easydel_version().name;
   result.hardware = hardware;
   result.limits = model->env().limits;
   result.assumptions =
@@ -852,6 +853,9 @@ std::vector<std::string> ReproduceCommands(const SuggestOptions& o, const Candid
   for (const std::string& set : config.sets) common += flag("--set", set);
   if (config.strict) common += " --strict";
   if (!config.schemas_dir.empty()) common += flag("--schemas-dir", config.schemas_dir);
+  // The version searched under, when the user named one: a reproduce command must describe the same
+  // EasyDeL whatever the default is then.
+  if (!config.easydel_version.empty()) common += flag("--easydel-version", config.easydel_version);
   // The limits the search ran under, where raised or lowered (a model past the default --max-layers).
   const Limits default_limits;
   if (limits.max_input_bytes != default_limits.max_input_bytes) {
@@ -921,6 +925,7 @@ Json SuggestToJson(const SuggestOptions& options, const SuggestResult& result) {
   }
   Json out = Json::object();
   out["model_type"] = result.model_type;
+  out["easydel_version"] = result.easydel_version;
   out["hardware"] = options.memory.hardware;
   out["devices"] = SuggestDevices(options);
   out["slices"] = options.slices;

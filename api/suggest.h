@@ -87,6 +87,7 @@ struct TermDifference {
 
 struct SuggestResult {
   std::string model_type;
+  std::string easydel_version;                         ///< the EasyDeL version every candidate describes
   const planner::HardwareProfile* hardware = nullptr;  ///< --hardware, as loaded
   std::vector<Candidate> ranked;                       ///< every feasible candidate, best first
   int64_t considered = 0;  ///< (mesh, slices placement, rules, policy) combinations examined

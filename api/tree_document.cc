@@ -7,9 +7,10 @@
 
 namespace easyplan::api {
 
-Json TreeToJson(const ParamTree& tree, const TreeTotals& totals) {
+Json TreeToJson(const ParamTree& tree, const TreeTotals& totals, const std::string& easydel_version) {
   Json json = Json::object();
   json["model_type"] = tree.model_type;
+  if (!easydel_version.empty()) json["easydel_version"] = easydel_version;
   json["layout"] = std::string(LayoutName(tree.layout));
   Json params = Json::array();
   for (const TensorEntry& tensor : tree.tensors) {
@@ -27,9 +28,10 @@ Json TreeToJson(const ParamTree& tree, const TreeTotals& totals) {
   return json;
 }
 
-std::string TreeToJsonText(const ParamTree& tree, const TreeTotals& totals) {
+std::string TreeToJsonText(const ParamTree& tree, const TreeTotals& totals, const std::string& easydel_version) {
   std::string out = "{\n";
   out += "  \"model_type\": " + Quoted(tree.model_type) + ",\n";
+  if (!easydel_version.empty()) out += "  \"easydel_version\": " + Quoted(easydel_version) + ",\n";
   out += "  \"layout\": \"" + std::string(LayoutName(tree.layout)) + "\",\n";
   out += "  \"params\": [";
   bool first = true;

@@ -13,11 +13,11 @@ namespace easyplan::api {
 
 /// {"model_type", "layout", "params": [{"name", "shape", "dtype"[, "role"]}...], "total_tensors",
 /// "total_params", "total_bytes"}; "role" appears only for buffers and scales.
-Json TreeToJson(const ParamTree& tree, const TreeTotals& totals);
+Json TreeToJson(const ParamTree& tree, const TreeTotals& totals, const std::string& easydel_version = "");
 
 /// TreeToJson as text: two-space indentation with one line per tensor, so a 90k-tensor tree stays
 /// greppable and diffable (and is written without building a Json value per tensor).
-std::string TreeToJsonText(const ParamTree& tree, const TreeTotals& totals);
+std::string TreeToJsonText(const ParamTree& tree, const TreeTotals& totals, const std::string& easydel_version = "");
 
 /// Parses the JSON shape above (a user's own tree, dumped from JAX or PyTorch). Errors name `file`,
 /// the JSON pointer and the tensor. Same as core/tree_json.h's TreeFromJsonValue; to read a file use

@@ -7,6 +7,7 @@
 #include "api/activation_pipeline.h"
 #include "api/choices.h"
 #include "api/context_length.h"
+#include "api/json_text.h"
 #include "api/memory_pipeline.h"
 #include "api/option_checks.h"
 #include "api/plan_inputs.h"
@@ -194,6 +195,7 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
   result.strict = model->options().strict;
   result.failed = result.errors > 0 || (result.strict && result.warnings > 0);
   result.tensors = static_cast<int64_t>(inputs.tree->tensors.size());
+  result.easydel_version = inputs.model->easydel_version().name;
   result.mesh = plan.mesh;
   result.summary = SummarizeDevices(plan.device_bytes);
   return result;
@@ -201,10 +203,12 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
 
 std::string ValidateToJsonText(const ValidateResult& result) {
   return FindingsToJsonText(
-      result.findings, fmt::format("  \"ok\": {},\n  \"errors\": {},\n  \"warnings\": {},\n  \"tensors\": {},\n"
-                                   "  \"devices\": {},\n  \"max_bytes_per_device\": {},\n  \"worst_device\": {},\n",
-                                   result.failed ? "false" : "true", result.errors, result.warnings, result.tensors,
-                                   result.mesh.NumDevices(), result.summary.max, result.summary.worst_device));
+      result.findings,
+      fmt::format("  \"ok\": {},\n  \"easydel_version\": {},\n  \"errors\": {},\n  \"warnings\": {},\n"
+                  "  \"tensors\": {},\n  \"devices\": {},\n  \"max_bytes_per_device\": {},\n"
+                  "  \"worst_device\": {},\n",
+                  result.failed ? "false" : "true", Quoted(result.easydel_version), result.errors, result.warnings,
+                  result.tensors, result.mesh.NumDevices(), result.summary.max, result.summary.worst_device));
 }
 
 }  // namespace easyplan::api

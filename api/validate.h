@@ -41,6 +41,7 @@ struct ValidateResult {
   bool strict = false;
   bool failed = false;  ///< errors, or warnings under --strict
   int64_t tensors = 0;
+  std::string easydel_version;  ///< the EasyDeL version validated against
   Mesh mesh;
   DeviceSummary summary;                              ///< parameter bytes per device
   std::optional<int64_t> budget;                      ///< --max-memory (or --hardware's HBM) in bytes

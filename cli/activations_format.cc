@@ -99,9 +99,10 @@ std::string ActivationsToTable(const ActivationsView& view) {
   const planner::AttnOptions& options = plan.attention_options;
   const bool generation = planner::IsGenerationMode(options.mode);
   std::string out = fmt::format(
-      "{} in {} mode (EasyDeL {}: {} rules), layout {}{}{}\n", view.model_type.empty() ? "model" : view.model_type,
-      planner::RuntimeModeName(options.mode), planner::RuntimeModeConstant(options.mode),
-      generation ? "decode_*" : "train", planner::AttnLayoutName(options.layout), options.qkv_mni ? ", qkv_mni" : "",
+      "{} in {} mode (EasyDeL {}{}: {} rules), layout {}{}{}\n", view.model_type.empty() ? "model" : view.model_type,
+      planner::RuntimeModeName(options.mode), view.easydel_version.empty() ? "" : view.easydel_version + " ",
+      planner::RuntimeModeConstant(options.mode), generation ? "decode_*" : "train",
+      planner::AttnLayoutName(options.layout), options.qkv_mni ? ", qkv_mni" : "",
       options.softmax_aux_ndim ? fmt::format(", softmax aux rank {}", *options.softmax_aux_ndim) : "");
   out += fmt::format("mesh {} ({} devices, from {})\n\n", plan.mesh.ToString(), WithThousands(plan.mesh.NumDevices()),
                      view.mesh_source);

@@ -17,7 +17,7 @@ namespace easyplan::cli {
 
 Status RenderActivations(const api::CommandResult& run, const api::CommandOptions& options, Context& ctx) {
   const api::ActivationsResult& result = std::get<api::ActivationsResult>(run.value);
-  ActivationsView view{&result.plan, result.model_type, result.mesh_source};
+  ActivationsView view{&result.plan, result.model_type, result.mesh_source, result.easydel_version};
   const bool json = options.format == "json";
   if (!json) ctx.err << api::FindingsForTerminal(result.plan.findings, ctx.verbose);
   std::string text = json ? api::ActivationsToJsonText(view) : ActivationsToTable(view);

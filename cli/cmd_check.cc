@@ -160,7 +160,7 @@ std::string ToText(const CheckRun& run) {
         Ratio(p.max_ratio, "the largest activation peak ratio"));
     out += fmt::format("; tolerance {:.1f}x to {:.1f}x: {}\n", kPeakBandLow, kPeakBandHigh, p.ok ? "ok" : "FAIL");
   }
-  out += fmt::format("check: {}\n", run.ok() ? "pass" : "FAIL");
+  out += fmt::format("check: {} (EasyDeL {})\n", run.ok() ? "pass" : "FAIL", run.easydel_version);
   return out;
 }
 

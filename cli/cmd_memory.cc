@@ -60,13 +60,14 @@ std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInpu
                         const api::MemoryOptions& flags, const std::string& budget_label, bool mode_given) {
   const bool train = report.mode == planner::MemoryMode::kTrain;
   const Mesh& mesh = inputs.mesh;
-  std::string out = fmt::format("{} memory of {} on mesh {} ({} devices), batch {}, seq {}",
-                                train                                          ? "training"
-                                : report.mode == planner::MemoryMode::kDecode  ? "decode-step"
-                                : report.mode == planner::MemoryMode::kPrefill ? "prefill"
-                                                                               : "serving",
-                                inputs.config().value("model_type", std::string("model")), mesh.ToString(),
-                                mesh.NumDevices(), *flags.batch, *flags.seq);
+  std::string out =
+      fmt::format("{} memory of {} (EasyDeL {}) on mesh {} ({} devices), batch {}, seq {}",
+                  train                                          ? "training"
+                  : report.mode == planner::MemoryMode::kDecode  ? "decode-step"
+                  : report.mode == planner::MemoryMode::kPrefill ? "prefill"
+                                                                 : "serving",
+                  inputs.config().value("model_type", std::string("model")), inputs.model->easydel_version().name,
+                  mesh.ToString(), mesh.NumDevices(), *flags.batch, *flags.seq);
   if (train) {
     out += fmt::format(", {} ({} state{}), gradient_checkpointing {}", flags.optimizer, flags.opt_state_dtype,
                        flags.master_weights ? ", float32 master weights" : "",
@@ -141,7 +142,8 @@ Status RenderMemory(const api::CommandResult& run, const api::CommandOptions& op
   // Without --mode the step is a training step, and the table says so.
   const std::string text =
       options.format == "json"
-          ? api::MemoryToJsonText(report, result.hardware, &result.plan.findings)
+          ? api::MemoryToJsonText(report, result.hardware, &result.plan.findings,
+                                  result.inputs.model->easydel_version().name)
           : MemoryTable(report, result.inputs, options.memory, result.budget_label, options.Given("mode"));
   return WriteOutput(ctx, options.output, text);
 }

@@ -14,12 +14,8 @@ Status RenderPlan(const api::CommandResult& result, const api::CommandOptions& o
   if (options.format == "json") {
     return WriteOutput(ctx, options.output, api::PlanResultToJsonText(plan, {options.rank, options.summary}));
   }
-  PlanView table{&plan.plan, plan.inputs.tree.get(), plan.inputs.rules, options.rank, options.summary};
+  PlanView table = api::ViewOfPlan(plan, {options.rank, options.summary});
   table.weights = api::QuantizedWeights(*plan.inputs.model, plan.inputs.tree_spec);
-  if (plan.experts) {
-    table.expert_mesh = &plan.experts->mesh;
-    table.expert_specs = &plan.experts->specs;
-  }
   return WriteOutput(ctx, options.output, PlanToTable(table));
 }
 

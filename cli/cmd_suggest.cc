@@ -28,9 +28,9 @@ std::string Term(const api::TermDifference& t, double value) {
 std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& r, bool verbose) {
   const planner::HardwareProfile& hardware = *r.hardware;
   const bool train = o.memory.mode == "train";
-  std::string out = fmt::format("{} of {} on {} x {} ({}{}), {}batch {} x seq {}\n",
+  std::string out = fmt::format("{} of {} (EasyDeL {}) on {} x {} ({}{}), {}batch {} x seq {}\n",
                                 train ? "training" : (o.memory.mode == "decode" ? "decode" : "prefill"), r.model_type,
-                                SuggestDevices(o), hardware.name, hardware.description,
+                                r.easydel_version, SuggestDevices(o), hardware.name, hardware.description,
                                 o.slices > 1 ? fmt::format(", {} slices", o.slices) : "", train ? "global " : "",
                                 *o.memory.batch, *o.memory.seq);
   if (o.precision == "fp8") out.insert(out.size() - 1, ", fp8 projections");

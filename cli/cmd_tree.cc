@@ -14,7 +14,8 @@ Status RenderTree(const api::CommandResult& result, const api::CommandOptions& o
                        format == "json" ? EmitJson(api::DiffToJson(*value.diff)) : DiffToText(*value.diff));
   }
   const ParamTree& tree = *value.tree;
-  if (format == "json") return WriteOutput(ctx, options.output, TreeToJsonText(tree, value.totals));
+  if (format == "json")
+    return WriteOutput(ctx, options.output, TreeToJsonText(tree, value.totals, value.easydel_version));
   if (format == "csv") return WriteOutput(ctx, options.output, TreeToCsv(tree, value.totals));
   return WriteOutput(ctx, options.output, TreeToTable(tree, value.totals));
 }

@@ -30,10 +30,11 @@ Status RenderValidate(const api::CommandResult& run, const api::CommandOptions& 
                                  result.memory_mode, result.worst_memory->id);
     }
     text = api::FindingsForTerminal(result.findings, ctx.verbose);
-    text += fmt::format("{}: {} tensors on mesh {} ({} devices); max {} {}per device (device {}){}{}\n",
-                        result.failed ? "FAILED" : "ok", WithThousands(result.tensors), result.mesh.ToString(),
-                        WithThousands(result.mesh.NumDevices()), HumanBytesBinary(result.summary.max),
-                        whole_memory.empty() ? "" : "of parameters ", result.summary.worst_device, whole_memory,
+    text += fmt::format("{}: {} tensors (EasyDeL {}) on mesh {} ({} devices); max {} {}per device (device {}){}{}\n",
+                        result.failed ? "FAILED" : "ok", WithThousands(result.tensors), result.easydel_version,
+                        result.mesh.ToString(), WithThousands(result.mesh.NumDevices()),
+                        HumanBytesBinary(result.summary.max), whole_memory.empty() ? "" : "of parameters ",
+                        result.summary.worst_device, whole_memory,
                         result.budget ? " of " + result.budget_text + " budget"
                                       : "; memory not checked (no --max-memory or --hardware)");
   }

@@ -62,10 +62,10 @@ std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
   const api::StepSettings& s = r.settings;
   const bool train = s.mode == planner::MemoryMode::kTrain;
   const Mesh& mesh = r.plan.mesh;
-  std::string out =
-      fmt::format("{} step of {} on mesh {} ({} devices{}), {}\n",
-                  train ? "training" : (s.decode ? "decode" : "prefill"), r.inputs.model->model_type(), mesh.ToString(),
-                  mesh.NumDevices(), mesh.dcn_shape.empty() ? "" : ", multi-slice", r.hardware->description);
+  std::string out = fmt::format("{} step of {} (EasyDeL {}) on mesh {} ({} devices{}), {}\n",
+                                train ? "training" : (s.decode ? "decode" : "prefill"), r.inputs.model->model_type(),
+                                r.inputs.model->easydel_version().name, mesh.ToString(), mesh.NumDevices(),
+                                mesh.dcn_shape.empty() ? "" : ", multi-slice", r.hardware->description);
   out += fmt::format("batch {} x seq {}", s.batch, s.seq);
   if (s.fp8) out += ", fp8 projections";
   if (train) {

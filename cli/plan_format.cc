@@ -145,6 +145,7 @@ std::string PlanToTable(const PlanView& view) {
     out += Columns(rows, {6, 7});
   }
   const DeviceSummary summary = SummarizeDevices(plan.device_bytes);
+  if (!view.easydel_version.empty()) out += "EasyDeL " + view.easydel_version + ", ";
   out += fmt::format("mesh {} ({} devices), rules {} ({} rules), uneven dims: {}\n", plan.mesh.ToString(),
                      WithThousands(plan.mesh.NumDevices()), view.rules->source, view.rules->rules.size(),
                      planner::UnevenModeName(plan.uneven));

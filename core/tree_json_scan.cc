@@ -31,6 +31,7 @@ enum KeyBit : unsigned {
   kShape = 1u << 7,
   kDType = 1u << 8,
   kRole = 1u << 9,
+  kEasyDelVersion = 1u << 10,
 };
 
 constexpr int kTreeDepth = 4;  // root object, params array, tensor object, shape array
@@ -97,6 +98,9 @@ class TreeScanner {
         if (!Once(&seen, kTotalParams) || !Integer(/*allow_negative=*/true, nullptr)) return false;
       } else if (Is(key, "total_bytes")) {
         if (!Once(&seen, kTotalBytes) || !Integer(/*allow_negative=*/true, nullptr)) return false;
+      } else if (Is(key, "easydel_version")) {
+        std::string_view text;  // what `tree --format json` wrote; the tree itself does not depend on it
+        if (!Once(&seen, kEasyDelVersion) || !String(&text)) return false;
       } else {
         return false;  // legal, but its value would go unvalidated
       }

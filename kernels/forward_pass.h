@@ -68,7 +68,7 @@ class ForwardPass {
   std::vector<Activation> TakeCache() { return std::move(cache_); }
 
  private:
-  const DistTensor& P(const std::string& name) const { return param_(m_.param_prefix + name); }
+  const DistTensor& P(const std::string& name) const { return param_(m_.Param(name)); }
 
   // Prefill writes the layer's keys and values into the cache in the cache's own layout (a reshard
   // when it differs from the attention layout), plus indexs (tokens written) and starts (0) per sequence.

@@ -21,9 +21,19 @@ struct ModelDesc {
   /// The family's forward structure (schemas/forwards.yaml): its mechanisms and parameter names.
   schemas::ForwardStructure forward;
   std::string model_type;
-  /// Prepended to every parameter name the forward looks up: "language_model/" for a text tower inside a
-  /// multimodal model (Llama 4), else "".
+  /// Where a text tower inside a multimodal model keeps the parameters the forward structure names:
+  /// every name under "language_model/" (Llama 4; gemma3 and mistral3 under c14e25c9), or, under EasyDeL
+  /// 090a03b2's nesting of gemma3 and mistral3, "model/..." as "model/language_model/..." (the head stays
+  /// "lm_head/kernel"). Both empty: the names as the structure gives them.
   std::string param_prefix;
+  std::string param_rename_from, param_rename_to;
+  /// The tree's name of the structure's parameter `name`.
+  std::string Param(const std::string& name) const {
+    if (!param_rename_from.empty() && name.starts_with(param_rename_from)) {
+      return param_rename_to + name.substr(param_rename_from.size());
+    }
+    return param_prefix + name;
+  }
   int64_t vocab = 0, hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0;
   double norm_eps = 1e-6;
   double rope_theta = 10000.0;

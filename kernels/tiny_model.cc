@@ -117,21 +117,24 @@ std::string ResolveNorm(const std::vector<std::string>& candidates, const std::s
 ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, const ParamTree& tree,
                       const planner::Plan& plan) {
   const schemas::ForwardStructure& f = tiny.structure;
-  // A text tower inside a multimodal model (Llama 4, Mistral 3): its parameters under language_model/.
-  const std::string prefix =
-      std::any_of(tree.tensors.begin(), tree.tensors.end(),
-                  [&](const TensorEntry& t) { return t.name == "language_model/" + f.embedding; })
-          ? "language_model/"
-          : "";
+  // A text tower inside a multimodal model (Llama 4, Mistral 3): its parameters under language_model/,
+  // or (EasyDeL 090a03b2's gemma3 and mistral3) model/language_model/ in place of model/.
   std::unordered_set<std::string_view> names;
   for (const TensorEntry& t : tree.tensors) names.insert(t.name);
+  ModelDesc m;
+  constexpr std::string_view kModel = "model/";
+  if (names.contains("language_model/" + f.embedding)) {
+    m.param_prefix = "language_model/";
+  } else if (f.embedding.starts_with(kModel) &&
+             names.contains("model/language_model/" + f.embedding.substr(kModel.size()))) {
+    m.param_rename_from = kModel;
+    m.param_rename_to = "model/language_model/";
+  }
   const std::function<bool(const std::string&)> has_tensor = [&](const std::string& name) {
-    return names.contains(prefix + name);
+    return names.contains(m.Param(name));
   };
   const std::string layer0 = f.layers + "/0/";
-  ModelDesc m;
   m.forward = f;
-  m.param_prefix = prefix;
   m.model_type = dims.model_type;
   m.vocab = dims.vocab;
   m.hidden = dims.hidden;

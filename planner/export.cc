@@ -128,7 +128,8 @@ StatusOr<std::string> ExportPlan(std::string_view format_name, const ExportInput
     case ExportFormat::kJax: {
       EP_ASSIGN_OR_RETURN(JaxActivations activations, JaxActivationSpecs(*inputs.activation_table, *inputs.presets,
                                                                          *inputs.config, geometry, plan.mesh));
-      return JaxModuleExport(plan, tree, *inputs.rules, *inputs.presets, *inputs.config, activations);
+      return JaxModuleExport(plan, tree, *inputs.rules, *inputs.presets, *inputs.config, activations,
+                             inputs.easydel_version);
     }
     case ExportFormat::kJaxJson: {
       EP_ASSIGN_OR_RETURN(JaxActivations activations, JaxActivationSpecs(*inputs.activation_table, *inputs.presets,
@@ -144,7 +145,7 @@ StatusOr<std::string> ExportPlan(std::string_view format_name, const ExportInput
     case ExportFormat::kHfTpPlan:
       return HfTpPlanExport(plan, tree, ParallelAxisNamesOf(*inputs.config).tp);
     case ExportFormat::kRules:
-      return RuleFileExport(plan, *inputs.rules);
+      return RuleFileExport(plan, *inputs.rules, inputs.easydel_version);
     case ExportFormat::kPlanJson:
       if (!inputs.plan_json) return Status::Internal("ExportPlan: --to json needs the plan's JSON writer");
       return inputs.plan_json();

@@ -85,6 +85,8 @@ struct ExportInputs {
   RuntimeModel model;
   /// ExportFormatInfo::vocabulary, parsed: required by the formats that name one (torch: when pipelined).
   const RuntimeVocabulary* vocabulary = nullptr;
+  /// The EasyDeL version the plan describes, named in the headers of jax and rules; "" names none.
+  std::string easydel_version;
   /// The `json` format: the plan as `plan --format json` writes it. That writer formats command output
   /// and lives above the planner, so the caller provides it; called only for that format.
   std::function<StatusOr<std::string>()> plan_json;

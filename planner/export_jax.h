@@ -71,11 +71,12 @@ Json JaxShardingsJson(const Mesh& mesh, const std::vector<JaxParam>& params,
 std::vector<JaxParam> JaxParamsOf(const Plan& plan, const ParamTree& tree);
 
 /// The `--to jax` artifact: JaxModuleText with every rule's spec resolved under `config`, the plan's
-/// params, a header naming the mesh, the rule file and the uneven mode (and, when the rules are
-/// written for another layout than `tree`'s, which names each table uses), and `activations`.
+/// params, a header naming the EasyDeL version (when not ""), the mesh, the rule file and the uneven
+/// mode (and, when the rules are written for another layout than `tree`'s, which names each table uses),
+/// and `activations`.
 StatusOr<std::string> JaxModuleExport(const Plan& plan, const ParamTree& tree, const rules::RuleSet& rules,
                                       const rules::Presets& presets, const Json& config,
-                                      const JaxActivations& activations);
+                                      const JaxActivations& activations, const std::string& easydel_version = "");
 
 /// The `--to jax-json` artifact: JaxShardingsJson of the plan's params and `activations`, as EmitJson
 /// writes it.

@@ -30,7 +30,8 @@ std::string SpecText(const PartitionSpec& spec) {
 
 }  // namespace
 
-StatusOr<std::string> RuleFileExport(const Plan& plan, const rules::RuleSet& rules) {
+StatusOr<std::string> RuleFileExport(const Plan& plan, const rules::RuleSet& rules,
+                                     const std::string& easydel_version) {
   // The first tensor each rule matched, in tree order.
   std::vector<const ParamPlan*> first(rules.rules.size(), nullptr);
   for (const ParamPlan& param : plan.params) {
@@ -38,8 +39,8 @@ StatusOr<std::string> RuleFileExport(const Plan& plan, const rules::RuleSet& rul
     const auto r = static_cast<size_t>(param.rule);
     if (r < first.size() && first[r] == nullptr) first[r] = &param;
   }
-  std::string out =
-      "# " + rules.source + ", laid on mesh " + plan.mesh.ToString() + " (easyplan export --to rules; docs/RULES.md)\n";
+  std::string out = "# " + (easydel_version.empty() ? "" : "EasyDeL " + easydel_version + ": ") + rules.source +
+                    ", laid on mesh " + plan.mesh.ToString() + " (easyplan export --to rules; docs/RULES.md)\n";
   out += std::string("layout: ") + std::string(LayoutName(rules.layout)) + "\nrules:\n";
   for (size_t r = 0; r < rules.rules.size(); ++r) {
     const rules::Rule& rule = rules.rules[r];

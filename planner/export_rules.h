@@ -16,7 +16,8 @@
 
 namespace easyplan::planner {
 
-StatusOr<std::string> RuleFileExport(const Plan& plan, const rules::RuleSet& rules);
+StatusOr<std::string> RuleFileExport(const Plan& plan, const rules::RuleSet& rules,
+                                     const std::string& easydel_version = "");
 
 }  // namespace easyplan::planner
 

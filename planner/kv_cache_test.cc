@@ -87,11 +87,12 @@ TEST_F(ActivationsTest, Section42CacheRowsThroughThePlan) {
 }
 
 TEST_F(ActivationsTest, Section42CacheBytesOfTheWholeCache) {
-  // GQA: 4 layers of key + value (2, 8192, 8, 128) float32 + indexs/starts (2,) int32, on tp=2, sp=2.
+  // GQA: 4 layers of key + value (2, 8192, 8, 128) bfloat16 (kvdtype follows attn_dtype, bfloat16 at
+  // EasyDeL 090a03b2) + indexs/starts (2,) int32, on tp=2, sp=2.
   const Json config = Config();
   auto plan = Build(config, FiveAxisMesh(1, 1, 1, 2, 2), RuntimeMode::kDecode, 2, 8192);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
-  const int64_t kv = 2 * 8192 * 8 * 128 * 4;
+  const int64_t kv = 2 * 8192 * 8 * 128 * 2;
   EXPECT_EQ(plan->cache_bytes, 4 * (2 * kv + 2 * 8));
   EXPECT_EQ(plan->cache_bytes_per_device, 4 * (2 * kv / 4 + 2 * 8));
   EXPECT_EQ(plan->cache_key, P({B, SP, TP, N}));
@@ -189,9 +190,10 @@ TEST_F(ActivationsTest, ChunkedLayersKeepTheirChunkAndLinearLayersAState) {
   EXPECT_EQ(rows["linear_state.conv"]->shape, (Shape{2, 192, 4}));
   EXPECT_EQ(rows["linear_state.recurrent"]->shape, (Shape{2, 4, 16, 32}));
   EXPECT_EQ(rows["linear_state.recurrent"]->dtype, DType::kFloat32);
-  const int64_t kv_bytes = 2 * 8 * 128 * 4;  // per token, key + value, float32 (the test config's kvdtype)
+  const int64_t kv_bytes = 2 * 8 * 128 * 2;  // per token, key + value, bfloat16 (the test config's kvdtype)
   const int64_t index_bytes = 2 * 2 * 4;     // indexs + starts per layer
-  const int64_t state_bytes = 2 * (2 * 192 * 4 * 4 + 2 * 4 * 16 * 32 * 4);
+  // The conv state in kvdtype (bfloat16 at 090a03b2), the recurrent state float32.
+  const int64_t state_bytes = 2 * (2 * 192 * 4 * 2 + 2 * 4 * 16 * 32 * 4);
   EXPECT_EQ(plan->cache_bytes, kv_bytes * 2 * (4096 + 1024) + 2 * index_bytes + state_bytes);
 }
 

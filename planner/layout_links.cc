@@ -50,10 +50,28 @@ StatusOr<std::vector<LayoutLink>> LinkHfToEasyDel(const ParamTree& tree,
       by_name.emplace(tensor.hf_name, std::pair{&tensor, int64_t{-1}});
     }
   }
+  // HF-only tensors linked to an EasyDeL-only one (`easydel_link:`): that tensor's rule, dim for dim.
+  std::unordered_map<std::string, const schemas::ExpandedTensor*> linked;
+  for (const schemas::ExpandedTensor& tensor : expanded) {
+    if (tensor.in_easydel || tensor.easydel_link.empty()) continue;
+    auto target = by_name.find(tensor.easydel_link);
+    if (target == by_name.end() || target->second.first->in_hf) {
+      return Status::BadInput({tensor.loc}, "easydel_link of '" + tensor.hf_name + "' names '" + tensor.easydel_link +
+                                                "', which is not an EasyDeL-only tensor of the template");
+    }
+    linked.emplace(tensor.hf_name, target->second.first);
+  }
   std::vector<LayoutLink> links;
   links.reserve(tree.tensors.size());
   for (const TensorEntry& entry : tree.tensors) {
     LayoutLink link;
+    if (auto target = linked.find(entry.name); target != linked.end()) {
+      link.rule_name = target->second->easydel_name;
+      link.rule_shape = entry.shape;  // the fused tensor's own dims: each is the target's, wider or not
+      for (int k = 0; k < entry.shape.rank(); ++k) link.dim_of.push_back(k);
+      links.push_back(std::move(link));
+      continue;
+    }
     auto it = by_name.find(entry.name);
     if (it == by_name.end()) {
       link.has_counterpart = false;

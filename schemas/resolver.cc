@@ -60,7 +60,7 @@ class Resolver {
       return Status::BadInput(input_.config.Locate(""),
                               std::string("expected a JSON object at the top level, found ") + JsonTypeName(root));
     }
-    EP_ASSIGN_OR_RETURN(easydel_, schemas_.EasyDel());
+    EP_ASSIGN_OR_RETURN(easydel_, schemas_.EasyDel(options_.easydel_version));
     Json config = root;
     for (const auto& key : config.items()) origin_[key.key()] = kFile;
     for (const std::string& pointer : input_.config.duplicate_keys()) {
@@ -674,7 +674,15 @@ class Resolver {
         Warn(Where(PointerToMember("/partition_axis", item.key())), message);
       }
     }
-    if (!config["kv_cache_quantization_config"].is_null() && config["use_sharded_kv_caching"] == true) {
+    // 090a03b2 names the quantization kv_cache_quantization_config (base_config.py :962); c14e25c9
+    // kv_cache_quantization_method (:544). Each version's attribute set has one of them.
+    auto quantized = [&config](const char* key) {
+      auto it = config.find(key);
+      return it != config.end() && !it->is_null();
+    };
+    auto sharded = config.find("use_sharded_kv_caching");
+    if ((quantized("kv_cache_quantization_config") || quantized("kv_cache_quantization_method")) &&
+        sharded != config.end() && *sharded == true) {
       Warn(
           Where("/use_sharded_kv_caching"),
           "KV-cache quantization together with sharded KV caching: EasyDeL warns that this combination is unsupported");

@@ -25,6 +25,7 @@ struct ResolveOptions {
   DefaultsProfile profile = DefaultsProfile::kAddBasic;
   std::optional<int64_t> devices;  // fills the -1 in sharding_axis_dims when set
   Limits limits;                   // applied to --set values (the documents were parsed under them)
+  std::string easydel_version;     // whose attribute set and defaults (schemas/easydel.yaml); "" = default
 };
 
 /// The complete config a framework would hold, and where each top-level value came from.

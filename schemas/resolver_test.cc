@@ -27,6 +27,9 @@ attributes:
   - {name: attn_dtype, type: dtype, default: float32, init_default: bfloat16}
   - {name: kvdtype, type: "dtype?", default_expr: attn_dtype, init_default_expr: attn_dtype}
   - {name: fcm_max_ratio, type: number, default: 0.0, copy_to_sub_configs: false}
+  - {name: old_knob, type: bool, default: true, versions: ["aaaa1111"]}
+  - {name: scan_layers, type: bool, default: false, at: {"aaaa1111": {default: true}}}
+  - {name: mechanism, type: string, default: b, enum: [a, b], at: {"aaaa1111": {default: a, enum: [a]}}}
   - {name: pretraining_tp, type: int, forced: 1, copy_to_sub_configs: false}
 partition_axis:
   - {name: data_parallel_axis, type: axis, default: dp}
@@ -35,6 +38,15 @@ partition_axis:
   - {name: batch_axis, type: axis, default_expr: "[fully_sharded_data_parallel_axis, data_parallel_axis]"}
   - {name: head_axis, type: axis, default_expr: tensor_parallel_axis}
   - {name: decode_head_axis, type: axis, default_expr: head_axis}
+)yaml";
+
+// Two versions: "bbbb2222" (the default) and an older "aaaa1111", whose attributes kEasyDel marks with `versions:` and
+// `at:`.
+constexpr char kVersions[] = R"yaml(
+default: "bbbb2222"
+versions:
+  - {name: "aaaa1111", commit: "aaaa111111111111111111111111111111111111", date: "2025-01-01", rules: tables, doc: old}
+  - {name: "bbbb2222", commit: "bbbb222222222222222222222222222222222222", date: "2026-01-01", rules: generated, doc: new}
 )yaml";
 
 constexpr char kBase[] = R"yaml(
@@ -90,6 +102,7 @@ class ResolverTest : public ::testing::Test {
  protected:
   ResolverTest() {
     fs_.AddFile("mem/schemas/easydel.yaml", kEasyDel);
+    fs_.AddFile("mem/schemas/easydel_versions.yaml", kVersions);
     fs_.AddFile("mem/schemas/families/_hf_base.yaml", kBase);
     fs_.AddFile("mem/schemas/families/toy.yaml", kToy);
     fs_.AddFile("mem/schemas/families/toy_text.yaml", kToyText);
@@ -127,6 +140,32 @@ geometry:
 
   MemFileSystem fs_;
 };
+
+TEST_F(ResolverTest, AttributeSetAndDefaultsFollowTheEasyDelVersion) {
+  auto current = Resolve(R"({"model_type": "toy"})");
+  ASSERT_TRUE(current.ok()) << current.status().ToString();
+  EXPECT_FALSE(current->config.contains("old_knob"));
+  EXPECT_EQ(current->config["scan_layers"], false);
+  EXPECT_EQ(current->config["mechanism"], "b");
+  ResolveOptions options;
+  options.easydel_version = "aaaa1111";
+  auto old = Resolve(R"({"model_type": "toy"})", options);
+  ASSERT_TRUE(old.ok()) << old.status().ToString();
+  EXPECT_EQ(old->config["old_knob"], true);
+  EXPECT_EQ(old->config["scan_layers"], true);
+  EXPECT_EQ(old->provenance["scan_layers"], "default:easydel");
+  // An enumeration is the version's own: "b" is not a mechanism of "aaaa1111".
+  EXPECT_NE(ErrorOf(R"({"model_type": "toy", "mechanism": "b"})", {}, options), "no error");
+  EXPECT_EQ(ErrorOf(R"({"model_type": "toy", "mechanism": "b"})"), "no error");
+}
+
+TEST_F(ResolverTest, AVersionTheFileDoesNotKnowIsAnErrorAtItsLine) {
+  fs_.AddFile("mem/schemas/easydel.yaml",
+              "attributes:\n  - {name: knob, type: bool, default: true, versions: [\"aaaa1112\"]}\n");
+  EXPECT_EQ(ErrorOf(R"({"model_type": "toy"})"),
+            "mem/schemas/easydel.yaml:2:56: error: /attributes/0/versions/0: expected an EasyDeL version of "
+            "schemas/easydel_versions.yaml (aaaa1111, bbbb2222), found \"aaaa1112\" (did you mean 'aaaa1111'?)");
+}
 
 TEST_F(ResolverTest, MissingKeysGetFamilyThenEasyDelDefaults) {
   auto result = Resolve(R"({"model_type": "toy", "hidden_size": 128})");

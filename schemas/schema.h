@@ -74,6 +74,7 @@ struct FamilySchema {
 
 /// EasyDeL's base attributes and PartitionAxis fields: schemas/easydel.yaml.
 struct EasyDelSchema {
+  std::string version;  ///< the EasyDeL version these attributes are (schemas/easydel_versions.yaml)
   std::vector<FieldSpec> attributes;
   std::vector<FieldSpec> partition_axis;
   std::string source;
@@ -84,9 +85,14 @@ StatusOr<FamilySchema> ParseFamilySchema(std::string_view text, const std::strin
 /// The same from the parsed file (DataSource::ReadDocument), named by doc.file().
 StatusOr<FamilySchema> ParseFamilySchema(const Document& doc);
 
-/// Parse the EasyDeL attribute file.
-StatusOr<EasyDelSchema> ParseEasyDelSchema(std::string_view text, const std::string& path);
-StatusOr<EasyDelSchema> ParseEasyDelSchema(const Document& doc);
+/// Parse the EasyDeL attribute file as EasyDeL `version` has it: an attribute with `versions: [...]`
+/// exists only at those versions, and `at: {VERSION: {default: ..., init_default: ..., enum: ...}}`
+/// replaces its keys at one version (docs/SCHEMAS.md, "EasyDeL versions"). `known` lists every version
+/// name, to refuse a misspelt one in the file.
+StatusOr<EasyDelSchema> ParseEasyDelSchema(std::string_view text, const std::string& path, const std::string& version,
+                                           const std::vector<std::string>& known);
+StatusOr<EasyDelSchema> ParseEasyDelSchema(const Document& doc, const std::string& version,
+                                           const std::vector<std::string>& known);
 
 }  // namespace easyplan::schemas
 

@@ -1,4 +1,9 @@
 // Loading of schema YAML files into FamilySchema / EasyDelSchema, with file:line on every error.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -127,17 +132,91 @@ StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
   return family;
 }
 
-StatusOr<EasyDelSchema> ParseEasyDelSchema(std::string_view text, const std::string& path) {
+StatusOr<EasyDelSchema> ParseEasyDelSchema(std::string_view text, const std::string& path, const std::string& version,
+                                           const std::vector<std::string>& known) {
   EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
-  return ParseEasyDelSchema(doc);
+  return ParseEasyDelSchema(doc, version, known);
 }
 
-StatusOr<EasyDelSchema> ParseEasyDelSchema(const Document& doc) {
+namespace {
+
+Status CheckVersionName(const SchemaReader& reader, const std::string& pointer, const Json& name,
+                        const std::vector<std::string>& known) {
+  if (name.is_string() && std::find(known.begin(), known.end(), name.get<std::string>()) != known.end()) {
+    return Status();
+  }
+  std::string message = "expected an EasyDeL version of schemas/easydel_versions.yaml (" +
+                        fmt::format("{}", fmt::join(known, ", ")) + "), found " + JsonForMessage(name);
+  if (name.is_string()) {
+    if (auto suggestion = SuggestClosest(name.get<std::string>(), known)) {
+      message += " (did you mean '" + *suggestion + "'?)";
+    }
+  }
+  return reader.Error(pointer, message);
+}
+
+// The entry as `version` has it (`at:` applied, `versions:` and `at:` removed); nullopt when the
+// attribute does not exist at that version.
+StatusOr<std::optional<Json>> EntryAtVersion(const SchemaReader& reader, const Json& entry, const std::string& pointer,
+                                             const std::string& version, const std::vector<std::string>& known) {
+  if (!entry.is_object()) return std::optional<Json>(entry);  // Field() reports the shape
+  Json out = entry;
+  bool exists = true;
+  if (auto it = entry.find("versions"); it != entry.end()) {
+    const std::string at = PointerToMember(pointer, "versions");
+    if (!it->is_array() || it->empty()) return reader.Error(at, "expected a non-empty list of EasyDeL versions");
+    exists = false;
+    for (size_t i = 0; i < it->size(); ++i) {
+      EP_RETURN_IF_ERROR(CheckVersionName(reader, PointerToElement(at, i), (*it)[i], known));
+      exists = exists || (*it)[i] == version;
+    }
+    out.erase("versions");
+  }
+  if (auto it = entry.find("at"); it != entry.end()) {
+    const std::string at = PointerToMember(pointer, "at");
+    if (!it->is_object()) return reader.Error(at, "expected a mapping of EasyDeL version to keys");
+    for (const auto& [name, keys] : it->items()) {
+      const std::string here = PointerToMember(at, name);
+      EP_RETURN_IF_ERROR(CheckVersionName(reader, here, Json(name), known));
+      EP_RETURN_IF_ERROR(reader.CheckKeys(
+          keys, here, {"default", "default_expr", "init_default", "init_default_expr", "enum", "doc"}));
+      if (name != version) continue;
+      for (const auto& [key, value] : keys.items()) {
+        // A version's default replaces the base one, whichever form either has.
+        if (key == "default") out.erase("default_expr");
+        if (key == "default_expr") out.erase("default");
+        if (key == "init_default") out.erase("init_default_expr");
+        if (key == "init_default_expr") out.erase("init_default");
+        out[key] = value;
+      }
+    }
+    out.erase("at");
+  }
+  if (!exists) return std::optional<Json>();
+  return std::optional<Json>(std::move(out));
+}
+
+}  // namespace
+
+StatusOr<EasyDelSchema> ParseEasyDelSchema(const Document& doc, const std::string& version,
+                                           const std::vector<std::string>& known) {
   SchemaReader reader(doc);
   EP_RETURN_IF_ERROR(reader.CheckKeys(doc.root(), "", {"attributes", "partition_axis"}));
   EasyDelSchema schema;
   schema.source = doc.file();
-  EP_ASSIGN_OR_RETURN(schema.attributes, reader.Fields(doc.root(), "attributes", true));
+  schema.version = version;
+  if (auto it = doc.root().find("attributes"); it != doc.root().end()) {
+    if (!it->is_array()) return reader.Error("/attributes", "expected a list of fields");
+    std::set<std::string> seen;
+    for (size_t i = 0; i < it->size(); ++i) {
+      const std::string pointer = PointerToElement("/attributes", i);
+      EP_ASSIGN_OR_RETURN(std::optional<Json> entry, EntryAtVersion(reader, (*it)[i], pointer, version, known));
+      if (!entry) continue;
+      EP_ASSIGN_OR_RETURN(FieldSpec field, reader.Field(*entry, pointer, true));
+      if (!seen.insert(field.name).second) return reader.Error(pointer, "field '" + field.name + "' is declared twice");
+      schema.attributes.push_back(std::move(field));
+    }
+  }
   EP_ASSIGN_OR_RETURN(schema.partition_axis, reader.Fields(doc.root(), "partition_axis", false));
   return schema;
 }

@@ -74,7 +74,7 @@ class SchemaReader {
   StatusOr<FieldSpec> Field(const Json& entry, const std::string& pointer, bool easydel) const {
     std::vector<std::string> allowed = {"name", "type", "default", "default_expr", "enum", "doc"};
     if (easydel) {
-      for (const char* key : {"init_default", "init_default_expr", "forced", "copy_to_sub_configs"}) {
+      for (const char* key : {"init_default", "init_default_expr", "forced", "copy_to_sub_configs", "versions", "at"}) {
         allowed.push_back(key);
       }
     }

@@ -12,14 +12,16 @@ std::string Stem(const std::string& path) {
 }
 }  // namespace
 
-StatusOr<const EasyDelSchema*> SchemaSet::EasyDel() {
-  if (!easydel_) {
-    const std::string path = "schemas/easydel.yaml";
-    EP_ASSIGN_OR_RETURN(Document doc, source_.ReadDocument(path));
-    EP_ASSIGN_OR_RETURN(EasyDelSchema schema, ParseEasyDelSchema(doc));
-    easydel_ = std::make_unique<EasyDelSchema>(std::move(schema));
+StatusOr<const EasyDelSchema*> SchemaSet::EasyDel(const std::string& version) {
+  EP_ASSIGN_OR_RETURN(const EasyDelVersions* versions, Versions());
+  EP_ASSIGN_OR_RETURN(const EasyDelVersion* found, versions->Find(version));
+  std::unique_ptr<EasyDelSchema>& slot = easydel_[found->name];
+  if (!slot) {
+    EP_ASSIGN_OR_RETURN(Document doc, source_.ReadDocument("schemas/easydel.yaml"));
+    EP_ASSIGN_OR_RETURN(EasyDelSchema schema, ParseEasyDelSchema(doc, found->name, versions->Names()));
+    slot = std::make_unique<EasyDelSchema>(std::move(schema));
   }
-  return easydel_.get();
+  return slot.get();
 }
 
 StatusOr<const EasyDelVersions*> SchemaSet::Versions() {

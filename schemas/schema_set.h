@@ -20,8 +20,8 @@ class SchemaSet {
  public:
   explicit SchemaSet(DataSource source) : source_(std::move(source)) {}
 
-  /// schemas/easydel.yaml.
-  StatusOr<const EasyDelSchema*> EasyDel();
+  /// schemas/easydel.yaml as EasyDeL `version` has it ("" is the default version).
+  StatusOr<const EasyDelSchema*> EasyDel(const std::string& version);
   /// schemas/easydel_versions.yaml: the EasyDeL versions easyplan describes.
   StatusOr<const EasyDelVersions*> Versions();
 
@@ -46,7 +46,7 @@ class SchemaSet {
 
  private:
   DataSource source_;
-  std::unique_ptr<EasyDelSchema> easydel_;
+  std::map<std::string, std::unique_ptr<EasyDelSchema>> easydel_;  // by version
   std::unique_ptr<EasyDelVersions> versions_;
   std::map<std::string, std::unique_ptr<FamilySchema>> families_;            // alias files too, by their own name
   std::map<std::string, std::unique_ptr<NumericCheckDecl>> numeric_checks_;  // null: the family has none

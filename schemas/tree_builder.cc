@@ -47,6 +47,10 @@ class Expander {
 
   Status Run(std::vector<ExpandedTensor>& out) {
     out_ = &out;
+    for (const NameRename& rename : tree_.easydel_renames) {
+      EP_ASSIGN_OR_RETURN(bool active, Holds(rename.when, rename.loc));
+      if (active) renames_.push_back(&rename);
+    }
     return Group(tree_.root, "", "");
   }
 
@@ -230,7 +234,7 @@ class Expander {
     }
     ExpandedTensor expanded;
     expanded.hf_name = hf_prefix + name;
-    NamedShape easydel = HfToEasyDel(ed_prefix + name, shape, tensor.kind, experts);
+    NamedShape easydel = HfToEasyDel(EasyDelRenamed(ed_prefix + name), shape, tensor.kind, experts);
     expanded.easydel_name = std::move(easydel.name);
     expanded.easydel_shape = std::move(easydel.shape);
     expanded.hf_shape = std::move(shape);
@@ -240,6 +244,10 @@ class Expander {
     expanded.in_hf = in_hf;
     expanded.in_easydel = in_easydel;
     expanded.loc = tensor.loc;
+    if (!tensor.easydel_link.text.empty()) {
+      EP_ASSIGN_OR_RETURN(std::string link, Name(tensor.easydel_link, tensor.loc));
+      expanded.easydel_link = hf_prefix + link;
+    }
     if (!tensor.module.text.empty()) {
       EP_ASSIGN_OR_RETURN(expanded.module, Name(tensor.module, tensor.loc));
     }
@@ -279,6 +287,9 @@ class Expander {
     const bool in_hf = dequantized.in_hf, in_easydel = dequantized.in_easydel;
     dequantized.in_hf = false;
     stored.in_easydel = scale.in_easydel = false;
+    // The stored blocks and scales have their own dims: no EasyDeL tensor's spec fits them dim for dim.
+    stored.easydel_link.clear();
+    scale.easydel_link.clear();
     scale.role = TensorRole::kScale;
     if (in_easydel) out_->push_back(std::move(dequantized));
     if (in_hf) {
@@ -289,6 +300,14 @@ class Expander {
 
   // quantization_config.modules_to_not_convert: module names, `*` matching any run of characters
   // ("model.layers.*.self_attn"); a tensor inside such a module stays in the parameter dtype.
+  // The template's first easydel_renames entry whose `from` starts `name`, applied.
+  std::string EasyDelRenamed(std::string name) const {
+    for (const NameRename* rename : renames_) {
+      if (name.starts_with(rename->from)) return rename->to + name.substr(rename->from.size());
+    }
+    return name;
+  }
+
   bool NotConverted(const std::string& hf_name) const {
     for (const std::string& pattern : not_converted_) {
       if (GlobPrefix(pattern, hf_name)) return true;
@@ -328,6 +347,7 @@ class Expander {
   DType param_dtype_;
   bool fp8_ = false;
   bool mxfp4_ = false;
+  std::vector<const NameRename*> renames_;  // the template's easydel_renames whose `when` holds
   std::vector<std::string> not_converted_;
   DType fp8_dtype_ = DType::kFloat8E4M3FN;
   std::array<int64_t, 2> block_ = {128, 128};

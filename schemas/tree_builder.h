@@ -34,7 +34,9 @@ struct ExpandedTensor {
   bool in_hf = true;
   bool in_easydel = true;
   std::string module;  ///< the EasyDeL module kind owning it (TensorTemplate::module), "" when undeclared
-  SourceLoc loc;       ///< the template entry
+  /// TensorTemplate::easydel_link as the HF name of the EasyDeL-only tensor it names; "" for none.
+  std::string easydel_link;
+  SourceLoc loc;  ///< the template entry
 };
 
 /// The parameter dtype of a resolved config: `torch_dtype`, else `dtype` (transformers v5), else

@@ -54,6 +54,11 @@ struct TensorTemplate {
   /// rules/_module_kinds.yaml, placeholders allowed: "{'column_linear' if down_is_column else
   /// 'row_linear'}"): what EasyDeL's automatic rules (rules/auto_rules.h) read. Empty: not declared.
   NameTemplate module;
+  /// An HF-only tensor whose EasyDeL counterpart is another, EasyDeL-only entry of the same group
+  /// (`easydel_link:`, its name relative to the same prefixes): rules written for EasyDeL names give
+  /// this tensor that entry's spec, dim for dim. gpt-oss's fused gate_up_proj [E, H, 2F] takes
+  /// gate_proj's P(ep, None, tp) where 090a03b2 splits it. Empty: none.
+  NameTemplate easydel_link;
   SourceLoc loc;
 };
 
@@ -83,10 +88,21 @@ struct GroupTemplate {
   SourceLoc loc;
 };
 
+/// One `easydel_renames:` entry: an EasyDeL name starting with `from` starts with `to` instead, when
+/// `when` holds over the config. For module paths that differ from the checkpoint's by more than a
+/// prefix: gemma3's checkpoint `language_model.model.layers` is EasyDeL's `model/language_model/layers`.
+struct NameRename {
+  std::string from;  // HF-style dotted prefix, as `prefix` and `name` compose it
+  std::string to;
+  std::optional<Expression> when;
+  SourceLoc loc;
+};
+
 /// One family's template.
 struct TreeTemplate {
   std::string model_type;
   GroupTemplate root;
+  std::vector<NameRename> easydel_renames;  // first match wins; applied before the HF -> EasyDeL conversion
   std::string source;
 };
 

@@ -97,12 +97,13 @@ class TemplateParser {
     SchemaReader reader(doc);
     EP_RETURN_IF_ERROR(reader.CheckKeys(entry, pointer,
                                         {"name", "shape", "when", "easydel_when", "layouts", "kind", "dtype", "role",
-                                         "experts", "quantizable", "module", "doc"}));
+                                         "experts", "quantizable", "module", "easydel_link", "doc"}));
     TensorTemplate tensor;
     tensor.loc = doc.Locate(pointer);
     EP_ASSIGN_OR_RETURN(tensor.name, Name(reader, entry, pointer, "name"));
     if (tensor.name.text.empty()) return reader.Error(pointer, "missing required key 'name'");
     EP_ASSIGN_OR_RETURN(tensor.module, Name(reader, entry, pointer, "module"));
+    EP_ASSIGN_OR_RETURN(tensor.easydel_link, Name(reader, entry, pointer, "easydel_link"));
     auto shape = entry.find("shape");
     if (shape == entry.end() || !shape->is_array()) return reader.Error(pointer, "expected 'shape': a list of dims");
     for (size_t d = 0; d < shape->size(); ++d) {
@@ -256,7 +257,7 @@ StatusOr<TreeTemplate> ParseTreeTemplate(std::string_view text, const std::strin
 StatusOr<TreeTemplate> ParseTreeTemplate(const Document& doc, const Document& blocks_doc) {
   const std::string& path = doc.file();
   SchemaReader reader(doc);
-  EP_RETURN_IF_ERROR(reader.CheckKeys(doc.root(), "", {"model_type", "doc", "blocks", "tensors"}));
+  EP_RETURN_IF_ERROR(reader.CheckKeys(doc.root(), "", {"model_type", "doc", "blocks", "easydel_renames", "tensors"}));
   SchemaReader blocks_reader(blocks_doc);
   if (!blocks_doc.root().is_null()) EP_RETURN_IF_ERROR(blocks_reader.CheckKeys(blocks_doc.root(), "", {"blocks"}));
   TreeTemplate tree;
@@ -267,6 +268,22 @@ StatusOr<TreeTemplate> ParseTreeTemplate(const Document& doc, const Document& bl
   TemplateParser parser(doc, blocks_doc);
   EP_ASSIGN_OR_RETURN(tree.root.items, parser.Items(doc, *tensors, "/tensors", 0));
   tree.root.loc = SourceLoc{path};
+  if (auto renames = doc.root().find("easydel_renames"); renames != doc.root().end()) {
+    if (!renames->is_array()) return reader.Error("/easydel_renames", "expected a list of {from, to, when}");
+    for (size_t i = 0; i < renames->size(); ++i) {
+      const std::string pointer = PointerToElement("/easydel_renames", i);
+      const Json& entry = (*renames)[i];
+      EP_RETURN_IF_ERROR(reader.CheckKeys(entry, pointer, {"from", "to", "when", "doc"}));
+      NameRename rename;
+      EP_ASSIGN_OR_RETURN(rename.from, reader.String(entry, pointer, "from", true));
+      EP_ASSIGN_OR_RETURN(rename.to, reader.String(entry, pointer, "to", true));
+      if (rename.from.empty()) return reader.Error(PointerToMember(pointer, "from"), "expected a non-empty prefix");
+      EP_ASSIGN_OR_RETURN(rename.when, reader.OptionalExpr(entry, pointer, "when"));
+      rename.loc = doc.Locate(pointer);
+      rename.loc.pointer.clear();
+      tree.easydel_renames.push_back(std::move(rename));
+    }
+  }
   return tree;
 }
 

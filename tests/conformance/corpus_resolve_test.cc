@@ -118,10 +118,11 @@ TEST_P(CorpusTest, ResolvesCleanlyWithStatedDerivedValues) {
     ASSERT_TRUE(resolved->config.contains(key)) << key;
     EXPECT_EQ(resolved->config[key], value) << key;
   }
-  // EasyDeL add_basic_configurations defaults (easydel/infra/base_config.py) are present with their provenance.
+  // EasyDeL add_basic_configurations defaults (easydel/infra/base_config.py at 090a03b2, the default
+  // version: :1617, :1650, :1635) are present with their provenance.
   EXPECT_EQ(resolved->config["blocksize_q"], 512);
-  EXPECT_EQ(resolved->config["attn_dtype"], "float32");
-  EXPECT_EQ(resolved->config["scan_attention_layers"], true);
+  EXPECT_EQ(resolved->config["attn_dtype"], "bfloat16");
+  EXPECT_EQ(resolved->config["scan_attention_layers"], false);
   EXPECT_EQ(resolved->config["platform"], "jax");
   EXPECT_EQ(resolved->provenance["blocksize_q"], "default:easydel");
   EXPECT_EQ(resolved->config["partition_axis"]["batch_axis"], Json({"fsdp", "dp"}));

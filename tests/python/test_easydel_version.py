@@ -16,9 +16,10 @@ def test_the_version_decides_where_the_experts_lie():
     assert new.specs[EXPERT] == ("ep", None, "tp")
 
 
-def test_the_default_is_the_table_version():
+def test_the_default_is_the_generated_version():
     default = easyplan.Model(EXAMPLES / "mixtral-8x7b").plan(mesh=MOE_MESH)
-    assert default.specs == easyplan.Model(EXAMPLES / "mixtral-8x7b", easydel_version="c14e25c9").plan(mesh=MOE_MESH).specs
+    assert default.specs == easyplan.Model(EXAMPLES / "mixtral-8x7b", easydel_version="090a03b2").plan(mesh=MOE_MESH).specs
+    assert default.specs[EXPERT] == ("ep", None, "tp")
 
 
 def test_an_unknown_version_is_refused_with_the_known_ones():

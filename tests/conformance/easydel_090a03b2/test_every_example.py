@@ -21,7 +21,7 @@ def test_example_plans_with_generated_rules(example):
                          capture_output=True, text=True, check=False)
     assert run.stdout, run.stderr
     plan = json.loads(run.stdout)
-    assert plan["rules"]["source"].startswith("EasyDeL 090a03b2 automatic rules"), plan["rules"]
+    assert plan["easydel_version"] == "090a03b2" and plan["rules"]["source"].startswith("automatic rules"), plan["rules"]
     # The only errors allowed are the mesh's own (a head count tp does not divide), as under c14e25c9.
     errors = [f for f in plan["findings"] if f["severity"] == "error"]
     assert all(f["code"] == "logical-indivisible" for f in errors), errors

@@ -1,7 +1,8 @@
-"""The plan under --easydel-version 090a03b2 equals the hand transcription of EasyDeL 090a03b2's source
-(tests/conformance/easydel_090a03b2/*.yaml, README.md there): every tensor EasyDeL has, with its shape
-and the spec its automatic rules give it, and no other tensor. The transcription was committed before
-the generator (rules/auto_rules.h), so this compares the generator with source, not with itself."""
+"""The default plan (090a03b2 is easyplan's default EasyDeL version) equals the hand transcription of
+EasyDeL 090a03b2's source (tests/conformance/easydel_090a03b2/*.yaml, README.md there): every tensor
+EasyDeL has, with its shape and the spec its automatic rules give it, and no other tensor. The
+transcription was committed before the generator (rules/auto_rules.h), so this compares the generator
+with source, not with itself. Run without --easydel-version on purpose: it pins the default."""
 
 import json
 import os
@@ -56,10 +57,12 @@ def test_plan_matches_easydel_source(oracle):
     expected = expand(expected_doc["tensors"])
     run = subprocess.run(
         [BINARY, "plan", str(ROOT / "examples" / expected_doc["example"]), "--mesh", expected_doc["mesh"],
-         "--easydel-version", "090a03b2", "--format", "json"],
+         "--format", "json"],
         capture_output=True, text=True, check=False)
     assert run.returncode in (0, 1), run.stderr
-    plan = {p["name"]: p for p in json.loads(run.stdout)["params"]}
+    document = json.loads(run.stdout)
+    assert document["easydel_version"] == "090a03b2"
+    plan = {p["name"]: p for p in document["params"]}
     assert sorted(set(plan) - set(expected)) == [], "tensors EasyDeL does not have"
     assert sorted(set(expected) - set(plan)) == [], "tensors EasyDeL has that the plan lacks"
     wrong = []
