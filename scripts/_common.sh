@@ -28,7 +28,8 @@ EASYPLAN_PACKAGES=(
 )
 # The sanitized build (scripts/test --sanitize, scripts/fuzz): clang and its runtime libraries
 # (libFuzzer, ASan, UBSan).
-EASYPLAN_SANITIZER_PACKAGES=(clang libclang-rt-dev)
+# lld links it (CMakeLists.txt, EASYPLAN_LINKER).
+EASYPLAN_SANITIZER_PACKAGES=(clang libclang-rt-dev lld)
 
 # easyplan_install_deps [EXTRA_PACKAGE...]: installs EASYPLAN_PACKAGES and the extra ones if missing.
 # One dpkg-query for all of them (one per package cost ~0.15 s each, most of an up-to-date
@@ -150,11 +151,13 @@ easyplan_build_sanitized() {
   fi
   # Four gtest shards per test binary instead of one process per test case (see easyplan_add_gtest).
   if [[ ! -f "$dir/build.ninja" ]] || ! grep -q '^EASYPLAN_FUZZ:BOOL=ON' "$dir/CMakeCache.txt" ||
-    ! grep -q '^EASYPLAN_TEST_SHARDS:STRING=4' "$dir/CMakeCache.txt"; then
+    ! grep -q '^EASYPLAN_TEST_SHARDS:STRING=4' "$dir/CMakeCache.txt" ||
+    ! grep -q '^EASYPLAN_LINKER:STRING=lld' "$dir/CMakeCache.txt"; then
     rm -rf "$dir"
     cmake -S "$EASYPLAN_ROOT" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-g1 -O1" \
       -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-      -DEASYPLAN_SANITIZE=ON -DEASYPLAN_FUZZ=ON -DEASYPLAN_TEST_SHARDS=4 -DEASYPLAN_WERROR="$werror" >&2
+      -DEASYPLAN_SANITIZE=ON -DEASYPLAN_FUZZ=ON -DEASYPLAN_TEST_SHARDS=4 -DEASYPLAN_LINKER=lld \
+      -DEASYPLAN_WERROR="$werror" >&2
   fi
   cmake --build "$dir" "$@" >&2
 }
