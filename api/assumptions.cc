@@ -82,10 +82,25 @@ std::vector<std::string> StepAssumptions(const Model& model, const StepAssumptio
   // depend on: the module's own loop over experts (kernels/model_experts.cc) runs them all, the fused MoE path
   // (kernels/model_fused_moe.cc) what the routing sends.
   bool expert_loop = false;
+  schemas::ExpertsExecution execution = schemas::ExpertsExecution::kFusedMoe;
   if (step.priced) {
     StatusOr<schemas::NumericCheckSpec> forward = ForwardPassOf(model, "the step-time model", "");
-    expert_loop = forward.ok() && !forward->structure.moe.block.empty() &&
-                  forward->structure.moe.execution == schemas::ExpertsExecution::kExpertLoop;
+    if (forward.ok() && !forward->structure.moe.block.empty()) execution = forward->structure.moe.execution;
+    expert_loop = execution == schemas::ExpertsExecution::kExpertLoop;
+  }
+  const std::string version = model.easydel_version().name;
+  if (execution == schemas::ExpertsExecution::kPerTokenGather) {
+    out.push_back(fmt::format(
+        "per-token expert gather: EasyDeL {}'s {} experts take each token's top_k expert kernels with jnp.take "
+        "(no fused_moe path); XLA's gather partitioner all-gathers each kernel's expert dim and every device "
+        "builds [tokens, top_k, in, out] kernels for its tokens, which the memory and the step price",
+        version, model.model_type()));
+  } else if (execution == schemas::ExpertsExecution::kScoreMaskedLoop) {
+    out.push_back(fmt::format(
+        "every expert pass on every token: EasyDeL {}'s {} MoE loops over its experts and each pass runs all "
+        "of them on the score-scaled tokens split into consecutive chunks (chunk j through expert j, not the "
+        "expert a token chose), so the step prices experts x the matmuls of one expert-width MLP",
+        version, model.model_type()));
   }
   if (expert_loop) {
     StatusOr<schemas::ModelDims> dims = schemas::ModelDimsOf(model.resolved());
@@ -96,7 +111,7 @@ std::vector<std::string> StepAssumptions(const Model& model, const StepAssumptio
           model.model_type(), dims->experts));
     }
   }
-  if (step.priced && RoutedExperts(config) && !expert_loop) {
+  if (step.priced && RoutedExperts(config) && execution == schemas::ExpertsExecution::kFusedMoe) {
     std::string line =
         "balanced routing: each expert receives top_k / experts of the tokens and each expert shard sends every "
         "peer the rows it computed in the ragged all-to-all of EasyDeL's fused_moe path; skewed routing moves more";

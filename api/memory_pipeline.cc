@@ -7,6 +7,7 @@
 #include "api/activation_pipeline.h"
 #include "api/choices.h"
 #include "api/context_length.h"
+#include "api/forward_model.h"
 #include "api/hardware.h"
 #include "api/option_checks.h"
 #include "core/byte_size.h"
@@ -176,7 +177,15 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, cons
 
 StatusOr<planner::MemoryModel> StepMemoryModel(const Model& model) {
   EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(model.resolved()));
-  return planner::MemoryModelOf(dims, schemas::GeometryConfig(model.config()));
+  EP_ASSIGN_OR_RETURN(planner::MemoryModel memory,
+                      planner::MemoryModelOf(dims, schemas::GeometryConfig(model.config())));
+  // The MoE block's execution at the model's EasyDeL version; a family without a reference forward pass
+  // runs EasyDeL's fused MoE path (the default).
+  if (StatusOr<schemas::NumericCheckSpec> forward = ForwardPassOf(model, "the memory model", "");
+      forward.ok() && !forward->structure.moe.block.empty()) {
+    memory.moe_execution = forward->structure.moe.execution;
+  }
+  return memory;
 }
 
 StatusOr<StepActivations> BuildStepActivations(const PlanInputs& inputs, const MemoryOptions& options) {

@@ -535,6 +535,10 @@ DistTensor ForwardPass::MoeBlock(DistTensor x, const std::string& p) {
   DistTensor routed;
   if (moe.execution == schemas::ExpertsExecution::kExpertLoop) {
     routed = ExpertLoop(x, weights, p, block_spec);
+  } else if (moe.execution == schemas::ExpertsExecution::kPerTokenGather) {
+    routed = PerTokenGatherExperts(x, weights, p);
+  } else if (moe.execution == schemas::ExpertsExecution::kScoreMaskedLoop) {
+    routed = ScoreMaskedLoop(x, weights, p, block_spec);
   } else {
     RoutedExperts experts;
     switch (moe.experts) {

@@ -185,6 +185,14 @@ class ForwardPass {
   // sum over e of weights[..., e] * mlp_e(x), each expert's output in `out_spec`.
   DistTensor ExpertLoop(const DistTensor& x, const DistTensor& weights, const std::string& p, const DistSpec& out_spec);
 
+  // EasyDeL c14e25c9's own MoE executions: gpt-oss's per-token take of the chosen experts' kernels
+  // (ExpertsExecution::kPerTokenGather, model_gpt_oss.cc) and Llama 4's E passes of the stacked experts over
+  // score-scaled, position-chunked tokens (kScoreMaskedLoop, model_llama4.cc). x [B, S, H], weights or scores
+  // [B, S, E] -> [B, S, H].
+  DistTensor PerTokenGatherExperts(const DistTensor& x, const DistTensor& weights, const std::string& p);
+  DistTensor ScoreMaskedLoop(const DistTensor& x, const DistTensor& scores, const std::string& p,
+                             const DistSpec& out_spec);
+
   // Routers of each RouterKind: routing weights [B, S, E], zero for unselected experts.
   DistTensor TopKSoftmaxRouter(const DistTensor& x, const std::string& p);  // model_gpt_oss.cc
   DistTensor TopKSigmoidRouter(const DistTensor& x, const std::string& p);  // model_llama4.cc

@@ -36,10 +36,39 @@ Status CheckMoeBlock(const ModelDesc& model, const Mesh& mesh) {
   // The input-scaling router needs experts that take scaled inputs, which only the halves experts do (Llama 4).
   if (moe.router_kind == schemas::RouterKind::kTopKSigmoidInput &&
       (moe.experts != schemas::ExpertsKind::kFusedHalvesSilu ||
-       moe.execution != schemas::ExpertsExecution::kFusedMoe)) {
+       (moe.execution != schemas::ExpertsExecution::kFusedMoe &&
+        moe.execution != schemas::ExpertsExecution::kScoreMaskedLoop))) {
     return Status::BadInput({}, structure +
                                     "moe.scoring 'top_k_sigmoid_input' scales the experts' inputs, which only "
-                                    "moe.experts 'fused_halves_silu' on moe.execution 'fused_moe' does");
+                                    "moe.experts 'fused_halves_silu' on moe.execution 'fused_moe' or "
+                                    "'score_masked_loop' does");
+  }
+  if (moe.execution == schemas::ExpertsExecution::kPerTokenGather) {
+    // Plain JAX outside shard_map, as the expert loop: the gathers need nothing of the mesh.
+    if (moe.experts != schemas::ExpertsKind::kInterleavedClampedGlu || moe.layout != schemas::ExpertsLayout::kStacked) {
+      return Status::BadInput({}, structure +
+                                      "moe.execution 'per_token_gather' takes rows of stacked kernels of "
+                                      "moe.experts 'interleaved_clamped_glu' (moe.layout 'stacked')");
+    }
+    return Status();
+  }
+  if (moe.execution == schemas::ExpertsExecution::kScoreMaskedLoop) {
+    if (moe.router_kind != schemas::RouterKind::kTopKSigmoidInput || moe.gate_up.empty() ||
+        moe.layout != schemas::ExpertsLayout::kStacked) {
+      return Status::BadInput({}, structure +
+                                      "moe.execution 'score_masked_loop' runs stacked moe.gate_up kernels on "
+                                      "inputs scaled by moe.scoring 'top_k_sigmoid_input'");
+    }
+    // Llama4TextExperts reshapes the T tokens to [E, T / E, H] (EasyDeL c14e25c9 modeling_llama4.py:192).
+    const int64_t tokens = model.batch * model.seq;
+    if (tokens % model.experts != 0) {
+      return Status::BadInput(
+          {}, fmt::format("{}moe.execution 'score_masked_loop' reshapes the {} tokens (batch {} x sequence {}) to "
+                          "[experts, tokens / experts, hidden], which needs them divisible by the {} experts "
+                          "(EasyDeL c14e25c9 easydel/modules/llama4/modeling_llama4.py:192)",
+                          structure, tokens, model.batch, model.seq, model.experts));
+    }
+    return Status();
   }
   if (moe.router_kind == schemas::RouterKind::kSparseMixer && model.experts < 2) {
     return Status::BadInput(

@@ -1,7 +1,7 @@
 // Mechanisms of gpt-oss (transformers src/transformers/models/gpt_oss/modeling_gpt_oss.py) in the reference
 // forward pass: attention sinks (the structure's attention.sinks), the top_k_softmax router (logits, biased
 // when the tree has the bias, softmax over the top k) and the interleaved_clamped_glu experts (stacked gate_up with
-// biases, the clamped GLU).
+// biases, the clamped GLU), run by the fused MoE path or, as EasyDeL c14e25c9 runs them, gathered per token.
 
 #include <fmt/format.h>
 
@@ -108,6 +108,68 @@ ForwardPass::RoutedExperts ForwardPass::SplitClampedGluExperts(const std::string
     return s_.Dot(act, ExpertKernel(w_down, 1), DotDims{{2}, {0}, {3}, {1}}, w_down);  // [E,B,S,H]
   };
   return experts;
+}
+
+// GptOssExperts at EasyDeL c14e25c9 (easydel/modules/gpt_oss/modeling_gpt_oss.py:108-133), plain JAX under
+// jit, no shard_map: for the tokens x [T, H] and each token's k chosen experts (GptOssTopKRouter's top_k indices)
+//   gate_up = einsum("td,txdf->txf", x, take(gate_up_proj, idx, axis=0)) + take(gate_up_proj_bias, idx)
+//   fused = (clip(up) + 1) * glu(gate)                       (gate = [..., ::2], up = [..., 1::2])
+//   y = einsum("txf,txfd->txd", fused, take(down_proj, idx)) + take(down_proj_bias, idx)
+//   out = einsum("txd,tx->td", y, take_along_axis(routing_weights, idx))
+// Each take is a gather whose operand is sharded on the indexed (expert) dim. XLA's gather partitioner
+// (xla/service/spmd/gather_scatter_handler.cc, PartitionGather) tries its methods in order of the memory they
+// need: keeping the operand's passthrough dims sharded (tp on the expert width) costs least, then, inside each
+// tp group, partitioning by the indices' token dims with the operand replicated on its expert dim needs less
+// than a masked local gather with a replicated [T, k, in, out] result whenever T x k exceeds the experts held.
+// So each kernel's expert dim is all-gathered, and each device takes its own tokens' experts
+// [T/shards, k, in, out/tp]: the whole operand of a matmul that a token-choice MoE otherwise never builds.
+// x [B, S, H], weights [B, S, E] (zero for unchosen experts) -> [B, S, H].
+DistTensor ForwardPass::PerTokenGatherExperts(const DistTensor& x, const DistTensor& weights, const std::string& p) {
+  const schemas::ForwardStructure::Moe& moe = m_.forward.moe;
+  const int64_t k = m_.top_k;
+  // The router's top_k, in order: the chosen experts' indices and their weights, [B, S, k].
+  auto chosen = [&](bool indices, const std::string& what) {
+    DistTensor t = s_.Local(
+        weights, {2},
+        [k, indices](HostTensor& w, const std::vector<Range>&) {
+          const int64_t e = w.shape[2];
+          std::vector<int64_t> order(static_cast<size_t>(e));
+          for (int64_t r = 0; r < w.size() / e; ++r) {
+            double* v = w.data.data() + r * e;
+            TopKOrder(v, order);
+            std::vector<double> top(static_cast<size_t>(k));
+            for (int64_t i = 0; i < k; ++i) {
+              const int64_t j = order[static_cast<size_t>(i)];
+              top[static_cast<size_t>(i)] = indices ? static_cast<double>(j) : v[j];
+            }
+            std::copy(top.begin(), top.end(), v);
+          }
+        },
+        what);
+    return s_.Narrow(std::move(t), 2, 0, k, what);
+  };
+  const DistTensor idx = chosen(true, p + " router top-k indices");
+  const DistTensor chosen_weights = chosen(false, p + " take_along_axis(routing_weights, indices)");
+  auto take = [&](const std::string& name) {
+    const DistTensor& stored = P(name);
+    DistSpec every_expert = stored.spec;
+    every_expert.dims[0].clear();
+    DistTensor all = s_.Reshard(stored, every_expert, name + " (every expert, for the per-token take)");
+    all.parameter = true;
+    s_.Untrack(all);
+    return s_.Embed(std::move(all), idx, name + " take(., indices)");  // [B, S, k, ...]
+  };
+  const std::string gate_up = p + "/" + moe.gate_up, down = p + "/" + moe.down;
+  DistTensor y = s_.Dot(x, take(gate_up), DotDims{{0, 1}, {0, 1}, {2}, {3}}, gate_up);  // [B,S,k,2I]
+  y = s_.Add(std::move(y), take(gate_up + "_bias"), gate_up + " bias");
+  const int64_t width = y.shape[3] / 2;
+  y = s_.Split(std::move(y), 3, width, p + " interleaved gate / up");  // [B,S,k,I,2]
+  DistTensor gate = s_.Squeeze(s_.Narrow(y, 4, 0, 1, p + " gate"), 4);
+  DistTensor up = s_.Squeeze(s_.Narrow(std::move(y), 4, 1, 1, p + " up"), 4);
+  DistTensor act = ClampedGlu(std::move(gate), std::move(up), p);                           // [B,S,k,I]
+  DistTensor out = s_.Dot(act, take(down), DotDims{{0, 1, 2}, {0, 1, 2}, {3}, {3}}, down);  // [B,S,k,H]
+  out = s_.Add(std::move(out), take(down + "_bias"), down + " bias");
+  return s_.Dot(out, chosen_weights, DotDims{{0, 1}, {0, 1}, {2}, {2}}, p + " weighted sum of the k experts");
 }
 
 }  // namespace easyplan::kernels::internal

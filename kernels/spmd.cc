@@ -729,8 +729,8 @@ DistTensor Spmd::Embed(DistTensor table, DistTensor ids, const std::string& why)
   table = Resolve(std::move(table), why);
   ids = Resolve(std::move(ids), why);
   const Entry id_axes = AxesOf(ids.spec, AllDims(ids.rank()));
-  // The table's rows may stay sharded (a masked local lookup, then a sum) on axes the ids do not use;
-  // its columns become a dim of the result, so they may not share axes with the ids either.
+  // The table's rows may stay sharded (a masked local lookup, then a sum) on axes the ids do not use; its
+  // other dims become dims of the result, so they may not share axes with the ids either.
   DistSpec tt = table.spec;
   for (Entry& e : tt.dims) {
     if (Intersects(e, id_axes)) e.clear();
@@ -738,9 +738,11 @@ DistTensor Spmd::Embed(DistTensor table, DistTensor ids, const std::string& why)
   table = Reshard(std::move(table), tt, why + " (table axis used by the ids)");
   DistTensor out;
   out.shape = ids.shape;
-  out.shape.push_back(table.shape[1]);
   out.spec.dims = ids.spec.dims;
-  out.spec.dims.push_back(table.spec.dims[1]);
+  for (int d = 1; d < table.rank(); ++d) {
+    out.shape.push_back(table.shape[static_cast<size_t>(d)]);
+    out.spec.dims.push_back(table.spec.dims[static_cast<size_t>(d)]);
+  }
   out.spec.partial = table.spec.dims[0];
   std::sort(out.spec.partial.begin(), out.spec.partial.end());
   EP_CHECK(table.local.size() == ids.local.size(), "embedding lookup: the table and the ids on different devices");
@@ -748,13 +750,13 @@ DistTensor Spmd::Embed(DistTensor table, DistTensor ids, const std::string& why)
     const HostTensor& tab = table.local[static_cast<size_t>(dev)];
     const HostTensor& id = ids.local[static_cast<size_t>(dev)];
     const Range rows = geo_.DimRange(geo_.LocalDevice(static_cast<size_t>(dev)), table.shape[0], table.spec.dims[0]);
-    const int64_t width = tab.shape[1];
     Dims shape = id.shape;
-    shape.push_back(width);
+    shape.insert(shape.end(), tab.shape.begin() + 1, tab.shape.end());
     if (tab.meta || id.meta) {
       out.local.push_back(HostTensor::Meta(std::move(shape)));
       continue;
     }
+    const int64_t width = tab.shape[0] == 0 ? 0 : tab.size() / tab.shape[0];  // one row's elements
     HostTensor x(shape);
     for (int64_t i = 0; i < id.size(); ++i) {
       const int64_t row = static_cast<int64_t>(id.data[static_cast<size_t>(i)]);

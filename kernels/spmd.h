@@ -172,7 +172,8 @@ class Spmd {
   /// `a` then `b` along `dim` (equal shapes elsewhere): `dim` is gathered, `b` takes `a`'s layout.
   DistTensor Concat(DistTensor a, DistTensor b, int dim, const std::string& why);
 
-  /// table[ids] for a [V, H] table and integer-valued ids of any rank: [ids..., H].
+  /// table[ids] for a [V, ...] table (an embedding [V, H], stacked expert kernels [E, in, out]) and
+  /// integer-valued ids of any rank: [ids..., ...], taking rows along dim 0.
   DistTensor Embed(DistTensor table, DistTensor ids, const std::string& why);
 
  private:

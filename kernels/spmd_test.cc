@@ -239,6 +239,26 @@ TEST_F(SpmdTest, ReductionsSoftmaxEmbeddingAndReshapesAgreeWithTheFullComputatio
   EXPECT_TRUE(odd.spec.dims[1].empty());
 }
 
+// jnp.take(stacked_kernels, indices, axis=0) (gpt-oss's experts at EasyDeL c14e25c9): a [E, in, out] table's
+// rows taken per index, its trailing dims passed through with their sharding.
+TEST_F(SpmdTest, EmbedTakesRowsOfAStackedTableKeepingItsTrailingDimsSharding) {
+  const HostTensor table = Iota({4, 3, 2});
+  HostTensor ids({2, 2});
+  ids.data = {3, 0, 1, 3};
+  DistTensor t = spmd_.Embed(spmd_.Place(table, Spec({{}, {}, {1}})), spmd_.Place(ids, Spec({{0}, {}})), "take");
+  EXPECT_EQ(t.shape, (Dims{2, 2, 3, 2}));
+  EXPECT_EQ(t.spec.dims[3], std::vector<int>{1});
+  EXPECT_TRUE(t.spec.partial.empty());
+  const HostTensor got = Assemble(t, geo_);
+  for (int i = 0; i < 4; ++i) {
+    const auto row = static_cast<int>(ids.data[static_cast<size_t>(i)]);
+    for (int c = 0; c < 6; ++c) {
+      EXPECT_DOUBLE_EQ(got.data[static_cast<size_t>(i * 6 + c)], table.data[static_cast<size_t>(row * 6 + c)]);
+    }
+  }
+  EXPECT_EQ(Count(CollectiveKind::kAllGather), 0);
+}
+
 TEST_F(SpmdTest, BroadcastAndConcatBuildAnMlaKeyFromPerHeadAndSharedParts) {
   // k_nope [B=2, T=4, H=4, 3] sharded (fsdp, -, tp, -); k_pe [2, 4, 1, 2] sharded on T only.
   const HostTensor nope = Iota({2, 4, 4, 3});

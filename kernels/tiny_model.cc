@@ -240,7 +240,9 @@ Json ReferenceTrainingOverrides(const ModelDesc& model, const std::string& top_k
   Json overrides = Json::object();
   overrides["gradient_checkpointing"] = "nothing_saveable";
   overrides["attn_mechanism"] = "vanilla";
-  if (model.experts > 0) overrides[top_k_key] = model.experts;
+  if (model.experts > 0 && model.forward.moe.execution != schemas::ExpertsExecution::kPerTokenGather) {
+    overrides[top_k_key] = model.experts;
+  }
   return overrides;
 }
 

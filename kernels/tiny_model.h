@@ -86,7 +86,8 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
 /// The settings under which `easyplan memory` predicts what the reference measures in training: each
 /// layer keeps only its input (nothing_saveable), attention materialises its scores (vanilla), and
 /// every expert sees every token (the reference weights all E experts instead of dispatching k), set
-/// through the family's own key for it (`top_k_key`, TinyModel::top_k_key).
+/// through the family's own key for it (`top_k_key`, TinyModel::top_k_key); not for a per-token gather
+/// (schemas::ExpertsExecution::kPerTokenGather), which takes each token's k experts as EasyDeL does.
 Json ReferenceTrainingOverrides(const ModelDesc& model, const std::string& top_k_key);
 
 }  // namespace easyplan::kernels

@@ -194,18 +194,37 @@ StatusOr<LayerActivations> LayerActivationBytes(const MemoryModel& model, bool m
   }
   Checked mlp_full, mlp_dots;
   if (moe) {
-    const Checked routed = width(dims.top_k * dims.moe_intermediate);
+    const int64_t copies = dims.top_k;
+    auto wide = [&](Checked w) { return CeilDiv(Checked(hidden) * w, dims.hidden); };
+    const Checked routed = wide(Checked(copies) * dims.moe_intermediate);
     const Checked shared = width(dims.shared_intermediate);
     const Checked router = width(dims.experts);  // router logits, a dot
     // Every routed token copy's down_proj output, before the weighted combine: the combine's backward
     // needs them (d weight_k = <dy, y_k>). k copies of the hidden width; measured by `check --memory`.
-    const Checked routed_out = width(dims.top_k * dims.hidden);
+    const Checked routed_out = wide(Checked(copies) * dims.hidden);
     const Checked shared_out = dims.shared_intermediate > 0 ? h : Checked(0);  // the shared experts' down_proj
     // gate, up and their product for every routed token copy and the shared experts, the experts'
     // outputs, and the combine output, which is the layer's MLP output (h).
     mlp_full = router + routed * 3 + shared * 3 + routed_out + shared_out + h;
     // The dots: router, gate and up, and every down_proj output (the combine is not a dot).
     mlp_dots = router + routed * 2 + shared * 2 + routed_out + shared_out;
+    if (model.moe_execution == schemas::ExpertsExecution::kPerTokenGather) {
+      // GptOssExperts at EasyDeL c14e25c9 (kernels/model_gpt_oss.cc): each token's k gathered expert kernels,
+      // gate_up [k, H, 2I] and down [k, I, H], and their biases are the einsums' operands, kept for the
+      // backward (not dots: a dots policy recomputes the gathers). Their expert width keeps the kernels' tp
+      // sharding, as the attention output's heads do: sized as that tensor is, per element of its width.
+      const Checked inter = Checked(dims.top_k) * dims.moe_intermediate;
+      auto tp_wide = [&](Checked w) { return CeilDiv(Checked(out) * w, dims.heads * dims.head_dim); };
+      mlp_full =
+          mlp_full + tp_wide(inter * dims.hidden * 3) + tp_wide(inter * 2) + wide(Checked(dims.top_k) * dims.hidden);
+    } else if (model.moe_execution == schemas::ExpertsExecution::kScoreMaskedLoop) {
+      // Llama4TextMoe at c14e25c9 (kernels/model_llama4.cc): E passes, each of every token through the stacked
+      // experts: the scaled input, gate, up and their product at the experts' width, and the pass's output.
+      const Checked pass_full = wide(Checked(dims.moe_intermediate) * 3) + h * 2;
+      const Checked pass_dots = wide(Checked(dims.moe_intermediate) * 2) + h;
+      mlp_full = router + pass_full * dims.experts + shared * 3 + shared_out + h;
+      mlp_dots = router + pass_dots * dims.experts + shared * 2 + shared_out;
+    }
   } else if (dims.gated_mlp) {
     const Checked inter = width(dims.intermediate);
     mlp_full = inter * 3;      // gate, up, act(gate) * up (the down_proj input)

@@ -22,6 +22,7 @@
 #include "planner/expert_mesh.h"
 #include "planner/pipeline.h"
 #include "planner/plan.h"
+#include "schemas/forward_structure.h"
 #include "schemas/model_dims.h"
 
 namespace easyplan::planner {
@@ -68,6 +69,9 @@ struct MemoryModel {
   schemas::ModelDims dims;
   bool vanilla_attention = false;  ///< attn_mechanism "vanilla": scores and probabilities are materialised
   ParallelAxisNames axes;          ///< partition_axis: which mesh axes a matmul keeps its weight sharded on
+  /// How the MoE block runs its experts (the forward structure's moe.execution, schemas/forwards.yaml): what
+  /// a MoE layer keeps for the backward depends on it (LayerActivationBytes).
+  schemas::ExpertsExecution moe_execution = schemas::ExpertsExecution::kFusedMoe;
 };
 /// The memory model of a resolved config's dims; `config` is the geometry config
 /// (schemas::GeometryConfig), which holds attn_mechanism and partition_axis. Errors: hidden_size,

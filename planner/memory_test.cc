@@ -33,6 +33,16 @@ MemoryModel Model(bool vanilla = false) {
   return model;
 }
 
+// 8 experts of width 32, top_k of them per token, run as `execution` says.
+MemoryModel MoeModel(int64_t top_k, schemas::ExpertsExecution execution = schemas::ExpertsExecution::kFusedMoe) {
+  MemoryModel model = Model();
+  model.dims.experts = 8;
+  model.dims.top_k = top_k;
+  model.dims.moe_intermediate = 32;
+  model.moe_execution = execution;
+  return model;
+}
+
 ActivationTensor Tensor(std::string name, Shape shape, int64_t bytes_per_device) {
   ActivationTensor t;
   t.name = std::move(name);
@@ -129,10 +139,7 @@ TEST(MemoryFormulaTest, VanillaAttentionMaterialisesScoresAndProbabilities) {
 }
 
 TEST(MemoryFormulaTest, MoeLayerCountsRoutedCopiesAndSharedExperts) {
-  MemoryModel model = Model();
-  model.dims.experts = 8;
-  model.dims.top_k = 2;
-  model.dims.moe_intermediate = 32;
+  MemoryModel model = MoeModel(2);
   model.dims.shared_intermediate = 32;
   auto layer = LayerActivationBytes(model, true, 512, 512, 256, 256, 512, 8, 2);
   ASSERT_TRUE(layer.ok());
@@ -144,14 +151,33 @@ TEST(MemoryFormulaTest, MoeLayerCountsRoutedCopiesAndSharedExperts) {
 }
 
 TEST(MemoryFormulaTest, MoeWithoutSharedExpertsKeepsOnlyTheRoutedOutputs) {
-  MemoryModel model = Model();
-  model.dims.experts = 8;
-  model.dims.top_k = 2;
-  model.dims.moe_intermediate = 32;
-  auto layer = LayerActivationBytes(model, true, 512, 512, 256, 256, 512, 8, 2);
+  auto layer = LayerActivationBytes(MoeModel(2), true, 512, 512, 256, 256, 512, 8, 2);
   ASSERT_TRUE(layer.ok());
   EXPECT_EQ(layer->full, 1024 + 1024 + 576 + 1024 + (64 + 1536 + 1024 + 512));
   EXPECT_EQ(layer->dots, 512 + 1024 + 512 + (64 + 1024 + 1024));
+}
+
+// GptOssExperts at EasyDeL c14e25c9 keeps each token's gathered kernels; their expert width sits on tp
+// as the attention output's heads do (out = 256 here, half the hidden state's 512: width x 4 per element).
+TEST(MemoryFormulaTest, PerTokenGatherKeepsEachTokensGatheredKernels) {
+  auto fused = LayerActivationBytes(MoeModel(2), true, 512, 512, 256, 256, 256, 8, 2);
+  auto gathered = LayerActivationBytes(MoeModel(2, schemas::ExpertsExecution::kPerTokenGather), true, 512, 512, 256,
+                                       256, 256, 8, 2);
+  ASSERT_TRUE(fused.ok() && gathered.ok());
+  // gate_up [2, 64, 64] and down [2, 32, 64] per token (3 x 2 x 32 x 64 = 12288 elements, x 4), the
+  // gate_up bias [2, 64] (x 4) and the down bias [2, 64] at the hidden state's width (x 8).
+  EXPECT_EQ(gathered->full - fused->full, 12288 * 4 + 128 * 4 + 128 * 8);
+  EXPECT_EQ(gathered->dots, fused->dots);  // gathers are no dots: a dots policy recomputes them
+}
+
+// Llama4TextMoe at EasyDeL c14e25c9: 8 passes, each of every token through the experts at their width.
+TEST(MemoryFormulaTest, ScoreMaskedLoopKeepsEveryPass) {
+  auto layer = LayerActivationBytes(MoeModel(1, schemas::ExpertsExecution::kScoreMaskedLoop), true, 512, 512, 256, 256,
+                                    512, 8, 2);
+  ASSERT_TRUE(layer.ok());
+  // router 64; per pass gate, up, product width(32) = 256 each and the scaled input and output (h); combine h.
+  EXPECT_EQ(layer->full, 1024 + 1024 + 576 + 1024 + (64 + 8 * (768 + 1024) + 512));
+  EXPECT_EQ(layer->dots, 512 + 1024 + 512 + (64 + 8 * (512 + 512)));
 }
 
 TEST(MemoryFormulaTest, LinearAttentionLayerKeepsItsProjectionsConvAndChunkStates) {

@@ -41,7 +41,9 @@ const Spellings<ExpertsLayout> kExpertsLayouts = {{"stacked", ExpertsLayout::kSt
                                                   {"packed_rows", ExpertsLayout::kPackedRows},
                                                   {"per_expert", ExpertsLayout::kPerExpert}};
 const Spellings<ExpertsExecution> kExpertsExecutions = {{"fused_moe", ExpertsExecution::kFusedMoe},
-                                                        {"expert_loop", ExpertsExecution::kExpertLoop}};
+                                                        {"expert_loop", ExpertsExecution::kExpertLoop},
+                                                        {"per_token_gather", ExpertsExecution::kPerTokenGather},
+                                                        {"score_masked_loop", ExpertsExecution::kScoreMaskedLoop}};
 const Spellings<SparseLayers> kSparseLayers = {
     {"all", SparseLayers::kAll}, {"after_dense", SparseLayers::kAfterDense}, {"by_tree", SparseLayers::kByTree}};
 const Spellings<SharedExpertKind> kSharedKinds = {{"none", SharedExpertKind::kNone},

@@ -79,6 +79,12 @@ enum class ExpertsExecution {
   /// the module's own loop over experts: every expert's MLP on every token, in the plan's layout, scaled by
   /// its routing weight (zero when not chosen) and summed (EasyDeL's DbrxExperts, PhiMoeSparseMoeBlock)
   kExpertLoop,
+  /// each token gathers its k chosen experts' kernels and biases (jnp.take, [T, k, in, out]) and multiplies
+  /// them itself; the k outputs are summed by their routing weights (GptOssExperts at EasyDeL c14e25c9)
+  kPerTokenGather,
+  /// a loop over the E experts, each pass running the stacked experts on every token scaled by expert e's
+  /// score, the tokens split into E consecutive chunks, chunk j through expert j (Llama4TextMoe at c14e25c9)
+  kScoreMaskedLoop,
 };
 enum class SparseLayers {
   kAll,         ///< every layer's MLP is the MoE block

@@ -180,7 +180,8 @@ numeric_check:
       "model_type: toy\nnumeric_check:\n  forward: {extends: moe, moe: {execution: loop}}\n  tiny: []\n");
   ASSERT_FALSE(execution.ok());
   EXPECT_EQ(execution.status().diag().notes,
-            (std::vector<std::string>{R"(expected one of "fused_moe", "expert_loop")"}));
+            (std::vector<std::string>{
+                R"(expected one of "fused_moe", "expert_loop", "per_token_gather", "score_masked_loop")"}));
   auto flatten = ParseCheckDecl(
       "model_type: toy\nnumeric_check:\n  forward: {extends: moe, moe: {flatten_tokens: 1}}\n  tiny: []\n");
   ASSERT_FALSE(flatten.ok());
