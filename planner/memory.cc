@@ -194,7 +194,9 @@ StatusOr<LayerActivations> LayerActivationBytes(const MemoryModel& model, bool m
   }
   Checked mlp_full, mlp_dots;
   if (moe) {
-    const int64_t copies = dims.top_k;
+    // A module's own loop over experts (DbrxExperts, PhiMoeSparseMoeBlock; kernels/model_experts.cc) runs
+    // every expert on every token, so it keeps E copies where a routed path keeps top_k.
+    const int64_t copies = model.moe_execution == schemas::ExpertsExecution::kExpertLoop ? dims.experts : dims.top_k;
     auto wide = [&](Checked w) { return CeilDiv(Checked(hidden) * w, dims.hidden); };
     const Checked routed = wide(Checked(copies) * dims.moe_intermediate);
     const Checked shared = width(dims.shared_intermediate);

@@ -157,6 +157,16 @@ TEST(MemoryFormulaTest, MoeWithoutSharedExpertsKeepsOnlyTheRoutedOutputs) {
   EXPECT_EQ(layer->dots, 512 + 1024 + 512 + (64 + 1024 + 1024));
 }
 
+// A module's own loop over experts (DBRX, PhiMoE) runs all 8 on every token: E copies, not top_k.
+TEST(MemoryFormulaTest, ExpertLoopKeepsEveryExpertsCopies) {
+  auto layer =
+      LayerActivationBytes(MoeModel(2, schemas::ExpertsExecution::kExpertLoop), true, 512, 512, 256, 256, 512, 8, 2);
+  ASSERT_TRUE(layer.ok());
+  // routed width(8 x 32) = 2048, 3 each; outputs width(8 x 64) = 4096.
+  EXPECT_EQ(layer->full, 1024 + 1024 + 576 + 1024 + (64 + 6144 + 4096 + 512));
+  EXPECT_EQ(layer->dots, 512 + 1024 + 512 + (64 + 4096 + 4096));
+}
+
 // GptOssExperts at EasyDeL c14e25c9 keeps each token's gathered kernels; their expert width sits on tp
 // as the attention output's heads do (out = 256 here, half the hidden state's 512: width x 4 per element).
 TEST(MemoryFormulaTest, PerTokenGatherKeepsEachTokensGatheredKernels) {
