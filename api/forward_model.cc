@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "kernels/tiny_model.h"
+#include "schemas/easydel_version.h"
 #include "schemas/model_dims.h"
 
 namespace easyplan::api {
@@ -13,9 +14,7 @@ StatusOr<schemas::NumericCheckSpec> ForwardPassOf(const Model& model, const std:
   EP_ASSIGN_OR_RETURN(const schemas::NumericCheckDecl* decl, model.NumericCheck(model_type));
   if (decl != nullptr && decl->missing.empty()) {
     // A forward variant may depend on the EasyDeL version, as the tree does (gpt-oss's experts).
-    Json scope = model.config();
-    if (scope.is_object()) scope["easydel_version"] = model.easydel_version().name;
-    return schemas::NumericCheckFor(*decl, scope);
+    return schemas::NumericCheckFor(*decl, schemas::VersionScope(model.config(), model.easydel_version().name));
   }
   if (decl != nullptr) {
     return Status::BadInput(

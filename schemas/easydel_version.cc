@@ -60,4 +60,9 @@ StatusOr<EasyDelVersions> EasyDelVersions::Parse(const Document& doc) {
   return result;
 }
 
+Json VersionScope(Json config, const std::string& version) {
+  if (!version.empty() && config.is_object()) config["easydel_version"] = version;
+  return config;
+}
+
 }  // namespace easyplan::schemas

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/document.h"
+#include "core/json.h"
 #include "core/status.h"
 
 namespace easyplan::schemas {
@@ -36,6 +37,11 @@ struct EasyDelVersions {
   std::vector<std::string> Names() const;
   static StatusOr<EasyDelVersions> Parse(const Document& doc);
 };
+
+/// The scope a data file's `when:` condition sees for `config` at EasyDeL version `version`: the config
+/// with `easydel_version` bound (tree templates, forward variants). A non-object config or an empty
+/// version is returned as it is.
+Json VersionScope(Json config, const std::string& version);
 
 }  // namespace easyplan::schemas
 

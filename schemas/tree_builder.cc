@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/checked_math.h"
+#include "schemas/easydel_version.h"
 #include "schemas/layout_convert.h"
 
 namespace easyplan::schemas {
@@ -17,8 +18,10 @@ namespace {
 class Expander {
  public:
   Expander(const TreeTemplate& tree, const Json& config, const TreeOptions& options, DType param_dtype)
-      : tree_(tree), scope_(config), options_(options), param_dtype_(param_dtype) {
-    if (!options.easydel_version.empty() && scope_.is_object()) scope_["easydel_version"] = options.easydel_version;
+      : tree_(tree),
+        scope_(VersionScope(config, options.easydel_version)),
+        options_(options),
+        param_dtype_(param_dtype) {
     const std::string method = StoredQuantization(config);
     const Json* quant = method.empty() ? nullptr : &config["quantization_config"];
     // --dtype asks for the dequantized view: every weight once, in that dtype, no scales.
