@@ -35,7 +35,7 @@ CostOptions Step(const std::string& mesh, const std::string& mode, int64_t batch
 // The collectives of one scope in the order the step runs them, one phase at a time.
 std::vector<Priced> Collectives(const CostResult& cost, const std::string& scope, const std::string& phase) {
   std::vector<Priced> out;
-  for (const kernels::PricedCollective& c : cost.estimate->step.collectives) {
+  for (const step::PricedCollective& c : cost.estimate->step.collectives) {
     if (c.scope == scope && c.phase == phase) {
       out.emplace_back(c.phase, std::string(kernels::CollectiveName(c.kind)), c.axes, c.bytes_per_device);
     }
@@ -93,7 +93,7 @@ TEST(CollectiveListTest, LlamaOnFsdp8GathersWeightsAndReduceScattersTheirGradien
   }
   EXPECT_EQ(Collectives(cost, "layer 0", "forward"), forward);
   EXPECT_EQ(Collectives(cost, "layer 0", "backward"), backward);
-  for (const kernels::PricedCollective& c : cost.estimate->step.collectives) {
+  for (const step::PricedCollective& c : cost.estimate->step.collectives) {
     if (c.phase != "gradient") {
       EXPECT_TRUE(c.overlapped) << c.op << ": FSDP's collectives are prefetched";
     }
@@ -110,7 +110,7 @@ TEST(CollectiveListTest, LlamaDecodeOnTp8MovesOnlyTheTokensHiddenStates) {
       {"forward", "all-gather", "tp", bh},     {"forward", "reduce-scatter", "tp", bh},
   };
   EXPECT_EQ(Collectives(cost, "layer 0", "forward"), forward);
-  for (const kernels::PricedCollective& c : cost.estimate->step.collectives) {
+  for (const step::PricedCollective& c : cost.estimate->step.collectives) {
     EXPECT_LE(c.bytes_per_device, bh) << c.op << ": no weight moves in decode";
   }
 }
@@ -155,7 +155,7 @@ TEST(CollectiveListTest, MixtralOnEp8MovesExpertOutputsAndNoExpertWeights) {
       {"backward", "all-to-all", "ep", rows},
   };
   EXPECT_EQ(Collectives(cost, "layer 0", "backward"), backward);
-  for (const kernels::PricedCollective& c : cost.estimate->step.collectives) {
+  for (const step::PricedCollective& c : cost.estimate->step.collectives) {
     EXPECT_EQ(c.op.find("/experts/"), std::string::npos) << c.op << ": an expert weight moved";
   }
 }

@@ -16,7 +16,8 @@
 #include "core/checked_math.h"
 #include "core/number_literal.h"
 #include "kernels/dry_run.h"
-#include "kernels/pipeline_step.h"
+#include "step/matmul_tiling.h"
+#include "step/pipeline_step.h"
 
 namespace easyplan::api {
 namespace {
@@ -79,35 +80,34 @@ int64_t UpdateBytes(const planner::DeviceMemory& device, int64_t microbatches) {
 
 // Each stage's step options: its worst device's optimizer update (parameters, gradients and state, once
 // per step; the accumulation of each microbatch's gradients), and the loss on the last stage only.
-StatusOr<kernels::PipelineStep> PricePipelinedStep(const kernels::DryRunReport& run, const PlanInputs& inputs,
-                                                   const planner::Plan& plan, const kernels::ModelDesc& desc,
-                                                   const planner::HardwareProfile& hardware,
-                                                   const kernels::StepOptions& whole,
-                                                   const planner::MemoryReport& memory, int64_t microbatches) {
-  if (whole.mode != kernels::StepMode::kTrain) {
+StatusOr<step::PipelineStep> PricePipelinedStep(const kernels::DryRunReport& run, const PlanInputs& inputs,
+                                                const planner::Plan& plan, const kernels::ModelDesc& desc,
+                                                const step::HardwareProfile& hardware, const step::StepOptions& whole,
+                                                const planner::MemoryReport& memory, int64_t microbatches) {
+  if (whole.mode != step::StepMode::kTrain) {
     // Cost(), Report() and suggest refuse a pipelined serving step before they get here (CheckPricedPipeline).
     return Status::BadInput({}, "a pipelined serving step is not priced", {kServingWithPipeline});
   }
   const planner::PipelineSplit& split = plan.pipeline;
-  std::vector<kernels::StepOptions> per_stage(static_cast<size_t>(split.stages), whole);
+  std::vector<step::StepOptions> per_stage(static_cast<size_t>(split.stages), whole);
   for (const planner::StageMemory& stage : memory.stages) {
-    kernels::StepOptions& options = per_stage[static_cast<size_t>(stage.stage)];
+    step::StepOptions& options = per_stage[static_cast<size_t>(stage.stage)];
     options.update_bytes = UpdateBytes(stage.worst, microbatches);
     if (stage.stage != split.stages - 1) options.loss_bytes = 0;
   }
   // What crosses a stage boundary: one microbatch's hidden state on a device (its shard of the residual
   // stream), as the activation plan lays it out.
   const int64_t hidden = memory.breakdown.outside / 2;
-  return kernels::PricePipeline(run, plan, *inputs.tree, desc, hardware, per_stage, hidden, microbatches);
+  return step::PricePipeline(run, plan, *inputs.tree, desc, hardware, per_stage, hidden, microbatches);
 }
 
 // The whole step of a pipeline in StepCost's terms: the slowest stage's figures over every microbatch,
 // its collectives and layers, and the schedule's step time.
-StatusOr<kernels::StepCost> PipelineStepCost(const kernels::PipelineStep& p) {
-  const kernels::StageStep& slow = p.stages[static_cast<size_t>(p.slowest)];
-  kernels::StepCost cost = slow.cost;
+StatusOr<step::StepCost> PipelineStepCost(const step::PipelineStep& p) {
+  const step::StageStep& slow = p.stages[static_cast<size_t>(p.slowest)];
+  step::StepCost cost = slow.cost;
   const double m = static_cast<double>(p.microbatches);
-  const kernels::StepCost::Microbatch& mb = slow.cost.microbatch;
+  const step::StepCost::Microbatch& mb = slow.cost.microbatch;
   cost.compute_s = m * (mb.forward_s + mb.backward_s) + p.update_s;
   cost.recompute_s = slow.cost.recompute_s * m;
   cost.memory_bound_s = (slow.cost.memory_bound_s - slow.cost.update_s) * m + p.update_s;
@@ -122,12 +122,12 @@ StatusOr<kernels::StepCost> PipelineStepCost(const kernels::PipelineStep& p) {
                             "smaller batch, sequence or model");
   }
   cost.step_flops = *step_flops;
-  // The parameters stay gathered for the whole step (kernels/pipeline_step.h): their forward gather and
+  // The parameters stay gathered for the whole step (step/pipeline_step.h): their forward gather and
   // their gradients' reduce-scatter run once, the backward's and the recomputation's re-gathers not at all;
   // every activation collective runs once per microbatch.
-  std::vector<kernels::PricedCollective> issued;
+  std::vector<step::PricedCollective> issued;
   cost.communication_s = sends;
-  for (kernels::PricedCollective c : cost.collectives) {
+  for (step::PricedCollective c : cost.collectives) {
     const bool parameter = c.overlapped && c.phase != "gradient";
     if (parameter && !(c.phase == "forward" || c.kind == kernels::CollectiveKind::kReduceScatter)) continue;
     if (!parameter && c.phase != "gradient") c.count *= p.microbatches;
@@ -152,7 +152,7 @@ Json AxisSizesJson(const std::vector<std::string>& names, const std::vector<int6
   return out;
 }
 
-Json KindBytesJson(const kernels::KindBytes& bytes) {
+Json KindBytesJson(const step::KindBytes& bytes) {
   Json out = Json::object();
   out["all_gather"] = bytes.all_gather;
   out["reduce_scatter"] = bytes.reduce_scatter;
@@ -198,7 +198,7 @@ Status CheckStepPricing(const MemoryOptions& memory, int64_t microbatches, bool 
 
 Status CheckPrecision(const std::string& precision) { return CheckOptionValue("precision", Json(precision)); }
 
-Status CheckTorusOn(const std::vector<int64_t>& torus, const planner::HardwareProfile& hardware) {
+Status CheckTorusOn(const std::vector<int64_t>& torus, const step::HardwareProfile& hardware) {
   if (torus.empty() || (hardware.fast.kind == "ici" && !hardware.fast.torus.empty())) return Status();
   return Status::BadInput({},
                           "--torus: hardware profile '" + hardware.name + "' has no torus (its fast links are " +
@@ -217,7 +217,7 @@ StatusOr<std::vector<int64_t>> ParseTorus(const std::string& text) {
   return *std::move(dims);
 }
 
-Status CheckPrecisionOn(const std::string& precision, const planner::HardwareProfile& hardware) {
+Status CheckPrecisionOn(const std::string& precision, const step::HardwareProfile& hardware) {
   if (precision != "fp8" || hardware.peak_flops_fp8.value_or(0) > 0) return Status();
   return Status::BadInput(
       {hardware.source},
@@ -265,8 +265,8 @@ StatusOr<kernels::DryRunReport> DryRunStep(const PlanInputs& inputs, const plann
 }
 
 StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
-                                    const planner::HardwareProfile& hardware, const MemoryOptions& memory,
-                                    int64_t budget, const StepSettings& s, const planner::MemoryReport* memory_report,
+                                    const step::HardwareProfile& hardware, const MemoryOptions& memory, int64_t budget,
+                                    const StepSettings& s, const planner::MemoryReport* memory_report,
                                     const kernels::DryRunReport* given_run) {
   const bool train = s.mode == planner::MemoryMode::kTrain;
   StepEstimate estimate;
@@ -292,8 +292,8 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
   }
   const kernels::DryRunReport& run = *given_run;
   const kernels::ModelDesc desc = MicrobatchModel(model, s);
-  kernels::StepOptions step;
-  step.mode = train ? kernels::StepMode::kTrain : kernels::StepMode::kServe;
+  step::StepOptions step;
+  step.mode = train ? step::StepMode::kTrain : step::StepMode::kServe;
   step.remat = s.policy;
   step.microbatches = s.microbatches;
   step.flash_attention = model.flash_attention;
@@ -319,7 +319,7 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
                         PricePipelinedStep(run, inputs, plan, desc, hardware, step, estimate.memory, s.microbatches));
     EP_ASSIGN_OR_RETURN(estimate.step, PipelineStepCost(*estimate.pipeline));
   } else {
-    EP_ASSIGN_OR_RETURN(estimate.step, kernels::PriceStep(run, plan, *inputs.tree, desc, hardware, step));
+    EP_ASSIGN_OR_RETURN(estimate.step, step::PriceStep(run, plan, *inputs.tree, desc, hardware, step));
   }
   if (estimate.step.slice) estimate.topology = TopologyLines(*estimate.step.slice, plan.mesh, hardware);
 
@@ -346,7 +346,7 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
   EP_RETURN_IF_ERROR(CheckStepMicrobatches("--microbatches", options.microbatches, model->env().limits));
   std::string budget_label;
   EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, options.memory, &budget_label));
-  EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(options.memory.hardware));
+  EP_ASSIGN_OR_RETURN(const step::HardwareProfile* hardware, model->Hardware(options.memory.hardware));
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
   if (!inputs.has_config()) return Status::BadInput({}, "cost needs CONFIG: the forward pass comes from the config");
   // Before the schedule's microbatch check, whose hint (more --microbatches) a serving step cannot take.
@@ -368,7 +368,14 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
   // once the step is priced (a plan's errors would otherwise excuse an estimate that fails, an overflow).
   EP_ASSIGN_OR_RETURN(const std::vector<planner::Finding> context, ContextLengthFindings(inputs, options.memory));
   EP_ASSIGN_OR_RETURN(planner::Plan plan, inputs.Build());
-  CostResult result{std::move(inputs), std::move(plan), settings, hardware, std::move(budget_label), std::nullopt};
+  CostResult result{std::move(inputs),
+                    std::move(plan),
+                    settings,
+                    hardware,
+                    std::move(budget_label),
+                    std::nullopt,
+                    step::MatmulEfficiencyAssumption(*hardware, false),
+                    step::MatmulEfficiencyAssumption(*hardware, true)};
   EP_ASSIGN_OR_RETURN(result.estimate,
                       EstimateLaidOutPlan(result.inputs, result.plan, *hardware, options.memory, budget, settings));
   result.plan.findings.insert(result.plan.findings.begin(), context.begin(), context.end());
@@ -376,7 +383,7 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
 }
 
 StatusOr<std::optional<StepEstimate>> EstimateLaidOutPlan(const PlanInputs& inputs, const planner::Plan& plan,
-                                                          const planner::HardwareProfile& hardware,
+                                                          const step::HardwareProfile& hardware,
                                                           const MemoryOptions& memory, int64_t budget,
                                                           const StepSettings& settings,
                                                           const planner::MemoryReport* memory_report) {
@@ -391,7 +398,7 @@ StatusOr<std::optional<StepEstimate>> EstimateLaidOutPlan(const PlanInputs& inpu
   return estimate.status();
 }
 
-Json PipelineStepJson(const kernels::PipelineStep& p, const planner::PipelineSplit& split) {
+Json PipelineStepJson(const step::PipelineStep& p, const planner::PipelineSplit& split) {
   Json out = PipelineSplitJson(split);
   out["microbatches"] = p.microbatches;
   out["slowest_stage"] = p.slowest;
@@ -413,7 +420,7 @@ Json PipelineStepJson(const kernels::PipelineStep& p, const planner::PipelineSpl
   out["exposed_gradient_sync_s"] = p.exposed_gradient_s;
   out["optimizer_update_s"] = p.update_s;
   Json stages = Json::array();
-  for (const kernels::StageStep& s : p.stages) {
+  for (const step::StageStep& s : p.stages) {
     Json stage = Json::object();
     stage["stage"] = s.stage;
     stage["layers"] = s.layers;
@@ -427,9 +434,9 @@ Json PipelineStepJson(const kernels::PipelineStep& p, const planner::PipelineSpl
   return out;
 }
 
-Json LayerCostsJson(const kernels::StepCost& step) {
+Json LayerCostsJson(const step::StepCost& step) {
   Json out = Json::array();
-  for (const kernels::LayerCost& layer : step.layers) {
+  for (const step::LayerCost& layer : step.layers) {
     Json item = Json::object();
     item["scope"] = layer.scope;
     item["count"] = layer.count;
@@ -458,7 +465,7 @@ Json CostToJson(const CostResult& r) {
   out["gradient_checkpointing"] = PolicyFlagValue(r.settings.policy);
   if (r.estimate) {
     const StepEstimate& e = *r.estimate;
-    const kernels::StepCost& c = e.step;
+    const step::StepCost& c = e.step;
     out["step_time_s"] = c.step_time_s;
     out["tokens_per_s"] = e.tokens_per_s;
     out["tokens_per_s_per_device"] = e.tokens_per_s_per_device;
@@ -492,7 +499,7 @@ Json CostToJson(const CostResult& r) {
     out["backward"] = std::move(backward);
     out["step_flops"] = c.step_flops;
     Json collectives = Json::array();
-    for (const kernels::PricedCollective& p : c.collectives) {
+    for (const step::PricedCollective& p : c.collectives) {
       Json item = Json::object();
       item["phase"] = p.phase;
       item["scope"] = p.scope;

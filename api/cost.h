@@ -2,7 +2,7 @@
 #define EASYPLAN_API_COST_H_
 
 // `cost`: one configuration's estimated step (docs/COST.md). The plan is laid out as `plan` lays it
-// out, its memory is `memory`'s, and the step-time model (kernels/step_time.h) prices a dry run of the
+// out, its memory is `memory`'s, and the step-time model (step/step_time.h) prices a dry run of the
 // family's reference forward pass at full size (kernels/dry_run.h) on a hardware profile: compute per
 // matmul as a roofline, every collective the plan implies (the ones `check` measures), overlap, and the
 // totals (step time, tokens/s, MFU). `suggest` (api/suggest.h) calls EstimateStep per candidate.
@@ -17,11 +17,11 @@
 #include "core/json.h"
 #include "kernels/dry_run.h"
 #include "kernels/model.h"
-#include "kernels/pipeline_step.h"
-#include "kernels/step_time.h"
-#include "planner/hardware.h"
 #include "planner/memory.h"
 #include "planner/plan.h"
+#include "step/hardware.h"
+#include "step/pipeline_step.h"
+#include "step/step_time.h"
 
 namespace easyplan::api {
 
@@ -59,11 +59,11 @@ struct StepSettings {
 StatusOr<std::vector<int64_t>> ParseTorus(const std::string& text);
 
 /// --torus needs a profile whose fast links are a TPU torus; `torus` empty passes.
-Status CheckTorusOn(const std::vector<int64_t>& torus, const planner::HardwareProfile& hardware);
+Status CheckTorusOn(const std::vector<int64_t>& torus, const step::HardwareProfile& hardware);
 
 /// --precision: "bf16" or "fp8"; fp8 needs a profile with peak_flops_fp8.
 Status CheckPrecision(const std::string& precision);
-Status CheckPrecisionOn(const std::string& precision, const planner::HardwareProfile& hardware);
+Status CheckPrecisionOn(const std::string& precision, const step::HardwareProfile& hardware);
 
 /// The model FLOPs convention of MFU: 6 x N x tokens in training (2 x N x tokens serving), N the
 /// parameters of the matmuls a token passes through (the input embedding lookup is not one; a MoE
@@ -73,12 +73,12 @@ inline constexpr const char* kMfuConvention =
     "experts x top_k/experts), no attention term";
 
 struct StepEstimate {
-  kernels::StepCost step;
-  std::optional<kernels::PipelineStep> pipeline;  ///< a pipelined plan: each stage, the bubble, the sends
-  planner::MemoryReport memory;                   ///< of one microbatch's step
-  int64_t tokens = 0;                             ///< per step: batch x seq (train, prefill), batch (decode)
-  int64_t active_params = 0;                      ///< N of kMfuConvention
-  double model_flops = 0;                         ///< 6 (or 2) x N x tokens
+  step::StepCost step;
+  std::optional<step::PipelineStep> pipeline;  ///< a pipelined plan: each stage, the bubble, the sends
+  planner::MemoryReport memory;                ///< of one microbatch's step
+  int64_t tokens = 0;                          ///< per step: batch x seq (train, prefill), batch (decode)
+  int64_t active_params = 0;                   ///< N of kMfuConvention
+  double model_flops = 0;                      ///< 6 (or 2) x N x tokens
   double tokens_per_s = 0, tokens_per_s_per_device = 0, mfu = 0;
   std::string mfu_peak = "bf16";  ///< the precision whose peak MFU divides by: fp8 when the projections run in fp8
   bool fits = false;
@@ -107,15 +107,14 @@ StatusOr<kernels::DryRunReport> DryRunStep(const PlanInputs& inputs, const plann
 /// `memory_report` and `run`, when given, are that step's memory (BuildMemoryReport of
 /// StepMemoryOptions) and dry run (DryRunStep), which suggest shares between estimates.
 StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
-                                    const planner::HardwareProfile& hardware, const MemoryOptions& memory,
-                                    int64_t budget, const StepSettings& settings,
-                                    const planner::MemoryReport* memory_report = nullptr,
+                                    const step::HardwareProfile& hardware, const MemoryOptions& memory, int64_t budget,
+                                    const StepSettings& settings, const planner::MemoryReport* memory_report = nullptr,
                                     const kernels::DryRunReport* run = nullptr);
 
 /// EstimateStep of a plan as it is laid out: nullopt when the plan has errors that leave a layout the
 /// step model cannot price (`cost` and `report` then show the findings alone).
 StatusOr<std::optional<StepEstimate>> EstimateLaidOutPlan(const PlanInputs& inputs, const planner::Plan& plan,
-                                                          const planner::HardwareProfile& hardware,
+                                                          const step::HardwareProfile& hardware,
                                                           const MemoryOptions& memory, int64_t budget,
                                                           const StepSettings& settings,
                                                           const planner::MemoryReport* memory_report = nullptr);
@@ -124,10 +123,13 @@ struct CostResult {
   PlanInputs inputs;
   planner::Plan plan;
   StepSettings settings;
-  const planner::HardwareProfile* hardware = nullptr;
+  const step::HardwareProfile* hardware = nullptr;
   std::string budget_label;  ///< "tpu-v5p (95.0 GiB HBM)", or --max-memory as given
   /// Also for a plan with errors (priced as laid out); nullopt only when such a plan cannot be priced.
   std::optional<StepEstimate> estimate;
+  /// The matmul efficiency the step assumed, in one line and in detail (the measured shape and tiles;
+  /// step::MatmulEfficiencyAssumption).
+  std::string matmul_assumption_brief, matmul_assumption;
 };
 
 /// `cost`: the plan and its step estimate (a plan with errors too, its findings alongside).
@@ -137,13 +139,13 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
 Json CostToJson(const CostResult& result);
 
 /// A pipelined step's schedule, bubble, sends and stages (docs/PIPELINE.md).
-Json PipelineStepJson(const kernels::PipelineStep& pipeline, const planner::PipelineSplit& split);
+Json PipelineStepJson(const step::PipelineStep& pipeline, const planner::PipelineSplit& split);
 
 /// [{"scope", "count", "compute_s", "communication_s"}, ...]: one forward of each layer kind.
-Json LayerCostsJson(const kernels::StepCost& step);
+Json LayerCostsJson(const step::StepCost& step);
 
 /// {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"}: bytes per device of each kind.
-Json KindBytesJson(const kernels::KindBytes& bytes);
+Json KindBytesJson(const step::KindBytes& bytes);
 
 /// {axis: size} in mesh order; `skip_ones` leaves out axes of size 1 (a --dcn's factors).
 Json AxisSizesJson(const std::vector<std::string>& names, const std::vector<int64_t>& sizes, bool skip_ones = false);

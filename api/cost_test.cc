@@ -98,8 +98,8 @@ TEST(CostTest, Fp8HalvesTheProjectionsButNotAttention) {
   auto slow = Cost(model, bf16);
   auto fast = Cost(model, fp8);
   ASSERT_TRUE(slow.ok() && fast.ok()) << fast.status().ToString();
-  const kernels::StepCost& a = slow->estimate->step;
-  const kernels::StepCost& b = fast->estimate->step;
+  const step::StepCost& a = slow->estimate->step;
+  const step::StepCost& b = fast->estimate->step;
   EXPECT_EQ(a.step_flops, b.step_flops);
   EXPECT_LT(b.compute_s, a.compute_s);
   EXPECT_GT(b.compute_s, a.compute_s / 2);
@@ -237,7 +237,7 @@ TEST_P(CostMatchesCheckTest, ForwardCommunicationEqualsChecksKindByKind) {
   auto cost = Cost(*tiny_model, options);
   ASSERT_TRUE(cost.ok()) << cost.status().ToString();
   ASSERT_TRUE(cost->estimate);
-  const kernels::KindBytes& f = cost->estimate->step.forward;
+  const step::KindBytes& f = cost->estimate->step.forward;
   const kernels::CommLog& measured = run->numeric->comm;
   // Dense collectives to the byte; a routed one (the MoE's ragged all-to-all) at what balanced routing
   // moves, which check reports beside the bytes its own routing moved.

@@ -35,21 +35,21 @@ std::vector<std::string> HardwareNames(const Environment& env) {
   return names;
 }
 
-StatusOr<planner::HardwareProfile> LoadHardwareProfile(const Environment& env, const std::string& name_or_file,
-                                                       std::vector<Diag>* duplicate_keys) {
+StatusOr<step::HardwareProfile> LoadHardwareProfile(const Environment& env, const std::string& name_or_file,
+                                                    std::vector<Diag>* duplicate_keys) {
   if (name_or_file.empty()) return Status::BadInput({}, "--hardware is empty: expected a profile name or a YAML file");
   if (IsHardwareFile(name_or_file)) {
     // A user's profile: the same format as the built-in ones (LoadOverridesDocument reads YAML by suffix).
     EP_ASSIGN_OR_RETURN(Document doc, LoadOverridesDocument(env, name_or_file));
     if (duplicate_keys != nullptr) *duplicate_keys = doc.DuplicateKeyWarnings();
-    return planner::ParseHardwareProfile(doc, StemOf(name_or_file));
+    return step::ParseHardwareProfile(doc, StemOf(name_or_file));
   }
   const std::vector<std::string> names = HardwareNames(env);
   for (const std::string& name : names) {
     if (name != name_or_file) continue;
     const schemas::DataSource data = env.Data();
     EP_ASSIGN_OR_RETURN(Document doc, data.ReadDocument(std::string(kHardwareDir) + "/" + name + ".yaml"));
-    return planner::ParseHardwareProfile(doc, name);
+    return step::ParseHardwareProfile(doc, name);
   }
   // A memory-only entry of the catalogue (schemas/devices.yaml) budgets memory but has no compute figures.
   EP_ASSIGN_OR_RETURN(const Document devices_doc, env.Data().ReadDocument("schemas/devices.yaml"));

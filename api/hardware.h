@@ -1,7 +1,7 @@
 #ifndef EASYPLAN_API_HARDWARE_H_
 #define EASYPLAN_API_HARDWARE_H_
 
-// `--hardware NAME|FILE`: an accelerator profile (planner/hardware.h) by the name of one of the data
+// `--hardware NAME|FILE`: an accelerator profile (step/hardware.h) by the name of one of the data
 // files under schemas/hardware/ ("tpu-v5p"), or read from a YAML file of the same format
 // (docs/COST.md#hardware-profiles). Model::Hardware keeps what it loads; this is the uncached form.
 
@@ -10,7 +10,7 @@
 
 #include "api/environment.h"
 #include "core/status.h"
-#include "planner/hardware.h"
+#include "step/hardware.h"
 
 namespace easyplan::api {
 
@@ -24,8 +24,8 @@ std::vector<std::string> HardwareNames(const Environment& env);
 /// The profile `name_or_file` names. BadInput for an unknown name (with a did-you-mean and the list of
 /// names), an unreadable file, or a profile with a wrong field (naming the file, line and key).
 /// `duplicate_keys`, when given, receives a warning per key the file gives twice (the last value is used).
-StatusOr<planner::HardwareProfile> LoadHardwareProfile(const Environment& env, const std::string& name_or_file,
-                                                       std::vector<Diag>* duplicate_keys = nullptr);
+StatusOr<step::HardwareProfile> LoadHardwareProfile(const Environment& env, const std::string& name_or_file,
+                                                    std::vector<Diag>* duplicate_keys = nullptr);
 
 }  // namespace easyplan::api
 

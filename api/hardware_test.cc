@@ -24,7 +24,7 @@ TEST(HardwareLookupTest, APathOrAYamlSuffixMeansAFile) {
 }
 
 TEST(HardwareLookupTest, ABuiltInNameLoadsItsProfile) {
-  StatusOr<planner::HardwareProfile> profile = LoadHardwareProfile(Environment::Real(), "tpu-v5p");
+  StatusOr<step::HardwareProfile> profile = LoadHardwareProfile(Environment::Real(), "tpu-v5p");
   ASSERT_TRUE(profile.ok()) << profile.status().ToString();
   EXPECT_EQ(profile->name, "tpu-v5p");
   EXPECT_EQ(profile->source, "schemas/hardware/tpu-v5p.yaml");
@@ -34,11 +34,11 @@ TEST(HardwareLookupTest, ABuiltInNameLoadsItsProfile) {
 
 TEST(HardwareLookupTest, AFileIsNamedByItsStemAndErrorsNameTheFile) {
   const std::string dir = testing::SourceDir() + "/tests/fixtures/hardware/";
-  StatusOr<planner::HardwareProfile> profile = LoadHardwareProfile(Environment::Real(), dir + "custom-gpu.yaml");
+  StatusOr<step::HardwareProfile> profile = LoadHardwareProfile(Environment::Real(), dir + "custom-gpu.yaml");
   ASSERT_TRUE(profile.ok()) << profile.status().ToString();
   EXPECT_EQ(profile->name, "custom-gpu");
   EXPECT_EQ(profile->hbm_bytes, int64_t{24} << 30);
-  StatusOr<planner::HardwareProfile> bad = LoadHardwareProfile(Environment::Real(), dir + "bad-efficiency.yaml");
+  StatusOr<step::HardwareProfile> bad = LoadHardwareProfile(Environment::Real(), dir + "bad-efficiency.yaml");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().ToString().find("bad-efficiency.yaml:10:"), std::string::npos) << bad.status().ToString();
   EXPECT_FALSE(LoadHardwareProfile(Environment::Real(), dir + "missing.yaml").ok());
@@ -48,7 +48,7 @@ TEST(HardwareLookupTest, AFileIsNamedByItsStemAndErrorsNameTheFile) {
 TEST(HardwareLookupTest, DuplicateKeyIsAWarningNamingBothLinesAndAnErrorUnderStrict) {
   const std::string file = testing::SourceDir() + "/tests/fixtures/hardware/duplicate-key.yaml";
   std::vector<Diag> duplicates;
-  StatusOr<planner::HardwareProfile> profile = LoadHardwareProfile(Environment::Real(), file, &duplicates);
+  StatusOr<step::HardwareProfile> profile = LoadHardwareProfile(Environment::Real(), file, &duplicates);
   ASSERT_TRUE(profile.ok()) << profile.status().ToString();
   EXPECT_DOUBLE_EQ(profile->peak_flops_bf16, 100e12);  // the last value, as for a config
   ASSERT_EQ(duplicates.size(), 1u);
@@ -68,14 +68,14 @@ TEST(HardwareLookupTest, DuplicateKeyIsAWarningNamingBothLinesAndAnErrorUnderStr
   strict.strict = true;
   auto strict_model = Model::Load(env, ConfigSource::None(), strict);
   ASSERT_TRUE(strict_model.ok()) << strict_model.status().ToString();
-  StatusOr<const planner::HardwareProfile*> refused = (*strict_model)->Hardware(file);
+  StatusOr<const step::HardwareProfile*> refused = (*strict_model)->Hardware(file);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().diag().severity, Severity::kError);
   EXPECT_NE(refused.status().ToString().find(":6:18 and "), std::string::npos) << refused.status().ToString();
 }
 
 TEST(HardwareLookupTest, UnknownNameSuggestsAVariantAndListsEveryName) {
-  StatusOr<planner::HardwareProfile> profile = LoadHardwareProfile(Environment::Real(), "h100");
+  StatusOr<step::HardwareProfile> profile = LoadHardwareProfile(Environment::Real(), "h100");
   ASSERT_FALSE(profile.ok());
   const Status status = profile.status();
   const Diag& diag = status.diag();
@@ -117,8 +117,8 @@ TEST(HardwareLookupTest, AMemoryOnlyEntrySaysItCannotPriceAStep) {
 TEST(HardwareLookupTest, TheModelKeepsEachProfileAfterFirstUse) {
   auto model = Model::Load(Environment::Real(), ConfigSource::None(), {});
   ASSERT_TRUE(model.ok());
-  StatusOr<const planner::HardwareProfile*> first = (*model)->Hardware("h100-sxm");
-  StatusOr<const planner::HardwareProfile*> again = (*model)->Hardware("h100-sxm");
+  StatusOr<const step::HardwareProfile*> first = (*model)->Hardware("h100-sxm");
+  StatusOr<const step::HardwareProfile*> again = (*model)->Hardware("h100-sxm");
   ASSERT_TRUE(first.ok() && again.ok()) << first.status().ToString();
   EXPECT_EQ(*first, *again);
   EXPECT_EQ((*first)->fast.kind, "nvlink");

@@ -99,7 +99,7 @@ StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options,
       return kind.bytes;
     }
   }
-  StatusOr<const planner::HardwareProfile*> profile = model.Hardware(options.hardware);
+  StatusOr<const step::HardwareProfile*> profile = model.Hardware(options.hardware);
   if (!profile.ok() && !IsHardwareFile(options.hardware)) {
     // Neither list has it: one message over both, the closest name of either suggested.
     std::vector<std::string> profiles = HardwareNames(model.env()), devices;

@@ -291,11 +291,11 @@ StatusOr<const std::vector<planner::DeviceKind>*> Model::DeviceKinds() const {
   return kinds.get();
 }
 
-StatusOr<const planner::HardwareProfile*> Model::Hardware(const std::string& name_or_file) const {
-  EP_ASSIGN_OR_RETURN(std::shared_ptr<const planner::HardwareProfile> profile,
-                      hardware_.Get(name_or_file, [&]() -> StatusOr<planner::HardwareProfile> {
+StatusOr<const step::HardwareProfile*> Model::Hardware(const std::string& name_or_file) const {
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const step::HardwareProfile> profile,
+                      hardware_.Get(name_or_file, [&]() -> StatusOr<step::HardwareProfile> {
                         std::vector<Diag> duplicate_keys;
-                        EP_ASSIGN_OR_RETURN(planner::HardwareProfile profile,
+                        EP_ASSIGN_OR_RETURN(step::HardwareProfile profile,
                                             LoadHardwareProfile(env_, name_or_file, &duplicate_keys));
                         EP_RETURN_IF_ERROR(ReportDuplicateKeys(duplicate_keys));
                         return profile;

@@ -28,13 +28,13 @@
 #include "core/dtype.h"
 #include "core/param_tree.h"
 #include "planner/activation_table.h"
-#include "planner/hardware.h"
 #include "planner/memory.h"
 #include "planner/plan.h"
 #include "planner/tree_matches.h"
 #include "rules/rule_library.h"
 #include "schemas/resolver.h"
 #include "schemas/schema_set.h"
+#include "step/hardware.h"
 
 namespace easyplan::api {
 
@@ -121,7 +121,7 @@ class Model {
   /// `--hardware NAME|FILE` (api/hardware.h): a profile of schemas/hardware/, or a YAML file (a path
   /// with '/' or ending in .yaml/.yml), loaded once per spelling and kept. A key the file gives twice is
   /// a warning through Environment::warn, an error under --strict.
-  StatusOr<const planner::HardwareProfile*> Hardware(const std::string& name_or_file) const;
+  StatusOr<const step::HardwareProfile*> Hardware(const std::string& name_or_file) const;
 
   /// How each tensor of `tree` is seen by `rule_set` when the two are in different layouts (EasyDeL
   /// rules on HF names); empty when they agree. BadInput when no mapping exists.
@@ -176,7 +176,7 @@ class Model {
   OnceMap<std::tuple<TreeKey, const rules::RuleSet*>, HeldMatches> matches_;
   OnceMap<int, planner::ActivationTable> activation_table_;
   OnceMap<int, std::vector<planner::DeviceKind>> device_kinds_;
-  OnceMap<std::string, planner::HardwareProfile> hardware_;
+  OnceMap<std::string, step::HardwareProfile> hardware_;
 };
 
 /// What `easyplan resolve` prints: the resolved config, or {"easydel_version", "config", "provenance"} with

@@ -10,7 +10,7 @@
 namespace easyplan::api {
 namespace {
 
-kernels::PipelineStep PipelineOf(const StatusOr<CostResult>& cost) {
+step::PipelineStep PipelineOf(const StatusOr<CostResult>& cost) {
   EXPECT_TRUE(cost.ok()) << cost.status().ToString();
   if (!cost.ok() || !cost->estimate || !cost->estimate->pipeline) {
     ADD_FAILURE() << "no pipelined estimate";
@@ -29,7 +29,7 @@ TEST(PipelineCost, OneF1BStepIsMPlusPMinusOneOverMOfTheBubbleFreeStep) {
   // 32 layers and no head imbalance to speak of once the last stage takes fewer layers.
   for (int64_t m : {4, 8, 32}) {
     auto cost = Cost(model, PipelinedCostOptions("pp=4,tp=2", m, "1f1b", 1, "9,8,8,7"));
-    const kernels::PipelineStep p = PipelineOf(cost);
+    const step::PipelineStep p = PipelineOf(cost);
     // The pace-setting part of the step repeats m times and the bubble adds p - 1 more.
     const double paced = static_cast<double>(m) * p.stages[static_cast<size_t>(p.slowest)].microbatch_s;
     EXPECT_NEAR(p.bubble_s / paced, 3.0 / static_cast<double>(m), 1e-9) << m;
@@ -57,7 +57,7 @@ TEST(PipelineCost, SchedulesOrderByTheirBubbles) {
 
 TEST(PipelineCost, TheLastStageRunsTheHeadAndSetsThePaceWithEqualLayers) {
   auto model = Llama();
-  const kernels::PipelineStep p = PipelineOf(Cost(model, PipelinedCostOptions("pp=4,tp=2", 8)));
+  const step::PipelineStep p = PipelineOf(Cost(model, PipelinedCostOptions("pp=4,tp=2", 8)));
   EXPECT_EQ(p.slowest, 3);
   EXPECT_GT(p.stages[3].microbatch_s, p.stages[1].microbatch_s);
 }
@@ -66,8 +66,8 @@ TEST(PipelineCost, ABoundaryInsideTheNodeIsCheaperThanOneAcrossNodes) {
   auto model = Llama();
   // 8 devices: pp=2 outermost with tp=4 keeps both stages in one 8-GPU node; 16 devices with tp=8 puts
   // each stage on its own node, so the boundary crosses InfiniBand.
-  const kernels::PipelineStep inside = PipelineOf(Cost(model, PipelinedCostOptions("pp=2,tp=4", 8)));
-  const kernels::PipelineStep across = PipelineOf(Cost(model, PipelinedCostOptions("pp=2,tp=8", 8)));
+  const step::PipelineStep inside = PipelineOf(Cost(model, PipelinedCostOptions("pp=2,tp=4", 8)));
+  const step::PipelineStep across = PipelineOf(Cost(model, PipelinedCostOptions("pp=2,tp=8", 8)));
   EXPECT_EQ(inside.send_link, "fast");
   EXPECT_EQ(across.send_link, "network");
   // Per byte: the network's bandwidth is the lower.
@@ -119,9 +119,9 @@ TEST(PipelineCost, TooFewMicrobatchesIsRefused) {
 // GPipe's, and every chunk's forward still runs before any backward, so it keeps GPipe's activations.
 TEST(PipelineCost, CircularGpipeDividesTheBubbleByTheRepeats) {
   auto model = Llama();
-  const kernels::PipelineStep flat = PipelineOf(Cost(model, PipelinedCostOptions("pp=4,tp=2", 8, "gpipe")));
+  const step::PipelineStep flat = PipelineOf(Cost(model, PipelinedCostOptions("pp=4,tp=2", 8, "gpipe")));
   auto circular_cost = Cost(model, PipelinedCostOptions("pp=4,tp=2", 8, "gpipe", 2));
-  const kernels::PipelineStep circular = PipelineOf(circular_cost);
+  const step::PipelineStep circular = PipelineOf(circular_cost);
   EXPECT_NEAR(circular.bubble_s, flat.bubble_s / 2, 1e-3 * flat.bubble_s);
   const double fraction = circular.bubble_s / circular.step_time_s;
   EXPECT_NEAR(fraction, 3.0 / (2.0 * 8.0 + 3.0), 0.02);
@@ -155,7 +155,7 @@ TEST(PipelineCost, ExposedCommunicationNeverExceedsTheWhole) {
   for (const std::string schedule : {"gpipe", "1f1b", "interleaved"}) {
     auto cost = Cost(model, PipelinedCostOptions("pp=4,tp=2", 8, schedule, schedule == "interleaved" ? 2 : 1));
     ASSERT_TRUE(cost.ok()) << cost.status().ToString();
-    const kernels::StepCost& c = cost->estimate->step;
+    const step::StepCost& c = cost->estimate->step;
     EXPECT_LE(c.exposed_communication_s, c.communication_s) << schedule;
   }
 }

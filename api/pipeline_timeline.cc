@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "planner/pipeline_schedule.h"
+#include "step/pipeline_schedule.h"
 
 namespace easyplan::api {
 namespace {
@@ -55,12 +55,12 @@ ScheduleText TextOf(const planner::PipelineSplit& split) {
 
 }  // namespace
 
-std::vector<planner::StageTimes> PipelineStageTimes(const kernels::PipelineStep& step) {
+std::vector<planner::StageTimes> PipelineStageTimes(const step::PipelineStep& step) {
   // PricePipeline's pace, for every stage: each microbatch crosses sends_per_microbatch boundaries each way.
   const double send = static_cast<double>(step.sends_per_microbatch) * step.send_s;
   std::vector<planner::StageTimes> out;
-  for (const kernels::StageStep& stage : step.stages) {
-    const kernels::StepCost::Microbatch& mb = stage.cost.microbatch;
+  for (const step::StageStep& stage : step.stages) {
+    const step::StepCost::Microbatch& mb = stage.cost.microbatch;
     planner::StageTimes t;
     t.forward = mb.forward_s + mb.forward_exposed_s + send;
     t.backward_weight = mb.weight_gradient_s;
@@ -72,7 +72,7 @@ std::vector<planner::StageTimes> PipelineStageTimes(const kernels::PipelineStep&
 
 Status CheckTimelineSize(const planner::PipelineSplit& split, int64_t microbatches, const Limits& limits) {
   if (!split.pipelined()) return Status();
-  const int64_t passes = planner::SchedulePasses(split, microbatches);
+  const int64_t passes = step::SchedulePasses(split, microbatches);
   if (passes <= limits.max_timeline_passes) return Status();
   return Status::BadInput(
       {},
@@ -80,15 +80,15 @@ Status CheckTimelineSize(const planner::PipelineSplit& split, int64_t microbatch
                   "under {}): more than the limit of {}",
                   passes, split.stages,
                   split.virtual_stages > 1 ? fmt::format(" x --virtual-stages {}", split.virtual_stages) : "",
-                  microbatches, planner::PassesPerChunk(split.schedule) == 3 ? "F, B and W: 3" : "F and B: 2",
+                  microbatches, step::PassesPerChunk(split.schedule) == 3 ? "F, B and W: 3" : "F and B: 2",
                   planner::PipelineScheduleName(split.schedule), limits.max_timeline_passes),
       {LimitNote("--max-timeline-passes", static_cast<uint64_t>(limits.max_timeline_passes)),
        "or fewer --microbatches; `cost` prices the same step without the timeline"});
 }
 
-StatusOr<Json> PipelineTimelineJson(const kernels::PipelineStep& step, const planner::PipelineSplit& split) {
+StatusOr<Json> PipelineTimelineJson(const step::PipelineStep& step, const planner::PipelineSplit& split) {
   const std::vector<planner::StageTimes> times = PipelineStageTimes(step);
-  EP_ASSIGN_OR_RETURN(const planner::Timeline timeline, planner::SimulateSchedule(split, step.microbatches, times));
+  EP_ASSIGN_OR_RETURN(const step::Timeline timeline, step::SimulateSchedule(split, step.microbatches, times));
   const ScheduleText text = TextOf(split);
   Json out = Json::object();
   out["schedule"] = std::string(planner::PipelineScheduleName(split.schedule));
@@ -110,8 +110,8 @@ StatusOr<Json> PipelineTimelineJson(const kernels::PipelineStep& step, const pla
   const int64_t boxes = static_cast<int64_t>(timeline.boxes.size());
   if (boxes <= kMaxTimelineBoxes) {
     Json list = Json::array();
-    for (const planner::TimelineBox& box : timeline.boxes) {
-      list.push_back(Json::array({box.device, std::string(planner::PassKindName(box.kind)), box.microbatch, box.chunk,
+    for (const step::TimelineBox& box : timeline.boxes) {
+      list.push_back(Json::array({box.device, std::string(step::PassKindName(box.kind)), box.microbatch, box.chunk,
                                   box.start, box.end, box.overlapped ? 1 : 0}));
     }
     out["boxes"] = std::move(list);

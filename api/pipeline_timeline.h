@@ -2,8 +2,8 @@
 #define EASYPLAN_API_PIPELINE_TIMELINE_H_
 
 // The report's pipeline timeline (docs/REPORT.md, docs/PIPELINE.md "The timeline"): a pipelined step as
-// `cost` prices it (kernels/pipeline_step.h) run through its schedule's order
-// (planner/pipeline_schedule.h), one box per pass, with cost's own figures beside it to compare.
+// `cost` prices it (step/pipeline_step.h) run through its schedule's order
+// (step/pipeline_schedule.h), one box per pass, with cost's own figures beside it to compare.
 
 #include <cstdint>
 #include <vector>
@@ -11,8 +11,8 @@
 #include "core/json.h"
 #include "core/limits.h"
 #include "core/status.h"
-#include "kernels/pipeline_step.h"
 #include "planner/pipeline.h"
+#include "step/pipeline_step.h"
 
 namespace easyplan::api {
 
@@ -24,7 +24,7 @@ inline constexpr int64_t kMaxTimelineBoxes = 65'536;
 /// pace takes them for the slowest stage (PricePipeline): the forward and the backward with their
 /// exposed collectives, each plus the stage's sends to its neighbours (one per model chunk each way), and
 /// W the weight gradients. For the slowest stage these are `step.pace`.
-std::vector<planner::StageTimes> PipelineStageTimes(const kernels::PipelineStep& step);
+std::vector<planner::StageTimes> PipelineStageTimes(const step::PipelineStep& step);
 
 /// The page's "pipeline" member: the schedule and where its order comes from, each stage's times, the
 /// boxes [device, kind ("F", "B", "I", "W"), microbatch, chunk, start_s, end_s, overlapped (0 or 1)] (null
@@ -32,10 +32,10 @@ std::vector<planner::StageTimes> PipelineStageTimes(const kernels::PipelineStep&
 /// the bubble and its formula, "cost_pipeline_s" (m x pace + bubble) and what the step adds outside the
 /// pipeline (the exposed parameter gathers and gradient sync, the update).
 /// The caller bounds it first with CheckTimelineSize (`report` does, before it prices the step).
-StatusOr<Json> PipelineTimelineJson(const kernels::PipelineStep& step, const planner::PipelineSplit& split);
+StatusOr<Json> PipelineTimelineJson(const step::PipelineStep& step, const planner::PipelineSplit& split);
 
 /// Whether the timeline of `split` at `microbatches` stays within limits.max_timeline_passes
-/// (planner::SchedulePasses, estimated without building it): bad input naming the passes, the schedule and
+/// (step::SchedulePasses, estimated without building it): bad input naming the passes, the schedule and
 /// --max-timeline-passes otherwise. `report` checks it before it prices the step.
 Status CheckTimelineSize(const planner::PipelineSplit& split, int64_t microbatches, const Limits& limits);
 

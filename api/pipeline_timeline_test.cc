@@ -9,13 +9,13 @@
 #include "api/cost.h"
 #include "api/pipelined_cost_options.h"
 #include "api/test_models.h"
-#include "planner/pipeline_schedule.h"
+#include "step/pipeline_schedule.h"
 
 namespace easyplan::api {
 namespace {
 
 struct Priced {
-  kernels::PipelineStep step;
+  step::PipelineStep step;
   planner::PipelineSplit split;
   double step_time_s = 0;
 };
@@ -32,7 +32,7 @@ Priced PricedStep(const std::string& schedule, int64_t microbatches, int64_t vir
   return {*cost->estimate->pipeline, cost->plan.pipeline, cost->estimate->step.step_time_s};
 }
 
-Json TimelineOf(const kernels::PipelineStep& step, const planner::PipelineSplit& split) {
+Json TimelineOf(const step::PipelineStep& step, const planner::PipelineSplit& split) {
   StatusOr<Json> json = PipelineTimelineJson(step, split);
   EXPECT_TRUE(json.ok()) << json.status().ToString();
   return json.ok() ? *json : Json::object();
@@ -79,13 +79,13 @@ TEST(PipelineTimeline, EveryBoxIsItsStagesPassAsCostPricesIt) {
       const int64_t device = box[0].get<int64_t>(), chunk = box[3].get<int64_t>();
       const std::string kind = box[1].get<std::string>();
       const double start = box[4].get<double>(), end = box[5].get<double>();
-      const planner::StageTimes& s = times[static_cast<size_t>(planner::StageOfChunk(p.split, chunk))];
+      const planner::StageTimes& s = times[static_cast<size_t>(step::StageOfChunk(p.split, chunk))];
       const double expected = share * (kind == "F"   ? s.forward
                                        : kind == "B" ? s.Backward()
                                        : kind == "I" ? s.backward_input
                                                      : s.backward_weight);
       EXPECT_NEAR(end - start, expected, 1e-12 * expected) << c.schedule << " " << box.dump();
-      EXPECT_EQ(device, planner::DeviceOfChunk(p.split, chunk, box[2].get<int64_t>(), c.microbatches));
+      EXPECT_EQ(device, step::DeviceOfChunk(p.split, chunk, box[2].get<int64_t>(), c.microbatches));
       busy[static_cast<size_t>(device)] += end - start;
       last = std::max(last, end);
     }
@@ -111,8 +111,8 @@ TEST(PipelineTimeline, EveryBoxIsItsStagesPassAsCostPricesIt) {
 TEST(PipelineTimeline, EqualStagesEndAtMTimesThePacePlusTheBubble) {
   for (const ScheduleCase& c : kSchedules) {
     Priced p = PricedStep(c.schedule, c.microbatches, c.virtual_stages);
-    const kernels::StageStep slow = p.step.stages[static_cast<size_t>(p.step.slowest)];
-    for (kernels::StageStep& stage : p.step.stages) {
+    const step::StageStep slow = p.step.stages[static_cast<size_t>(p.step.slowest)];
+    for (step::StageStep& stage : p.step.stages) {
       const int64_t index = stage.stage;
       stage = slow;
       stage.stage = index;

@@ -223,7 +223,7 @@ StepSettings SettingsOf(const ReportOptions& options, planner::CheckpointPolicy 
   return s;
 }
 
-Json CostJson(const StepEstimate& e, const StepSettings& s, const planner::HardwareProfile& hardware) {
+Json CostJson(const StepEstimate& e, const StepSettings& s, const step::HardwareProfile& hardware) {
   Json out = Json::object();
   out["hardware"] = hardware.name;
   out["decode"] = s.decode;
@@ -335,7 +335,7 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
     if (cost_note.empty()) {
       // The timeline's size is known from the split and the microbatches: refused before the step is priced.
       EP_RETURN_IF_ERROR(CheckTimelineSize(plan.pipeline, options.microbatches, model->env().limits));
-      EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(options.memory->hardware));
+      EP_ASSIGN_OR_RETURN(const step::HardwareProfile* hardware, model->Hardware(options.memory->hardware));
       EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
       EP_ASSIGN_OR_RETURN(std::optional<StepEstimate> estimate,
                           EstimateLaidOutPlan(inputs, plan, *hardware, *options.memory, budget, settings, &*memory));

@@ -16,12 +16,12 @@
 #include "api/pipeline_inputs.h"
 #include "api/plan_inputs.h"
 #include "api/plan_json.h"
-#include "kernels/matmul_tiling.h"
 #include "planner/expert_mesh.h"
 #include "planner/findings.h"
 #include "planner/pipeline.h"
-#include "planner/torus.h"
 #include "schemas/model_dims.h"
+#include "step/matmul_tiling.h"
+#include "step/torus.h"
 
 namespace easyplan::api {
 namespace {
@@ -238,7 +238,7 @@ struct Partial {
 class Search {
  public:
   Search(std::shared_ptr<const Model> model, const SuggestOptions& options, schemas::ModelDims dims,
-         const planner::HardwareProfile& hardware, int64_t budget, const SearchTuning& tuning)
+         const step::HardwareProfile& hardware, int64_t budget, const SearchTuning& tuning)
       : model_(std::move(model)),
         options_(options),
         dims_(std::move(dims)),
@@ -697,7 +697,7 @@ class Search {
   std::shared_ptr<const Model> model_;
   const SuggestOptions& options_;
   schemas::ModelDims dims_;
-  const planner::HardwareProfile& hardware_;
+  const step::HardwareProfile& hardware_;
   int64_t budget_;
   planner::ParallelAxisNames parallel_;
   planner::ExpertBinding binding_;
@@ -728,13 +728,13 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   if (!model->has_config()) return Status::BadInput({}, "suggest needs CONFIG");
   std::string budget_label;
   EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, options.memory, &budget_label));
-  EP_ASSIGN_OR_RETURN(const planner::HardwareProfile* hardware, model->Hardware(options.memory.hardware));
+  EP_ASSIGN_OR_RETURN(const step::HardwareProfile* hardware, model->Hardware(options.memory.hardware));
   EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
   // --torus: a TPU profile, and dims that hold one slice's chips (every candidate lays its mesh on them).
   EP_ASSIGN_OR_RETURN(const std::vector<int64_t> torus, ParseTorus(options.torus));
   EP_RETURN_IF_ERROR(CheckTorusOn(torus, *hardware));
   if (!torus.empty()) {
-    EP_RETURN_IF_ERROR(planner::LayOutSlice(*hardware, {SuggestDevices(options) / options.slices}, torus).status());
+    EP_RETURN_IF_ERROR(step::LayOutSlice(*hardware, {SuggestDevices(options) / options.slices}, torus).status());
   }
   EP_ASSIGN_OR_RETURN(schemas::ModelDims dims, schemas::ModelDimsOf(model->resolved()));
   EP_ASSIGN_OR_RETURN(std::vector<planner::Finding> findings, ContextLengthFindings(dims, options.memory));
@@ -760,7 +760,7 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   Search::PipelineFloor floor;
   for (const Partial& part : parts) {
     for (const Candidate& c : part.ranked) {
-      const kernels::StepCost& step = c.estimate.step;
+      const step::StepCost& step = c.estimate.step;
       const double compute = step.compute_s - step.recompute_s - step.update_s;
       floor.compute_s = floor.known ? std::min(floor.compute_s, compute) : compute;
       floor.best_step_s = floor.known ? std::min(floor.best_step_s, step.step_time_s) : step.step_time_s;
@@ -777,7 +777,8 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   result.assumptions =
       StepAssumptions(*model, {.train = options.memory.mode == "train", .priced = true, .policy_searched = true});
   result.matmul_assumption = result.assumptions.size();
-  result.assumptions.push_back(kernels::MatmulEfficiencyAssumption(*hardware));
+  result.assumptions.push_back(step::MatmulEfficiencyAssumption(*hardware));
+  result.matmul_assumption_brief = step::MatmulEfficiencyAssumption(*hardware, false);
   if (!options.torus.empty()) {
     result.assumptions.push_back(fmt::format(
         "each slice of {} chips a {} torus, as --torus gives it (not Cloud TPU's topology for that chip count); every "

@@ -87,10 +87,10 @@ struct TermDifference {
 
 struct SuggestResult {
   std::string model_type;
-  std::string easydel_version;                         ///< the EasyDeL version every candidate describes
-  const planner::HardwareProfile* hardware = nullptr;  ///< --hardware, as loaded
-  std::vector<Candidate> ranked;                       ///< every feasible candidate, best first
-  int64_t considered = 0;  ///< (mesh, slices placement, rules, policy) combinations examined
+  std::string easydel_version;                      ///< the EasyDeL version every candidate describes
+  const step::HardwareProfile* hardware = nullptr;  ///< --hardware, as loaded
+  std::vector<Candidate> ranked;                    ///< every feasible candidate, best first
+  int64_t considered = 0;                           ///< (mesh, slices placement, rules, policy) combinations examined
   std::map<std::string, int64_t> rejected;
   std::vector<size_t> pareto;                       ///< indices into ranked: memory against step time
   std::vector<TermDifference> winner_vs_runner_up;  ///< largest difference first
@@ -99,9 +99,11 @@ struct SuggestResult {
   Limits limits;  ///< the environment's (core/limits.h): the reproduce commands repeat the raised ones
   /// The EasyDeL defaults every candidate was priced under (api/assumptions.h), as `cost` states them.
   std::vector<std::string> assumptions;
-  /// Which of `assumptions` is the matmul line (kernels::MatmulEfficiencyAssumption, detailed): a terminal
+  /// Which of `assumptions` is the matmul line (step::MatmulEfficiencyAssumption, detailed): a terminal
   /// shows its one-line form unless --verbose, as `cost` does.
   size_t matmul_assumption = 0;
+  /// That line in one line (no shape or tiles), as a terminal shows it without --verbose.
+  std::string matmul_assumption_brief;
 };
 
 /// How Suggest searches: what it computes once and reuses. Every setting gives the same result (tests

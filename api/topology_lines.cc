@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
-#include "planner/torus.h"
+#include "step/torus.h"
 
 namespace easyplan::api {
 
-std::vector<std::string> TopologyLines(const kernels::SliceTopology& slice, const Mesh& mesh,
-                                       const planner::HardwareProfile& hardware) {
-  const planner::TorusSlice& torus = slice.torus;
+std::vector<std::string> TopologyLines(const step::SliceTopology& slice, const Mesh& mesh,
+                                       const step::HardwareProfile& hardware) {
+  const step::TorusSlice& torus = slice.torus;
   std::vector<std::string> wrapped;
   for (size_t p = 0; p < torus.dims.size(); ++p) {
     if (torus.wraps[p]) wrapped.push_back(std::to_string(torus.dims[p]));
@@ -23,7 +23,7 @@ std::vector<std::string> TopologyLines(const kernels::SliceTopology& slice, cons
                                 ? "no Cloud TPU topology has that chip count: the most even fit of the pod's torus"
                                 : "Cloud TPU's topology for that chip count";
   std::vector<std::string> lines = {fmt::format("the {} slice of {} chips is a {} torus ({}), with {}", hardware.name,
-                                                slice.chips, planner::DimsText(torus.dims), where, wraps)};
+                                                slice.chips, step::DimsText(torus.dims), where, wraps)};
   std::vector<std::string> parts;
   for (size_t l = 0; l < slice.ici.size(); ++l) {
     if (slice.ici[l] <= 1) continue;
@@ -31,7 +31,7 @@ std::vector<std::string> TopologyLines(const kernels::SliceTopology& slice, cons
     for (size_t p = 0; p < torus.dims.size(); ++p) {
       if (torus.assignment[p][l] > 1) along.push_back(torus.assignment[p][l]);
     }
-    parts.push_back(fmt::format("{}={} over {}", mesh.axis_names[l], slice.ici[l], planner::DimsText(along)));
+    parts.push_back(fmt::format("{}={} over {}", mesh.axis_names[l], slice.ici[l], step::DimsText(along)));
   }
   if (parts.empty()) return lines;
   if (torus.ring_order) {

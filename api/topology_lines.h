@@ -9,16 +9,16 @@
 #include <vector>
 
 #include "core/mesh.h"
-#include "kernels/step_time.h"
-#include "planner/hardware.h"
+#include "step/hardware.h"
+#include "step/step_time.h"
 
 namespace easyplan::api {
 
 /// "the tpu-v5p slice of 128 chips is a 2x8x8 torus (as given), with no wraparound", then "the mesh laid
 /// on the torus as jax mesh_utils.create_device_mesh lays it: fsdp=16 over 2x8, tp=8 over 8" (or the
 /// ring order, or row-major where mesh_utils has no layout). `mesh` is the step's.
-std::vector<std::string> TopologyLines(const kernels::SliceTopology& slice, const Mesh& mesh,
-                                       const planner::HardwareProfile& hardware);
+std::vector<std::string> TopologyLines(const step::SliceTopology& slice, const Mesh& mesh,
+                                       const step::HardwareProfile& hardware);
 
 }  // namespace easyplan::api
 

@@ -7,8 +7,6 @@
 #include <string>
 
 #include "api/activations_json.h"
-#include "planner/activations.h"
-#include "planner/expert_mesh.h"
 
 namespace easyplan::cli {
 

@@ -15,7 +15,6 @@
 #include "core/checked_math.h"
 #include "core/emit.h"
 #include "core/human.h"
-#include "kernels/matmul_tiling.h"
 
 namespace easyplan::cli {
 namespace {
@@ -26,7 +25,7 @@ std::string Term(const api::TermDifference& t, double value) {
 }
 
 std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& r, bool verbose) {
-  const planner::HardwareProfile& hardware = *r.hardware;
+  const step::HardwareProfile& hardware = *r.hardware;
   const bool train = o.memory.mode == "train";
   std::string out = fmt::format("{} of {} (EasyDeL {}) on {} x {} ({}{}), {}batch {} x seq {}\n",
                                 train ? "training" : (o.memory.mode == "decode" ? "decode" : "prefill"), r.model_type,
@@ -104,7 +103,7 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
   // The matmul line is the JSON's detailed one; a terminal gets the one-line form unless --verbose.
   for (size_t i = 0; i < r.assumptions.size(); ++i) {
     const bool shorten = !verbose && i == r.matmul_assumption;
-    out += "assumed " + (shorten ? kernels::MatmulEfficiencyAssumption(hardware, false) : r.assumptions[i]) + "\n";
+    out += "assumed " + (shorten ? r.matmul_assumption_brief : r.assumptions[i]) + "\n";
   }
   if (!r.ranked.empty()) {
     out += "\nreproduce:\n";

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
+#include "api/check.h"
 #include "api/command_table.h"
 #include "cli/context.h"
-#include "kernels/engine.h"
 
 namespace easyplan::cli {
 

@@ -9,7 +9,6 @@
 #include "api/assumptions.h"
 #include "cli/text_table.h"
 #include "core/human.h"
-#include "kernels/matmul_tiling.h"
 
 namespace easyplan::cli {
 
@@ -36,7 +35,7 @@ std::string HumanRate(double per_second) {
 std::string HumanPercent(double fraction) { return fmt::format("{:.1f}%", FiniteFigure(fraction, "an MFU") * 100); }
 
 // A pipelined step: the schedule and its bubble, the sends, and each stage's microbatch (docs/PIPELINE.md).
-std::string PipelineText(const kernels::PipelineStep& p, const planner::PipelineSplit& split) {
+std::string PipelineText(const step::PipelineStep& p, const planner::PipelineSplit& split) {
   std::string out = fmt::format(
       "\npipeline: {} stages, {} schedule{}, {} microbatches; bubble {} ({} of the step; formula in "
       "docs/PIPELINE.md), bubble-free step {}\n",
@@ -48,7 +47,7 @@ std::string PipelineText(const kernels::PipelineStep& p, const planner::Pipeline
       "{} each\n",
       HumanBytesBinary(p.send_bytes), p.sends_per_microbatch, p.send_link, HumanSeconds(p.send_s));
   std::vector<std::vector<std::string>> rows = {{"stage", "layers", "forward", "backward", "microbatch", ""}};
-  for (const kernels::StageStep& s : p.stages) {
+  for (const step::StageStep& s : p.stages) {
     rows.push_back({std::to_string(s.stage), std::to_string(s.layers), HumanSeconds(s.cost.microbatch.forward_s),
                     HumanSeconds(s.cost.microbatch.backward_s), HumanSeconds(s.microbatch_s),
                     s.stage == p.slowest ? "sets the pace" : ""});
@@ -58,7 +57,7 @@ std::string PipelineText(const kernels::PipelineStep& p, const planner::Pipeline
 
 std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
   const api::StepEstimate& e = *r.estimate;
-  const kernels::StepCost& c = e.step;
+  const step::StepCost& c = e.step;
   const api::StepSettings& s = r.settings;
   const bool train = s.mode == planner::MemoryMode::kTrain;
   const Mesh& mesh = r.plan.mesh;
@@ -109,7 +108,7 @@ std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
 
   out += "\ncommunication per device (one microbatch):\n";
   std::vector<std::vector<std::string>> kinds = {{"", "all-gather", "reduce-scatter", "all-reduce", "all-to-all"}};
-  auto kind_row = [](const char* name, const kernels::KindBytes& k) {
+  auto kind_row = [](const char* name, const step::KindBytes& k) {
     return std::vector<std::string>{name, HumanBytesBinary(k.all_gather), HumanBytesBinary(k.reduce_scatter),
                                     HumanBytesBinary(k.all_reduce), HumanBytesBinary(k.all_to_all)};
   };
@@ -118,8 +117,8 @@ std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
   out += Columns(kinds, {1, 2, 3, 4}, "  ");
 
   if (!c.collectives.empty()) {
-    std::vector<const kernels::PricedCollective*> order;
-    for (const kernels::PricedCollective& p : c.collectives) order.push_back(&p);
+    std::vector<const step::PricedCollective*> order;
+    for (const step::PricedCollective& p : c.collectives) order.push_back(&p);
     std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) {
       return a->seconds * static_cast<double>(a->count) > b->seconds * static_cast<double>(b->count);
     });
@@ -128,7 +127,7 @@ std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
     std::vector<std::vector<std::string>> rows = {
         {"phase", "scope", "op", "kind", "axes", "link", "bytes", "count", "per step", ""}};
     for (size_t i = 0; i < shown; ++i) {
-      const kernels::PricedCollective& p = *order[i];
+      const step::PricedCollective& p = *order[i];
       rows.push_back({p.phase, p.scope, p.op, std::string(kernels::CollectiveName(p.kind)), p.axes, p.link,
                       HumanBytesBinary(p.bytes_per_device), std::to_string(p.count),
                       HumanSeconds(p.seconds * static_cast<double>(p.count)), p.overlapped ? "overlapped" : "exposed"});
@@ -137,7 +136,7 @@ std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
   }
   out += "\nforward per layer (one occurrence):\n";
   std::vector<std::vector<std::string>> layers = {{"scope", "count", "compute", "communication"}};
-  for (const kernels::LayerCost& l : c.layers) {
+  for (const step::LayerCost& l : c.layers) {
     layers.push_back({l.scope, std::to_string(l.count), HumanSeconds(l.compute_s), HumanSeconds(l.communication_s)});
   }
   out += Columns(layers, {1, 2, 3}, "  ");
@@ -149,7 +148,7 @@ std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
         "full product on the busiest device (sliding windows skip no more)",
         100 * c.attention_causal_share));
   }
-  assumed.push_back(kernels::MatmulEfficiencyAssumption(*r.hardware, verbose));
+  assumed.push_back(verbose ? r.matmul_assumption : r.matmul_assumption_brief);
   if (!assumed.empty() || !e.topology.empty()) out += "\n";
   for (const std::string& line : assumed) out += "assumed " + line + "\n";
   for (const std::string& line : e.topology) out += "assumed " + line + "\n";

@@ -12,10 +12,6 @@
 #include "api/findings_text.h"
 #include "api/plan_json.h"
 #include "core/param_tree.h"
-#include "planner/activations.h"
-#include "planner/expert_mesh.h"
-#include "planner/plan.h"
-#include "rules/rule_set.h"
 
 namespace easyplan::cli {
 

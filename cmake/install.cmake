@@ -11,7 +11,7 @@ include(CMakePackageConfigHelpers)
 
 # The library layers, lowest first (docs/ARCHITECTURE.md); cli is the executable's front end and is
 # not installed as a library.
-set(easyplan_library_modules core schemas rules planner kernels api)
+set(easyplan_library_modules core schemas rules planner kernels step api)
 set(easyplan_config_dir ${CMAKE_INSTALL_LIBDIR}/cmake/easyplan)
 
 install(TARGETS easyplan RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

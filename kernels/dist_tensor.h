@@ -86,7 +86,7 @@ struct DistTensor {
   /// The LiveMeter charge of these blocks (shared by copies), when an SPMD op with a meter made them.
   std::shared_ptr<const void> live;
   /// A model parameter (or a reshard of one), not an activation: its collectives recur in the
-  /// backward pass as the step-time model counts them (kernels/step_time.h).
+  /// backward pass as the step-time model counts them (step/step_time.h).
   bool parameter = false;
   /// Which value these blocks hold: copies share it, every SPMD op's result gets a new one; 0 = not
   /// known (a tensor built outside kernels/spmd.h). Lets identical reshards of one value run once.

@@ -4,7 +4,7 @@
 // A dry run: the numeric check's forward pass (kernels/model.h, the same Spmd ops and the same
 // collectives) on shape-only tensors (HostTensor::meta), so a full-size model on a full-size mesh
 // costs no memory for its values. It yields exactly the collectives `check` would measure and every
-// matmul each device computes, which the step-time model (kernels/step_time.h) prices.
+// matmul each device computes, which the step-time model (step/step_time.h) prices.
 //
 // Layers that repeat are run once: the model runs with `layers_run` layers (every distinct leading
 // layer plus one of the repeated kind) and the report says how many more times the last one repeats.

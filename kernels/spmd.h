@@ -42,7 +42,7 @@ struct MatmulRecord {
   int64_t weight_elements = 0;   ///< of `operand_elements`, the rhs's when it is a parameter (a weight)
   /// The device's product as `batch` independent [m, k] x [k, n] matmuls: the products of the lhs's batch,
   /// free (m) and contracting (k) dims and of the rhs's free dims (n). Matmul efficiency depends on them
-  /// (kernels/matmul_tiling.h).
+  /// (step/matmul_tiling.h).
   int64_t batch = 1, m = 1, n = 1, k = 1;
   int64_t device = 0;
   bool attention_core = false;  ///< attention's scores or their product with the values (Spmd::AttentionCore)

@@ -19,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fs->AddFile("profile.yaml", std::string(reinterpret_cast<const char*>(data), size));
   api::Environment env;
   env.fs = fs;
-  StatusOr<planner::HardwareProfile> profile = api::LoadHardwareProfile(env, "profile.yaml");
+  StatusOr<step::HardwareProfile> profile = api::LoadHardwareProfile(env, "profile.yaml");
   fuzz::CheckBadInput(profile.status());
   if (!profile.ok()) return 0;
   fuzz::Check(!profile->name.empty(), "an accepted profile without a name");

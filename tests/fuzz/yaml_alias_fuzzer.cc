@@ -128,7 +128,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
 
   // --hardware FILE.
-  StatusOr<planner::HardwareProfile> profile = api::LoadHardwareProfile(env, "profile.yaml");
+  StatusOr<step::HardwareProfile> profile = api::LoadHardwareProfile(env, "profile.yaml");
   CheckBadInput(profile.status());
   if (profile.ok()) Check(!profile->name.empty(), "an accepted profile without a name");
 

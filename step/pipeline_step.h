@@ -1,11 +1,11 @@
-#ifndef EASYPLAN_KERNELS_PIPELINE_STEP_H_
-#define EASYPLAN_KERNELS_PIPELINE_STEP_H_
+#ifndef EASYPLAN_STEP_PIPELINE_STEP_H_
+#define EASYPLAN_STEP_PIPELINE_STEP_H_
 
 // A pipelined training step (docs/PIPELINE.md, docs/COST.md): each stage's share of the dry run priced
-// as a step of its own (kernels/step_time.h on StageView), then put together as the schedule runs them:
+// as a step of its own (step/step_time.h on StageView), then put together as the schedule runs them:
 //  - the slowest stage sets the pace: m x (F + B) of one microbatch through it, its activation
 //    collectives and its sends to the next stage included;
-//  - plus the schedule's bubble on the critical path (planner/pipeline.h: BubbleSeconds, each schedule's
+//  - plus the schedule's bubble on the critical path (planner/pipeline.h: planner::BubbleSeconds, each schedule's
 //    formula from its paper);
 //  - plus what the overlappable collectives do not hide: the parameters gathered once per step (FSDP;
 //    pipelining runtimes keep them gathered across the microbatches) behind the first forward and their
@@ -22,12 +22,12 @@
 
 #include "core/status.h"
 #include "kernels/dry_run.h"
-#include "kernels/step_time.h"
-#include "planner/hardware.h"
 #include "planner/pipeline.h"
 #include "planner/plan.h"
+#include "step/hardware.h"
+#include "step/step_time.h"
 
-namespace easyplan::kernels {
+namespace easyplan::step {
 
 /// One stage's price for one microbatch.
 struct StageStep {
@@ -58,11 +58,11 @@ struct PipelineStep {
 /// Prices `plan`'s pipelined training step from `run`, the dry run of one microbatch. `per_stage[s]` are
 /// stage s's step options (its update and loss bytes; microbatches 1); `hidden_bytes` is one
 /// microbatch's hidden state per device, what crosses a stage boundary; `microbatches` the step's.
-StatusOr<PipelineStep> PricePipeline(const DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
-                                     const ModelDesc& model, const planner::HardwareProfile& hardware,
+StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
+                                     const kernels::ModelDesc& model, const step::HardwareProfile& hardware,
                                      const std::vector<StepOptions>& per_stage, int64_t hidden_bytes,
                                      int64_t microbatches);
 
-}  // namespace easyplan::kernels
+}  // namespace easyplan::step
 
-#endif  // EASYPLAN_KERNELS_PIPELINE_STEP_H_
+#endif  // EASYPLAN_STEP_PIPELINE_STEP_H_

@@ -1,4 +1,4 @@
-#include "planner/hardware_ranges.h"
+#include "step/hardware_ranges.h"
 
 #include <algorithm>
 #include <utility>
@@ -6,7 +6,7 @@
 #include "core/json_pointer.h"
 #include "core/number_literal.h"
 
-namespace easyplan::planner {
+namespace easyplan::step {
 namespace {
 
 // The bounds, each with the parts it comes from (vendors' spec sheets; NCCL src/graph/tuning.cc for
@@ -117,4 +117,4 @@ std::optional<HardwareFieldRange> FindHardwareFieldRange(std::string_view pointe
   return std::nullopt;
 }
 
-}  // namespace easyplan::planner
+}  // namespace easyplan::step

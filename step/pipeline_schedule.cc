@@ -1,4 +1,4 @@
-#include "planner/pipeline_schedule.h"
+#include "step/pipeline_schedule.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 
 #include "core/checked_math.h"
 
-namespace easyplan::planner {
+namespace easyplan::step {
 namespace {
 
 using PassOrder = std::vector<ScheduledPass>;
@@ -250,44 +250,45 @@ std::string_view PassKindName(PassKind kind) {
   return "F";
 }
 
-int64_t DeviceOfChunk(const PipelineSplit& split, int64_t chunk, int64_t microbatch, int64_t microbatches) {
+int64_t DeviceOfChunk(const planner::PipelineSplit& split, int64_t chunk, int64_t microbatch, int64_t microbatches) {
   const int64_t p = split.stages;
-  if (split.schedule == PipelineSchedule::kDualPipe && microbatch >= microbatches / 2) return p - 1 - chunk % p;
+  if (split.schedule == planner::PipelineSchedule::kDualPipe && microbatch >= microbatches / 2)
+    return p - 1 - chunk % p;
   return chunk % p;
 }
 
-int64_t StageOfChunk(const PipelineSplit& split, int64_t chunk) { return chunk % split.stages; }
+int64_t StageOfChunk(const planner::PipelineSplit& split, int64_t chunk) { return chunk % split.stages; }
 
-int64_t PassesPerChunk(PipelineSchedule schedule) {
-  return schedule == PipelineSchedule::kZeroBubble || schedule == PipelineSchedule::kDualPipe ? 3 : 2;
+int64_t PassesPerChunk(planner::PipelineSchedule schedule) {
+  return schedule == planner::PipelineSchedule::kZeroBubble || schedule == planner::PipelineSchedule::kDualPipe ? 3 : 2;
 }
 
-int64_t SchedulePasses(const PipelineSplit& split, int64_t m) {
+int64_t SchedulePasses(const planner::PipelineSplit& split, int64_t m) {
   const int64_t factors[] = {split.stages, split.virtual_stages, std::max<int64_t>(0, m),
                              PassesPerChunk(split.schedule)};
   return CheckedProduct(factors).value_or(std::numeric_limits<int64_t>::max());
 }
 
-StatusOr<std::vector<std::vector<ScheduledPass>>> ScheduleOrder(const PipelineSplit& split, int64_t m) {
+StatusOr<std::vector<std::vector<ScheduledPass>>> ScheduleOrder(const planner::PipelineSplit& split, int64_t m) {
   if (!split.pipelined()) return Status::Internal("ScheduleOrder: the plan has no pipeline (pp=1)");
-  EP_RETURN_IF_ERROR(CheckMicrobatches(split, m));
+  EP_RETURN_IF_ERROR(planner::CheckMicrobatches(split, m));
   const int64_t p = split.stages;
   std::vector<PassOrder> out;
   for (int64_t s = 0; s < p; ++s) {
     switch (split.schedule) {
-      case PipelineSchedule::kGpipe:
+      case planner::PipelineSchedule::kGpipe:
         out.push_back(GpipeOrder(s, p, split.virtual_stages, m));
         break;
-      case PipelineSchedule::k1F1B:
+      case planner::PipelineSchedule::k1F1B:
         out.push_back(OneFOneBOrder(s, p, m));
         break;
-      case PipelineSchedule::kInterleaved:
+      case planner::PipelineSchedule::kInterleaved:
         out.push_back(InterleavedOrder(s, p, split.virtual_stages, m));
         break;
-      case PipelineSchedule::kZeroBubble:
+      case planner::PipelineSchedule::kZeroBubble:
         out.push_back(ZeroBubbleOrder(s, p, m));
         break;
-      case PipelineSchedule::kDualPipe: {
+      case planner::PipelineSchedule::kDualPipe: {
         DualPipeRank rank(s, p, m);
         out.push_back(rank.Build());
         if (!rank.Complete()) {
@@ -301,7 +302,8 @@ StatusOr<std::vector<std::vector<ScheduledPass>>> ScheduleOrder(const PipelineSp
   return out;
 }
 
-StatusOr<Timeline> SimulateSchedule(const PipelineSplit& split, int64_t m, const std::vector<StageTimes>& times) {
+StatusOr<Timeline> SimulateSchedule(const planner::PipelineSplit& split, int64_t m,
+                                    const std::vector<planner::StageTimes>& times) {
   if (static_cast<int64_t>(times.size()) != split.stages) {
     return Status::Internal(fmt::format("SimulateSchedule: {} stage times for {} stages", times.size(), split.stages));
   }
@@ -309,7 +311,7 @@ StatusOr<Timeline> SimulateSchedule(const PipelineSplit& split, int64_t m, const
   const int64_t chunks = split.Chunks();
   const double share = 1.0 / static_cast<double>(split.virtual_stages);
   auto duration = [&](const ScheduledPass& pass) {
-    const StageTimes& t = times[static_cast<size_t>(StageOfChunk(split, pass.chunk))];
+    const planner::StageTimes& t = times[static_cast<size_t>(StageOfChunk(split, pass.chunk))];
     switch (pass.kind) {
       case PassKind::kForward:
         return t.forward * share;
@@ -435,7 +437,7 @@ StatusOr<Timeline> SimulateSchedule(const PipelineSplit& split, int64_t m, const
                              pass.microbatch, pass.chunk);
       }
       return Status::Internal(fmt::format("the {} order deadlocks (p={}, m={}): {}",
-                                          PipelineScheduleName(split.schedule), split.stages, m, where));
+                                          planner::PipelineScheduleName(split.schedule), split.stages, m, where));
     }
   }
   for (std::vector<TimelineBox>& device : boxes) {
@@ -447,4 +449,4 @@ StatusOr<Timeline> SimulateSchedule(const PipelineSplit& split, int64_t m, const
   return out;
 }
 
-}  // namespace easyplan::planner
+}  // namespace easyplan::step

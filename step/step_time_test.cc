@@ -1,15 +1,15 @@
-#include "kernels/step_time.h"
+#include "step/step_time.h"
 
 #include <gtest/gtest.h>
 
 #include "kernels/tiny_llama_test_util.h"
 
-namespace easyplan::kernels {
+namespace easyplan::step {
 namespace {
 
 // Round figures, so expected times are easy to state: 1e12 FLOP/s, 1e12 B/s HBM, 1e10 B/s links.
-planner::HardwareProfile TestChip() {
-  planner::HardwareProfile hw;
+step::HardwareProfile TestChip() {
+  step::HardwareProfile hw;
   hw.name = "test-chip";
   hw.hbm_bytes = int64_t{16} << 30;
   hw.hbm_bandwidth = 1e12;
@@ -20,14 +20,14 @@ planner::HardwareProfile TestChip() {
 }
 
 struct Priced {
-  DryRunReport run;
+  kernels::DryRunReport run;
   StepCost cost;
 };
 
-Priced Price(const ModelDesc& model, const std::vector<int64_t>& mesh, const StepOptions& options) {
-  const ParamTree tree = LlamaTree(model);
-  const planner::Plan plan = PlanTinyLlama(tree, kEasyDelAxes, mesh);
-  auto run = DryRunForward(model, plan, tree);
+Priced Price(const kernels::ModelDesc& model, const std::vector<int64_t>& mesh, const StepOptions& options) {
+  const ParamTree tree = kernels::LlamaTree(model);
+  const planner::Plan plan = kernels::PlanTinyLlama(tree, kernels::kEasyDelAxes, mesh);
+  auto run = kernels::DryRunForward(model, plan, tree);
   EXPECT_TRUE(run.ok()) << run.status().ToString();
   auto cost = PriceStep(*run, plan, tree, model, TestChip(), options);
   EXPECT_TRUE(cost.ok()) << cost.status().ToString();
@@ -35,7 +35,7 @@ Priced Price(const ModelDesc& model, const std::vector<int64_t>& mesh, const Ste
 }
 
 TEST(StepTimeTest, DenseTrainingFlopsAreSixNTokensPlusAttention) {
-  const ModelDesc m = TinyLlama();
+  const kernels::ModelDesc m = kernels::TinyLlama();
   // Vanilla attention computes the whole score product, then masks it.
   const Priced p = Price(m, {1, 1, 1, 1, 1}, {.flash_attention = false});
   const int64_t tokens = m.batch * m.seq;
@@ -54,7 +54,7 @@ TEST(StepTimeTest, DenseTrainingFlopsAreSixNTokensPlusAttention) {
 // A fused kernel computes the score blocks on or below the causal diagonal: half the product unsharded
 // (FlashAttention-2's count), and its backward recomputes the scores: 2.5x the forward's FLOPs.
 TEST(StepTimeTest, AFusedCausalKernelRunsHalfTheScoresAndRecomputesThemInTheBackward) {
-  const ModelDesc m = TinyLlama();
+  const kernels::ModelDesc m = kernels::TinyLlama();
   const Priced vanilla = Price(m, {1, 1, 1, 1, 1}, {.flash_attention = false});
   const Priced flash = Price(m, {1, 1, 1, 1, 1}, {.flash_attention = true});
   const int64_t attention = m.layers * 2 * 2 * m.batch * m.heads * m.seq * m.seq * m.head_dim;
@@ -69,21 +69,21 @@ TEST(StepTimeTest, SequenceShardsLeaveTheLastShardMostOfItsScores) {
   EXPECT_EQ(AttentionCausalShare(1), 0.5);
   EXPECT_EQ(AttentionCausalShare(4), 0.875);
   EXPECT_EQ(AttentionCausalShare(0), 0.5);  // no sequence axis
-  ModelDesc m = TinyLlama();
+  kernels::ModelDesc m = kernels::TinyLlama();
   m.seq = 8;
   const Priced p = Price(m, {1, 1, 1, 1, 4}, {.flash_attention = true});
   EXPECT_EQ(p.cost.attention_causal_share, 0.875);
 }
 
 TEST(StepTimeTest, ADecodeStepAttendsToItsWholeCache) {
-  const ModelDesc m = TinyLlama();
+  const kernels::ModelDesc m = kernels::TinyLlama();
   const Priced p =
       Price(m, {1, 1, 1, 1, 1}, {.mode = StepMode::kServe, .flash_attention = true, .decode_cache_tokens = 16});
   EXPECT_EQ(p.cost.attention_causal_share, 1);
 }
 
 TEST(StepTimeTest, FullRecomputationAddsOneForward) {
-  const ModelDesc m = TinyLlama();
+  const kernels::ModelDesc m = kernels::TinyLlama();
   const Priced none = Price(m, {1, 1, 1, 1, 1}, {.flash_attention = false});
   const Priced full =
       Price(m, {1, 1, 1, 1, 1}, {.remat = planner::CheckpointPolicy::kNothingSaveable, .flash_attention = false});
@@ -93,20 +93,20 @@ TEST(StepTimeTest, FullRecomputationAddsOneForward) {
 }
 
 TEST(StepTimeTest, ForwardCommunicationIsTheDryRunsKindByKind) {
-  ModelDesc m = TinyLlama();
+  kernels::ModelDesc m = kernels::TinyLlama();
   m.batch = 4;
   const Priced p = Price(m, {1, 4, 1, 2, 1}, {});
-  EXPECT_EQ(p.cost.forward.all_gather, p.run.Bytes(CollectiveKind::kAllGather));
-  EXPECT_EQ(p.cost.forward.reduce_scatter, p.run.Bytes(CollectiveKind::kReduceScatter));
-  EXPECT_EQ(p.cost.forward.all_reduce, p.run.Bytes(CollectiveKind::kAllReduce));
-  EXPECT_EQ(p.cost.forward.all_to_all, p.run.Bytes(CollectiveKind::kAllToAll));
+  EXPECT_EQ(p.cost.forward.all_gather, p.run.Bytes(kernels::CollectiveKind::kAllGather));
+  EXPECT_EQ(p.cost.forward.reduce_scatter, p.run.Bytes(kernels::CollectiveKind::kReduceScatter));
+  EXPECT_EQ(p.cost.forward.all_reduce, p.run.Bytes(kernels::CollectiveKind::kAllReduce));
+  EXPECT_EQ(p.cost.forward.all_to_all, p.run.Bytes(kernels::CollectiveKind::kAllToAll));
   EXPECT_GT(p.cost.forward.all_gather, 0);  // fsdp gathers the weights
   // Backward mirrors it: each gathered weight is gathered again and its gradient reduce-scattered.
   EXPECT_GE(p.cost.backward.reduce_scatter, p.cost.forward.all_gather);
 }
 
 TEST(StepTimeTest, GroupsLeavingTheFastDomainUseTheNetwork) {
-  ModelDesc m = TinyLlama();
+  kernels::ModelDesc m = kernels::TinyLlama();
   m.batch = 8;
   // fsdp=8 spans 8 devices, more than the 4-chip fast domain: every fsdp collective is on the network.
   const Priced p = Price(m, {1, 8, 1, 1, 1}, {});
@@ -123,13 +123,13 @@ TEST(StepTimeTest, GroupsLeavingTheFastDomainUseTheNetwork) {
 // 4-chip domains takes 1 step (2 for an all-reduce) at the network's latency, the rest at the fast
 // domain's, and the bytes at the network's bandwidth.
 TEST(StepTimeTest, ARingAcrossDomainsTakesItsInterDomainStepsAtTheNetworkLatency) {
-  ModelDesc m = TinyLlama();
+  kernels::ModelDesc m = kernels::TinyLlama();
   m.batch = 8;
   const Priced p = Price(m, {1, 8, 1, 1, 1}, {});
-  const planner::HardwareProfile hw = TestChip();
+  const step::HardwareProfile hw = TestChip();
   ASSERT_FALSE(p.cost.collectives.empty());
   for (const PricedCollective& c : p.cost.collectives) {
-    const bool all_reduce = c.kind == CollectiveKind::kAllReduce;
+    const bool all_reduce = c.kind == kernels::CollectiveKind::kAllReduce;
     const double inter = all_reduce ? 2 : 1, steps = all_reduce ? 14 : 7;
     const double want = inter * hw.network.latency + (steps - inter) * hw.fast.latency +
                         static_cast<double>(c.bytes_per_device) / hw.network.bandwidth;
@@ -138,7 +138,7 @@ TEST(StepTimeTest, ARingAcrossDomainsTakesItsInterDomainStepsAtTheNetworkLatency
 }
 
 TEST(StepTimeTest, ParameterGathersHideBehindComputeAndTensorParallelReductionsDoNot) {
-  ModelDesc m = TinyLlama();
+  kernels::ModelDesc m = kernels::TinyLlama();
   m.batch = 4;
   const Priced p = Price(m, {1, 2, 1, 2, 1}, {});
   double exposed_activation = 0;
@@ -152,8 +152,8 @@ TEST(StepTimeTest, ParameterGathersHideBehindComputeAndTensorParallelReductionsD
 
 // A TPU v5p-like chip: a 16x16x24 torus whose slices of whole 4x4x4 cubes wrap around, 1.8e11 B/s over one
 // wrapped dim (the profile's convention), 1 us per ICI hop.
-planner::HardwareProfile V5pLike() {
-  planner::HardwareProfile hw = TestChip();
+step::HardwareProfile V5pLike() {
+  step::HardwareProfile hw = TestChip();
   hw.name = "v5p-like";
   hw.fast = {"ici", 16 * 16 * 24, {16, 16, 24}, 1.8e11, 1e-6};
   hw.fast.wraparound = "full_cubes";
@@ -163,19 +163,19 @@ planner::HardwareProfile V5pLike() {
 
 Mesh EasyDelMesh(std::vector<int64_t> shape) { return {{"dp", "fsdp", "ep", "tp", "sp"}, std::move(shape), {}}; }
 
-double AllGatherSeconds(const planner::HardwareProfile& hw, const Mesh& mesh, int axis,
+double AllGatherSeconds(const step::HardwareProfile& hw, const Mesh& mesh, int axis,
                         const std::vector<int64_t>& given = {}) {
   std::vector<int64_t> ici = mesh.shape;
-  auto slice = planner::LayOutSlice(hw, ici, given);
+  auto slice = step::LayOutSlice(hw, ici, given);
   EXPECT_TRUE(slice.ok()) << slice.status().ToString();
   const int64_t bytes = int64_t{1} << 30;
-  return CollectiveSeconds(hw, mesh, {axis}, CollectiveKind::kAllGather, mesh.shape[static_cast<size_t>(axis)], bytes,
-                           &*slice);
+  return CollectiveSeconds(hw, mesh, {axis}, kernels::CollectiveKind::kAllGather, mesh.shape[static_cast<size_t>(axis)],
+                           bytes, &*slice);
 }
 
 TEST(StepTimeTest, AV5pAllGatherOverTwoTorusDimsIsTwiceAsFastAsOverOne) {
   // 4x4x4 (full cube, every dim wraps): tp=4 takes one dim, fsdp=16 the other two (jax mesh_utils).
-  const planner::HardwareProfile hw = V5pLike();
+  const step::HardwareProfile hw = V5pLike();
   const Mesh mesh = EasyDelMesh({1, 16, 1, 4, 1});
   const double two_dims = AllGatherSeconds(hw, mesh, 1), one_dim = AllGatherSeconds(hw, mesh, 3);
   EXPECT_NEAR(one_dim / two_dims, 2.0, 0.01);
@@ -184,7 +184,7 @@ TEST(StepTimeTest, AV5pAllGatherOverTwoTorusDimsIsTwiceAsFastAsOverOne) {
 }
 
 TEST(StepTimeTest, AnEightChipAxisWithoutWraparoundCostsTwiceOneWith) {
-  const planner::HardwareProfile hw = V5pLike();
+  const step::HardwareProfile hw = V5pLike();
   // tp=8 on the 8-long dim of a 4x4x8 slice (whole cubes: it wraps) and of a 2x2x8 one (it does not).
   const double wrapped = AllGatherSeconds(hw, EasyDelMesh({1, 16, 1, 8, 1}), 3);
   const double line = AllGatherSeconds(hw, EasyDelMesh({1, 4, 1, 8, 1}), 3, {2, 2, 8});
@@ -192,25 +192,25 @@ TEST(StepTimeTest, AnEightChipAxisWithoutWraparoundCostsTwiceOneWith) {
 }
 
 TEST(StepTimeTest, AGb200TensorParallelAllReduceOver72GpusStaysOnNvlink) {
-  planner::HardwareProfile nvl72 = TestChip();
+  step::HardwareProfile nvl72 = TestChip();
   nvl72.fast = {"nvlink", 72, {}, 900e9, 3.4e-6};
   nvl72.network = {"infiniband", 0, {}, 50e9, 14e-6};
   const Mesh mesh = EasyDelMesh({1, 1, 1, 72, 1});
   const int64_t bytes = int64_t{1} << 30;
-  const double seconds = CollectiveSeconds(nvl72, mesh, {3}, CollectiveKind::kAllReduce, 72, bytes);
+  const double seconds = CollectiveSeconds(nvl72, mesh, {3}, kernels::CollectiveKind::kAllReduce, 72, bytes);
   // One NVLink ring: 2 x 71 steps at NVLink's latency and the bytes at NVLink's bandwidth.
   EXPECT_NEAR(seconds, 2 * 71 * 3.4e-6 + static_cast<double>(bytes) / 900e9, 1e-9);
   // The same group on 8-GPU nodes crosses the network and runs at its 50e9.
-  planner::HardwareProfile hgx = nvl72;
+  step::HardwareProfile hgx = nvl72;
   hgx.fast.chips = 8;
-  EXPECT_GT(CollectiveSeconds(hgx, mesh, {3}, CollectiveKind::kAllReduce, 72, bytes), 10 * seconds);
+  EXPECT_GT(CollectiveSeconds(hgx, mesh, {3}, kernels::CollectiveKind::kAllReduce, 72, bytes), 10 * seconds);
 }
 
 TEST(StepTimeTest, TheNetworkRunsAtItsOwnEfficiency) {
-  ModelDesc m = TinyLlama();
+  kernels::ModelDesc m = kernels::TinyLlama();
   m.batch = 8;
   const Priced p = Price(m, {1, 8, 1, 1, 1}, {});
-  planner::HardwareProfile hw = TestChip();
+  step::HardwareProfile hw = TestChip();
   hw.link_efficiency = 0.9;
   hw.network_efficiency = 0.5;
   const Mesh mesh = EasyDelMesh({1, 8, 1, 1, 1});
@@ -222,4 +222,4 @@ TEST(StepTimeTest, TheNetworkRunsAtItsOwnEfficiency) {
 }
 
 }  // namespace
-}  // namespace easyplan::kernels
+}  // namespace easyplan::step

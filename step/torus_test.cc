@@ -1,10 +1,10 @@
-// A TPU slice's torus (planner/torus.h, docs/COST.md "The topology"): Cloud TPU's slice shapes, the
+// A TPU slice's torus (step/torus.h, docs/COST.md "The topology"): Cloud TPU's slice shapes, the
 // wraparound rules of "How to Scale Your Model", and the mesh laid on the dims as jax's mesh_utils lays it.
-#include "planner/torus.h"
+#include "step/torus.h"
 
 #include <gtest/gtest.h>
 
-namespace easyplan::planner {
+namespace easyplan::step {
 namespace {
 
 HardwareProfile Tpu(std::vector<int64_t> torus, std::string wraparound) {
@@ -123,4 +123,4 @@ TEST(TorusTest, GivenDimsMustHoldTheSlicesChips) {
 }
 
 }  // namespace
-}  // namespace easyplan::planner
+}  // namespace easyplan::step

@@ -1,5 +1,5 @@
-#ifndef EASYPLAN_PLANNER_TORUS_H_
-#define EASYPLAN_PLANNER_TORUS_H_
+#ifndef EASYPLAN_STEP_TORUS_H_
+#define EASYPLAN_STEP_TORUS_H_
 
 // A TPU slice's ICI torus as the step-time model sees it (docs/COST.md, "The topology"): the slice's dims
 // (Cloud TPU's topology for its chip count, or as given), which dims wrap around (the profile's
@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "core/status.h"
-#include "planner/hardware.h"
+#include "step/hardware.h"
 
-namespace easyplan::planner {
+namespace easyplan::step {
 
 struct TorusSlice {
   std::vector<int64_t> dims;  ///< the slice's torus dims, in the order Cloud TPU writes them (4x4x8)
@@ -64,6 +64,6 @@ TorusSpan SpanOf(const TorusSlice& slice, const std::vector<int>& axes);
 /// "4x4x8".
 std::string DimsText(const std::vector<int64_t>& dims);
 
-}  // namespace easyplan::planner
+}  // namespace easyplan::step
 
-#endif  // EASYPLAN_PLANNER_TORUS_H_
+#endif  // EASYPLAN_STEP_TORUS_H_

@@ -1,4 +1,4 @@
-#include "planner/pipeline_schedule.h"
+#include "step/pipeline_schedule.h"
 
 #include <gtest/gtest.h>
 
@@ -7,13 +7,13 @@
 #include <map>
 #include <tuple>
 
-namespace easyplan::planner {
+namespace easyplan::step {
 namespace {
 
-PipelineSplit Split(int64_t p, PipelineSchedule schedule, int64_t v = 1) {
-  StatusOr<PipelineSplit> split = SplitLayers(p * v * 2, p, v, schedule, {});
+planner::PipelineSplit Split(int64_t p, planner::PipelineSchedule schedule, int64_t v = 1) {
+  StatusOr<planner::PipelineSplit> split = SplitLayers(p * v * 2, p, v, schedule, {});
   EXPECT_TRUE(split.ok()) << split.status().ToString();
-  return split.ok() ? *split : PipelineSplit();
+  return split.ok() ? *split : planner::PipelineSplit();
 }
 
 // "F0 F1 B0 ...": a stage's order as the papers' figures label it.
@@ -27,7 +27,7 @@ std::string Text(const std::vector<ScheduledPass>& passes, bool chunks = false) 
   return out;
 }
 
-std::vector<std::vector<ScheduledPass>> Order(const PipelineSplit& split, int64_t m) {
+std::vector<std::vector<ScheduledPass>> Order(const planner::PipelineSplit& split, int64_t m) {
   StatusOr<std::vector<std::vector<ScheduledPass>>> order = ScheduleOrder(split, m);
   EXPECT_TRUE(order.ok()) << order.status().ToString();
   return order.ok() ? *order : std::vector<std::vector<ScheduledPass>>();
@@ -35,7 +35,7 @@ std::vector<std::vector<ScheduledPass>> Order(const PipelineSplit& split, int64_
 
 // Every (microbatch, chunk) runs its forward once and its backward once (whole, or as I and W) on the
 // device DeviceOfChunk names.
-void ExpectEveryPassOnceOnItsDevice(const PipelineSplit& split, int64_t m) {
+void ExpectEveryPassOnceOnItsDevice(const planner::PipelineSplit& split, int64_t m) {
   std::map<std::tuple<int64_t, int64_t, char>, int> seen;
   const std::vector<std::vector<ScheduledPass>> order = Order(split, m);
   ASSERT_EQ(static_cast<int64_t>(order.size()), split.stages);
@@ -56,30 +56,30 @@ void ExpectEveryPassOnceOnItsDevice(const PipelineSplit& split, int64_t m) {
 }
 
 TEST(ScheduleOrder, GpipeRunsEveryForwardThenEveryBackward) {
-  const auto order = Order(Split(4, PipelineSchedule::kGpipe), 3);
+  const auto order = Order(Split(4, planner::PipelineSchedule::kGpipe), 3);
   EXPECT_EQ(Text(order[2]), "F0 F1 F2 B0 B1 B2");
-  ExpectEveryPassOnceOnItsDevice(Split(4, PipelineSchedule::kGpipe), 3);
+  ExpectEveryPassOnceOnItsDevice(Split(4, planner::PipelineSchedule::kGpipe), 3);
 }
 
 // Circular GPipe, PyTorch's ScheduleLoopedBFS: every microbatch through local chunk 0, then 1; the
 // backwards from the last local chunk, the microbatches in reverse. Model chunk = local chunk x p + stage.
 TEST(ScheduleOrder, CircularGpipeRunsBreadthFirstAsLoopedBfs) {
-  const PipelineSplit split = Split(2, PipelineSchedule::kGpipe, 2);
+  const planner::PipelineSplit split = Split(2, planner::PipelineSchedule::kGpipe, 2);
   const auto order = Order(split, 3);
   EXPECT_EQ(Text(order[0], true), "F0.0 F1.0 F2.0 F0.2 F1.2 F2.2 B2.2 B1.2 B0.2 B2.0 B1.0 B0.0");
   EXPECT_EQ(Text(order[1], true), "F0.1 F1.1 F2.1 F0.3 F1.3 F2.3 B2.3 B1.3 B0.3 B2.1 B1.1 B0.1");
   ExpectEveryPassOnceOnItsDevice(split, 3);
-  ExpectEveryPassOnceOnItsDevice(Split(4, PipelineSchedule::kGpipe, 3), 8);
+  ExpectEveryPassOnceOnItsDevice(Split(4, planner::PipelineSchedule::kGpipe, 3), 8);
 }
 
 // Megatron-LM's forward_backward_pipelining_without_interleaving: p - i - 1 warm-up forwards, then one
 // forward one backward, then the cool-down backwards.
 TEST(ScheduleOrder, OneF1BWarmsUpThenAlternatesThenCoolsDown) {
-  const auto order = Order(Split(4, PipelineSchedule::k1F1B), 6);
+  const auto order = Order(Split(4, planner::PipelineSchedule::k1F1B), 6);
   EXPECT_EQ(Text(order[0]), "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
   EXPECT_EQ(Text(order[2]), "F0 F1 B0 F2 B1 F3 B2 F4 B3 F5 B4 B5");
   EXPECT_EQ(Text(order[3]), "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
-  ExpectEveryPassOnceOnItsDevice(Split(4, PipelineSchedule::k1F1B), 6);
+  ExpectEveryPassOnceOnItsDevice(Split(4, planner::PipelineSchedule::k1F1B), 6);
 }
 
 // forward_backward_pipelining_with_interleaving, p = 2, V = 2, m = 4: the schedule table takes
@@ -87,22 +87,22 @@ TEST(ScheduleOrder, OneF1BWarmsUpThenAlternatesThenCoolsDown) {
 // (2 - 0 - 1) x 2 + (2 - 1) x 2 = 4; the backward takes the local chunks in reverse. Model chunk = local
 // chunk x p + stage.
 TEST(ScheduleOrder, InterleavedFollowsMegatronsScheduleTable) {
-  const PipelineSplit split = Split(2, PipelineSchedule::kInterleaved, 2);
+  const planner::PipelineSplit split = Split(2, planner::PipelineSchedule::kInterleaved, 2);
   const auto order = Order(split, 4);
   EXPECT_EQ(Text(order[0], true), "F0.0 F1.0 F0.2 F1.2 F2.0 B0.2 F3.0 B1.2 F2.2 B0.0 F3.2 B1.0 B2.2 B3.2 B2.0 B3.0");
   // Stage 1 warms up with 2: (2 - 1 - 1) x 2 + 2.
   EXPECT_EQ(Text(order[1], true), "F0.1 F1.1 F0.3 B0.3 F1.3 B1.3 F2.1 B0.1 F3.1 B1.1 F2.3 B2.3 F3.3 B3.3 B2.1 B3.1");
   ExpectEveryPassOnceOnItsDevice(split, 4);
-  ExpectEveryPassOnceOnItsDevice(Split(4, PipelineSchedule::kInterleaved, 3), 8);
+  ExpectEveryPassOnceOnItsDevice(Split(4, planner::PipelineSchedule::kInterleaved, 3), 8);
 }
 
 // ZB-H1 (PyTorch's ScheduleInterleavedZeroBubble with one stage per rank): 1F1B's warm-up, the backward
 // split into I and W, stage i's W's deferred by i steady-state rounds; the rest at the end.
 TEST(ScheduleOrder, ZeroBubbleDefersStageIsWeightsByIRounds) {
-  const auto order = Order(Split(4, PipelineSchedule::kZeroBubble), 6);
+  const auto order = Order(Split(4, planner::PipelineSchedule::kZeroBubble), 6);
   EXPECT_EQ(Text(order[0]), "F0 F1 F2 F3 I0 W0 F4 I1 W1 F5 I2 W2 I3 W3 I4 W4 I5 W5");
   EXPECT_EQ(Text(order[3]), "F0 I0 F1 I1 F2 I2 F3 I3 W0 F4 I4 W1 F5 I5 W2 W3 W4 W5");
-  ExpectEveryPassOnceOnItsDevice(Split(4, PipelineSchedule::kZeroBubble), 6);
+  ExpectEveryPassOnceOnItsDevice(Split(4, planner::PipelineSchedule::kZeroBubble), 6);
 }
 
 // DualPipe.step() with 4 ranks and 8 microbatches (4 from each end). Rank 0, half_rank 0: step 1 runs
@@ -111,7 +111,7 @@ TEST(ScheduleOrder, ZeroBubbleDefersStageIsWeightsByIRounds) {
 // B1 and, zero bubble from there, B0, step 7 one W and B0 (zero bubble), step 8 one W. Microbatches 4-7 enter at rank 3
 // and reach rank 0 at chunk 3.
 TEST(ScheduleOrder, DualPipeFollowsDualPipeStep) {
-  const PipelineSplit split = Split(4, PipelineSchedule::kDualPipe);
+  const planner::PipelineSplit split = Split(4, planner::PipelineSchedule::kDualPipe);
   const auto order = Order(split, 8);
   EXPECT_EQ(Text(order[0], true),
             "F0.0 F1.0 F2.0 F4.3 I4.3 W4.3 F5.3 F3.0 B5.3 F6.3 B0.0 B6.3 F7.3 B1.0 B7.3 I2.0 W2.0 I3.0 W3.0");
@@ -134,31 +134,32 @@ TEST(ScheduleOrder, DualPipeFollowsDualPipeStep) {
   }
   EXPECT_EQ(deferred, 2);
   ExpectEveryPassOnceOnItsDevice(split, 8);
-  ExpectEveryPassOnceOnItsDevice(Split(8, PipelineSchedule::kDualPipe), 20);
+  ExpectEveryPassOnceOnItsDevice(Split(8, planner::PipelineSchedule::kDualPipe), 20);
 }
 
 TEST(ScheduleOrder, TooFewMicrobatchesIsRefusedAsCheckMicrobatchesRefusesThem) {
-  StatusOr<std::vector<std::vector<ScheduledPass>>> order = ScheduleOrder(Split(4, PipelineSchedule::k1F1B), 3);
+  StatusOr<std::vector<std::vector<ScheduledPass>>> order =
+      ScheduleOrder(Split(4, planner::PipelineSchedule::k1F1B), 3);
   ASSERT_FALSE(order.ok());
   EXPECT_NE(order.status().diag().message.find("--microbatches 3 is fewer than the 4 pipeline stages"),
             std::string::npos);
 }
 
-Timeline Simulate(const PipelineSplit& split, int64_t m, const std::vector<StageTimes>& times) {
+Timeline Simulate(const planner::PipelineSplit& split, int64_t m, const std::vector<planner::StageTimes>& times) {
   StatusOr<Timeline> timeline = SimulateSchedule(split, m, times);
   EXPECT_TRUE(timeline.ok()) << timeline.status().ToString();
   return timeline.ok() ? *timeline : Timeline();
 }
 
-std::vector<StageTimes> Equal(int64_t p, double f, double b, double w) {
-  return std::vector<StageTimes>(static_cast<size_t>(p), StageTimes{f, b, w});
+std::vector<planner::StageTimes> Equal(int64_t p, double f, double b, double w) {
+  return std::vector<planner::StageTimes>(static_cast<size_t>(p), planner::StageTimes{f, b, w});
 }
 
 // Equal stages: 1F1B's step is (m + p - 1) x (F + B), Narayanan et al.'s count.
 TEST(SimulateSchedule, OneF1BWithEqualStagesTakesMPlusPMinusOneMicrobatches) {
   for (int64_t p : {2, 4, 8}) {
     for (int64_t m : {p, 2 * p, 3 * p + 1}) {
-      const Timeline t = Simulate(Split(p, PipelineSchedule::k1F1B), m, Equal(p, 1.0, 1.25, 0.75));
+      const Timeline t = Simulate(Split(p, planner::PipelineSchedule::k1F1B), m, Equal(p, 1.0, 1.25, 0.75));
       EXPECT_NEAR(t.end, static_cast<double>(m + p - 1) * 3.0, 1e-9) << "p=" << p << " m=" << m;
     }
   }
@@ -169,31 +170,32 @@ TEST(SimulateSchedule, OneF1BWithEqualStagesTakesMPlusPMinusOneMicrobatches) {
 // F = B = W, the README's own assumption.
 TEST(SimulateSchedule, EqualStagesEndAtMTimesThePaceAndTheBubble) {
   struct Case {
-    PipelineSchedule schedule;
+    planner::PipelineSchedule schedule;
     int64_t p, v, m;
-    StageTimes t;
+    planner::StageTimes t;
   };
   const Case cases[] = {
-      {PipelineSchedule::kGpipe, 4, 1, 8, {1.0, 1.3, 0.9}},
-      {PipelineSchedule::kGpipe, 4, 2, 8, {1.0, 1.3, 0.9}},
-      {PipelineSchedule::kGpipe, 8, 3, 16, {1.0, 1.3, 0.9}},
-      {PipelineSchedule::kGpipe, 4, 4, 4, {1.0, 1.3, 0.9}},
-      {PipelineSchedule::k1F1B, 8, 1, 16, {1.0, 1.3, 0.9}},
-      {PipelineSchedule::kInterleaved, 4, 2, 8, {1.0, 1.3, 0.9}},
-      {PipelineSchedule::kInterleaved, 8, 3, 16, {1.0, 1.3, 0.9}},
-      {PipelineSchedule::kInterleaved, 4, 2, 4, {1.0, 1.3, 0.9}},
-      {PipelineSchedule::kZeroBubble, 4, 1, 8, {1.0, 1.3, 0.9}},
-      {PipelineSchedule::kZeroBubble, 8, 1, 24, {1.0, 2.0, 0.5}},
-      {PipelineSchedule::kDualPipe, 4, 1, 8, {1.0, 1.0, 1.0}},
-      {PipelineSchedule::kDualPipe, 8, 1, 20, {1.0, 1.0, 1.0}},
-      {PipelineSchedule::kDualPipe, 16, 1, 32, {1.0, 1.0, 1.0}},
+      {planner::PipelineSchedule::kGpipe, 4, 1, 8, {1.0, 1.3, 0.9}},
+      {planner::PipelineSchedule::kGpipe, 4, 2, 8, {1.0, 1.3, 0.9}},
+      {planner::PipelineSchedule::kGpipe, 8, 3, 16, {1.0, 1.3, 0.9}},
+      {planner::PipelineSchedule::kGpipe, 4, 4, 4, {1.0, 1.3, 0.9}},
+      {planner::PipelineSchedule::k1F1B, 8, 1, 16, {1.0, 1.3, 0.9}},
+      {planner::PipelineSchedule::kInterleaved, 4, 2, 8, {1.0, 1.3, 0.9}},
+      {planner::PipelineSchedule::kInterleaved, 8, 3, 16, {1.0, 1.3, 0.9}},
+      {planner::PipelineSchedule::kInterleaved, 4, 2, 4, {1.0, 1.3, 0.9}},
+      {planner::PipelineSchedule::kZeroBubble, 4, 1, 8, {1.0, 1.3, 0.9}},
+      {planner::PipelineSchedule::kZeroBubble, 8, 1, 24, {1.0, 2.0, 0.5}},
+      {planner::PipelineSchedule::kDualPipe, 4, 1, 8, {1.0, 1.0, 1.0}},
+      {planner::PipelineSchedule::kDualPipe, 8, 1, 20, {1.0, 1.0, 1.0}},
+      {planner::PipelineSchedule::kDualPipe, 16, 1, 32, {1.0, 1.0, 1.0}},
   };
   for (const Case& c : cases) {
-    const PipelineSplit split = Split(c.p, c.schedule, c.v);
+    const planner::PipelineSplit split = Split(c.p, c.schedule, c.v);
     const Timeline t = Simulate(split, c.m, Equal(c.p, c.t.forward, c.t.backward_input, c.t.backward_weight));
-    const double expected = static_cast<double>(c.m) * (c.t.forward + c.t.Backward()) + BubbleSeconds(split, c.t);
+    const double expected =
+        static_cast<double>(c.m) * (c.t.forward + c.t.Backward()) + planner::BubbleSeconds(split, c.t);
     EXPECT_NEAR(t.end, expected, 1e-9 * expected)
-        << PipelineScheduleName(c.schedule) << " p=" << c.p << " v=" << c.v << " m=" << c.m;
+        << planner::PipelineScheduleName(c.schedule) << " p=" << c.p << " v=" << c.v << " m=" << c.m;
   }
 }
 
@@ -201,13 +203,13 @@ TEST(SimulateSchedule, EqualStagesEndAtMTimesThePaceAndTheBubble) {
 // per half-stage of bubble), and ZB-H1's longer than the paper's when W exceeds F (its W's no longer fit
 // the bubbles they fill).
 TEST(SimulateSchedule, FormulasAreApproximationsTheTimelineComputes) {
-  const PipelineSplit dual = Split(8, PipelineSchedule::kDualPipe);
-  const StageTimes t{1.0, 1.3, 0.9};
-  const double dual_formula = 16.0 * (t.forward + t.Backward()) + BubbleSeconds(dual, t);
+  const planner::PipelineSplit dual = Split(8, planner::PipelineSchedule::kDualPipe);
+  const planner::StageTimes t{1.0, 1.3, 0.9};
+  const double dual_formula = 16.0 * (t.forward + t.Backward()) + planner::BubbleSeconds(dual, t);
   EXPECT_LT(Simulate(dual, 16, Equal(8, 1.0, 1.3, 0.9)).end, dual_formula - 0.5);
-  const PipelineSplit zero = Split(4, PipelineSchedule::kZeroBubble);
-  const StageTimes heavy{1.0, 0.5, 1.5};
-  const double zero_formula = 8.0 * (heavy.forward + heavy.Backward()) + BubbleSeconds(zero, heavy);
+  const planner::PipelineSplit zero = Split(4, planner::PipelineSchedule::kZeroBubble);
+  const planner::StageTimes heavy{1.0, 0.5, 1.5};
+  const double zero_formula = 8.0 * (heavy.forward + heavy.Backward()) + planner::BubbleSeconds(zero, heavy);
   EXPECT_NEAR(Simulate(zero, 8, Equal(4, 1.0, 0.5, 1.5)).end, zero_formula + 3.0, 1e-9);
 }
 
@@ -215,11 +217,12 @@ TEST(SimulateSchedule, FormulasAreApproximationsTheTimelineComputes) {
 // the slowest stage's work bounds the step from below and the 1F1B formula, which prices every step of
 // the fill and the drain at the slowest stage, from above.
 TEST(SimulateSchedule, UnequalStagesRespectEveryDependency) {
-  for (PipelineSchedule schedule : {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved,
-                                    PipelineSchedule::kZeroBubble, PipelineSchedule::kDualPipe}) {
-    const int64_t p = 4, m = 8, v = schedule == PipelineSchedule::kInterleaved ? 2 : 1;
-    const PipelineSplit split = Split(p, schedule, v);
-    const std::vector<StageTimes> times = {{1.2, 1.1, 1.0}, {0.8, 0.9, 0.7}, {0.9, 1.0, 0.8}, {1.5, 1.6, 1.2}};
+  for (planner::PipelineSchedule schedule :
+       {planner::PipelineSchedule::kGpipe, planner::PipelineSchedule::k1F1B, planner::PipelineSchedule::kInterleaved,
+        planner::PipelineSchedule::kZeroBubble, planner::PipelineSchedule::kDualPipe}) {
+    const int64_t p = 4, m = 8, v = schedule == planner::PipelineSchedule::kInterleaved ? 2 : 1;
+    const planner::PipelineSplit split = Split(p, schedule, v);
+    const std::vector<planner::StageTimes> times = {{1.2, 1.1, 1.0}, {0.8, 0.9, 0.7}, {0.9, 1.0, 0.8}, {1.5, 1.6, 1.2}};
     const Timeline t = Simulate(split, m, times);
     size_t passes = 0;
     for (const std::vector<ScheduledPass>& device : Order(split, m)) passes += device.size();
@@ -227,7 +230,8 @@ TEST(SimulateSchedule, UnequalStagesRespectEveryDependency) {
     std::map<std::tuple<char, int64_t, int64_t>, TimelineBox> by_pass;
     std::vector<double> last_end(static_cast<size_t>(p), 0.0);
     for (const TimelineBox& box : t.boxes) {
-      EXPECT_GE(box.start, last_end[static_cast<size_t>(box.device)] - 1e-12) << PipelineScheduleName(schedule);
+      EXPECT_GE(box.start, last_end[static_cast<size_t>(box.device)] - 1e-12)
+          << planner::PipelineScheduleName(schedule);
       last_end[static_cast<size_t>(box.device)] = box.end;
       const char kind = box.kind == PassKind::kForward ? 'F' : box.kind == PassKind::kWeight ? 'W' : 'B';
       by_pass[{kind, box.microbatch, box.chunk}] = box;
@@ -240,31 +244,34 @@ TEST(SimulateSchedule, UnequalStagesRespectEveryDependency) {
       if (kind == 'B') needs = c + 1 < chunks ? std::make_tuple('B', j, c + 1) : std::make_tuple('F', j, c);
       if (kind == 'W') needs = {'B', j, c};
       if (needs) {
-        EXPECT_GE(box.start, by_pass.at(*needs).end - 1e-12) << PipelineScheduleName(schedule) << " " << kind << j;
+        EXPECT_GE(box.start, by_pass.at(*needs).end - 1e-12)
+            << planner::PipelineScheduleName(schedule) << " " << kind << j;
       }
     }
     double slowest = 0;
     for (double busy : t.busy) slowest = std::max(slowest, busy);
     EXPECT_GE(t.end, slowest - 1e-12);
-    if (schedule == PipelineSchedule::k1F1B) {
-      const StageTimes& pace = times[3];
-      EXPECT_LT(t.end, static_cast<double>(m) * (pace.forward + pace.Backward()) + BubbleSeconds(split, pace));
+    if (schedule == planner::PipelineSchedule::k1F1B) {
+      const planner::StageTimes& pace = times[3];
+      EXPECT_LT(t.end, static_cast<double>(m) * (pace.forward + pace.Backward()) + planner::BubbleSeconds(split, pace));
     }
   }
 }
 
-// Every count CheckMicrobatches accepts runs to the end on every schedule: no order waits for a pass
+// Every count planner::CheckMicrobatches accepts runs to the end on every schedule: no order waits for a pass
 // that never comes (SimulateSchedule's deadlock error).
 TEST(SimulateSchedule, EveryAcceptedCountRunsToTheEnd) {
-  for (PipelineSchedule schedule : {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B, PipelineSchedule::kInterleaved,
-                                    PipelineSchedule::kZeroBubble, PipelineSchedule::kDualPipe}) {
+  for (planner::PipelineSchedule schedule :
+       {planner::PipelineSchedule::kGpipe, planner::PipelineSchedule::k1F1B, planner::PipelineSchedule::kInterleaved,
+        planner::PipelineSchedule::kZeroBubble, planner::PipelineSchedule::kDualPipe}) {
     for (int64_t p = 2; p <= 8; ++p) {
-      const bool chunks = schedule == PipelineSchedule::kInterleaved || schedule == PipelineSchedule::kGpipe;
+      const bool chunks =
+          schedule == planner::PipelineSchedule::kInterleaved || schedule == planner::PipelineSchedule::kGpipe;
       for (int64_t v = 1; v <= (chunks ? 3 : 1); ++v) {
-        if (!CheckSchedule(p, v, schedule).ok()) continue;  // dualpipe on an odd p
-        const PipelineSplit split = Split(p, schedule, v);
+        if (!planner::CheckSchedule(p, v, schedule).ok()) continue;  // dualpipe on an odd p
+        const planner::PipelineSplit split = Split(p, schedule, v);
         for (int64_t m = 1; m <= 4 * p + 1; ++m) {
-          if (!CheckMicrobatches(split, m).ok()) continue;
+          if (!planner::CheckMicrobatches(split, m).ok()) continue;
           StatusOr<Timeline> t = SimulateSchedule(split, m, Equal(p, 1.0, 1.1, 0.9));
           ASSERT_TRUE(t.ok()) << t.status().ToString();
           // A forward and a backward per microbatch and chunk, and a W for each backward split in two.
@@ -272,16 +279,17 @@ TEST(SimulateSchedule, EveryAcceptedCountRunsToTheEnd) {
             return b.kind == PassKind::kBackwardInput;
           });
           EXPECT_EQ(static_cast<int64_t>(t->boxes.size()), 2 * m * split.Chunks() + split_backwards)
-              << PipelineScheduleName(schedule) << " p=" << p << " m=" << m;
+              << planner::PipelineScheduleName(schedule) << " p=" << p << " m=" << m;
           // The bound a caller checks before building the timeline holds it, exactly but for DualPipe's
           // backwards that do not split.
           const int64_t bound = SchedulePasses(split, m);
-          if (schedule == PipelineSchedule::kDualPipe) {
+          if (schedule == planner::PipelineSchedule::kDualPipe) {
             EXPECT_LE(static_cast<int64_t>(t->boxes.size()), bound) << "p=" << p << " m=" << m;
           } else {
-            EXPECT_EQ(static_cast<int64_t>(t->boxes.size()), bound) << PipelineScheduleName(schedule) << " p=" << p;
+            EXPECT_EQ(static_cast<int64_t>(t->boxes.size()), bound)
+                << planner::PipelineScheduleName(schedule) << " p=" << p;
           }
-          if (schedule == PipelineSchedule::kZeroBubble) {
+          if (schedule == planner::PipelineSchedule::kZeroBubble) {
             EXPECT_EQ(split_backwards, m * split.Chunks());
           }
           double busy = 0;
@@ -296,16 +304,17 @@ TEST(SimulateSchedule, EveryAcceptedCountRunsToTheEnd) {
 // The issue 44 command: pp=32 dualpipe at 1,048,576 microbatches is 100,663,296 passes, known without
 // building them; a count past int64 saturates instead of wrapping to a small bound.
 TEST(SchedulePasses, IsKnownBeforeTheOrderIsBuiltAndNeverWraps) {
-  EXPECT_EQ(SchedulePasses(Split(32, PipelineSchedule::kDualPipe), 1'048'576), 100'663'296);
-  EXPECT_EQ(SchedulePasses(Split(4, PipelineSchedule::kInterleaved, 2), 8), 4 * 2 * 8 * 2);
-  EXPECT_EQ(SchedulePasses(Split(4, PipelineSchedule::k1F1B), int64_t{1} << 62), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(SchedulePasses(Split(32, planner::PipelineSchedule::kDualPipe), 1'048'576), 100'663'296);
+  EXPECT_EQ(SchedulePasses(Split(4, planner::PipelineSchedule::kInterleaved, 2), 8), 4 * 2 * 8 * 2);
+  EXPECT_EQ(SchedulePasses(Split(4, planner::PipelineSchedule::k1F1B), int64_t{1} << 62),
+            std::numeric_limits<int64_t>::max());
 }
 
 TEST(SimulateSchedule, StageTimesMustCoverEveryStage) {
-  StatusOr<Timeline> t = SimulateSchedule(Split(4, PipelineSchedule::k1F1B), 4, Equal(3, 1, 1, 1));
+  StatusOr<Timeline> t = SimulateSchedule(Split(4, planner::PipelineSchedule::k1F1B), 4, Equal(3, 1, 1, 1));
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.status().kind(), ErrorKind::kInternal);
 }
 
 }  // namespace
-}  // namespace easyplan::planner
+}  // namespace easyplan::step

@@ -1,6 +1,6 @@
-// Matmul efficiency by shape (kernels/matmul_tiling.h) on the embedded profiles: the measured shape runs
+// Matmul efficiency by shape (step/matmul_tiling.h) on the embedded profiles: the measured shape runs
 // at the measured efficiency, padding and partial waves waste what the tiles leave idle.
-#include "kernels/matmul_tiling.h"
+#include "step/matmul_tiling.h"
 
 #include <gtest/gtest.h>
 
@@ -8,26 +8,26 @@
 
 #include "schemas/data_source.h"
 
-namespace easyplan::kernels {
+namespace easyplan::step {
 namespace {
 
-planner::HardwareProfile Profile(const std::string& name) {
+step::HardwareProfile Profile(const std::string& name) {
   const schemas::DataSource data = schemas::DataSource::Embedded();
   StatusOr<Document> doc = data.ReadDocument("schemas/hardware/" + name + ".yaml");
   EXPECT_TRUE(doc.ok()) << doc.status().ToString();
-  StatusOr<planner::HardwareProfile> profile = planner::ParseHardwareProfile(*doc, name);
+  StatusOr<step::HardwareProfile> profile = step::ParseHardwareProfile(*doc, name);
   EXPECT_TRUE(profile.ok()) << profile.status().ToString();
   return *profile;
 }
 
 TEST(MatmulTilingTest, A4096CubedBf16MatmulOnH100RunsAtTheMamfFraction) {
-  const planner::HardwareProfile h100 = Profile("h100-sxm");
+  const step::HardwareProfile h100 = Profile("h100-sxm");
   EXPECT_NEAR(ShapeEfficiency(h100, {1, 4096, 4096, 4096}), h100.matmul_efficiency, 1e-9);
 }
 
 TEST(MatmulTilingTest, EveryProfileRunsItsMeasuredShapeAtItsMeasuredEfficiency) {
   for (const char* name : {"h100-sxm", "h200", "a100-80g", "b200", "tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e"}) {
-    const planner::HardwareProfile hw = Profile(name);
+    const step::HardwareProfile hw = Profile(name);
     ASSERT_TRUE(hw.matmul_tiling.has_value()) << name;
     const auto& at = hw.matmul_tiling->measured_at;
     EXPECT_NEAR(ShapeEfficiency(hw, {1, at[0], at[1], at[2]}), hw.matmul_efficiency, 1e-9) << name;
@@ -35,7 +35,7 @@ TEST(MatmulTilingTest, EveryProfileRunsItsMeasuredShapeAtItsMeasuredEfficiency) 
 }
 
 TEST(MatmulTilingTest, AProfileWithoutTilingRunsEveryShapeAtItsEfficiency) {
-  const planner::HardwareProfile mi300x = Profile("mi300x");
+  const step::HardwareProfile mi300x = Profile("mi300x");
   EXPECT_FALSE(mi300x.matmul_tiling.has_value());
   EXPECT_DOUBLE_EQ(ShapeEfficiency(mi300x, {1, 129, 7, 3}), mi300x.matmul_efficiency);
 }
@@ -54,17 +54,17 @@ TEST(MatmulTilingTest, APartialLastWaveTakesAsLongAsAFullOne) {
 
 TEST(MatmulTilingTest, ASmallMatmulTakesASmallerTileThatFillsTheSms) {
   // 1024 x 1024 on H100: 256x128 tiles make 32 blocks for 132 SMs; cuBLAS's 64x64 make 256, two waves.
-  const planner::HardwareProfile h100 = Profile("h100-sxm");
+  const step::HardwareProfile h100 = Profile("h100-sxm");
   EXPECT_NEAR(ShapeUtilization(*h100.matmul_tiling, {1, 1024, 1024, 1024}), 256.0 / 264.0, 1e-12);
   // 2048 x 2048 on A100's 108 SMs: 256x128 tiles would run 128 blocks in two waves (59%); narrower
   // tiles cut that to 10 waves of 64x64 (95%).
-  const planner::HardwareProfile a100 = Profile("a100-80g");
+  const step::HardwareProfile a100 = Profile("a100-80g");
   EXPECT_NEAR(ShapeUtilization(*a100.matmul_tiling, {1, 2048, 2048, 16384}), 1024.0 / 1080.0, 1e-12);
 }
 
 TEST(MatmulTilingTest, NoShapeRunsFasterThanTheMeasuredEfficiency) {
   // 8192 x 14336 fills its last wave better than MAMF's shape did, but MAMF is the best measured.
-  const planner::HardwareProfile h100 = Profile("h100-sxm");
+  const step::HardwareProfile h100 = Profile("h100-sxm");
   EXPECT_GT(ShapeUtilization(*h100.matmul_tiling, {1, 8192, 14336, 4096}), 256.0 / 264.0);
   EXPECT_DOUBLE_EQ(ShapeEfficiency(h100, {1, 8192, 14336, 4096}), h100.matmul_efficiency);
 }
@@ -72,12 +72,12 @@ TEST(MatmulTilingTest, NoShapeRunsFasterThanTheMeasuredEfficiency) {
 TEST(MatmulTilingTest, AMatmulTooSmallForAWaveSplitsK) {
   // One row against 3584 columns on A100: 56 tiles of 64x64 for 108 SMs; 14 tiles of 64x256 split k in 7
   // make 98 units, one wave of 91%, each tile using 1 row of 64.
-  const planner::HardwareProfile a100 = Profile("a100-80g");
+  const step::HardwareProfile a100 = Profile("a100-80g");
   EXPECT_NEAR(ShapeUtilization(*a100.matmul_tiling, {1, 1, 3584, 8192}), (1.0 / 64) * (98.0 / 108.0), 1e-12);
 }
 
 TEST(MatmulTilingTest, V6ePadsTo256WhereV5pPadsTo128) {
-  const planner::HardwareProfile v6e = Profile("tpu-v6e"), v5p = Profile("tpu-v5p");
+  const step::HardwareProfile v6e = Profile("tpu-v6e"), v5p = Profile("tpu-v5p");
   // k = n = 128 fills a v5p MXU and half of a v6e one, in each of the two dims.
   EXPECT_NEAR(ShapeEfficiency(v5p, {1, 8192, 128, 128}), v5p.matmul_efficiency, 1e-9);
   EXPECT_NEAR(ShapeEfficiency(v6e, {1, 8192, 128, 128}), v6e.matmul_efficiency * 0.25, 1e-9);
@@ -89,7 +89,7 @@ TEST(MatmulTilingTest, AMatmulWithOneRowIsMemoryBoundAnyway) {
   // Decode: one token against a 4096 x 4096 bf16 weight. Even at the wasteful efficiency of one row in
   // a 64-row tile, the FLOPs take less time than reading the weight from HBM.
   for (const char* name : {"h100-sxm", "a100-80g", "b200", "tpu-v5p", "tpu-v6e"}) {
-    const planner::HardwareProfile hw = Profile(name);
+    const step::HardwareProfile hw = Profile(name);
     const double flops = 2.0 * 4096 * 4096;
     const double compute_s = flops / (hw.peak_flops_bf16 * ShapeEfficiency(hw, {1, 1, 4096, 4096}));
     const double memory_s = 2.0 * 4096 * 4096 / (hw.hbm_bandwidth * hw.hbm_efficiency);
@@ -113,4 +113,4 @@ TEST(MatmulTilingTest, TheShortAssumptionFitsOneLineAndPointsToVerbose) {
 }
 
 }  // namespace
-}  // namespace easyplan::kernels
+}  // namespace easyplan::step

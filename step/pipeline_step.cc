@@ -1,17 +1,17 @@
-#include "kernels/pipeline_step.h"
+#include "step/pipeline_step.h"
 
 #include <algorithm>
 #include <map>
 #include <tuple>
 
-namespace easyplan::kernels {
+namespace easyplan::step {
 namespace {
 
 // Whether the boundary between stage `stage` and the next crosses the network: the pp axis crosses slices
 // there (--dcn), or the first device of the stage and its counterpart on the next stage sit in different
 // fast domains of their slice (devices [k x chips, (k+1) x chips) share one, row-major over each axis's
 // in-slice size, as jax create_hybrid_device_mesh lays a slice out).
-bool BoundaryCrossesNetwork(const Mesh& mesh, int pp, int64_t stage, const planner::HardwareProfile& hw) {
+bool BoundaryCrossesNetwork(const Mesh& mesh, int pp, int64_t stage, const step::HardwareProfile& hw) {
   const size_t axis = static_cast<size_t>(pp);
   const int64_t dcn = mesh.dcn_shape.empty() ? 1 : mesh.dcn_shape[axis];
   const int64_t ici = mesh.shape[axis] / dcn;
@@ -24,8 +24,8 @@ bool BoundaryCrossesNetwork(const Mesh& mesh, int pp, int64_t stage, const plann
 }
 
 // One point-to-point send of `bytes` per device over a link: its latency and the bytes at its bandwidth.
-double SendSeconds(const planner::HardwareProfile& hw, bool network, int64_t bytes) {
-  const planner::LinkDomain& link = network ? hw.network : hw.fast;
+double SendSeconds(const step::HardwareProfile& hw, bool network, int64_t bytes) {
+  const step::LinkDomain& link = network ? hw.network : hw.fast;
   const double bandwidth =
       link.bandwidth * (network ? hw.network_efficiency.value_or(hw.link_efficiency) : hw.link_efficiency);
   return link.base_latency + link.latency + (bandwidth > 0 ? static_cast<double>(bytes) / bandwidth : 0);
@@ -33,8 +33,8 @@ double SendSeconds(const planner::HardwareProfile& hw, bool network, int64_t byt
 
 }  // namespace
 
-StatusOr<PipelineStep> PricePipeline(const DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
-                                     const ModelDesc& model, const planner::HardwareProfile& hw,
+StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
+                                     const kernels::ModelDesc& model, const step::HardwareProfile& hw,
                                      const std::vector<StepOptions>& per_stage, int64_t hidden_bytes,
                                      int64_t microbatches) {
   const planner::PipelineSplit& split = plan.pipeline;
@@ -66,7 +66,7 @@ StatusOr<PipelineStep> PricePipeline(const DryRunReport& run, const planner::Pla
     StepOptions options = per_stage[static_cast<size_t>(s)];
     options.stage = s;
     options.microbatches = 1;
-    const DryRunReport view = StageView(run, split, s);
+    const kernels::DryRunReport view = StageView(run, split, s);
     const bool shareable = split.schedule != planner::PipelineSchedule::kDualPipe && s > 0 && s + 1 < split.stages;
     const auto key = std::make_tuple(view.stage_weights, options.update_bytes, options.loss_bytes);
     if (auto it = priced.find(key); shareable && it != priced.end()) {
@@ -111,4 +111,4 @@ StatusOr<PipelineStep> PricePipeline(const DryRunReport& run, const planner::Pla
   return out;
 }
 
-}  // namespace easyplan::kernels
+}  // namespace easyplan::step

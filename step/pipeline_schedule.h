@@ -1,5 +1,5 @@
-#ifndef EASYPLAN_PLANNER_PIPELINE_SCHEDULE_H_
-#define EASYPLAN_PLANNER_PIPELINE_SCHEDULE_H_
+#ifndef EASYPLAN_STEP_PIPELINE_SCHEDULE_H_
+#define EASYPLAN_STEP_PIPELINE_SCHEDULE_H_
 
 // The order in which each stage of a pipeline runs its passes, and the timeline that order gives
 // (docs/PIPELINE.md, "The timeline"). A pass is one microbatch through one model chunk: its forward (F),
@@ -30,7 +30,7 @@
 // SimulateSchedule runs an order: a pass starts when its stage has finished the previous pass and the
 // pass it needs (the previous chunk's forward, the next chunk's backward, its own input gradients for a
 // W) has ended and been sent. Each pass takes its stage's time as `cost` prices it, the stage's send to
-// its neighbour included (kernels/pipeline_step.h), so the end time is computed, not drawn.
+// its neighbour included (step/pipeline_step.h), so the end time is computed, not drawn.
 
 #include <cstdint>
 #include <optional>
@@ -40,7 +40,7 @@
 #include "core/status.h"
 #include "planner/pipeline.h"
 
-namespace easyplan::planner {
+namespace easyplan::step {
 
 enum class PassKind {
   kForward,        ///< F
@@ -68,25 +68,26 @@ struct ScheduledPass {
 /// The pp coordinate that runs chunk `chunk` of microbatch `microbatch`: chunk c % p when interleaved
 /// (Megatron-LM's assignment), under DualPipe c for the first half of the microbatches and p - 1 - c for
 /// the second, else c.
-int64_t DeviceOfChunk(const PipelineSplit& split, int64_t chunk, int64_t microbatch, int64_t microbatches);
+int64_t DeviceOfChunk(const planner::PipelineSplit& split, int64_t chunk, int64_t microbatch, int64_t microbatches);
 
 /// The stage whose layers chunk `chunk` runs, and so whose times it takes: c % p.
-int64_t StageOfChunk(const PipelineSplit& split, int64_t chunk);
+int64_t StageOfChunk(const planner::PipelineSplit& split, int64_t chunk);
 
 /// Each pp coordinate's passes in the order its schedule runs them (`[d]` for coordinate d). Bad input
-/// when CheckMicrobatches refuses `microbatches` for the schedule.
-StatusOr<std::vector<std::vector<ScheduledPass>>> ScheduleOrder(const PipelineSplit& split, int64_t microbatches);
+/// when planner::CheckMicrobatches refuses `microbatches` for the schedule.
+StatusOr<std::vector<std::vector<ScheduledPass>>> ScheduleOrder(const planner::PipelineSplit& split,
+                                                                int64_t microbatches);
 
 /// The passes ScheduleOrder issues for `microbatches` over every pp coordinate, at most: per stage
 /// 2 x m x V (F and B of each microbatch through each chunk) for gpipe, 1f1b and interleaved, 3 x m with a
 /// split backward (zero-bubble; dualpipe's two chunks each take half the microbatches, and only some of
 /// its backwards split). Saturates at INT64_MAX. Computed without building the order, so that a caller
 /// can bound a timeline before SimulateSchedule allocates it.
-int64_t SchedulePasses(const PipelineSplit& split, int64_t microbatches);
+int64_t SchedulePasses(const planner::PipelineSplit& split, int64_t microbatches);
 
 /// The passes of one microbatch through one chunk: F and B (2), or F, B and W (3) under a schedule that
 /// splits the backward (zero-bubble, dualpipe).
-int64_t PassesPerChunk(PipelineSchedule schedule);
+int64_t PassesPerChunk(planner::PipelineSchedule schedule);
 
 struct TimelineBox {
   int64_t device = 0;  ///< the pp coordinate that runs it
@@ -109,9 +110,9 @@ struct Timeline {
 /// when its device is free and its input has arrived: the end of the pass it needs on its neighbour, whose
 /// time ends with the send. Bad input for a count the schedule cannot run; internal error when
 /// `times` does not have one entry per stage, or the order deadlocks.
-StatusOr<Timeline> SimulateSchedule(const PipelineSplit& split, int64_t microbatches,
-                                    const std::vector<StageTimes>& times);
+StatusOr<Timeline> SimulateSchedule(const planner::PipelineSplit& split, int64_t microbatches,
+                                    const std::vector<planner::StageTimes>& times);
 
-}  // namespace easyplan::planner
+}  // namespace easyplan::step
 
-#endif  // EASYPLAN_PLANNER_PIPELINE_SCHEDULE_H_
+#endif  // EASYPLAN_STEP_PIPELINE_SCHEDULE_H_

@@ -1,4 +1,4 @@
-#include "kernels/step_time.h"
+#include "step/step_time.h"
 
 #include <fmt/format.h>
 
@@ -9,14 +9,14 @@
 #include <vector>
 
 #include "core/checked_math.h"
-#include "kernels/matmul_tiling.h"
+#include "step/matmul_tiling.h"
 
-namespace easyplan::kernels {
+namespace easyplan::step {
 namespace {
 
 // Device ids in row-major mesh order within a slice (the last axis fastest), as jax.make_mesh lays devices
 // out when the fast domain holds whole minor axes: a group stays in one fast domain when its span does.
-bool CrossesNetwork(const Mesh& mesh, const std::vector<int>& axes, const planner::HardwareProfile& hw) {
+bool CrossesNetwork(const Mesh& mesh, const std::vector<int>& axes, const step::HardwareProfile& hw) {
   const std::vector<int64_t> stride = mesh.SliceStrides();
   int64_t span = 0;
   for (int a : axes) {
@@ -29,7 +29,7 @@ bool CrossesNetwork(const Mesh& mesh, const std::vector<int>& axes, const planne
 
 // The fast domains a group spans: the slices of its DCN factors (--dcn), else its size over the members
 // it has in the first domain (the devices [0, fast.chips) in row-major order).
-int64_t DomainsSpanned(const Mesh& mesh, const std::vector<int>& axes, const planner::HardwareProfile& hw) {
+int64_t DomainsSpanned(const Mesh& mesh, const std::vector<int>& axes, const step::HardwareProfile& hw) {
   const std::vector<int64_t> stride = mesh.SliceStrides();
   int64_t group = 1, slices = 1;
   std::vector<std::pair<int64_t, int64_t>> members;  // (stride, size) of each axis
@@ -59,8 +59,8 @@ int64_t DomainsSpanned(const Mesh& mesh, const std::vector<int>& axes, const pla
   return std::max<int64_t>(1, group / std::max<int64_t>(1, inside));
 }
 
-int64_t RingSteps(CollectiveKind kind, int64_t group) {
-  return kind == CollectiveKind::kAllReduce ? 2 * (group - 1) : group - 1;
+int64_t RingSteps(kernels::CollectiveKind kind, int64_t group) {
+  return kind == kernels::CollectiveKind::kAllReduce ? 2 * (group - 1) : group - 1;
 }
 
 // One ring collective, as NCCL's tuner models it (src/graph/tuning.cc, ncclTopoTuneModel and
@@ -74,11 +74,11 @@ int64_t RingSteps(CollectiveKind kind, int64_t group) {
 // uses the links of each ("How to Scale Your Model", sharding/: AllGather over several axes "increases
 // the available bandwidth by a factor of n_axes"; a dim without wraparound cannot run a bidirectional
 // ring, tpus/: "it typically doubles the time of most communication").
-double RingSeconds(const planner::HardwareProfile& hw, bool network, int64_t domains, CollectiveKind kind,
-                   int64_t group, int64_t bytes, const planner::TorusSpan* span = nullptr) {
-  const planner::LinkDomain& link = network ? hw.network : hw.fast;
+double RingSeconds(const step::HardwareProfile& hw, bool network, int64_t domains, kernels::CollectiveKind kind,
+                   int64_t group, int64_t bytes, const step::TorusSpan* span = nullptr) {
+  const step::LinkDomain& link = network ? hw.network : hw.fast;
   const bool torus = span != nullptr && !network && span->dims > 0;
-  const double steps = torus ? static_cast<double>(span->hops * (kind == CollectiveKind::kAllReduce ? 2 : 1))
+  const double steps = torus ? static_cast<double>(span->hops * (kind == kernels::CollectiveKind::kAllReduce ? 2 : 1))
                              : static_cast<double>(RingSteps(kind, group));
   const double inter = network ? static_cast<double>(RingSteps(kind, std::max<int64_t>(domains, 2))) : 0;
   const double intra = std::max(0.0, steps - inter);
@@ -89,7 +89,7 @@ double RingSeconds(const planner::HardwareProfile& hw, bool network, int64_t dom
   const double step_latency = network ? inter * link.latency + intra * hw.fast.latency : steps * link.latency;
   double seconds = link.base_latency + step_latency + (bandwidth > 0 ? static_cast<double>(bytes) / bandwidth : 0);
   if (link.low_latency) {
-    const planner::LinkDomain::LowLatency& ll = *link.low_latency;
+    const step::LinkDomain::LowLatency& ll = *link.low_latency;
     const double fast_ll = hw.fast.low_latency ? hw.fast.low_latency->latency : hw.fast.latency;
     const double ll_steps = network ? inter * ll.latency + intra * 1.8 * fast_ll : steps * ll.latency;
     const double ll_bandwidth = std::min(ll.bandwidth, bandwidth);
@@ -104,12 +104,12 @@ std::string AxesText(const Mesh& mesh, const std::vector<int>& axes) {
   return names.size() == 1 ? names[0] : fmt::format("({})", fmt::join(names, ", "));
 }
 
-CollectiveKind Transpose(CollectiveKind kind) {
+kernels::CollectiveKind Transpose(kernels::CollectiveKind kind) {
   switch (kind) {
-    case CollectiveKind::kAllGather:
-      return CollectiveKind::kReduceScatter;
-    case CollectiveKind::kReduceScatter:
-      return CollectiveKind::kAllGather;
+    case kernels::CollectiveKind::kAllGather:
+      return kernels::CollectiveKind::kReduceScatter;
+    case kernels::CollectiveKind::kReduceScatter:
+      return kernels::CollectiveKind::kAllGather;
     default:
       return kind;
   }
@@ -121,38 +121,39 @@ double AttentionCausalShare(int64_t sequence_shards) {
   return 1.0 - 1.0 / (2.0 * static_cast<double>(std::max<int64_t>(1, sequence_shards)));
 }
 
-double CollectiveSeconds(const planner::HardwareProfile& hw, const Mesh& mesh, const std::vector<int>& axes,
-                         CollectiveKind kind, int64_t group, int64_t bytes_per_device,
-                         const planner::TorusSlice* torus) {
+double CollectiveSeconds(const step::HardwareProfile& hw, const Mesh& mesh, const std::vector<int>& axes,
+                         kernels::CollectiveKind kind, int64_t group, int64_t bytes_per_device,
+                         const step::TorusSlice* torus) {
   const bool network = CrossesNetwork(mesh, axes, hw);
   const int64_t domains = network ? DomainsSpanned(mesh, axes, hw) : 1;
-  std::optional<planner::TorusSpan> span;
-  if (torus != nullptr && !network) span = planner::SpanOf(*torus, axes);
+  std::optional<step::TorusSpan> span;
+  if (torus != nullptr && !network) span = step::SpanOf(*torus, axes);
   return RingSeconds(hw, network, domains, kind, group, bytes_per_device, span ? &*span : nullptr);
 }
 
-void KindBytes::Add(CollectiveKind kind, int64_t bytes) {
+void KindBytes::Add(kernels::CollectiveKind kind, int64_t bytes) {
   switch (kind) {
-    case CollectiveKind::kAllGather:
+    case kernels::CollectiveKind::kAllGather:
       all_gather += bytes;
       break;
-    case CollectiveKind::kReduceScatter:
+    case kernels::CollectiveKind::kReduceScatter:
       reduce_scatter += bytes;
       break;
-    case CollectiveKind::kAllReduce:
+    case kernels::CollectiveKind::kAllReduce:
       all_reduce += bytes;
       break;
-    case CollectiveKind::kAllToAll:
+    case kernels::CollectiveKind::kAllToAll:
       all_to_all += bytes;
       break;
-    case CollectiveKind::kSendRecv:
+    case kernels::CollectiveKind::kSendRecv:
       send_recv += bytes;
       break;
   }
 }
 
-StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
-                             const ModelDesc& model, const planner::HardwareProfile& hw, const StepOptions& options) {
+StatusOr<StepCost> PriceStep(const kernels::DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
+                             const kernels::ModelDesc& model, const step::HardwareProfile& hw,
+                             const StepOptions& options) {
   if (hw.peak_flops_bf16 <= 0 || hw.hbm_bandwidth <= 0 || hw.fast.bandwidth <= 0) {
     return Status::BadInput(
         {hw.source}, "hardware profile '" + hw.name + "' lacks peak_flops_bf16, hbm_bandwidth or fast.bandwidth");
@@ -198,18 +199,18 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   // attention efficiency), not a plain matmul's.
   const double scores_rate =
       options.flash_attention ? hw.peak_flops_bf16 * hw.attention_efficiency.value_or(hw.matmul_efficiency) : flop_rate;
-  // Every other matmul runs at the efficiency its per-device shape reaches (kernels/matmul_tiling.h), at
+  // Every other matmul runs at the efficiency its per-device shape reaches (step/matmul_tiling.h), at
   // the peak of its precision.
   const double projection_peak = options.fp8_matmuls ? *hw.peak_flops_fp8 : hw.peak_flops_bf16;
   const double hbm_rate = hw.hbm_bandwidth * hw.hbm_efficiency;
   // A fused kernel computes the score blocks on or below the causal diagonal only; a decode step's one
   // query attends to its whole cache, and vanilla attention computes the whole product, then masks it.
   if (options.flash_attention && options.decode_cache_tokens == 0) {
-    cost.attention_causal_share = AttentionCausalShare(EntryTiles(mesh, model.sequence_axes));
+    cost.attention_causal_share = AttentionCausalShare(kernels::EntryTiles(mesh, model.sequence_axes));
   }
   // The data-parallel degree of the fused MoE block (its tokens are split over these axes only).
-  const int64_t expert_data_tiles = EntryTiles(mesh, model.expert_data_axes);
-  for (const MatmulRecord& m : run.matmuls.records) {
+  const int64_t expert_data_tiles = kernels::EntryTiles(mesh, model.expert_data_axes);
+  for (const kernels::MatmulRecord& m : run.matmuls.records) {
     const bool scores = m.attention_core;
     double flops = static_cast<double>(m.flops) * (scores ? cost.attention_causal_share : 1.0);
     // An fp8 projection reads its operands as one byte each (fp8 weights, or the cast activations and
@@ -264,11 +265,11 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   }
   const double matmul_forward_s = forward_s;
   // Memory-bound ops (norms, rotary embeddings, activations, residual adds, softmax, routing): their bytes
-  // at the HBM rate, a fused chain counted once (MemoryOpRecord); a fused attention kernel keeps its
+  // at the HBM rate, a fused chain counted once (kernels::MemoryOpRecord); a fused attention kernel keeps its
   // core on chip. The backward of an op reads its result's gradient and its saved inputs and writes
   // its inputs' gradients: the result's bytes plus twice the inputs'.
   double memory_forward_s = 0, memory_backward_s = 0;
-  for (const MemoryOpRecord& m : run.matmuls.memory_ops) {
+  for (const kernels::MemoryOpRecord& m : run.matmuls.memory_ops) {
     if (options.flash_attention && m.attention_core) continue;
     const double weight = static_cast<double>(run.Weight(m.scope));
     const double seconds = static_cast<double>(m.read + m.written) / hbm_rate;
@@ -333,13 +334,13 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   }
 
   // Communication. A TPU slice (one of the --dcn slices) lies on its ICI torus.
-  std::optional<planner::TorusSlice> torus;
+  std::optional<step::TorusSlice> torus;
   if (hw.fast.kind == "ici" && !hw.fast.torus.empty()) {
     const std::vector<int64_t> ici = mesh.SliceShape();
     int64_t chips = 1;
     for (int64_t size : ici) chips *= size;
     if (chips <= hw.fast.chips) {
-      EP_ASSIGN_OR_RETURN(torus, planner::LayOutSlice(hw, ici, options.torus));
+      EP_ASSIGN_OR_RETURN(torus, step::LayOutSlice(hw, ici, options.torus));
       cost.slice = SliceTopology{*torus, ici, chips};
     }
   }
@@ -358,7 +359,7 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     } else if (c.overlapped) {
       cost.microbatch.parameter_s += per_microbatch;
       if (c.phase == "forward") cost.microbatch.parameter_gather_s += per_microbatch;
-      if (c.phase == "backward" && c.kind == CollectiveKind::kReduceScatter) {
+      if (c.phase == "backward" && c.kind == kernels::CollectiveKind::kReduceScatter) {
         cost.microbatch.parameter_reduce_s += per_microbatch;
       }
     } else if (c.phase == "forward") {
@@ -368,11 +369,11 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     }
     cost.collectives.push_back(std::move(c));
   };
-  for (const CommRecord& r : run.comm.records) {
+  for (const kernels::CommRecord& r : run.comm.records) {
     const int64_t weight = run.Weight(r.scope);
     // A routed collective at what balanced routing moves (the assumption cost states).
     const int64_t bytes = r.expected_bytes >= 0 ? r.expected_bytes : r.bytes_per_device;
-    if (r.backward == CommRecord::Backward::kOnly) {
+    if (r.backward == kernels::CommRecord::Backward::kOnly) {
       if (!train) continue;
       // A shard_map input's gradient summed over the axes it was replicated on: an activation
       // gradient, on the backward's critical path.
@@ -383,7 +384,7 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     }
     cost.forward.Add(r.kind, bytes * weight);
     PricedCollective f{"forward", r.scope, r.op, r.kind, "", r.group_size, weight * micro, bytes};
-    f.overlapped = r.parameter && r.kind == CollectiveKind::kAllGather;
+    f.overlapped = r.parameter && r.kind == kernels::CollectiveKind::kAllGather;
     price(f, r.axes);
     layer_of(r.scope).communication_s += cost.collectives.back().seconds;
     if (!train) continue;
@@ -392,7 +393,7 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
       again.phase = "recompute";
       price(again, r.axes);
     }
-    if (r.backward == CommRecord::Backward::kNone) continue;
+    if (r.backward == kernels::CommRecord::Backward::kNone) continue;
     PricedCollective b = f;
     b.phase = "backward";
     b.kind = Transpose(r.kind);
@@ -400,11 +401,11 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
     b.overlapped = r.parameter;
     price(b, r.axes);
     cost.backward.Add(b.kind, bytes * weight);
-    if (r.parameter && r.kind == CollectiveKind::kAllGather) {
+    if (r.parameter && r.kind == kernels::CollectiveKind::kAllGather) {
       PricedCollective regather = f;
       regather.phase = "backward";
       price(regather, r.axes);
-      cost.backward.Add(CollectiveKind::kAllGather, bytes * weight);
+      cost.backward.Add(kernels::CollectiveKind::kAllGather, bytes * weight);
     }
   }
   // Gradient sync: each parameter's gradient summed over the data axes it is replicated on.
@@ -443,7 +444,7 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
       PricedCollective c{"gradient",
                          "all layers",
                          "gradient all-reduce over the data axes",
-                         CollectiveKind::kAllReduce,
+                         kernels::CollectiveKind::kAllReduce,
                          "",
                          g,
                          1,
@@ -458,4 +459,4 @@ StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan,
   return cost;
 }
 
-}  // namespace easyplan::kernels
+}  // namespace easyplan::step

@@ -1,10 +1,10 @@
-#ifndef EASYPLAN_KERNELS_STEP_TIME_H_
-#define EASYPLAN_KERNELS_STEP_TIME_H_
+#ifndef EASYPLAN_STEP_STEP_TIME_H_
+#define EASYPLAN_STEP_STEP_TIME_H_
 
 // The step-time model of `easyplan cost` (issue 19): a dry run's matmuls and collectives
-// (kernels/dry_run.h) priced on a hardware profile (planner/hardware.h).
+// (kernels/dry_run.h) priced on a hardware profile (step/hardware.h).
 //  - Compute: each matmul of the busiest device takes the roofline maximum of FLOPs / (peak x matmul
-//    efficiency at its per-device shape, kernels/matmul_tiling.h) and operand bytes / (HBM bandwidth x
+//    efficiency at its per-device shape, step/matmul_tiling.h) and operand bytes / (HBM bandwidth x
 //    HBM efficiency). MoE expert matmuls, which the
 //    reference forward computes densely, count top_k / experts of their FLOPs: the tokens each expert
 //    receives under top-k routing, on average. Training is forward + backward (twice the forward's
@@ -32,12 +32,12 @@
 #include "core/mesh.h"
 #include "core/status.h"
 #include "kernels/dry_run.h"
-#include "planner/hardware.h"
 #include "planner/memory.h"
 #include "planner/plan.h"
-#include "planner/torus.h"
+#include "step/hardware.h"
+#include "step/torus.h"
 
-namespace easyplan::kernels {
+namespace easyplan::step {
 
 enum class StepMode { kTrain, kServe };
 
@@ -60,7 +60,7 @@ struct StepOptions {
   int64_t update_bytes = 0;
   /// Training, per microbatch: the bytes the loss reads and writes over the logits (forward and backward).
   int64_t loss_bytes = 0;
-  /// A TPU slice's torus dims as given (planner::LayOutSlice); empty: Cloud TPU's topology for the
+  /// A TPU slice's torus dims as given (step::LayOutSlice); empty: Cloud TPU's topology for the
   /// slice's chip count.
   std::vector<int64_t> torus;
   /// A pipelined plan: price the step of this stage (its parameters' gradient sync only); -1 = the whole
@@ -72,15 +72,15 @@ struct StepOptions {
 /// each), as PriceStep prices it: on the network when the group leaves a fast domain or crosses slices
 /// (NCCL's split of the ring's steps across domains), else on the fast links, over the dims of `torus`
 /// the group spans when the chips form one (a TPU slice; null otherwise).
-double CollectiveSeconds(const planner::HardwareProfile& hw, const Mesh& mesh, const std::vector<int>& axes,
-                         CollectiveKind kind, int64_t group, int64_t bytes_per_device,
-                         const planner::TorusSlice* torus = nullptr);
+double CollectiveSeconds(const step::HardwareProfile& hw, const Mesh& mesh, const std::vector<int>& axes,
+                         kernels::CollectiveKind kind, int64_t group, int64_t bytes_per_device,
+                         const step::TorusSlice* torus = nullptr);
 
 /// Bytes per device of each collective kind (all-gather, reduce-scatter, all-reduce, all-to-all), and of
 /// a pipeline's stage-to-stage sends (send/recv).
 struct KindBytes {
   int64_t all_gather = 0, reduce_scatter = 0, all_reduce = 0, all_to_all = 0, send_recv = 0;
-  void Add(CollectiveKind kind, int64_t bytes);
+  void Add(kernels::CollectiveKind kind, int64_t bytes);
   int64_t Total() const { return all_gather + reduce_scatter + all_reduce + all_to_all + send_recv; }
 };
 
@@ -89,7 +89,7 @@ struct PricedCollective {
   std::string phase;  ///< "forward", "backward", "recompute", "gradient"
   std::string scope;  ///< "layer 0", "embed", ...; "all layers" for the gradient sync
   std::string op;
-  CollectiveKind kind = CollectiveKind::kAllGather;
+  kernels::CollectiveKind kind = kernels::CollectiveKind::kAllGather;
   std::string axes;  ///< "fsdp", "(fsdp, tp)"
   int64_t group = 0;
   int64_t count = 1;             ///< how many times per step (layers x microbatches)
@@ -107,7 +107,7 @@ struct LayerCost {
 
 /// A TPU slice the collectives were priced on: its torus and the in-slice mesh laid on it.
 struct SliceTopology {
-  planner::TorusSlice torus;
+  step::TorusSlice torus;
   std::vector<int64_t> ici;  ///< the mesh's in-slice axis sizes, in mesh order
   int64_t chips = 0;         ///< the slice's
 };
@@ -125,7 +125,7 @@ struct StepCost {
   KindBytes forward, backward;         ///< per device, one forward / backward of one microbatch
   std::vector<PricedCollective> collectives;
   std::vector<LayerCost> layers;
-  /// One microbatch, split as a pipeline schedule needs it (kernels/pipeline_step.h).
+  /// One microbatch, split as a pipeline schedule needs it (step/pipeline_step.h).
   struct Microbatch {
     double forward_s = 0;           ///< forward compute: matmuls, memory-bound ops, the loss
     double backward_s = 0;          ///< backward compute with its recomputation
@@ -153,10 +153,10 @@ double AttentionCausalShare(int64_t sequence_shards);
 
 /// Prices `run` (a dry run of one microbatch over `plan`) on `hardware`. BadInput when the profile
 /// lacks a figure the mode needs.
-StatusOr<StepCost> PriceStep(const DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
-                             const ModelDesc& model, const planner::HardwareProfile& hardware,
+StatusOr<StepCost> PriceStep(const kernels::DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
+                             const kernels::ModelDesc& model, const step::HardwareProfile& hardware,
                              const StepOptions& options);
 
-}  // namespace easyplan::kernels
+}  // namespace easyplan::step
 
-#endif  // EASYPLAN_KERNELS_STEP_TIME_H_
+#endif  // EASYPLAN_STEP_STEP_TIME_H_

@@ -1,7 +1,7 @@
 // Hardware profiles (schemas/hardware/NAME.yaml, docs/COST.md#hardware-profiles): every embedded
 // profile parses and agrees with schemas/devices.yaml, a wrong field is named at its line, and the
 // validation runs (docs/cost_validation.yaml) are consistent with the profiles.
-#include "planner/hardware.h"
+#include "step/hardware.h"
 
 #include <gtest/gtest.h>
 
@@ -13,12 +13,12 @@
 
 #include "core/json.h"
 #include "core/yaml_parse.h"
-#include "planner/hardware_ranges.h"
 #include "planner/memory.h"
 #include "schemas/data_source.h"
+#include "step/hardware_ranges.h"
 #include "tests/test_util.h"
 
-namespace easyplan::planner {
+namespace easyplan::step {
 namespace {
 
 constexpr const char* kProfile = R"(description: "Test chip"
@@ -165,7 +165,7 @@ TEST(HardwareProfileTest, BandwidthBelowOneGigabytePerSecondIsRejectedWithTheRan
 }
 
 // issue 36: a 1e-300 efficiency or a 1e307 s latency priced a step at infinity (an internal error now);
-// issue 44: the ranges are those of parts that exist (planner/hardware_ranges.h).
+// issue 44: the ranges are those of parts that exist (step/hardware_ranges.h).
 TEST(HardwareProfileTest, EfficiencyBelowThreePercentAndLatencyAbove200MicrosecondsAreRejected) {
   EXPECT_NE(ErrorOf(With("efficiency", "efficiency: {matmul: 1e-300, link: 0.8, hbm: 0.9}"))
                 .find("/efficiency/matmul: expected a fraction of at least 0.03 (3%), found 1e-300"),
@@ -335,10 +335,10 @@ TEST(HardwareProfileTest, DevicesAndTheProfilesOfTheirPartAgreeOnMemory) {
   const schemas::DataSource data = schemas::DataSource::Embedded();
   StatusOr<Document> devices_doc = data.ReadDocument("schemas/devices.yaml");
   ASSERT_TRUE(devices_doc.ok());
-  StatusOr<std::vector<DeviceKind>> devices = ParseDeviceTable(*devices_doc);
+  StatusOr<std::vector<planner::DeviceKind>> devices = planner::ParseDeviceTable(*devices_doc);
   ASSERT_TRUE(devices.ok()) << devices.status().ToString();
   std::set<std::string> listed;
-  for (const DeviceKind& kind : *devices) {
+  for (const planner::DeviceKind& kind : *devices) {
     for (const std::string& profile_name : kind.profiles) {
       listed.insert(profile_name);
       StatusOr<Document> doc = data.ReadDocument("schemas/hardware/" + profile_name + ".yaml");
@@ -401,7 +401,7 @@ TEST(CostValidationDataTest, RunsNameProfilesMeshesAndConfigsThatExist) {
   }
 }
 
-// issue 44: every number a profile holds has a declared range (planner/hardware_ranges.h), and the reader
+// issue 44: every number a profile holds has a declared range (step/hardware_ranges.h), and the reader
 // enforces each: a value just past either bound is an error at that field, naming the bound. Two base
 // profiles between them hold every field (a network states `bandwidth` or its NICs, never both).
 constexpr const char* kEveryField = R"({
@@ -502,4 +502,4 @@ TEST(HardwareProfileTest, TheNicsSharePerChipIsWithinTheNetworksRange) {
 }
 
 }  // namespace
-}  // namespace easyplan::planner
+}  // namespace easyplan::step

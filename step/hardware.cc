@@ -1,4 +1,4 @@
-#include "planner/hardware.h"
+#include "step/hardware.h"
 
 #include <fmt/format.h>
 
@@ -11,9 +11,9 @@
 #include "core/checked_math.h"
 #include "core/did_you_mean.h"
 #include "core/json_pointer.h"
-#include "planner/hardware_ranges.h"
+#include "step/hardware_ranges.h"
 
-namespace easyplan::planner {
+namespace easyplan::step {
 namespace {
 
 // The keys of a profile file (docs/COST.md#hardware-profiles), one per HardwareProfile field.
@@ -100,7 +100,7 @@ class ProfileReader {
     return &*it;
   }
 
-  /// The declared range of the field at `pointer` (planner/hardware_ranges.h). A field without one is
+  /// The declared range of the field at `pointer` (step/hardware_ranges.h). A field without one is
   /// a bug here, not in the file: every number a profile holds has a plausible range.
   StatusOr<HardwareFieldRange> RangeOf(const std::string& pointer) const {
     std::optional<HardwareFieldRange> range = FindHardwareFieldRange(pointer);
@@ -386,4 +386,4 @@ StatusOr<HardwareProfile> ParseHardwareProfile(const Document& doc, const std::s
   return profile;
 }
 
-}  // namespace easyplan::planner
+}  // namespace easyplan::step

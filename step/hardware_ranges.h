@@ -1,5 +1,5 @@
-#ifndef EASYPLAN_PLANNER_HARDWARE_RANGES_H_
-#define EASYPLAN_PLANNER_HARDWARE_RANGES_H_
+#ifndef EASYPLAN_STEP_HARDWARE_RANGES_H_
+#define EASYPLAN_STEP_HARDWARE_RANGES_H_
 
 // The plausible range of every number a hardware profile holds (schemas/hardware/NAME.yaml,
 // docs/COST.md#hardware-profiles): each bound lies within a factor of about 10 of the slowest or the
@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-namespace easyplan::planner {
+namespace easyplan::step {
 
 struct HardwareFieldRange {
   /// The field's JSON pointer in a profile, with "*" for a list index: "/fast/torus/*".
@@ -31,6 +31,6 @@ const std::vector<HardwareFieldRange>& HardwareFieldRanges();
 /// The range of the field at `pointer` (list indices match "*"), or nullopt when the table lacks it.
 std::optional<HardwareFieldRange> FindHardwareFieldRange(std::string_view pointer);
 
-}  // namespace easyplan::planner
+}  // namespace easyplan::step
 
-#endif  // EASYPLAN_PLANNER_HARDWARE_RANGES_H_
+#endif  // EASYPLAN_STEP_HARDWARE_RANGES_H_

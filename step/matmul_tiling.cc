@@ -1,10 +1,10 @@
-#include "kernels/matmul_tiling.h"
+#include "step/matmul_tiling.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-namespace easyplan::kernels {
+namespace easyplan::step {
 namespace {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -31,7 +31,7 @@ double TileUtilization(const std::array<int64_t, 3>& tile, int64_t units, const 
   return used;
 }
 
-double ShapeUtilization(const planner::MatmulTiling& tiling, const MatmulShape& shape) {
+double ShapeUtilization(const step::MatmulTiling& tiling, const MatmulShape& shape) {
   // The tile with the least waste among those whose grid fills at least one wave of the SMs (cuBLAS
   // takes narrower tiles to cut the quantization, and small ones only while they still fill the GPU);
   // on a tie, the earlier (larger) tile.
@@ -53,21 +53,21 @@ double ShapeUtilization(const planner::MatmulTiling& tiling, const MatmulShape& 
   return best;
 }
 
-double ShapeEfficiency(const planner::HardwareProfile& hw, const MatmulShape& shape) {
+double ShapeEfficiency(const step::HardwareProfile& hw, const MatmulShape& shape) {
   if (!hw.matmul_tiling || hw.matmul_tiling->tiles.empty()) return hw.matmul_efficiency;
-  const planner::MatmulTiling& tiling = *hw.matmul_tiling;
+  const step::MatmulTiling& tiling = *hw.matmul_tiling;
   const MatmulShape measured{1, tiling.measured_at[0], tiling.measured_at[1], tiling.measured_at[2]};
   // The measured efficiency is the most a shape reaches (MAMF is the best of a search over shapes): a
   // shape wasting less than the measured one is not credited more.
   return hw.matmul_efficiency * std::min(1.0, ShapeUtilization(tiling, shape) / ShapeUtilization(tiling, measured));
 }
 
-std::string MatmulEfficiencyAssumption(const planner::HardwareProfile& hw, bool detailed) {
+std::string MatmulEfficiencyAssumption(const step::HardwareProfile& hw, bool detailed) {
   if (!hw.matmul_tiling || hw.matmul_tiling->tiles.empty()) {
     return fmt::format("every matmul at {:.3g} of {}'s peak, whatever its shape (the profile has no matmul_tiling)",
                        hw.matmul_efficiency, hw.name);
   }
-  const planner::MatmulTiling& t = *hw.matmul_tiling;
+  const step::MatmulTiling& t = *hw.matmul_tiling;
   if (!detailed) {
     return fmt::format(
         "matmuls at {:.3g} of {}'s peak at the measured shape, less where padding to the tiles{} wastes more "
@@ -85,4 +85,4 @@ std::string MatmulEfficiencyAssumption(const planner::HardwareProfile& hw, bool 
       t.units > 0 ? fmt::format(" and in partial waves over {} SMs", t.units) : std::string());
 }
 
-}  // namespace easyplan::kernels
+}  // namespace easyplan::step

@@ -1,4 +1,4 @@
-#include "planner/torus.h"
+#include "step/torus.h"
 
 #include <algorithm>
 #include <functional>
@@ -8,7 +8,7 @@
 #include <tuple>
 #include <utility>
 
-namespace easyplan::planner {
+namespace easyplan::step {
 namespace {
 
 using Assignment = std::vector<std::vector<int64_t>>;  // [dim][mesh axis]
@@ -316,4 +316,4 @@ TorusSpan SpanOf(const TorusSlice& slice, const std::vector<int>& axes) {
   return span;
 }
 
-}  // namespace easyplan::planner
+}  // namespace easyplan::step

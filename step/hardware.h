@@ -1,7 +1,7 @@
-#ifndef EASYPLAN_PLANNER_HARDWARE_H_
-#define EASYPLAN_PLANNER_HARDWARE_H_
+#ifndef EASYPLAN_STEP_HARDWARE_H_
+#define EASYPLAN_STEP_HARDWARE_H_
 
-// An accelerator as the step-time model (kernels/step_time.h) and the memory budget see it: one profile
+// An accelerator as the step-time model (step/step_time.h) and the memory budget see it: one profile
 // per chip under schemas/hardware/NAME.yaml, every figure with its source in the file. Units are SI
 // base units throughout (bytes, bytes per second, FLOP per second, seconds) so no figure carries a
 // hidden scale; bandwidths are per chip and per direction, the figure a ring collective's step uses.
@@ -15,7 +15,7 @@
 #include "core/document.h"
 #include "core/status.h"
 
-namespace easyplan::planner {
+namespace easyplan::step {
 
 /// A set of links between chips: the fast domain (an NVLink node, a TPU ICI slice) or the network
 /// between domains (InfiniBand/RoCE per GPU, TPU DCN per host).
@@ -50,7 +50,7 @@ struct LinkDomain {
   double nic_bandwidth = 0;
 };
 
-/// How a matmul's per-device shape wastes the matrix units (kernels/matmul_tiling.h, docs/COST.md "Matmul
+/// How a matmul's per-device shape wastes the matrix units (step/matmul_tiling.h, docs/COST.md "Matmul
 /// efficiency by shape"): every dim is padded to a whole tile, and on a GPU the output tiles run in waves
 /// over the SMs. Absent where no tiling is published: every matmul then runs at the matmul efficiency.
 struct MatmulTiling {
@@ -91,6 +91,6 @@ struct HardwareProfile {
 /// negative bandwidth, an efficiency outside (0, 1], an unknown key with a did-you-mean).
 StatusOr<HardwareProfile> ParseHardwareProfile(const Document& doc, const std::string& name);
 
-}  // namespace easyplan::planner
+}  // namespace easyplan::step
 
-#endif  // EASYPLAN_PLANNER_HARDWARE_H_
+#endif  // EASYPLAN_STEP_HARDWARE_H_

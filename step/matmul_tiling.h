@@ -1,5 +1,5 @@
-#ifndef EASYPLAN_KERNELS_MATMUL_TILING_H_
-#define EASYPLAN_KERNELS_MATMUL_TILING_H_
+#ifndef EASYPLAN_STEP_MATMUL_TILING_H_
+#define EASYPLAN_STEP_MATMUL_TILING_H_
 
 // Matmul efficiency by shape (docs/COST.md, "Matmul efficiency by shape"). A profile's matmul efficiency
 // is one measurement at one large shape (stas00/ml-engineering's MAMF for GPUs, JAX's Pallas TPU matmul
@@ -24,9 +24,9 @@
 #include <cstdint>
 #include <string>
 
-#include "planner/hardware.h"
+#include "step/hardware.h"
 
-namespace easyplan::kernels {
+namespace easyplan::step {
 
 /// One matmul on one device: `batch` independent [m, k] x [k, n] products.
 struct MatmulShape {
@@ -39,17 +39,17 @@ struct MatmulShape {
 double TileUtilization(const std::array<int64_t, 3>& tile, int64_t units, const MatmulShape& shape, int64_t splits = 1);
 
 /// The utilization of the tile the kernel library takes for `shape` (the rule above).
-double ShapeUtilization(const planner::MatmulTiling& tiling, const MatmulShape& shape);
+double ShapeUtilization(const step::MatmulTiling& tiling, const MatmulShape& shape);
 
 /// The fraction of the peak a matmul of `shape` reaches on `hw`: the profile's matmul efficiency scaled
 /// by the shape's utilization over the measured shape's (at most 1); the matmul efficiency itself where
 /// the profile has no tiling.
-double ShapeEfficiency(const planner::HardwareProfile& hw, const MatmulShape& shape);
+double ShapeEfficiency(const step::HardwareProfile& hw, const MatmulShape& shape);
 
 /// What `cost` and `suggest` print as an assumption: how matmuls are priced on `hw`. `detailed` adds the
 /// measured shape, every tile and the SM count (the JSON and --verbose); without it the line fits a terminal.
-std::string MatmulEfficiencyAssumption(const planner::HardwareProfile& hw, bool detailed = true);
+std::string MatmulEfficiencyAssumption(const step::HardwareProfile& hw, bool detailed = true);
 
-}  // namespace easyplan::kernels
+}  // namespace easyplan::step
 
-#endif  // EASYPLAN_KERNELS_MATMUL_TILING_H_
+#endif  // EASYPLAN_STEP_MATMUL_TILING_H_
