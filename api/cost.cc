@@ -11,6 +11,7 @@
 #include "api/memory_json.h"
 #include "api/memory_pipeline.h"
 #include "api/option_checks.h"
+#include "api/pipeline_timeline.h"
 #include "api/plan_json.h"
 #include "api/topology_lines.h"
 #include "core/checked_math.h"
@@ -89,6 +90,8 @@ StatusOr<step::PipelineStep> PricePipelinedStep(const kernels::DryRunReport& run
     return Status::BadInput({}, "a pipelined serving step is not priced", {kServingWithPipeline});
   }
   const planner::PipelineSplit& split = plan.pipeline;
+  // The bubble comes from the schedule's simulation, whose size is known before it is built.
+  EP_RETURN_IF_ERROR(CheckTimelineSize(split, microbatches, inputs.model->env().limits));
   std::vector<step::StepOptions> per_stage(static_cast<size_t>(split.stages), whole);
   for (const planner::StageMemory& stage : memory.stages) {
     step::StepOptions& options = per_stage[static_cast<size_t>(stage.stage)];
@@ -107,7 +110,9 @@ StatusOr<step::StepCost> PipelineStepCost(const step::PipelineStep& p) {
   const step::StageStep& slow = p.stages[static_cast<size_t>(p.slowest)];
   step::StepCost cost = slow.cost;
   const double m = static_cast<double>(p.microbatches);
-  const step::StepCost::Microbatch& mb = slow.cost.microbatch;
+  // The busiest device's passes (PricePipeline's pace): with the bubble and what runs outside the pipeline,
+  // the headline's parts add up to the step time.
+  const step::StepCost::Microbatch& mb = p.pace_microbatch;
   cost.compute_s = m * (mb.forward_s + mb.backward_s) + p.update_s;
   cost.recompute_s = slow.cost.recompute_s * m;
   cost.memory_bound_s = (slow.cost.memory_bound_s - slow.cost.update_s) * m + p.update_s;

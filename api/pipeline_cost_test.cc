@@ -2,10 +2,14 @@
 // stages' own steps, and the sends between stages at the link each boundary crosses.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "api/cost.h"
 #include "api/memory_pipeline.h"
 #include "api/pipelined_cost_options.h"
 #include "api/test_models.h"
+#include "step/pipeline_schedule.h"
+#include "step/pipeline_step.h"
 
 namespace easyplan::api {
 namespace {
@@ -30,15 +34,50 @@ TEST(PipelineCost, OneF1BStepIsMPlusPMinusOneOverMOfTheBubbleFreeStep) {
   for (int64_t m : {4, 8, 32}) {
     auto cost = Cost(model, PipelinedCostOptions("pp=4,tp=2", m, "1f1b", 1, "9,8,8,7"));
     const step::PipelineStep p = PipelineOf(cost);
-    // The pace-setting part of the step repeats m times and the bubble adds p - 1 more.
+    // The pace-setting part of the step repeats m times and the bubble adds up to p - 1 more: the
+    // simulated schedule's, in which the fill and the drain run at each stage's own speed, at most the
+    // formula's, which takes the slowest stage's for them (the last stage runs the head).
     const double paced = static_cast<double>(m) * p.stages[static_cast<size_t>(p.slowest)].microbatch_s;
-    EXPECT_NEAR(p.bubble_s / paced, 3.0 / static_cast<double>(m), 1e-9) << m;
+    EXPECT_LE(p.bubble_s / paced, 3.0 / static_cast<double>(m)) << m;
+    EXPECT_GE(p.bubble_s / paced, 0.8 * 3.0 / static_cast<double>(m)) << m;  // the stages differ by 1 layer
+    const StatusOr<step::Timeline> timeline =
+        step::SimulateSchedule(cost->plan.pipeline, m, step::PipelineStageTimes(p));
+    ASSERT_TRUE(timeline.ok());
+    EXPECT_DOUBLE_EQ(p.pipeline_s, timeline->end);
+    EXPECT_DOUBLE_EQ(p.bubble_s, timeline->end - *std::max_element(timeline->busy.begin(), timeline->busy.end()));
     // Within 15% of (m + p - 1) / m of the bubble-free step, everything else included.
     const double ratio = p.step_time_s / p.bubble_free_s;
     EXPECT_NEAR(ratio, static_cast<double>(m + 3) / static_cast<double>(m),
                 0.15 * static_cast<double>(m + 3) / static_cast<double>(m))
         << m;
     EXPECT_DOUBLE_EQ(cost->estimate->step.step_time_s, p.step_time_s);
+  }
+}
+
+// One timing (issue 45): the headline's compute, exposed communication and bubble add up to the step time
+// on every schedule, equal stages or not, and the bubble is the simulated schedule's that report draws.
+TEST(PipelineCost, TheHeadlinesPartsAddUpToTheStepTime) {
+  auto model = Llama();
+  const std::vector<CostOptions> cases = {PipelinedCostOptions("pp=4,tp=2", 8),
+                                          PipelinedCostOptions("pp=4,tp=2", 8, "1f1b", 1, "11,8,8,5"),
+                                          PipelinedCostOptions("pp=4,tp=2", 8, "gpipe"),
+                                          PipelinedCostOptions("pp=4,tp=2", 8, "gpipe", 2),
+                                          PipelinedCostOptions("pp=4,tp=2", 8, "interleaved", 2),
+                                          PipelinedCostOptions("pp=4,tp=2", 8, "zero-bubble"),
+                                          PipelinedCostOptions("pp=4,tp=2", 8, "dualpipe"),
+                                          PipelinedCostOptions("pp=4,tp=2", 8, "dualpipe", 1, "11,8,8,5")};
+  for (const CostOptions& options : cases) {
+    auto cost = Cost(model, options);
+    const step::PipelineStep p = PipelineOf(cost);
+    const step::StepCost& c = cost->estimate->step;
+    EXPECT_NEAR(c.compute_s + c.exposed_communication_s + p.bubble_s, c.step_time_s, 1e-9 * c.step_time_s)
+        << options.plan.pipeline.schedule << " " << options.plan.pipeline.layers;
+    const StatusOr<step::Timeline> timeline =
+        step::SimulateSchedule(cost->plan.pipeline, p.microbatches, step::PipelineStageTimes(p));
+    ASSERT_TRUE(timeline.ok());
+    EXPECT_DOUBLE_EQ(p.pipeline_s, timeline->end) << options.plan.pipeline.schedule;
+    EXPECT_NEAR(p.step_time_s, timeline->end + p.exposed_parameter_s + p.exposed_gradient_s + p.update_s,
+                1e-12 * p.step_time_s);
   }
 }
 
@@ -122,9 +161,12 @@ TEST(PipelineCost, CircularGpipeDividesTheBubbleByTheRepeats) {
   const step::PipelineStep flat = PipelineOf(Cost(model, PipelinedCostOptions("pp=4,tp=2", 8, "gpipe")));
   auto circular_cost = Cost(model, PipelinedCostOptions("pp=4,tp=2", 8, "gpipe", 2));
   const step::PipelineStep circular = PipelineOf(circular_cost);
-  EXPECT_NEAR(circular.bubble_s, flat.bubble_s / 2, 1e-3 * flat.bubble_s);
+  // V = 2 halves the bubble, within 1%: the stages' times differ (the last runs the head), and the
+  // simulated fill and drain take each stage's own.
+  EXPECT_NEAR(circular.bubble_s, flat.bubble_s / 2, 1e-2 * flat.bubble_s);
   const double fraction = circular.bubble_s / circular.step_time_s;
-  EXPECT_NEAR(fraction, 3.0 / (2.0 * 8.0 + 3.0), 0.02);
+  EXPECT_LE(fraction, 3.0 / (2.0 * 8.0 + 3.0));
+  EXPECT_GE(fraction, 0.75 * 3.0 / (2.0 * 8.0 + 3.0));
   // Two chunks per stage: twice the sends of each microbatch.
   EXPECT_EQ(circular.sends_per_microbatch, 2 * flat.sends_per_microbatch);
   auto flat_cost = Cost(model, PipelinedCostOptions("pp=4,tp=2", 8, "gpipe"));

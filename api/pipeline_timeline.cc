@@ -9,8 +9,8 @@
 namespace easyplan::api {
 namespace {
 
-// Where each schedule's order comes from and the bubble formula cost adds (planner/pipeline.h), as the
-// page says them.
+// Where each schedule's order comes from and the bubble formula the timeline gives for equal stages
+// (planner/pipeline.h), as the page says them.
 struct ScheduleText {
   const char* order;
   const char* bubble;
@@ -55,21 +55,6 @@ ScheduleText TextOf(const planner::PipelineSplit& split) {
 
 }  // namespace
 
-std::vector<planner::StageTimes> PipelineStageTimes(const step::PipelineStep& step) {
-  // PricePipeline's pace, for every stage: each microbatch crosses sends_per_microbatch boundaries each way.
-  const double send = static_cast<double>(step.sends_per_microbatch) * step.send_s;
-  std::vector<planner::StageTimes> out;
-  for (const step::StageStep& stage : step.stages) {
-    const step::StepCost::Microbatch& mb = stage.cost.microbatch;
-    planner::StageTimes t;
-    t.forward = mb.forward_s + mb.forward_exposed_s + send;
-    t.backward_weight = mb.weight_gradient_s;
-    t.backward_input = mb.backward_s - mb.weight_gradient_s + mb.backward_exposed_s + send;
-    out.push_back(t);
-  }
-  return out;
-}
-
 Status CheckTimelineSize(const planner::PipelineSplit& split, int64_t microbatches, const Limits& limits) {
   if (!split.pipelined()) return Status();
   const int64_t passes = step::SchedulePasses(split, microbatches);
@@ -87,7 +72,7 @@ Status CheckTimelineSize(const planner::PipelineSplit& split, int64_t microbatch
 }
 
 StatusOr<Json> PipelineTimelineJson(const step::PipelineStep& step, const planner::PipelineSplit& split) {
-  const std::vector<planner::StageTimes> times = PipelineStageTimes(step);
+  const std::vector<planner::StageTimes> times = step::PipelineStageTimes(step);
   EP_ASSIGN_OR_RETURN(const step::Timeline timeline, step::SimulateSchedule(split, step.microbatches, times));
   const ScheduleText text = TextOf(split);
   Json out = Json::object();
@@ -131,8 +116,12 @@ StatusOr<Json> PipelineTimelineJson(const step::PipelineStep& step, const planne
   out["pace_s"] = step.pace.forward + step.pace.Backward();
   out["bubble_s"] = step.bubble_s;
   out["bubble_formula"] = text.bubble;
-  out["cost_pipeline_s"] =
-      static_cast<double>(step.microbatches) * (step.pace.forward + step.pace.Backward()) + step.bubble_s;
+  out["cost_pipeline_s"] = step.pipeline_s;  // this timeline's end: cost prices the step from it
+  // The schedule's formula at the pace-setting stage's times (what equal stages give), for comparison.
+  const double formula_bubble = planner::BubbleSeconds(split, step.pace);
+  out["formula_bubble_s"] = formula_bubble;
+  out["formula_pipeline_s"] =
+      static_cast<double>(step.microbatches) * (step.pace.forward + step.pace.Backward()) + formula_bubble;
   out["outside_s"] = step.exposed_parameter_s + step.exposed_gradient_s + step.update_s;
   out["step_time_s"] = step.step_time_s;
   return out;

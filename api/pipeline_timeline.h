@@ -20,23 +20,18 @@ namespace easyplan::api {
 /// without its boxes: a 32,768-box drawing is already more than a reader can see.
 inline constexpr int64_t kMaxTimelineBoxes = 65'536;
 
-/// Each stage's F, I (the backward's input part) and W for one microbatch through its layers, as cost's
-/// pace takes them for the slowest stage (PricePipeline): the forward and the backward with their
-/// exposed collectives, each plus the stage's sends to its neighbours (one per model chunk each way), and
-/// W the weight gradients. For the slowest stage these are `step.pace`.
-std::vector<planner::StageTimes> PipelineStageTimes(const step::PipelineStep& step);
-
 /// The page's "pipeline" member: the schedule and where its order comes from, each stage's times, the
 /// boxes [device, kind ("F", "B", "I", "W"), microbatch, chunk, start_s, end_s, overlapped (0 or 1)] (null
 /// past kMaxTimelineBoxes), the timeline's end and each device's idle time, and cost's figures: the pace,
-/// the bubble and its formula, "cost_pipeline_s" (m x pace + bubble) and what the step adds outside the
-/// pipeline (the exposed parameter gathers and gradient sync, the update).
+/// the bubble (this timeline's, step::PricePipeline) and the formula it equals for equal stages,
+/// "cost_pipeline_s" (m x pace + bubble: the timeline's end) and what the step adds outside the pipeline
+/// (the exposed parameter gathers and gradient sync, the update).
 /// The caller bounds it first with CheckTimelineSize (`report` does, before it prices the step).
 StatusOr<Json> PipelineTimelineJson(const step::PipelineStep& step, const planner::PipelineSplit& split);
 
 /// Whether the timeline of `split` at `microbatches` stays within limits.max_timeline_passes
 /// (step::SchedulePasses, estimated without building it): bad input naming the passes, the schedule and
-/// --max-timeline-passes otherwise. `report` checks it before it prices the step.
+/// --max-timeline-passes otherwise. Checked before a pipelined step is priced, which simulates it.
 Status CheckTimelineSize(const planner::PipelineSplit& split, int64_t microbatches, const Limits& limits);
 
 }  // namespace easyplan::api

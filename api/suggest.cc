@@ -443,10 +443,8 @@ class Search {
   }
 
   // A pipelined placement's floor: the flat candidates' least compute, stretched by the schedule's
-  // least bubble at the most microbatches the step allows. The bubble is planner::BubbleSeconds' with
-  // every backward second a weight gradient (W = B, B = 2F): the least any stage times give, which is
-  // (p-1) / (V m) of the compute for GPipe, 1F1B and interleaved and none for zero bubble and DualPipe
-  // (their bubbles shrink as W grows).
+  // least bubble at the most microbatches the step allows (step::LeastBubbleFraction, never more than the
+  // simulated schedule's: step/pipeline_step_test.cc).
   bool CannotBeatTheFlatSteps(int64_t stages, const Schedule& schedule, const PipelineFloor& floor) const {
     if (stages <= 1 || !floor.known) return false;
     const int64_t most = std::max<int64_t>(1, std::min(options_.max_microbatches, batch_));
@@ -455,9 +453,7 @@ class Search {
     StatusOr<planner::PipelineSplit> split =
         planner::SplitLayers(dims_.layers, stages, schedule.virtual_stages, *parsed, {});
     if (!split.ok()) return false;
-    const planner::StageTimes least{.forward = 1, .backward_input = 0, .backward_weight = 2};
-    const double bubble = planner::BubbleSeconds(*split, least) / (static_cast<double>(most) * 3);
-    return floor.compute_s * (1 + bubble) >= floor.best_step_s;
+    return floor.compute_s * (1 + step::LeastBubbleFraction(*split, most)) >= floor.best_step_s;
   }
 
   // A training step holds every parameter, its gradient and its optimizer state once across the devices

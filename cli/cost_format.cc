@@ -20,8 +20,9 @@ std::string HumanSeconds(double seconds) {
   if (magnitude >= 1e-6) return fmt::format("{:.3g} us", seconds * 1e6);
   if (magnitude >= 1e-9) return fmt::format("{:.3g} ns", seconds * 1e9);
   // Below a nanosecond no kernel, launch or link is timed: the figure is a rounding residue of a sum
-  // (a 0.65 ps embedding lookup), so it reads as what it is, not as digits (the JSON keeps the value).
-  return seconds > 0 ? "< 1 ns" : "> -1 ns";
+  // (a 0.65 ps embedding lookup, 6.94e-12 s of communication "hidden"), printed at the resolution as 0
+  // (the JSON keeps the value).
+  return "0 s";
 }
 
 std::string HumanRate(double per_second) {
@@ -37,7 +38,7 @@ std::string HumanPercent(double fraction) { return fmt::format("{:.1f}%", Finite
 // A pipelined step: the schedule and its bubble, the sends, and each stage's microbatch (docs/PIPELINE.md).
 std::string PipelineText(const step::PipelineStep& p, const planner::PipelineSplit& split) {
   std::string out = fmt::format(
-      "\npipeline: {} stages, {} schedule{}, {} microbatches; bubble {} ({} of the step; formula in "
+      "\npipeline: {} stages, {} schedule{}, {} microbatches; bubble {} ({} of the step; the schedule simulated, "
       "docs/PIPELINE.md), bubble-free step {}\n",
       split.stages, planner::PipelineScheduleName(split.schedule),
       split.virtual_stages > 1 ? fmt::format(" x {} virtual stages", split.virtual_stages) : std::string(),
@@ -77,8 +78,9 @@ std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
   const int64_t headroom = e.memory.memory_per_device - worst.total;
   std::vector<std::vector<std::string>> totals = {
       {"step time", HumanSeconds(c.step_time_s),
-       fmt::format("compute {} + exposed communication {}", HumanSeconds(c.compute_s),
-                   HumanSeconds(c.exposed_communication_s))},
+       fmt::format("compute {} + exposed communication {}{}", HumanSeconds(c.compute_s),
+                   HumanSeconds(c.exposed_communication_s),
+                   e.pipeline ? " + pipeline bubble " + HumanSeconds(e.pipeline->bubble_s) : "")},
       {"compute", HumanSeconds(c.compute_s),
        fmt::format("{} recomputed, {} memory-bound ops; busiest device, roofline per matmul",
                    HumanSeconds(c.recompute_s), HumanSeconds(c.memory_bound_s))},

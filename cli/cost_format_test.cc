@@ -14,10 +14,13 @@ TEST(HumanSecondsTest, EachMagnitudeGetsTheUnitThatFitsIt) {
 }
 
 // "embed 0.00065 us" and "6.94e-12 us hidden behind compute" were rounding residues printed as digits.
-TEST(HumanSecondsTest, BelowANanosecondReadsAsSuch) {
-  EXPECT_EQ(HumanSeconds(6.5e-13), "< 1 ns");
-  EXPECT_EQ(HumanSeconds(6.94e-18), "< 1 ns");
-  EXPECT_EQ(HumanSeconds(-3e-15), "> -1 ns");
+// Issue 45: no figure below the printing resolution is printed (cost said "6.94e-12 us hidden behind
+// compute", then "< 1 ns"): a rounding residue reads 0.
+TEST(HumanSecondsTest, BelowANanosecondReadsAsZero) {
+  EXPECT_EQ(HumanSeconds(6.5e-13), "0 s");
+  EXPECT_EQ(HumanSeconds(6.94e-18), "0 s");
+  EXPECT_EQ(HumanSeconds(-3e-15), "0 s");
+  EXPECT_EQ(HumanSeconds(1.5e-9), "1.5 ns");
 }
 
 }  // namespace

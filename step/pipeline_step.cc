@@ -44,7 +44,6 @@ StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const pla
   }
   PipelineStep out;
   out.microbatches = std::max<int64_t>(1, microbatches);
-  const double m = static_cast<double>(out.microbatches);
 
   // The sends: each stage passes one microbatch's hidden state on, and receives its gradient back, once
   // per model chunk it holds. The slowest boundary prices them all (the pace is the slowest stage's).
@@ -85,11 +84,30 @@ StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const pla
                 })->stage;
   const StageStep& slow = out.stages[static_cast<size_t>(out.slowest)];
   const StepCost::Microbatch& mb = slow.cost.microbatch;
-  const double send = static_cast<double>(out.sends_per_microbatch) * out.send_s;
-  out.pace.forward = mb.forward_s + mb.forward_exposed_s + send;
-  out.pace.backward_weight = mb.weight_gradient_s;
-  out.pace.backward_input = mb.backward_s - mb.weight_gradient_s + mb.backward_exposed_s + send;
-  out.bubble_s = planner::BubbleSeconds(split, out.pace);
+  const std::vector<planner::StageTimes> times = PipelineStageTimes(out);
+  out.pace = times[static_cast<size_t>(out.slowest)];
+  // The schedule's own order run with every stage's times: its end is the pipeline's time, and the busiest
+  // device's idle time in it the bubble.
+  EP_ASSIGN_OR_RETURN(const Timeline timeline, SimulateSchedule(split, out.microbatches, times));
+  const auto busiest =
+      static_cast<int64_t>(std::max_element(timeline.busy.begin(), timeline.busy.end()) - timeline.busy.begin());
+  out.pace_microbatch = mb;
+  if (split.schedule == planner::PipelineSchedule::kDualPipe) {
+    // Device d holds stages d and p - 1 - d, each for half the microbatches.
+    const StepCost::Microbatch& a = out.stages[static_cast<size_t>(busiest)].cost.microbatch;
+    const StepCost::Microbatch& b = out.stages[static_cast<size_t>(split.stages - 1 - busiest)].cost.microbatch;
+    auto mean = [](double x, double y) { return (x + y) / 2; };
+    out.pace_microbatch = {mean(a.forward_s, b.forward_s),
+                           mean(a.backward_s, b.backward_s),
+                           mean(a.weight_gradient_s, b.weight_gradient_s),
+                           mean(a.forward_exposed_s, b.forward_exposed_s),
+                           mean(a.backward_exposed_s, b.backward_exposed_s),
+                           mean(a.parameter_s, b.parameter_s),
+                           mean(a.parameter_gather_s, b.parameter_gather_s),
+                           mean(a.parameter_reduce_s, b.parameter_reduce_s)};
+  }
+  out.pipeline_s = timeline.end;
+  out.bubble_s = std::max(0.0, timeline.end - timeline.busy[static_cast<size_t>(busiest)]);
 
   // Overlappable collectives. A pipelining runtime keeps a stage's gathered parameters for the whole step
   // (torchtitan's FSDP default, reshard_after_forward = not pp_enabled, "to avoid per-microbatch
@@ -105,10 +123,36 @@ StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const pla
       out.update_s = stage.cost.update_s;
     }
   }
-  out.bubble_free_s = m * slow.microbatch_s + out.exposed_parameter_s + out.exposed_gradient_s + out.update_s;
-  out.step_time_s = out.bubble_free_s + out.bubble_s;
+  const double outside = out.exposed_parameter_s + out.exposed_gradient_s + out.update_s;
+  out.bubble_free_s = out.pipeline_s - out.bubble_s + outside;
+  out.step_time_s = out.pipeline_s + outside;
   out.bubble_fraction = out.step_time_s > 0 ? out.bubble_s / out.step_time_s : 0;
   return out;
+}
+
+std::vector<planner::StageTimes> PipelineStageTimes(const std::vector<StageStep>& stages, int64_t sends_per_microbatch,
+                                                    double send_s) {
+  const double send = static_cast<double>(sends_per_microbatch) * send_s;
+  std::vector<planner::StageTimes> out;
+  for (const StageStep& stage : stages) {
+    const StepCost::Microbatch& mb = stage.cost.microbatch;
+    planner::StageTimes t;
+    t.forward = mb.forward_s + mb.forward_exposed_s + send;
+    t.backward_weight = mb.weight_gradient_s;
+    t.backward_input = mb.backward_s - mb.weight_gradient_s + mb.backward_exposed_s + send;
+    out.push_back(t);
+  }
+  return out;
+}
+
+std::vector<planner::StageTimes> PipelineStageTimes(const PipelineStep& step) {
+  return PipelineStageTimes(step.stages, step.sends_per_microbatch, step.send_s);
+}
+
+double LeastBubbleFraction(const planner::PipelineSplit& split, int64_t microbatches) {
+  const planner::StageTimes least{.forward = 1, .backward_input = 0, .backward_weight = 2};
+  const double m = static_cast<double>(std::max<int64_t>(1, microbatches));
+  return planner::BubbleSeconds(split, least) / (2 * m * (least.forward + least.Backward()));
 }
 
 }  // namespace easyplan::step

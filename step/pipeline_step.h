@@ -3,10 +3,11 @@
 
 // A pipelined training step (docs/PIPELINE.md, docs/COST.md): each stage's share of the dry run priced
 // as a step of its own (step/step_time.h on StageView), then put together as the schedule runs them:
-//  - the slowest stage sets the pace: m x (F + B) of one microbatch through it, its activation
-//    collectives and its sends to the next stage included;
-//  - plus the schedule's bubble on the critical path (planner/pipeline.h: planner::BubbleSeconds, each schedule's
-//    formula from its paper);
+//  - the schedule's own order of passes, run with every stage's times (step/pipeline_schedule.h
+//    SimulateSchedule, the timeline `report` draws): the busiest device's passes (m x (F + B) of one
+//    microbatch through the slowest stage, its activation collectives and its sends to the next stage
+//    included; under DualPipe a device's two stages, half the microbatches each) plus its idle time,
+//    the bubble, which for equal stages is each schedule's formula from its paper (planner::BubbleSeconds);
 //  - plus what the overlappable collectives do not hide: the parameters gathered once per step (FSDP;
 //    pipelining runtimes keep them gathered across the microbatches) behind the first forward and their
 //    gradients reduce-scattered once behind the last backward, and each stage's gradient sync;
@@ -25,6 +26,7 @@
 #include "planner/pipeline.h"
 #include "planner/plan.h"
 #include "step/hardware.h"
+#include "step/pipeline_schedule.h"
 #include "step/step_time.h"
 
 namespace easyplan::step {
@@ -41,8 +43,12 @@ struct PipelineStep {
   std::vector<StageStep> stages;  ///< in stage order
   int64_t slowest = 0;            ///< the stage that sets the pace
   int64_t microbatches = 1;
-  planner::StageTimes pace;          ///< the slowest stage's F, B (input part) and W, sends included
-  double bubble_s = 0;               ///< the schedule's idle time on the critical path
+  planner::StageTimes pace;  ///< the slowest stage's F, B (input part) and W, sends included
+  /// One microbatch on the busiest device, whose passes set the pace: the slowest stage's microbatch, or
+  /// under DualPipe the mean of the two stages its device holds (each runs half the microbatches).
+  StepCost::Microbatch pace_microbatch;
+  double pipeline_s = 0;             ///< the simulated schedule's end: every pass of every microbatch
+  double bubble_s = 0;               ///< of pipeline_s, the busiest device's idle time
   double bubble_fraction = 0;        ///< bubble / step
   int64_t send_bytes = 0;            ///< per device, one microbatch's hidden state over one boundary
   int64_t sends_per_microbatch = 0;  ///< boundaries one microbatch crosses in each direction, per stage
@@ -52,16 +58,31 @@ struct PipelineStep {
   double exposed_gradient_s = 0;     ///< the slowest stage's gradient sync its last backward does not hide
   double update_s = 0;
   double step_time_s = 0;
-  double bubble_free_s = 0;  ///< the same step without the bubble: m x the pace, plus the rest
+  double bubble_free_s = 0;  ///< the same step without the bubble: the busiest device's passes, plus the rest
 };
 
 /// Prices `plan`'s pipelined training step from `run`, the dry run of one microbatch. `per_stage[s]` are
 /// stage s's step options (its update and loss bytes; microbatches 1); `hidden_bytes` is one
 /// microbatch's hidden state per device, what crosses a stage boundary; `microbatches` the step's.
+/// The schedule is simulated: the caller bounds its passes first (SchedulePasses).
 StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
                                      const kernels::ModelDesc& model, const step::HardwareProfile& hardware,
                                      const std::vector<StepOptions>& per_stage, int64_t hidden_bytes,
                                      int64_t microbatches);
+
+/// Every stage's F, B (input part) and W of one microbatch as the schedule runs them: its forward and
+/// backward with their exposed collectives, and the sends of each boundary the microbatch crosses each way.
+/// For the slowest stage they are `step.pace`.
+std::vector<planner::StageTimes> PipelineStageTimes(const std::vector<StageStep>& stages, int64_t sends_per_microbatch,
+                                                    double send_s);
+std::vector<planner::StageTimes> PipelineStageTimes(const PipelineStep& step);
+
+/// The least bubble `split`'s schedule can have at `microbatches`, as a fraction of the microbatches' work
+/// (m times the mean stage's F + B): half of planner::BubbleSeconds with every backward second a weight
+/// gradient (W = B = 2F), which is (p - 1) / (2 V m) for GPipe, 1F1B and interleaved and 0 for zero bubble
+/// and DualPipe. Equal stages leave the whole formula; unequal ones less, but in no simulated case less than
+/// half (step/pipeline_schedule_test.cc): suggest prunes pipelined meshes with it.
+double LeastBubbleFraction(const planner::PipelineSplit& split, int64_t microbatches);
 
 }  // namespace easyplan::step
 

@@ -82,12 +82,15 @@ def test_pipeline_timeline_draws_costs_step_in_its_schedules_order(browser, tmp_
         (_, _, _, _, s0, _, x0, _), (_, _, _, _, s1, _, x1, _) = min(boxes, key=lambda b: b[4]), max(boxes, key=lambda b: b[4])
         for *_, s, _, x, _ in boxes:
             assert x == pytest.approx(x0 + (x1 - x0) * (s - s0) / (s1 - s0), abs=1e-6)
-        # The timeline's end and cost's pipeline part, m x pace + bubble, each as a line.
+        # The timeline's end is cost's pipeline part (one timing); the schedule's formula, m x pace + bubble
+        # at the pace-setting stage's times, is drawn dashed beside it.
         end = max(b[5] for b in boxes)
         part = cost["step_time_s"] - pipe["exposed_parameter_s"] - pipe["exposed_gradient_sync_s"] - pipe["optimizer_update_s"]
         data = page.evaluate("JSON.parse(document.getElementById('easyplan-data').textContent).pipeline")
         assert data["end_s"] == pytest.approx(end, rel=1e-12)
         assert data["cost_pipeline_s"] == pytest.approx(part, rel=1e-12)
+        assert data["cost_pipeline_s"] == pytest.approx(end, rel=1e-12)
+        assert data["formula_pipeline_s"] >= end
         x = lambda id: float(page.evaluate(f"document.getElementById('{id}').getAttribute('x1')"))
         assert x("cost-end") >= x("timeline-end") > x0
         note = page.evaluate("document.getElementById('pipeline-note').textContent")
