@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <limits>
 
@@ -27,6 +28,7 @@ ScheduledPass MakePass(PassKind kind, int64_t microbatch, int64_t chunk) {
 // k x p + stage.
 PassOrder GpipeOrder(int64_t stage, int64_t p, int64_t v, int64_t m) {
   PassOrder out;
+  out.reserve(static_cast<size_t>(2 * v * m));
   for (int64_t local = 0; local < v; ++local) {
     for (int64_t j = 0; j < m; ++j) out.push_back(MakePass(PassKind::kForward, j, local * p + stage));
   }
@@ -46,6 +48,7 @@ PassOrder GpipeOrder(int64_t stage, int64_t p, int64_t v, int64_t m) {
 PassOrder OneFOneBOrder(int64_t stage, int64_t p, int64_t m) {
   const int64_t warmup = std::min(p - stage - 1, m), remaining = m - warmup;
   PassOrder out;
+  out.reserve(static_cast<size_t>(2 * m));
   for (int64_t j = 0; j < warmup; ++j) out.push_back(MakePass(PassKind::kForward, j, stage));
   for (int64_t i = 0; i < remaining; ++i) {
     out.push_back(MakePass(PassKind::kForward, warmup + i, stage));
@@ -95,6 +98,7 @@ PassOrder InterleavedOrder(int64_t stage, int64_t p, int64_t v, int64_t m) {
 PassOrder ZeroBubbleOrder(int64_t stage, int64_t p, int64_t m) {
   const int64_t warmup = std::min(p - stage - 1, m), steady = m - warmup;
   PassOrder out;
+  out.reserve(static_cast<size_t>(3 * m));
   std::deque<int64_t> waiting;  // microbatches whose I ran and whose W has not
   int64_t forward = 0, backward = 0;
   for (; forward < warmup; ++forward) out.push_back(MakePass(PassKind::kForward, forward, stage));
@@ -303,7 +307,7 @@ StatusOr<std::vector<std::vector<ScheduledPass>>> ScheduleOrder(const planner::P
 }
 
 StatusOr<Timeline> SimulateSchedule(const planner::PipelineSplit& split, int64_t m,
-                                    const std::vector<planner::StageTimes>& times) {
+                                    const std::vector<planner::StageTimes>& times, bool keep_boxes) {
   if (static_cast<int64_t>(times.size()) != split.stages) {
     return Status::Internal(fmt::format("SimulateSchedule: {} stage times for {} stages", times.size(), split.stages));
   }
@@ -327,10 +331,10 @@ StatusOr<Timeline> SimulateSchedule(const planner::PipelineSplit& split, int64_t
   // Per (chunk, microbatch): when a forward's and a backward's output ends on its device, and when it has
   // been sent on.
   const size_t slots = static_cast<size_t>(chunks * m);
-  std::vector<std::optional<double>> ended[2] = {std::vector<std::optional<double>>(slots),
-                                                 std::vector<std::optional<double>>(slots)};
-  std::vector<std::optional<double>> sent[2] = {std::vector<std::optional<double>>(slots),
-                                                std::vector<std::optional<double>>(slots)};
+  // NaN: not yet (one double a slot, where an optional takes two: m x chunks of them, for every pricing).
+  constexpr double kNotYet = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> ended[2] = {std::vector<double>(slots, kNotYet), std::vector<double>(slots, kNotYet)};
+  std::vector<double> sent[2] = {std::vector<double>(slots, kNotYet), std::vector<double>(slots, kNotYet)};
   auto slot = [&](int64_t chunk, int64_t microbatch) { return static_cast<size_t>(chunk * m + microbatch); };
   // The input a pass waits for, and whether it comes from another device (then it must have been sent).
   auto input = [&](const ScheduledPass& pass, int64_t device) -> std::optional<std::pair<PassOutput, bool>> {
@@ -355,7 +359,8 @@ StatusOr<Timeline> SimulateSchedule(const planner::PipelineSplit& split, int64_t
     if (!in) return 0.0;
     const auto& [key, remote] = *in;
     const size_t k = slot(key.chunk, key.microbatch);
-    return remote ? sent[key.backward][k] : ended[key.backward][k];
+    const double at = remote ? sent[key.backward][k] : ended[key.backward][k];
+    return std::isnan(at) ? std::nullopt : std::optional<double>(at);
   };
 
   const size_t devices = order.size();
@@ -364,6 +369,9 @@ StatusOr<Timeline> SimulateSchedule(const planner::PipelineSplit& split, int64_t
   std::vector<size_t> next(devices, 0);
   std::vector<double> free(devices, 0.0);
   std::vector<std::vector<TimelineBox>> boxes(devices);
+  if (keep_boxes) {
+    for (size_t d = 0; d < devices; ++d) boxes[d].reserve(order[d].size());
+  }
   // Per device: the outputs whose send waits for a later pass of it (index -> keys).
   std::vector<std::vector<std::pair<int64_t, PassOutput>>> deferred(devices);
   size_t done = 0, total = 0;
@@ -384,17 +392,21 @@ StatusOr<Timeline> SimulateSchedule(const planner::PipelineSplit& split, int64_t
         }
         if (!ready) break;
         double t = start;
+        double ends[2] = {0, 0};  // of this pass and, for an overlapped pair, the next
         for (size_t k = i; k < i + count; ++k) {
           const ScheduledPass& pass = passes[k];
           const double seconds = duration(pass);
-          boxes[d].push_back({.device = static_cast<int64_t>(d),
-                              .kind = pass.kind,
-                              .microbatch = pass.microbatch,
-                              .chunk = pass.chunk,
-                              .start = t,
-                              .end = t + seconds,
-                              .overlapped = count > 1});
+          if (keep_boxes) {
+            boxes[d].push_back({.device = static_cast<int64_t>(d),
+                                .kind = pass.kind,
+                                .microbatch = pass.microbatch,
+                                .chunk = pass.chunk,
+                                .start = t,
+                                .end = t + seconds,
+                                .overlapped = count > 1});
+          }
           t += seconds;
+          ends[k - i] = t;
           out.busy[d] += seconds;
         }
         for (size_t k = i; k < i + count; ++k) {
@@ -403,7 +415,7 @@ StatusOr<Timeline> SimulateSchedule(const planner::PipelineSplit& split, int64_t
           if (pass.kind == PassKind::kWeight) continue;
           const size_t s = slot(pass.chunk, pass.microbatch);
           // A pair's outputs leave when the pair ends; a deferred send after its later pass.
-          ended[backward][s] = count > 1 ? t : boxes[d][boxes[d].size() - (i + count - k)].end;
+          ended[backward][s] = count > 1 ? t : ends[k - i];
           if (pass.sent_after && static_cast<size_t>(*pass.sent_after) > k) {
             PassOutput key;
             key.backward = backward;
@@ -416,7 +428,7 @@ StatusOr<Timeline> SimulateSchedule(const planner::PipelineSplit& split, int64_t
         }
         // Sends deferred to one of these passes leave at its end.
         for (size_t k = i; k < i + count; ++k) {
-          const double at = boxes[d][boxes[d].size() - (i + count - k)].end;
+          const double at = ends[k - i];
           for (const auto& [after, key] : deferred[d]) {
             if (static_cast<size_t>(after) == k)
               sent[key.backward][slot(key.chunk, key.microbatch)] = count > 1 ? t : at;
@@ -440,11 +452,10 @@ StatusOr<Timeline> SimulateSchedule(const planner::PipelineSplit& split, int64_t
                                           planner::PipelineScheduleName(split.schedule), split.stages, m, where));
     }
   }
-  for (std::vector<TimelineBox>& device : boxes) {
-    for (TimelineBox& box : device) {
-      out.end = std::max(out.end, box.end);
-      out.boxes.push_back(box);
-    }
+  for (double end : free) out.end = std::max(out.end, end);
+  if (keep_boxes) {
+    out.boxes.reserve(total);
+    for (std::vector<TimelineBox>& device : boxes) out.boxes.insert(out.boxes.end(), device.begin(), device.end());
   }
   return out;
 }

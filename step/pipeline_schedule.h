@@ -110,8 +110,9 @@ struct Timeline {
 /// when its device is free and its input has arrived: the end of the pass it needs on its neighbour, whose
 /// time ends with the send. Bad input for a count the schedule cannot run; internal error when
 /// `times` does not have one entry per stage, or the order deadlocks.
+/// `keep_boxes` false leaves Timeline::boxes empty (pricing needs the end and the busy times only).
 StatusOr<Timeline> SimulateSchedule(const planner::PipelineSplit& split, int64_t microbatches,
-                                    const std::vector<planner::StageTimes>& times);
+                                    const std::vector<planner::StageTimes>& times, bool keep_boxes = true);
 
 }  // namespace easyplan::step
 

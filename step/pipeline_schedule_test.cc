@@ -337,46 +337,66 @@ TEST(SimulateSchedule, AnUnevenOneF1BRunsTheHandWorkedTimeline) {
   EXPECT_DOUBLE_EQ(planner::BubbleSeconds(split, {2, 3, 0}), 5);
 }
 
-// suggest prunes a pipelined mesh with LeastBubbleFraction: whatever the stages' times, the simulated
-// schedule takes at least m x the mean stage's F + B stretched by that fraction, so the bound never prunes a
-// mesh that could win. Stage times spread up to 1,000-fold, F, B and W drawn apart: the whole formula at
-// W = B would be beaten (by 4% with stages within 20% of each other), half of it is not.
-TEST(SimulateSchedule, NoStageTimesBeatTheLeastBubbleSuggestPrunesWith) {
+// Random stage times, each stage's F, B and W drawn within `spread` of each other; with `last_slowest` the
+// last stage, which runs the head, scaled up to the slowest's F + B. The least, over every schedule, count
+// and trial, of the simulated step over m x the mean stage's F + B stretched by LeastBubbleFraction.
+double WorstStepOverTheFloor(double spread, bool last_slowest) {
   std::mt19937 random(45);
-  for (double spread : {1.2, 3.0, 40.0, 1000.0}) {
-    std::uniform_real_distribution<double> time(1.0, spread);
-    for (planner::PipelineSchedule schedule :
-         {planner::PipelineSchedule::kGpipe, planner::PipelineSchedule::k1F1B, planner::PipelineSchedule::kInterleaved,
-          planner::PipelineSchedule::kZeroBubble, planner::PipelineSchedule::kDualPipe}) {
-      for (int64_t p : {2, 4, 6, 8}) {
-        const bool chunks =
-            schedule == planner::PipelineSchedule::kInterleaved || schedule == planner::PipelineSchedule::kGpipe;
-        for (int64_t v = 1; v <= (chunks ? 3 : 1); ++v) {
-          if (!planner::CheckSchedule(p, v, schedule).ok()) continue;
-          const planner::PipelineSplit split = Split(p, schedule, v);
-          for (int64_t m : {p, 2 * p, 3 * p + 2}) {
-            if (!planner::CheckMicrobatches(split, m).ok()) continue;
-            for (int trial = 0; trial < 10; ++trial) {
-              std::vector<planner::StageTimes> times;
-              double mean = 0;
-              for (int64_t s = 0; s < p; ++s) {
-                times.push_back({time(random), time(random), time(random)});
-                mean += (times.back().forward + times.back().Backward()) / static_cast<double>(p);
-              }
-              const double bound = static_cast<double>(m) * mean * (1 + LeastBubbleFraction(split, m));
-              EXPECT_GE(Simulate(split, m, times).end, bound * (1 - 1e-12))
-                  << planner::PipelineScheduleName(schedule) << " p=" << p << " v=" << v << " m=" << m << " spread "
-                  << spread;
+  std::uniform_real_distribution<double> time(1.0, spread);
+  double worst = std::numeric_limits<double>::infinity();
+  for (planner::PipelineSchedule schedule :
+       {planner::PipelineSchedule::kGpipe, planner::PipelineSchedule::k1F1B, planner::PipelineSchedule::kInterleaved,
+        planner::PipelineSchedule::kZeroBubble, planner::PipelineSchedule::kDualPipe}) {
+    for (int64_t p : {2, 4, 6, 8}) {
+      const bool chunks =
+          schedule == planner::PipelineSchedule::kInterleaved || schedule == planner::PipelineSchedule::kGpipe;
+      for (int64_t v = 1; v <= (chunks ? 3 : 1); ++v) {
+        if (!planner::CheckSchedule(p, v, schedule).ok()) continue;
+        const planner::PipelineSplit split = Split(p, schedule, v);
+        for (int64_t m : {p, 2 * p, 3 * p + 2}) {
+          if (!planner::CheckMicrobatches(split, m).ok()) continue;
+          for (int trial = 0; trial < 10; ++trial) {
+            std::vector<planner::StageTimes> times;
+            for (int64_t s = 0; s < p; ++s) times.push_back({time(random), time(random), time(random)});
+            if (last_slowest) {
+              double slowest = 0;
+              for (const planner::StageTimes& t : times) slowest = std::max(slowest, t.forward + t.Backward());
+              planner::StageTimes& last = times.back();
+              const double k = slowest / (last.forward + last.Backward());
+              last = {last.forward * k, last.backward_input * k, last.backward_weight * k};
             }
+            double mean = 0;
+            for (const planner::StageTimes& t : times) mean += (t.forward + t.Backward()) / static_cast<double>(p);
+            const double floor = static_cast<double>(m) * mean * (1 + LeastBubbleFraction(split, m));
+            worst = std::min(worst, Simulate(split, m, times).end / floor);
           }
         }
       }
     }
   }
-  // Equal stages leave exactly the formula's bubble: half of it is what the bound counts.
+  return worst;
+}
+
+// suggest prunes a pipelined mesh with LeastBubbleFraction: the flat candidates' least compute (m x the
+// mean stage's F + B: every device of a pipeline does its share) stretched by the schedule's least bubble.
+// Whenever the last stage, which runs the head, is the slowest, no stage times beat it, 1,000-fold apart
+// or not: the first microbatch crosses every earlier stage before the slowest and every later microbatch
+// queues there, so the step is at least their sum and m - 1 of the slowest, (m + p - 1) x the mean.
+TEST(SimulateSchedule, NoStageTimesBeatTheLeastBubbleSuggestPrunesWithWhenTheHeadsStageIsSlowest) {
+  for (double spread : {1.2, 3.0, 40.0, 1000.0}) EXPECT_GE(WorstStepOverTheFloor(spread, true), 1 - 1e-12) << spread;
   const planner::PipelineSplit one = Split(4, planner::PipelineSchedule::k1F1B);
-  EXPECT_DOUBLE_EQ(LeastBubbleFraction(one, 8), 3.0 / 8.0 / 2.0);
+  EXPECT_DOUBLE_EQ(LeastBubbleFraction(one, 8), 3.0 / 8.0);  // (p - 1) / m: the formula, as equal stages leave it
   EXPECT_DOUBLE_EQ(LeastBubbleFraction(Split(4, planner::PipelineSchedule::kZeroBubble), 8), 0);
+}
+
+// When an earlier stage is the slowest (a middle stage given an extra layer that outweighs the head) the fill
+// behind it runs faster than the formula counts: the simulated step can come in under the floor. With
+// stages within 20% of each other, by at most 4%; suggest may prune a pipelined mesh that close to the best
+// flat step (docs/PIPELINE.md).
+TEST(SimulateSchedule, AnEarlierSlowestStageCanUndercutTheFloorByAFewPercent) {
+  const double worst = WorstStepOverTheFloor(1.2, false);
+  EXPECT_LT(worst, 1.0);
+  EXPECT_GE(worst, 0.96);
 }
 
 TEST(SimulateSchedule, StageTimesMustCoverEveryStage) {

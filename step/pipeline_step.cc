@@ -88,7 +88,7 @@ StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const pla
   out.pace = times[static_cast<size_t>(out.slowest)];
   // The schedule's own order run with every stage's times: its end is the pipeline's time, and the busiest
   // device's idle time in it the bubble.
-  EP_ASSIGN_OR_RETURN(const Timeline timeline, SimulateSchedule(split, out.microbatches, times));
+  EP_ASSIGN_OR_RETURN(const Timeline timeline, SimulateSchedule(split, out.microbatches, times, /*keep_boxes=*/false));
   const auto busiest =
       static_cast<int64_t>(std::max_element(timeline.busy.begin(), timeline.busy.end()) - timeline.busy.begin());
   out.pace_microbatch = mb;
@@ -152,7 +152,7 @@ std::vector<planner::StageTimes> PipelineStageTimes(const PipelineStep& step) {
 double LeastBubbleFraction(const planner::PipelineSplit& split, int64_t microbatches) {
   const planner::StageTimes least{.forward = 1, .backward_input = 0, .backward_weight = 2};
   const double m = static_cast<double>(std::max<int64_t>(1, microbatches));
-  return planner::BubbleSeconds(split, least) / (2 * m * (least.forward + least.Backward()));
+  return planner::BubbleSeconds(split, least) / (m * (least.forward + least.Backward()));
 }
 
 }  // namespace easyplan::step

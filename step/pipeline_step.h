@@ -78,10 +78,10 @@ std::vector<planner::StageTimes> PipelineStageTimes(const std::vector<StageStep>
 std::vector<planner::StageTimes> PipelineStageTimes(const PipelineStep& step);
 
 /// The least bubble `split`'s schedule can have at `microbatches`, as a fraction of the microbatches' work
-/// (m times the mean stage's F + B): half of planner::BubbleSeconds with every backward second a weight
-/// gradient (W = B = 2F), which is (p - 1) / (2 V m) for GPipe, 1F1B and interleaved and 0 for zero bubble
-/// and DualPipe. Equal stages leave the whole formula; unequal ones less, but in no simulated case less than
-/// half (step/pipeline_schedule_test.cc): suggest prunes pipelined meshes with it.
+/// (m times the mean stage's F + B): planner::BubbleSeconds with every backward second a weight gradient
+/// (W = B = 2F), which is (p - 1) / (V m) for GPipe, 1F1B and interleaved and 0 for zero bubble and
+/// DualPipe. No stage times leave less while the last stage (the head's) is the slowest; an earlier slowest
+/// stage can leave up to 4% less of the step (step/pipeline_schedule_test.cc). suggest prunes with it.
 double LeastBubbleFraction(const planner::PipelineSplit& split, int64_t microbatches);
 
 }  // namespace easyplan::step
