@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -110,15 +111,21 @@ std::vector<std::string> RanksAliveAt25s(const std::string& err) {
 // the job has been aborted" banner followed by a hang; the project fixes no such races on the 4.x
 // branches, issue 7833). Then the test requires what easyplan controls: by 25 s every rank process had
 // ended.
-void ExpectJobEnded(const RunResult& run, double seconds, int code, double within, const std::string& what = "") {
+void ExpectJobEnded(const RunResult& run, double seconds, const std::vector<int>& codes, double within,
+                    const std::string& what = "") {
   if (run.err.find(kSnapshotMarker) != std::string::npos && seconds >= 30) {
     const std::vector<std::string> alive = RanksAliveAt25s(run.err);
     EXPECT_TRUE(alive.empty()) << what << "ranks still running at 25 s: " << ::testing::PrintToString(alive) << "\n"
                                << run.err;
     return;
   }
-  EXPECT_EQ(run.exit_code, code) << what << run.err;
+  EXPECT_NE(std::find(codes.begin(), codes.end(), run.exit_code), codes.end())
+      << what << "exit " << run.exit_code << ", expected one of " << ::testing::PrintToString(codes) << "\n"
+      << run.err;
   EXPECT_LT(seconds, within) << what << run.err;
+}
+void ExpectJobEnded(const RunResult& run, double seconds, int code, double within, const std::string& what = "") {
+  ExpectJobEnded(run, seconds, std::vector<int>{code}, within, what);
 }
 
 // The start-up deadline of the timed fault jobs. A job then ends within kStartUp + its --mpi-timeout +
@@ -347,14 +354,16 @@ TEST(MpiEngineFaults, SlowStartUpDoesNotSpendTheStallsDeadline) {
 }
 
 TEST(MpiEngineFaults, KilledRankEndsTheRunAndTheRootSaysSo) {
-  // SIGKILL runs no handler: mpirun exits 128 + 9 and names the rank; the root says so itself before
-  // mpirun's teardown (whose SIGTERM often comes too late for output to get out). Several runs: the
-  // root's line used to go missing in 3 runs of 6.
+  // SIGKILL runs no handler: mpirun exits with the first failure it sees, the killed rank's 128 + 9, or
+  // the root's 3 when the root noticed the death first (a fresh-clone CI run saw 3 in 1 attempt of 4:
+  // "the first process to do so was [..],0, exit code 3"); the root says so itself before mpirun's
+  // teardown (whose SIGTERM often comes too late for output to get out). Several runs: the root's line
+  // used to go missing in 3 runs of 6.
   for (int attempt = 0; attempt < 4; ++attempt) {
     double seconds = 0;
     const RunResult run =
         RunTimed(Mpirun(8) + kLlama + "--engine mpi --inject rank-kill --mpi-timeout 3" + kStartUpFlag, &seconds);
-    ExpectJobEnded(run, seconds, 137, kStartUp + 3 + 5, "attempt " + std::to_string(attempt) + ":\n");
+    ExpectJobEnded(run, seconds, {137, 3}, kStartUp + 3 + 5, "attempt " + std::to_string(attempt) + ":\n");
     EXPECT_NE(run.err.find("rank 0 of 8: rank 7 stopped answering (its process ended); the check did not finish"),
               std::string::npos)
         << "attempt " << attempt << ":\n"
