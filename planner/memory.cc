@@ -177,7 +177,7 @@ StatusOr<LayerActivations> LayerActivationBytes(const MemoryModel& model, bool m
                                                 bool linear) {
   const schemas::ModelDims& dims = model.dims;
   // A per-token tensor of width `width`, sharded as the hidden state: hidden * width / hidden_size.
-  auto width = [&](int64_t w) { return CeilDiv(Checked(hidden) * w, dims.hidden); };
+  auto width = [&](Checked w) { return CeilDiv(Checked(hidden) * w, dims.hidden); };
   const Checked h = hidden;
   // Attention scores [B, heads, S, kv_length]: the query's elements times kv_length / head_dim.
   const Checked score_elements = CeilDiv(CeilDiv(Checked(q), act_bytes) * kv_length, dims.head_dim);
@@ -197,13 +197,12 @@ StatusOr<LayerActivations> LayerActivationBytes(const MemoryModel& model, bool m
     // A module's own loop over experts (DbrxExperts, PhiMoeSparseMoeBlock; kernels/model_experts.cc) runs
     // every expert on every token, so it keeps E copies where a routed path keeps top_k.
     const int64_t copies = model.moe_execution == schemas::ExpertsExecution::kExpertLoop ? dims.experts : dims.top_k;
-    auto wide = [&](Checked w) { return CeilDiv(Checked(hidden) * w, dims.hidden); };
-    const Checked routed = wide(Checked(copies) * dims.moe_intermediate);
+    const Checked routed = width(Checked(copies) * dims.moe_intermediate);
     const Checked shared = width(dims.shared_intermediate);
     const Checked router = width(dims.experts);  // router logits, a dot
     // Every routed token copy's down_proj output, before the weighted combine: the combine's backward
     // needs them (d weight_k = <dy, y_k>). k copies of the hidden width; measured by `check --memory`.
-    const Checked routed_out = wide(Checked(copies) * dims.hidden);
+    const Checked routed_out = width(Checked(copies) * dims.hidden);
     const Checked shared_out = dims.shared_intermediate > 0 ? h : Checked(0);  // the shared experts' down_proj
     // gate, up and their product for every routed token copy and the shared experts, the experts'
     // outputs, and the combine output, which is the layer's MLP output (h).
@@ -216,14 +215,14 @@ StatusOr<LayerActivations> LayerActivationBytes(const MemoryModel& model, bool m
       // backward (not dots: a dots policy recomputes the gathers). Their expert width keeps the kernels' tp
       // sharding, as the attention output's heads do: sized as that tensor is, per element of its width.
       const Checked inter = Checked(dims.top_k) * dims.moe_intermediate;
-      auto tp_wide = [&](Checked w) { return CeilDiv(Checked(out) * w, dims.heads * dims.head_dim); };
+      auto tp_width = [&](Checked w) { return CeilDiv(Checked(out) * w, dims.heads * dims.head_dim); };
       mlp_full =
-          mlp_full + tp_wide(inter * dims.hidden * 3) + tp_wide(inter * 2) + wide(Checked(dims.top_k) * dims.hidden);
+          mlp_full + tp_width(inter * dims.hidden * 3) + tp_width(inter * 2) + width(Checked(dims.top_k) * dims.hidden);
     } else if (model.moe_execution == schemas::ExpertsExecution::kScoreMaskedLoop) {
       // Llama4TextMoe at c14e25c9 (kernels/model_llama4.cc): E passes, each of every token through the stacked
       // experts: the scaled input, gate, up and their product at the experts' width, and the pass's output.
-      const Checked pass_full = wide(Checked(dims.moe_intermediate) * 3) + h * 2;
-      const Checked pass_dots = wide(Checked(dims.moe_intermediate) * 2) + h;
+      const Checked pass_full = width(Checked(dims.moe_intermediate) * 3) + h * 2;
+      const Checked pass_dots = width(Checked(dims.moe_intermediate) * 2) + h;
       mlp_full = router + pass_full * dims.experts + shared * 3 + shared_out + h;
       mlp_dots = router + pass_dots * dims.experts + shared * 2 + shared_out;
     }
@@ -243,14 +242,13 @@ StatusOr<LayerActivations> LayerActivationBytes(const MemoryModel& model, bool m
     // per-chunk states (chunks of 64 tokens, float32, [value heads, key dim, value dim] each), its output,
     // and the gated norm's output, which o_proj reads.
     // Config integers: every product is checked.
-    auto wide = [&](Checked w) { return w.v ? CeilDiv(Checked(hidden) * w, dims.hidden) : w; };
     const Checked key_width = Checked(dims.linear_key_heads) * dims.linear_key_dim;
     const Checked value_width = Checked(dims.linear_value_heads) * dims.linear_value_dim;
-    qkv = wide(key_width * 2 + value_width * 2) + wide(Checked(dims.linear_value_heads) * 2);
-    const Checked conv = wide(key_width * 2 + value_width);
+    qkv = width(key_width * 2 + value_width * 2) + width(Checked(dims.linear_value_heads) * 2);
+    const Checked conv = width(key_width * 2 + value_width);
     const Checked state = Checked(dims.linear_value_heads) * dims.linear_key_dim * dims.linear_value_dim;
-    const Checked states = CeilDiv(wide(state) * 4, int64_t{64} * act_bytes);
-    attention_full = conv * 2 + states + wide(value_width) * 2;
+    const Checked states = CeilDiv(width(state) * 4, int64_t{64} * act_bytes);
+    attention_full = conv * 2 + states + width(value_width) * 2;
     attention_dots = Checked(0);
   }
   // Layer input, attention norm output, q/k/v, attention, o_proj output + residual, MLP norm output, MLP.
