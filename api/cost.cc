@@ -17,6 +17,7 @@
 #include "core/checked_math.h"
 #include "core/number_literal.h"
 #include "kernels/dry_run.h"
+#include "kernels/step_records.h"
 #include "step/matmul_tiling.h"
 #include "step/pipeline_step.h"
 
@@ -98,10 +99,7 @@ StatusOr<step::PipelineStep> PricePipelinedStep(const kernels::DryRunReport& run
     options.update_bytes = UpdateBytes(stage.worst, microbatches);
     if (stage.stage != split.stages - 1) options.loss_bytes = 0;
   }
-  // What crosses a stage boundary: one microbatch's hidden state on a device (its shard of the residual
-  // stream), as the activation plan lays it out.
-  const int64_t hidden = memory.breakdown.outside / 2;
-  return step::PricePipeline(run, plan, *inputs.tree, desc, hardware, per_stage, hidden, microbatches);
+  return step::PricePipeline(run, plan, desc, hardware, per_stage, microbatches);
 }
 
 // The whole step of a pipeline in StepCost's terms: the slowest stage's figures over every microbatch,
@@ -281,7 +279,9 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
     EP_ASSIGN_OR_RETURN(estimate.memory,
                         BuildMemoryReport(inputs, plan, StepMemoryOptions(memory, s), budget, s.policy));
   }
-  std::optional<kernels::DryRunReport> own_run;
+  // The forward's records, then the step's own (the stage sends, the gradient sync): a given run is the
+  // forward of this mesh, shared by plans whose splits differ, so each plan adds its own to a copy.
+  kernels::DryRunReport run;
   if (given_run == nullptr) {
     StatusOr<kernels::DryRunReport> dry_run = DryRunStep(inputs, plan, model, s);
     if (!dry_run.ok() && s.microbatches > 1) {
@@ -292,11 +292,19 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
                                        s.batch, s.microbatches, sequences, sequences == 1 ? "" : "s"));
       return Status::Error(std::move(diag), dry_run.status().kind());
     }
-    EP_ASSIGN_OR_RETURN(own_run, std::move(dry_run));
-    given_run = &*own_run;
+    EP_ASSIGN_OR_RETURN(run, std::move(dry_run));
+  } else {
+    run = *given_run;
   }
-  const kernels::DryRunReport& run = *given_run;
   const kernels::ModelDesc desc = MicrobatchModel(model, s);
+  kernels::StepRecordOptions records;
+  records.train = train;
+  records.gradient_bytes_per_element = desc.bytes_per_element;
+  if (!memory.grad_dtype.empty()) {
+    if (std::optional<DType> dtype = ParseDType(memory.grad_dtype))
+      records.gradient_bytes_per_element = DTypeBits(*dtype) / 8;
+  }
+  EP_RETURN_IF_ERROR(kernels::AppendStepRecords(desc, plan, *inputs.tree, records, run));
   step::StepOptions step;
   step.mode = train ? step::StepMode::kTrain : step::StepMode::kServe;
   step.remat = s.policy;
@@ -305,10 +313,6 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
   step.fp8_matmuls = s.fp8;
   EP_RETURN_IF_ERROR(CheckTorusOn(s.torus, hardware));
   step.torus = s.torus;
-  step.grad_bytes_per_element = desc.bytes_per_element;
-  if (!memory.grad_dtype.empty()) {
-    if (std::optional<DType> dtype = ParseDType(memory.grad_dtype)) step.grad_bytes_per_element = DTypeBits(*dtype) / 8;
-  }
   if (s.decode) {
     step.decode_cache_tokens = s.seq;
     step.kv_cache_bytes = estimate.memory.Worst().kv_cache;
@@ -324,7 +328,7 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
                         PricePipelinedStep(run, inputs, plan, desc, hardware, step, estimate.memory, s.microbatches));
     EP_ASSIGN_OR_RETURN(estimate.step, PipelineStepCost(*estimate.pipeline));
   } else {
-    EP_ASSIGN_OR_RETURN(estimate.step, step::PriceStep(run, plan, *inputs.tree, desc, hardware, step));
+    EP_ASSIGN_OR_RETURN(estimate.step, step::PriceStep(run, plan.mesh, desc, hardware, step));
   }
   if (estimate.step.slice) estimate.topology = TopologyLines(*estimate.step.slice, plan.mesh, hardware);
 

@@ -98,7 +98,8 @@ StatusOr<StepModel> StepModelOf(const PlanInputs& inputs, const planner::Plan& p
 /// `memory` with the mode, batch (one microbatch) and seq of `settings`.
 MemoryOptions StepMemoryOptions(const MemoryOptions& memory, const StepSettings& settings);
 
-/// The dry run of one microbatch of `settings` over `plan` (what every checkpoint policy shares).
+/// The dry run of one microbatch's forward of `settings` over `plan` (what every checkpoint policy, and every
+/// pipeline split of the mesh, shares); EstimateStep adds the plan's step records (kernels/step_records.h).
 StatusOr<kernels::DryRunReport> DryRunStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
                                            const StepSettings& settings);
 

@@ -114,6 +114,22 @@ TEST(PipelineCost, ABoundaryInsideTheNodeIsCheaperThanOneAcrossNodes) {
             inside.send_s / static_cast<double>(inside.send_bytes));
 }
 
+// The sends cost prices are the dry run's records (kernels/step_records.h, issue 45): one microbatch's
+// hidden state per device, which is what the memory model lays out for it (half of what it keeps outside
+// the layers: the embedding's output and the final norm's), once per chunk a stage hands on.
+TEST(PipelineCost, TheSendsMoveOneMicrobatchsHiddenStateAsTheActivationPlanLaysItOut) {
+  auto model = Llama();
+  for (const CostOptions& options :
+       {PipelinedCostOptions("pp=4,tp=2", 8), PipelinedCostOptions("pp=2,fsdp=2,tp=2", 8),
+        PipelinedCostOptions("pp=2,sp=2,tp=2", 8), PipelinedCostOptions("pp=4,tp=2", 8, "interleaved", 2),
+        PipelinedCostOptions("pp=2,dp=2,tp=2", 8, "dualpipe")}) {
+    auto cost = Cost(model, options);
+    const step::PipelineStep p = PipelineOf(cost);
+    EXPECT_EQ(p.send_bytes, cost->estimate->memory.breakdown.outside / 2) << options.plan.mesh.axes;
+    EXPECT_EQ(p.sends_per_microbatch, options.plan.pipeline.virtual_stages) << options.plan.mesh.axes;
+  }
+}
+
 TEST(PipelineCost, ServingWithAPipelineIsRefused) {
   auto model = Llama();
   CostOptions options = PipelinedCostOptions("pp=2,tp=4", 1);

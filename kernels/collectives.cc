@@ -223,26 +223,34 @@ DistTensor Collectives::RaggedAllToAll(DistTensor t, const std::vector<int>& axe
   return t;
 }
 
+CommRecord StageSendRecord(const Dims& shape, const DistSpec& spec, const MeshGeometry& stage, int pp_axis,
+                           int64_t from, int64_t to, std::string scope, std::string why, int64_t bytes_per_element) {
+  int64_t block = 1;
+  for (int64_t d : BlockShape(shape, spec, stage)) block *= d;
+  CommRecord r{CollectiveKind::kSendRecv,
+               std::move(scope),
+               std::move(why),
+               spec.ToString(stage.mesh()),
+               2,
+               block * bytes_per_element,
+               false,
+               {pp_axis}};
+  r.stage = from;
+  r.to_stage = to;
+  return r;
+}
+
 DistTensor Collectives::SendToStage(DistTensor t, int pp_axis, int64_t from, int64_t to, const std::string& why) {
   EP_CHECK(t.spec.partial.empty(), "a pipeline stage boundary sends a resolved tensor");
   const MeshGeometry stage(StageMesh(geo_.mesh(), pp_axis));
   std::vector<HostTensor> received;
-  const int64_t block = transport_.SendRecv(t.local, received, BlockShape(t.shape, t.spec, stage), pp_axis, from, to,
-                                            Describe(CollectiveKind::kSendRecv, {pp_axis}, why));
+  transport_.SendRecv(t.local, received, BlockShape(t.shape, t.spec, stage), pp_axis, from, to,
+                      Describe(CollectiveKind::kSendRecv, {pp_axis}, why));
   if (injection_ == Injection::kDropStageSend && log_->dropped_sends == 0) {
     ++log_->dropped_sends;  // the send does not arrive: the next stage starts from zeros
     for (HostTensor& b : received) std::fill(b.data.begin(), b.data.end(), 0.0);
   }
-  log_->records.push_back(CommRecord{CollectiveKind::kSendRecv,
-                                     scope_,
-                                     why,
-                                     t.spec.ToString(stage.mesh()),
-                                     2,
-                                     block * bytes_per_element_,
-                                     false,
-                                     {pp_axis}});
-  log_->records.back().stage = from;
-  log_->records.back().to_stage = to;
+  log_->records.push_back(StageSendRecord(t.shape, t.spec, stage, pp_axis, from, to, scope_, why, bytes_per_element_));
   t.local = std::move(received);
   t.live.reset();
   t.value_id = 0;

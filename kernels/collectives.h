@@ -49,8 +49,12 @@ struct CommRecord {
   /// beside the measured `bytes_per_device`; -1 for every other collective.
   int64_t expected_bytes = -1;
   /// On a pipelined mesh: the stage whose devices ran it (for a send/recv the sending stage, and
-  /// `to_stage` the receiving one); -1 without a pipeline.
+  /// `to_stage` the receiving one; for a gradient sync the stage whose parameters it sums); -1 without a
+  /// pipeline.
   int64_t stage = -1, to_stage = -1;
+  /// A training step's gradient sync (kernels/step_records.h): once per step, after the last
+  /// microbatch's backward, not per microbatch. Its `backward` is kOnly: nothing moves in the forward.
+  bool gradient_sync = false;
 };
 
 struct CommLog {
@@ -65,6 +69,12 @@ struct CommLog {
   /// Scopes in first-use order.
   std::vector<std::string> Scopes() const;
 };
+
+/// The record of a pipeline stage boundary's send/recv (Collectives::SendToStage, and the dry run's
+/// boundaries): each device of stage `to` receives its counterpart's block of a [shape] tensor laid out
+/// by `spec` on `stage`, the stage's mesh.
+CommRecord StageSendRecord(const Dims& shape, const DistSpec& spec, const MeshGeometry& stage, int pp_axis,
+                           int64_t from, int64_t to, std::string scope, std::string why, int64_t bytes_per_element);
 
 /// Deliberate faults for the mutation tests; the default (kNone) is the only production path.
 /// kDropStageSend: the first pipeline stage boundary's send does not arrive (the next stage starts from

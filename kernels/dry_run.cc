@@ -30,7 +30,10 @@ DryRunReport StageView(const DryRunReport& run, const planner::PipelineSplit& sp
     ++view.stage_weights[fmt::format("layer {}", std::min(layer, std::max<int64_t>(0, run.layers_run - 1)))];
   }
   for (const CommRecord& r : run.comm.records) {
-    if (view.Weight(r.scope) > 0) view.comm.records.push_back(r);
+    // A stage's sends and its gradient sync are the stage's by their record (kernels/step_records.h), the
+    // forward's collectives by their scope.
+    const bool staged = r.kind == CollectiveKind::kSendRecv || r.gradient_sync;
+    if (staged ? r.stage == stage : view.Weight(r.scope) > 0) view.comm.records.push_back(r);
   }
   for (const MatmulRecord& m : run.matmuls.records) {
     if (view.Weight(m.scope) > 0) view.matmuls.records.push_back(m);

@@ -60,7 +60,8 @@ struct DryRunReport {
 
 /// The part of `run` pipeline stage `stage` of `split` executes: "embed" on the first stage, the stage's
 /// layers (each run layer's scope weighted by how many of the stage's layers it stands for), "final" (the
-/// norm, the head and the loss) on the last. Records of other scopes are left out.
+/// norm, the head and the loss) on the last, and the stage's own step records (kernels/step_records.h):
+/// the sends it makes and its gradient sync. Records of other scopes and stages are left out.
 DryRunReport StageView(const DryRunReport& run, const planner::PipelineSplit& split, int64_t stage);
 
 /// Runs `model`'s forward over `plan` (laid out on `tree`, EasyDeL names) without values. BadInput

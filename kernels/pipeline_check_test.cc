@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "kernels/dry_run.h"
 #include "kernels/numeric_check.h"
+#include "kernels/step_records.h"
 #include "kernels/tiny_llama_test_util.h"
 #include "planner/pipeline.h"
 #include "planner/pipeline_stages.h"
@@ -162,6 +165,67 @@ TEST_F(PipelineCheckTest, InterleavedChunksCrossTheStagesInChunkOrder) {
     const int64_t layer = c.scope == "final" ? 3 : std::stoll(c.scope.substr(6));
     EXPECT_EQ(c.stage, layer % 2) << c.scope << " " << c.op;
   }
+}
+
+// The step model prices the sends the dry run records (kernels/step_records.h): the same records, field by
+// field, as the sends this check executes.
+TEST_F(PipelineCheckTest, TheDryRunRecordsTheSendsThePipelinedCheckExecutes) {
+  struct Case {
+    int64_t layers;
+    std::vector<int64_t> mesh;
+    int64_t virtual_stages;
+  };
+  for (const Case& c :
+       {Case{2, {2, 1, 1, 1, 1, 1}, 1}, Case{2, {2, 1, 2, 1, 2, 1}, 1}, Case{4, {2, 1, 1, 1, 2, 1}, 2}}) {
+    model_.layers = c.layers;
+    const ParamTree tree = LlamaTree(model_);
+    const planner::Plan plan = Plan(tree, c.mesh, c.virtual_stages);
+    const std::vector<CommRecord> executed = Sends(Run(plan, tree));
+    auto run = DryRunForward(model_, plan, tree);
+    ASSERT_TRUE(run.ok()) << run.status().ToString();
+    ASSERT_TRUE(AppendStepRecords(model_, plan, tree, {}, *run).ok());
+    std::vector<CommRecord> recorded;
+    for (const CommRecord& r : run->comm.records) {
+      if (r.kind == CollectiveKind::kSendRecv) recorded.push_back(r);
+    }
+    ASSERT_EQ(recorded.size(), executed.size());
+    ASSERT_FALSE(recorded.empty());
+    for (size_t i = 0; i < recorded.size(); ++i) {
+      const CommRecord &a = recorded[i], &b = executed[i];
+      EXPECT_EQ(std::tie(a.scope, a.op, a.tensor_spec, a.group_size, a.bytes_per_device, a.axes, a.stage, a.to_stage),
+                std::tie(b.scope, b.op, b.tensor_spec, b.group_size, b.bytes_per_device, b.axes, b.stage, b.to_stage))
+          << i << ": " << a.scope << " " << a.tensor_spec << " " << a.bytes_per_device << " vs " << b.scope << " "
+          << b.tensor_spec << " " << b.bytes_per_device;
+    }
+  }
+}
+
+// A pipelined step syncs each stage's gradients on its own devices: one record per stage, over the stage's
+// parameters.
+TEST_F(PipelineCheckTest, EachStageSyncsTheGradientsOfItsOwnParameters) {
+  const ParamTree tree = LlamaTree(model_);
+  const planner::Plan plan = Plan(tree, {2, 2, 1, 1, 1, 1});
+  auto run = DryRunForward(model_, plan, tree);
+  ASSERT_TRUE(run.ok());
+  ASSERT_TRUE(AppendStepRecords(model_, plan, tree, {.train = true, .gradient_bytes_per_element = 4}, *run).ok());
+  std::vector<int64_t> elements(2, 0);
+  for (const planner::ParamPlan& p : plan.params) {
+    for (int64_t s = 0; s < 2; ++s) {
+      if (plan.groups[static_cast<size_t>(p.group)].stages.On(s)) {
+        elements[static_cast<size_t>(s)] += *tree.tensors[static_cast<size_t>(p.tensor)].shape.NumElements();
+      }
+    }
+  }
+  std::vector<int64_t> synced(2, 0);
+  for (const CommRecord& r : run->comm.records) {
+    if (!r.gradient_sync) continue;
+    ASSERT_TRUE(r.stage == 0 || r.stage == 1);
+    EXPECT_EQ(r.axes, std::vector<int>{1});  // dp, after pp
+    synced[static_cast<size_t>(r.stage)] += r.bytes_per_device;
+  }
+  // dp=2: a ring all-reduce receives 2 x (2 - 1) / 2 = once the stage's float32 gradients.
+  EXPECT_EQ(synced, (std::vector<int64_t>{4 * elements[0], 4 * elements[1]}));
+  EXPECT_GT(elements[1], elements[0]);  // the head's
 }
 
 TEST_F(PipelineCheckTest, ADroppedStageSendFailsTheCheck) {

@@ -22,6 +22,21 @@ struct StageRunner {
 
 }  // namespace
 
+std::vector<StageBoundary> StageBoundaries(const planner::PipelineSplit& split) {
+  std::vector<StageBoundary> out;
+  int64_t layer = 0;
+  for (int64_t c = 0; c < split.Chunks(); ++c) {
+    if (c > 0) out.push_back({layer, (c + split.stages - 1) % split.stages, c % split.stages});
+    layer += split.chunk_layers[static_cast<size_t>(c)];
+  }
+  return out;
+}
+
+DistSpec BoundarySpec(const ModelDesc& model, const Dims& shape, const MeshGeometry& stage) {
+  const std::vector<PartitionSpec::Entry> entries{model.batch_axes, model.sequence_axes, model.hidden_axes};
+  return ConstrainedSpec(shape, ActivationSpec(stage.mesh(), entries), stage);
+}
+
 StatusOr<std::vector<StageActivation>> PipelinedForward(const ModelDesc& model, const PipelineRun& pipeline,
                                                         Transport& whole, const std::vector<ParamLookup>& params,
                                                         const HostTensor& ids, CommLog* log) {
@@ -43,13 +58,10 @@ StatusOr<std::vector<StageActivation>> PipelinedForward(const ModelDesc& model, 
   }
   Collectives boundary(whole, model.bytes_per_element, log, pipeline.injection);
 
-  // The layouts of what crosses a boundary, which the receiving stage knows without running the sender:
-  // the hidden-state constraint on [B, S, H], and on the logits [B, S, V] the loss's, the same entries.
-  const std::vector<PartitionSpec::Entry> entries{model.batch_axes, model.sequence_axes, model.hidden_axes};
   const Dims hidden_shape{model.batch, model.seq, model.hidden};
   const Dims logits_shape{model.batch, model.seq, model.vocab};
-  const DistSpec hidden = ConstrainedSpec(hidden_shape, ActivationSpec(stage_mesh, entries), stage_geo);
-  const DistSpec logits = ConstrainedSpec(logits_shape, ActivationSpec(stage_mesh, entries), stage_geo);
+  const DistSpec hidden = BoundarySpec(model, hidden_shape, stage_geo);
+  const DistSpec logits = BoundarySpec(model, logits_shape, stage_geo);
 
   std::vector<StageActivation> out;
   auto keep = [&](Activation a, int64_t stage, const DistSpec& spec) -> Status {
@@ -69,14 +81,15 @@ StatusOr<std::vector<StageActivation>> PipelinedForward(const ModelDesc& model, 
   }
   DistTensor h = embed.value;
   EP_RETURN_IF_ERROR(keep(std::move(embed), 0, hidden));
+  const std::vector<StageBoundary> boundaries = StageBoundaries(split);
   int64_t layer = 0;
   for (int64_t c = 0; c < split.Chunks(); ++c) {
     const int64_t stage = c % split.stages;
-    const int64_t from = (c + split.stages - 1) % split.stages;
     if (c > 0) {  // the chunk before ran on the stage before: its output crosses to this one
-      boundary.SetScope(fmt::format("layer {}", layer));
-      h = boundary.SendToStage(std::move(h), pipeline.pp_axis, from, stage,
-                               fmt::format("pipeline stage {} to stage {}", from, stage));
+      const StageBoundary& b = boundaries[static_cast<size_t>(c - 1)];
+      boundary.SetScope(fmt::format("layer {}", b.layer));
+      h = boundary.SendToStage(std::move(h), pipeline.pp_axis, b.from, b.to,
+                               fmt::format("pipeline stage {} to stage {}", b.from, b.to));
     }
     StageRunner& run = stages[static_cast<size_t>(stage)];
     for (int64_t i = 0; i < split.chunk_layers[static_cast<size_t>(c)]; ++i, ++layer) {

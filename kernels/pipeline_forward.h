@@ -41,6 +41,18 @@ struct PipelineRun {
   Injection injection = Injection::kNone;
 };
 
+/// Where consecutive model chunks sit on different stages: the hidden state entering layer `layer` (the
+/// first of its chunk) crosses from stage `from` to stage `to`. In chunk order; none without a pipeline.
+struct StageBoundary {
+  int64_t layer = 0, from = 0, to = 0;
+};
+std::vector<StageBoundary> StageBoundaries(const planner::PipelineSplit& split);
+
+/// The layout of what crosses a boundary, which the receiving stage knows without running the sender:
+/// the hidden-state constraint on [batch, seq, hidden] (and on the logits [batch, seq, vocab], the loss's
+/// entries, the same), on `stage`, a stage's mesh.
+DistSpec BoundarySpec(const ModelDesc& model, const Dims& shape, const MeshGeometry& stage);
+
 /// Runs `model`'s forward over `ids` [batch, seq] through the stages this process runs, on `whole`'s
 /// devices (the whole mesh's transport): `params[s]` looks up stage s's parameters (unused for stages
 /// this process does not run). Every collective and send/recv is recorded in `log`, each with its stage.

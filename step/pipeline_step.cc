@@ -7,20 +7,19 @@
 namespace easyplan::step {
 namespace {
 
-// Whether the boundary between stage `stage` and the next crosses the network: the pp axis crosses slices
-// there (--dcn), or the first device of the stage and its counterpart on the next stage sit in different
-// fast domains of their slice (devices [k x chips, (k+1) x chips) share one, row-major over each axis's
-// in-slice size, as jax create_hybrid_device_mesh lays a slice out).
-bool BoundaryCrossesNetwork(const Mesh& mesh, int pp, int64_t stage, const step::HardwareProfile& hw) {
+// Whether a send from stage `from` to stage `to` crosses the network: the two stages sit in different
+// slices (the pp axis crosses slices, --dcn), or the first device of `from` and its counterpart on `to` sit
+// in different fast domains of their slice (devices [k x chips, (k+1) x chips) share one, row-major over
+// each axis's in-slice size, as jax create_hybrid_device_mesh lays a slice out).
+bool SendCrossesNetwork(const Mesh& mesh, int pp, int64_t from, int64_t to, const step::HardwareProfile& hw) {
   const size_t axis = static_cast<size_t>(pp);
   const int64_t dcn = mesh.dcn_shape.empty() ? 1 : mesh.dcn_shape[axis];
   const int64_t ici = mesh.shape[axis] / dcn;
-  // Global coordinate = slice index x ici + in-slice index (DCN major): the next stage is another slice
-  // exactly when the in-slice index wraps.
-  if (dcn > 1 && (stage % ici) + 1 == ici) return true;
+  // Global coordinate = slice index x ici + in-slice index (DCN major).
+  if (from / ici != to / ici) return true;
   const int64_t stride = mesh.SliceStrides()[axis];
-  const int64_t from = (stage % ici) * stride, to = from + stride;
-  return hw.fast.chips > 0 && from / hw.fast.chips != to / hw.fast.chips;
+  const int64_t a = (from % ici) * stride, b = (to % ici) * stride;
+  return hw.fast.chips > 0 && a / hw.fast.chips != b / hw.fast.chips;
 }
 
 // One point-to-point send of `bytes` per device over a link: its latency and the bytes at its bandwidth.
@@ -33,10 +32,9 @@ double SendSeconds(const step::HardwareProfile& hw, bool network, int64_t bytes)
 
 }  // namespace
 
-StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
+StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const planner::Plan& plan,
                                      const kernels::ModelDesc& model, const step::HardwareProfile& hw,
-                                     const std::vector<StepOptions>& per_stage, int64_t hidden_bytes,
-                                     int64_t microbatches) {
+                                     const std::vector<StepOptions>& per_stage, int64_t microbatches) {
   const planner::PipelineSplit& split = plan.pipeline;
   const std::optional<int> pp = plan.mesh.AxisIndex(std::string(planner::kPipelineAxis));
   if (!split.pipelined() || !pp || static_cast<int64_t>(per_stage.size()) != split.stages) {
@@ -45,14 +43,26 @@ StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const pla
   PipelineStep out;
   out.microbatches = std::max<int64_t>(1, microbatches);
 
-  // The sends: each stage passes one microbatch's hidden state on, and receives its gradient back, once
-  // per model chunk it holds. The slowest boundary prices them all (the pace is the slowest stage's).
+  // The sends the dry run recorded (kernels/step_records.h): each stage passes one microbatch's hidden
+  // state on, and receives its gradient back, once per model chunk it hands on. The busiest stage's count
+  // and the slowest boundary price every stage's (the pace is the slowest stage's).
+  std::vector<int64_t> sent(static_cast<size_t>(split.stages), 0);
   bool network = false;
-  for (int64_t s = 0; s + 1 < split.stages; ++s) network = network || BoundaryCrossesNetwork(plan.mesh, *pp, s, hw);
-  out.send_bytes = hidden_bytes;
+  for (const kernels::CommRecord& r : run.comm.records) {
+    if (r.kind != kernels::CollectiveKind::kSendRecv) continue;
+    if (r.stage < 0 || r.stage >= split.stages || r.to_stage < 0 || r.to_stage >= split.stages) {
+      return Status::Internal("PricePipeline: a stage send's stages are outside the pipeline");
+    }
+    ++sent[static_cast<size_t>(r.stage)];
+    out.send_bytes = std::max(out.send_bytes, r.bytes_per_device);
+    network = network || SendCrossesNetwork(plan.mesh, *pp, r.stage, r.to_stage, hw);
+  }
+  out.sends_per_microbatch = *std::max_element(sent.begin(), sent.end());
+  if (out.sends_per_microbatch == 0) {
+    return Status::Internal("PricePipeline: the dry run records no stage sends (kernels::AppendStepRecords)");
+  }
   out.send_link = network ? "network" : "fast";
-  out.send_s = SendSeconds(hw, network, hidden_bytes);
-  out.sends_per_microbatch = split.virtual_stages;
+  out.send_s = SendSeconds(hw, network, out.send_bytes);
 
   // Stages that run the same scopes with the same weights and the same step options cost the same (the
   // middle stages of an even split): each distinct one is priced once. DualPipe's stages also hold their
@@ -63,7 +73,6 @@ StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const pla
     stage.stage = s;
     stage.layers = split.LayerCount(s);
     StepOptions options = per_stage[static_cast<size_t>(s)];
-    options.stage = s;
     options.microbatches = 1;
     const kernels::DryRunReport view = StageView(run, split, s);
     const bool shareable = split.schedule != planner::PipelineSchedule::kDualPipe && s > 0 && s + 1 < split.stages;
@@ -71,7 +80,7 @@ StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const pla
     if (auto it = priced.find(key); shareable && it != priced.end()) {
       stage.cost = it->second;
     } else {
-      EP_ASSIGN_OR_RETURN(stage.cost, PriceStep(view, plan, tree, model, hw, options));
+      EP_ASSIGN_OR_RETURN(stage.cost, PriceStep(view, plan.mesh, model, hw, options));
       if (shareable) priced.emplace(key, stage.cost);
     }
     const StepCost::Microbatch& mb = stage.cost.microbatch;

@@ -12,10 +12,11 @@
 //    pipelining runtimes keep them gathered across the microbatches) behind the first forward and their
 //    gradients reduce-scattered once behind the last backward, and each stage's gradient sync;
 //  - plus the optimizer update, once per step, on the slowest stage.
-// The stage-to-stage sends: one microbatch's hidden state (and, in the backward, its gradient) from each
+// The stage-to-stage sends are the dry run's send records (kernels/step_records.h, the records check's
+// pipelined forward makes): one microbatch's hidden state (and, in the backward, its gradient) from each
 // device to the device of the same coordinates on the next stage, at the link that boundary crosses: the
-// network when the two devices sit in different fast domains (or the pp axis crosses slices, --dcn),
-// else the fast domain. Interleaving crosses V times as many boundaries per microbatch.
+// network when the two devices sit in different fast domains (or different slices, --dcn), else the fast
+// domain. Interleaving crosses V times as many boundaries per microbatch.
 
 #include <cstdint>
 #include <string>
@@ -61,14 +62,13 @@ struct PipelineStep {
   double bubble_free_s = 0;  ///< the same step without the bubble: the busiest device's passes, plus the rest
 };
 
-/// Prices `plan`'s pipelined training step from `run`, the dry run of one microbatch. `per_stage[s]` are
-/// stage s's step options (its update and loss bytes; microbatches 1); `hidden_bytes` is one
-/// microbatch's hidden state per device, what crosses a stage boundary; `microbatches` the step's.
+/// Prices `plan`'s pipelined training step from `run`, the dry run of one microbatch with its step records
+/// (kernels/step_records.h: the stage sends and each stage's gradient sync). `per_stage[s]` are stage s's
+/// step options (its update and loss bytes; microbatches 1); `microbatches` the step's.
 /// The schedule is simulated: the caller bounds its passes first (SchedulePasses).
-StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
+StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const planner::Plan& plan,
                                      const kernels::ModelDesc& model, const step::HardwareProfile& hardware,
-                                     const std::vector<StepOptions>& per_stage, int64_t hidden_bytes,
-                                     int64_t microbatches);
+                                     const std::vector<StepOptions>& per_stage, int64_t microbatches);
 
 /// Every stage's F, B (input part) and W of one microbatch as the schedule runs them: its forward and
 /// backward with their exposed collectives, and the sends of each boundary the microbatch crosses each way.

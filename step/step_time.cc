@@ -151,14 +151,12 @@ void KindBytes::Add(kernels::CollectiveKind kind, int64_t bytes) {
   }
 }
 
-StatusOr<StepCost> PriceStep(const kernels::DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
-                             const kernels::ModelDesc& model, const step::HardwareProfile& hw,
-                             const StepOptions& options) {
+StatusOr<StepCost> PriceStep(const kernels::DryRunReport& run, const Mesh& mesh, const kernels::ModelDesc& model,
+                             const step::HardwareProfile& hw, const StepOptions& options) {
   if (hw.peak_flops_bf16 <= 0 || hw.hbm_bandwidth <= 0 || hw.fast.bandwidth <= 0) {
     return Status::BadInput(
         {hw.source}, "hardware profile '" + hw.name + "' lacks peak_flops_bf16, hbm_bandwidth or fast.bandwidth");
   }
-  const Mesh& mesh = plan.mesh;
   const bool train = options.mode == StepMode::kTrain;
   const int64_t micro = std::max<int64_t>(1, options.microbatches);
   StepCost cost;
@@ -370,6 +368,17 @@ StatusOr<StepCost> PriceStep(const kernels::DryRunReport& run, const planner::Pl
     cost.collectives.push_back(std::move(c));
   };
   for (const kernels::CommRecord& r : run.comm.records) {
+    // A pipeline's stage sends are the schedule's to price (step/pipeline_step.h).
+    if (r.kind == kernels::CollectiveKind::kSendRecv) continue;
+    if (r.gradient_sync) {
+      // The gradient sync (kernels/step_records.h), once per step: bucketed behind the backward, as DDP and
+      // FSDP schedule it.
+      if (!train) continue;
+      PricedCollective c{"gradient", r.scope, r.op, r.kind, "", r.group_size, 1, r.bytes_per_device};
+      c.overlapped = true;
+      price(c, r.axes);
+      continue;
+    }
     const int64_t weight = run.Weight(r.scope);
     // A routed collective at what balanced routing moves (the assumption cost states).
     const int64_t bytes = r.expected_bytes >= 0 ? r.expected_bytes : r.bytes_per_device;
@@ -406,51 +415,6 @@ StatusOr<StepCost> PriceStep(const kernels::DryRunReport& run, const planner::Pl
       regather.phase = "backward";
       price(regather, r.axes);
       cost.backward.Add(kernels::CollectiveKind::kAllGather, bytes * weight);
-    }
-  }
-  // Gradient sync: each parameter's gradient summed over the data axes it is replicated on.
-  if (train) {
-    std::vector<int> data_axes;
-    for (const PartitionSpec::Entry* entry : {&model.batch_axes, &model.sequence_axes}) {
-      for (const std::string& name : *entry) {
-        for (int a = 0; a < mesh.rank(); ++a) {
-          if (mesh.axis_names[static_cast<size_t>(a)] == name && mesh.shape[static_cast<size_t>(a)] > 1 &&
-              std::find(data_axes.begin(), data_axes.end(), a) == data_axes.end()) {
-            data_axes.push_back(a);
-          }
-        }
-      }
-    }
-    std::map<std::vector<int>, int64_t> shard_bytes_by_axes;
-    for (const planner::ParamPlan& p : plan.params) {
-      const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
-      if (tensor.role != TensorRole::kParameter) continue;
-      if (options.stage >= 0 && !plan.groups[static_cast<size_t>(p.group)].stages.On(options.stage)) continue;
-      const std::vector<std::string> used = p.effective.AllAxes();
-      std::vector<int> replicated;
-      for (int a : data_axes) {
-        if (std::find(used.begin(), used.end(), mesh.axis_names[static_cast<size_t>(a)]) == used.end()) {
-          replicated.push_back(a);
-        }
-      }
-      if (replicated.empty()) continue;
-      const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
-      const int64_t elements = group.layout.shard_shape().NumElements().value_or(0);
-      shard_bytes_by_axes[replicated] += elements * options.grad_bytes_per_element;
-    }
-    for (const auto& [axes, bytes] : shard_bytes_by_axes) {
-      int64_t g = 1;
-      for (int a : axes) g *= mesh.shape[static_cast<size_t>(a)];
-      PricedCollective c{"gradient",
-                         "all layers",
-                         "gradient all-reduce over the data axes",
-                         kernels::CollectiveKind::kAllReduce,
-                         "",
-                         g,
-                         1,
-                         2 * (g - 1) * bytes / g};
-      c.overlapped = true;  // bucketed behind the backward, as DDP and FSDP schedule it
-      price(c, axes);
     }
   }
   cost.exposed_communication_s = exposed_s + std::max(0.0, overlappable_s - cost.compute_s);

@@ -14,10 +14,11 @@
 //    other policies nothing that costs a matmul.
 //  - Decode: a one-token forward plus, per attention layer, the scores against the KV cache: FLOPs
 //    4 x batch x heads x cache tokens x head dim on the device's shard, bytes the layer's cache.
-//  - Communication: every collective of the forward; in the backward its transpose (all-gather <->
-//    reduce-scatter, all-reduce and all-to-all as themselves) and, for a parameter all-gather (FSDP),
-//    the gather again; the gradient all-reduce over the data axes a parameter is replicated on, once per
-//    step. A collective over a group of g costs latency x ring steps + bytes / (bandwidth x link
+//  - Communication: the dry run's records and nothing else. Every collective of the forward; in the
+//    backward its transpose (all-gather <-> reduce-scatter, all-reduce and all-to-all as themselves)
+//    and, for a parameter all-gather (FSDP), the gather again; the gradient sync the dry run recorded
+//    (kernels/step_records.h), once per step. A pipeline's stage sends are priced by its schedule
+//    (step/pipeline_step.h). A collective over a group of g costs latency x ring steps + bytes / (bandwidth x link
 //    efficiency) on the links its group spans: the network when one of its axes crosses slices (--dcn)
 //    or its devices leave one fast domain, else the fast domain.
 //  - Overlap: parameter gathers and gradient reductions are prefetched or deferred behind compute
@@ -44,9 +45,8 @@ enum class StepMode { kTrain, kServe };
 struct StepOptions {
   StepMode mode = StepMode::kTrain;
   planner::CheckpointPolicy remat = planner::CheckpointPolicy::kNone;
-  int64_t microbatches = 1;            ///< gradient accumulation steps per optimizer step (train)
-  int64_t grad_bytes_per_element = 4;  ///< the gradient dtype of the all-reduce (float32 by default)
-  bool flash_attention = true;         ///< attention scores stay on chip: their matmuls are compute-bound
+  int64_t microbatches = 1;     ///< gradient accumulation steps per optimizer step (train)
+  bool flash_attention = true;  ///< attention scores stay on chip: their matmuls are compute-bound
   /// The projections (every matmul but attention's q.k and p.v) run in fp8 at peak_flops_fp8, as
   /// torchao's float8 linears and Transformer Engine's fp8 recipes do; attention stays bf16.
   bool fp8_matmuls = false;
@@ -63,9 +63,6 @@ struct StepOptions {
   /// A TPU slice's torus dims as given (step::LayOutSlice); empty: Cloud TPU's topology for the
   /// slice's chip count.
   std::vector<int64_t> torus;
-  /// A pipelined plan: price the step of this stage (its parameters' gradient sync only); -1 = the whole
-  /// model. The dry run is that stage's view (StageView).
-  int64_t stage = -1;
 };
 
 /// One collective over the mesh axes `axes` (a group of `group` devices, `bytes_per_device` received by
@@ -151,11 +148,11 @@ struct StepCost {
 /// holding the last queries, which attend to every earlier key.
 double AttentionCausalShare(int64_t sequence_shards);
 
-/// Prices `run` (a dry run of one microbatch over `plan`) on `hardware`. BadInput when the profile
-/// lacks a figure the mode needs.
-StatusOr<StepCost> PriceStep(const kernels::DryRunReport& run, const planner::Plan& plan, const ParamTree& tree,
-                             const kernels::ModelDesc& model, const step::HardwareProfile& hardware,
-                             const StepOptions& options);
+/// Prices `run` (a dry run of one microbatch over a plan on `mesh`, with its step records:
+/// kernels/step_records.h) on `hardware`: its records and nothing else. BadInput when the profile lacks a
+/// figure the mode needs.
+StatusOr<StepCost> PriceStep(const kernels::DryRunReport& run, const Mesh& mesh, const kernels::ModelDesc& model,
+                             const step::HardwareProfile& hardware, const StepOptions& options);
 
 }  // namespace easyplan::step
 

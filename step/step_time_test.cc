@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/step_records.h"
 #include "kernels/tiny_llama_test_util.h"
 
 namespace easyplan::step {
@@ -29,7 +30,9 @@ Priced Price(const kernels::ModelDesc& model, const std::vector<int64_t>& mesh, 
   const planner::Plan plan = kernels::PlanTinyLlama(tree, kernels::kEasyDelAxes, mesh);
   auto run = kernels::DryRunForward(model, plan, tree);
   EXPECT_TRUE(run.ok()) << run.status().ToString();
-  auto cost = PriceStep(*run, plan, tree, model, TestChip(), options);
+  const kernels::StepRecordOptions records{.train = options.mode == StepMode::kTrain};
+  EXPECT_TRUE(kernels::AppendStepRecords(model, plan, tree, records, *run).ok());
+  auto cost = PriceStep(*run, plan.mesh, model, TestChip(), options);
   EXPECT_TRUE(cost.ok()) << cost.status().ToString();
   return {std::move(*run), std::move(*cost)};
 }
