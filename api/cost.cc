@@ -18,6 +18,7 @@
 #include "core/number_literal.h"
 #include "kernels/dry_run.h"
 #include "kernels/step_records.h"
+#include "step/estimate.h"
 #include "step/matmul_tiling.h"
 #include "step/pipeline_step.h"
 
@@ -60,89 +61,6 @@ bool IsRoutedExpert(const kernels::ModelDesc& d, const std::string& name) {
     if (tail.empty() || tail.starts_with("/") || tail.starts_with("_")) return true;
   }
   return false;
-}
-
-// The model one microbatch of `s` runs: its share of the batch, and in decode one token per sequence
-// (nothing left to split on the sequence axes).
-kernels::ModelDesc MicrobatchModel(const StepModel& model, const StepSettings& s) {
-  kernels::ModelDesc desc = model.desc;
-  desc.batch = s.batch / std::max<int64_t>(1, s.microbatches);
-  desc.seq = s.decode ? 1 : s.seq;
-  if (s.decode) desc.sequence_axes.clear();
-  return desc;
-}
-
-// The bytes the optimizer update of `device` reads and writes once per step: it reads the parameters,
-// gradients and optimizer state and writes the parameters and the state (optax's adamw: m, v and the
-// parameters); each microbatch after the first also reads and writes the accumulated gradients.
-int64_t UpdateBytes(const planner::DeviceMemory& device, int64_t microbatches) {
-  const int64_t accumulations = std::max<int64_t>(0, microbatches - 1);
-  return 2 * device.params + device.grads * (1 + 2 * accumulations) + 2 * device.optimizer;
-}
-
-// Each stage's step options: its worst device's optimizer update (parameters, gradients and state, once
-// per step; the accumulation of each microbatch's gradients), and the loss on the last stage only.
-StatusOr<step::PipelineStep> PricePipelinedStep(const kernels::DryRunReport& run, const PlanInputs& inputs,
-                                                const planner::Plan& plan, const kernels::ModelDesc& desc,
-                                                const step::HardwareProfile& hardware, const step::StepOptions& whole,
-                                                const planner::MemoryReport& memory, int64_t microbatches) {
-  if (whole.mode != step::StepMode::kTrain) {
-    // Cost(), Report() and suggest refuse a pipelined serving step before they get here (CheckPricedPipeline).
-    return Status::BadInput({}, "a pipelined serving step is not priced", {kServingWithPipeline});
-  }
-  const planner::PipelineSplit& split = plan.pipeline;
-  // The bubble comes from the schedule's simulation, whose size is known before it is built.
-  EP_RETURN_IF_ERROR(CheckTimelineSize(split, microbatches, inputs.model->env().limits));
-  std::vector<step::StepOptions> per_stage(static_cast<size_t>(split.stages), whole);
-  for (const planner::StageMemory& stage : memory.stages) {
-    step::StepOptions& options = per_stage[static_cast<size_t>(stage.stage)];
-    options.update_bytes = UpdateBytes(stage.worst, microbatches);
-    if (stage.stage != split.stages - 1) options.loss_bytes = 0;
-  }
-  return step::PricePipeline(run, plan, desc, hardware, per_stage, microbatches);
-}
-
-// The whole step of a pipeline in StepCost's terms: the slowest stage's figures over every microbatch,
-// its collectives and layers, and the schedule's step time.
-StatusOr<step::StepCost> PipelineStepCost(const step::PipelineStep& p) {
-  const step::StageStep& slow = p.stages[static_cast<size_t>(p.slowest)];
-  step::StepCost cost = slow.cost;
-  const double m = static_cast<double>(p.microbatches);
-  // The busiest device's passes (PricePipeline's pace): with the bubble and what runs outside the pipeline,
-  // the headline's parts add up to the step time.
-  const step::StepCost::Microbatch& mb = p.pace_microbatch;
-  cost.compute_s = m * (mb.forward_s + mb.backward_s) + p.update_s;
-  cost.recompute_s = slow.cost.recompute_s * m;
-  cost.memory_bound_s = (slow.cost.memory_bound_s - slow.cost.update_s) * m + p.update_s;
-  cost.update_s = p.update_s;
-  const double sends = 2.0 * static_cast<double>(p.sends_per_microbatch) * p.send_s * m;
-  cost.exposed_communication_s =
-      m * (mb.forward_exposed_s + mb.backward_exposed_s) + sends + p.exposed_parameter_s + p.exposed_gradient_s;
-  const std::optional<int64_t> step_flops = CheckedMul(slow.cost.step_flops, p.microbatches);
-  if (!step_flops) {
-    return Status::BadInput({},
-                            "the step's FLOP count does not fit in 64 bits: expected fewer microbatches or a "
-                            "smaller batch, sequence or model");
-  }
-  cost.step_flops = *step_flops;
-  // The parameters stay gathered for the whole step (step/pipeline_step.h): their forward gather and
-  // their gradients' reduce-scatter run once, the backward's and the recomputation's re-gathers not at all;
-  // every activation collective runs once per microbatch.
-  std::vector<step::PricedCollective> issued;
-  cost.communication_s = sends;
-  for (step::PricedCollective c : cost.collectives) {
-    const bool parameter = c.overlapped && c.phase != "gradient";
-    if (parameter && !(c.phase == "forward" || c.kind == kernels::CollectiveKind::kReduceScatter)) continue;
-    if (!parameter && c.phase != "gradient") c.count *= p.microbatches;
-    cost.communication_s += c.seconds * static_cast<double>(c.count);
-    issued.push_back(std::move(c));
-  }
-  cost.collectives = std::move(issued);
-  // The exposed part is summed in another order than the whole: keep rounding from exposing more than
-  // there is (cost printed "-5.55e-11 us hidden behind compute").
-  cost.exposed_communication_s = std::min(cost.exposed_communication_s, cost.communication_s);
-  cost.step_time_s = p.step_time_s;
-  return cost;
 }
 
 }  // namespace
@@ -264,7 +182,7 @@ MemoryOptions StepMemoryOptions(const MemoryOptions& memory, const StepSettings&
 
 StatusOr<kernels::DryRunReport> DryRunStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
                                            const StepSettings& s) {
-  return kernels::DryRunForward(MicrobatchModel(model, s), plan, *inputs.tree);
+  return kernels::DryRunForward(step::MicrobatchModel(model, s), plan, *inputs.tree);
 }
 
 StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
@@ -272,12 +190,18 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
                                     const StepSettings& s, const planner::MemoryReport* memory_report,
                                     const kernels::DryRunReport* given_run) {
   const bool train = s.mode == planner::MemoryMode::kTrain;
-  StepEstimate estimate;
+  EP_RETURN_IF_ERROR(CheckTorusOn(s.torus, hardware));
+  if (plan.pipeline.pipelined()) {
+    // Cost(), Report() and suggest refuse a pipelined serving step before they get here (CheckPricedPipeline).
+    if (!train) return Status::BadInput({}, "a pipelined serving step is not priced", {kServingWithPipeline});
+    // The bubble comes from the schedule's simulation, whose size is known before it is built.
+    EP_RETURN_IF_ERROR(CheckTimelineSize(plan.pipeline, s.microbatches, inputs.model->env().limits));
+  }
+  planner::MemoryReport step_memory;
   if (memory_report != nullptr) {
-    estimate.memory = *memory_report;
+    step_memory = *memory_report;
   } else {
-    EP_ASSIGN_OR_RETURN(estimate.memory,
-                        BuildMemoryReport(inputs, plan, StepMemoryOptions(memory, s), budget, s.policy));
+    EP_ASSIGN_OR_RETURN(step_memory, BuildMemoryReport(inputs, plan, StepMemoryOptions(memory, s), budget, s.policy));
   }
   // The forward's records, then the step's own (the stage sends, the gradient sync): a given run is the
   // forward of this mesh, shared by plans whose splits differ, so each plan adds its own to a copy.
@@ -296,57 +220,16 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
   } else {
     run = *given_run;
   }
-  const kernels::ModelDesc desc = MicrobatchModel(model, s);
   kernels::StepRecordOptions records;
   records.train = train;
-  records.gradient_bytes_per_element = desc.bytes_per_element;
+  records.gradient_bytes_per_element = model.desc.bytes_per_element;
   if (!memory.grad_dtype.empty()) {
     if (std::optional<DType> dtype = ParseDType(memory.grad_dtype))
       records.gradient_bytes_per_element = DTypeBits(*dtype) / 8;
   }
-  EP_RETURN_IF_ERROR(kernels::AppendStepRecords(desc, plan, *inputs.tree, records, run));
-  step::StepOptions step;
-  step.mode = train ? step::StepMode::kTrain : step::StepMode::kServe;
-  step.remat = s.policy;
-  step.microbatches = s.microbatches;
-  step.flash_attention = model.flash_attention;
-  step.fp8_matmuls = s.fp8;
-  EP_RETURN_IF_ERROR(CheckTorusOn(s.torus, hardware));
-  step.torus = s.torus;
-  if (s.decode) {
-    step.decode_cache_tokens = s.seq;
-    step.kv_cache_bytes = estimate.memory.Worst().kv_cache;
-  }
-  if (train) {
-    // The optimizer update (UpdateBytes). The loss reads the float32 logits in the forward, and reads them
-    // and writes their gradient in the backward.
-    step.update_bytes = UpdateBytes(estimate.memory.Worst(), s.microbatches);
-    step.loss_bytes = 3 * estimate.memory.breakdown.logits;
-  }
-  if (plan.pipeline.pipelined()) {
-    EP_ASSIGN_OR_RETURN(estimate.pipeline,
-                        PricePipelinedStep(run, inputs, plan, desc, hardware, step, estimate.memory, s.microbatches));
-    EP_ASSIGN_OR_RETURN(estimate.step, PipelineStepCost(*estimate.pipeline));
-  } else {
-    EP_ASSIGN_OR_RETURN(estimate.step, step::PriceStep(run, plan.mesh, desc, hardware, step));
-  }
+  EP_RETURN_IF_ERROR(kernels::AppendStepRecords(step::MicrobatchModel(model, s), plan, *inputs.tree, records, run));
+  EP_ASSIGN_OR_RETURN(StepEstimate estimate, step::EstimateStep(run, plan, model, hardware, s, std::move(step_memory)));
   if (estimate.step.slice) estimate.topology = TopologyLines(*estimate.step.slice, plan.mesh, hardware);
-
-  const int64_t devices = plan.mesh.NumDevices();
-  estimate.tokens = s.decode ? s.batch : s.batch * s.seq;
-  estimate.active_params = model.active_params;
-  estimate.model_flops =
-      (train ? 6.0 : 2.0) * static_cast<double>(model.active_params) * static_cast<double>(estimate.tokens);
-  const double t = estimate.step.step_time_s;
-  if (t > 0) {
-    estimate.tokens_per_s = static_cast<double>(estimate.tokens) / t;
-    estimate.tokens_per_s_per_device = estimate.tokens_per_s / static_cast<double>(devices);
-    // Against the peak of the precision the projections run in: fp8 MFU is a share of what fp8 could do.
-    estimate.mfu_peak = s.fp8 ? "fp8" : "bf16";
-    const double peak = s.fp8 ? hardware.peak_flops_fp8.value_or(hardware.peak_flops_bf16) : hardware.peak_flops_bf16;
-    estimate.mfu = estimate.model_flops / (t * static_cast<double>(devices) * peak);
-  }
-  estimate.fits = estimate.memory.fits;
   return estimate;
 }
 

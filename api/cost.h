@@ -19,6 +19,7 @@
 #include "kernels/model.h"
 #include "planner/memory.h"
 #include "planner/plan.h"
+#include "step/estimate.h"
 #include "step/hardware.h"
 #include "step/pipeline_step.h"
 #include "step/step_time.h"
@@ -43,17 +44,11 @@ Status CheckCostOptions(const CostOptions& options, const std::string& command =
 /// How a step of `memory` (mode, batch) is priced: --microbatches, --decode, --precision (cost, report).
 Status CheckStepPricing(const MemoryOptions& memory, int64_t microbatches, bool decode, const std::string& precision);
 
-/// What one estimate varies on a laid-out plan: suggest changes these without resolving again.
-struct StepSettings {
-  planner::MemoryMode mode = planner::MemoryMode::kTrain;
-  bool decode = false;
-  int64_t batch = 1;  ///< global, per optimizer step
-  int64_t seq = 1;
-  int64_t microbatches = 1;
-  planner::CheckpointPolicy policy = planner::CheckpointPolicy::kNone;
-  bool fp8 = false;            ///< the projections run in fp8 (--precision fp8)
-  std::vector<int64_t> torus;  ///< --torus: a TPU slice's torus dims; empty = Cloud TPU's for its chips
-};
+/// The estimate's types are step/'s (step/estimate.h); api names them for its callers.
+using step::kMfuConvention;
+using StepEstimate = step::StepEstimate;
+using StepModel = step::StepModel;
+using StepSettings = step::StepSettings;
 
 /// --torus "4x4x8": the dims, each at least 1; "" is none. The message names the flag.
 StatusOr<std::vector<int64_t>> ParseTorus(const std::string& text);
@@ -65,34 +60,8 @@ Status CheckTorusOn(const std::vector<int64_t>& torus, const step::HardwareProfi
 Status CheckPrecision(const std::string& precision);
 Status CheckPrecisionOn(const std::string& precision, const step::HardwareProfile& hardware);
 
-/// The model FLOPs convention of MFU: 6 x N x tokens in training (2 x N x tokens serving), N the
-/// parameters of the matmuls a token passes through (the input embedding lookup is not one; a MoE
-/// layer's routed experts count top_k / experts of theirs). No attention term.
-inline constexpr const char* kMfuConvention =
-    "6*N*tokens (train) or 2*N*tokens (serve), N = active matmul parameters (no embedding lookup, norm or bias; routed "
-    "experts x top_k/experts), no attention term";
-
-struct StepEstimate {
-  step::StepCost step;
-  std::optional<step::PipelineStep> pipeline;  ///< a pipelined plan: each stage, the bubble, the sends
-  planner::MemoryReport memory;                ///< of one microbatch's step
-  int64_t tokens = 0;                          ///< per step: batch x seq (train, prefill), batch (decode)
-  int64_t active_params = 0;                   ///< N of kMfuConvention
-  double model_flops = 0;                      ///< 6 (or 2) x N x tokens
-  double tokens_per_s = 0, tokens_per_s_per_device = 0, mfu = 0;
-  std::string mfu_peak = "bf16";  ///< the precision whose peak MFU divides by: fp8 when the projections run in fp8
-  bool fits = false;
-  /// The TPU slice the step was priced on, in words (api/topology_lines.h); empty off a torus.
-  std::vector<std::string> topology;
-};
-
-/// The dry run's model for a plan: everything EstimateStep needs that does not change with the mesh's
-/// batch split. Computed once per (model, tree) by suggest.
-struct StepModel {
-  kernels::ModelDesc desc;  ///< batch and seq are set per estimate
-  int64_t active_params = 0;
-  bool flash_attention = true;  ///< attn_mechanism is not "vanilla"
-};
+/// The dry run's model of `plan` (step::StepModel): its full-size description, active matmul parameters and
+/// attention kernel.
 StatusOr<StepModel> StepModelOf(const PlanInputs& inputs, const planner::Plan& plan);
 
 /// `memory` with the mode, batch (one microbatch) and seq of `settings`.

@@ -72,7 +72,7 @@ Status CheckTimelineSize(const planner::PipelineSplit& split, int64_t microbatch
 }
 
 StatusOr<Json> PipelineTimelineJson(const step::PipelineStep& step, const planner::PipelineSplit& split) {
-  const std::vector<planner::StageTimes> times = step::PipelineStageTimes(step);
+  const std::vector<step::StageTimes> times = step::PipelineStageTimes(step);
   EP_ASSIGN_OR_RETURN(const step::Timeline timeline, step::SimulateSchedule(split, step.microbatches, times));
   const ScheduleText text = TextOf(split);
   Json out = Json::object();
@@ -84,7 +84,7 @@ StatusOr<Json> PipelineTimelineJson(const step::PipelineStep& step, const planne
   out["chunk_layers"] = split.chunk_layers;
   out["microbatches"] = step.microbatches;
   Json stage_times = Json::array();
-  for (const planner::StageTimes& t : times) {
+  for (const step::StageTimes& t : times) {
     stage_times.push_back(Json::array({t.forward, t.backward_input, t.backward_weight}));
   }
   out["stage_times"] = std::move(stage_times);
@@ -118,7 +118,7 @@ StatusOr<Json> PipelineTimelineJson(const step::PipelineStep& step, const planne
   out["bubble_formula"] = text.bubble;
   out["cost_pipeline_s"] = step.pipeline_s;  // this timeline's end: cost prices the step from it
   // The schedule's formula at the pace-setting stage's times (what equal stages give), for comparison.
-  const double formula_bubble = planner::BubbleSeconds(split, step.pace);
+  const double formula_bubble = step::BubbleSeconds(split, step.pace);
   out["formula_bubble_s"] = formula_bubble;
   out["formula_pipeline_s"] =
       static_cast<double>(step.microbatches) * (step.pace.forward + step.pace.Backward()) + formula_bubble;

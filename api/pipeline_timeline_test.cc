@@ -51,9 +51,9 @@ constexpr ScheduleCase kSchedules[] = {
 TEST(PipelineTimeline, TheSlowestStagesTimesAreCostsPace) {
   for (const char* schedule : {"1f1b", "interleaved"}) {
     const Priced p = PricedStep(schedule, 8, std::string(schedule) == "interleaved" ? 2 : 1);
-    const std::vector<planner::StageTimes> times = step::PipelineStageTimes(p.step);
+    const std::vector<step::StageTimes> times = step::PipelineStageTimes(p.step);
     ASSERT_EQ(times.size(), 4u);
-    const planner::StageTimes& slow = times[static_cast<size_t>(p.step.slowest)];
+    const step::StageTimes& slow = times[static_cast<size_t>(p.step.slowest)];
     EXPECT_DOUBLE_EQ(slow.forward, p.step.pace.forward) << schedule;
     EXPECT_DOUBLE_EQ(slow.backward_input, p.step.pace.backward_input) << schedule;
     EXPECT_DOUBLE_EQ(slow.backward_weight, p.step.pace.backward_weight) << schedule;
@@ -70,7 +70,7 @@ TEST(PipelineTimeline, EveryBoxIsItsStagesPassAsCostPricesIt) {
   for (const ScheduleCase& c : kSchedules) {
     const Priced p = PricedStep(c.schedule, c.microbatches, c.virtual_stages);
     const Json t = TimelineOf(p.step, p.split);
-    const std::vector<planner::StageTimes> times = step::PipelineStageTimes(p.step);
+    const std::vector<step::StageTimes> times = step::PipelineStageTimes(p.step);
     const double share = 1.0 / static_cast<double>(c.virtual_stages);
     ASSERT_TRUE(t["boxes"].is_array()) << c.schedule;
     double last = 0;
@@ -79,7 +79,7 @@ TEST(PipelineTimeline, EveryBoxIsItsStagesPassAsCostPricesIt) {
       const int64_t device = box[0].get<int64_t>(), chunk = box[3].get<int64_t>();
       const std::string kind = box[1].get<std::string>();
       const double start = box[4].get<double>(), end = box[5].get<double>();
-      const planner::StageTimes& s = times[static_cast<size_t>(step::StageOfChunk(p.split, chunk))];
+      const step::StageTimes& s = times[static_cast<size_t>(step::StageOfChunk(p.split, chunk))];
       const double expected = share * (kind == "F"   ? s.forward
                                        : kind == "B" ? s.Backward()
                                        : kind == "I" ? s.backward_input
@@ -105,7 +105,7 @@ TEST(PipelineTimeline, EveryBoxIsItsStagesPassAsCostPricesIt) {
 }
 
 // The stages made equal (each the slowest's): the timeline ends at m x pace + each schedule's bubble
-// formula (planner::BubbleSeconds), within rounding, and for 1F1B at (m + p - 1) x (F + B). DualPipe's
+// formula (step::BubbleSeconds), within rounding, and for 1F1B at (m + p - 1) x (F + B). DualPipe's
 // formula (the DualPipe README's) holds only with F = B = W, which cost's times are not: there the
 // timeline ends sooner.
 TEST(PipelineTimeline, EqualStagesEndAtMTimesThePacePlusTheBubble) {
@@ -120,7 +120,7 @@ TEST(PipelineTimeline, EqualStagesEndAtMTimesThePacePlusTheBubble) {
     const Json t = TimelineOf(p.step, p.split);
     const double end = t["end_s"].get<double>();
     const double pace = p.step.pace.forward + p.step.pace.Backward();
-    const double formula = static_cast<double>(c.microbatches) * pace + planner::BubbleSeconds(p.split, p.step.pace);
+    const double formula = static_cast<double>(c.microbatches) * pace + step::BubbleSeconds(p.split, p.step.pace);
     if (std::string(c.schedule) == "dualpipe") {
       EXPECT_LT(end, formula);
       continue;

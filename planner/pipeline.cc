@@ -300,33 +300,4 @@ int64_t ParameterCopies(const PipelineSplit& split) {
   return split.pipelined() && split.schedule == PipelineSchedule::kDualPipe ? 2 : 1;
 }
 
-double BubbleSeconds(const PipelineSplit& split, const StageTimes& t) {
-  if (!split.pipelined()) return 0;
-  const double p = static_cast<double>(split.stages);
-  const double f = t.forward, b = t.Backward(), w = t.backward_weight;
-  double bubble = 0;
-  switch (split.schedule) {
-    case PipelineSchedule::k1F1B:
-      bubble = (p - 1) * (f + b);
-      break;
-    case PipelineSchedule::kGpipe:  // circular with V > 1: MaxText's (p-1) / (repeats x m + p - 1)
-    case PipelineSchedule::kInterleaved:
-      bubble = (p - 1) * (f + b) / static_cast<double>(split.virtual_stages);
-      break;
-    case PipelineSchedule::kZeroBubble:
-      bubble = (p - 1) * (f + b - 2 * w);
-      break;
-    case PipelineSchedule::kDualPipe:
-      bubble = (p / 2 - 1) * ((f + b) + b - 3 * w);
-      break;
-  }
-  return std::max(0.0, bubble);
-}
-
-double BubbleFraction(const PipelineSplit& split, int64_t microbatches, const StageTimes& t) {
-  const double bubble = BubbleSeconds(split, t);
-  const double busy = static_cast<double>(std::max<int64_t>(1, microbatches)) * (t.forward + t.Backward());
-  return bubble + busy > 0 ? bubble / (bubble + busy) : 0;
-}
-
 }  // namespace easyplan::planner

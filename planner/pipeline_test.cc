@@ -177,20 +177,5 @@ TEST(InFlightMicrobatches, DualPipeKeepsPPlusOne) {
   EXPECT_EQ(InFlightMicrobatches(Split(32, 4, PipelineSchedule::kDualPipe), 2, 16), 5);
 }
 
-TEST(BubbleSeconds, EachScheduleByItsFormula) {
-  const StageTimes t{.forward = 1, .backward_input = 1, .backward_weight = 1};
-  EXPECT_DOUBLE_EQ(BubbleSeconds(Split(32, 4), t), 3 * 3);
-  EXPECT_DOUBLE_EQ(BubbleSeconds(Split(32, 4, PipelineSchedule::kGpipe), t), 3 * 3);
-  EXPECT_DOUBLE_EQ(BubbleSeconds(Split(32, 4, PipelineSchedule::kInterleaved, 2), t), 3 * 3 / 2.0);
-  EXPECT_DOUBLE_EQ(BubbleSeconds(Split(32, 4, PipelineSchedule::kZeroBubble), t), 3 * (1 + 2 - 2));
-  EXPECT_DOUBLE_EQ(BubbleSeconds(Split(32, 4, PipelineSchedule::kDualPipe), t), 1 * (3 + 2 - 3));
-  EXPECT_EQ(BubbleSeconds(Split(32, 1), t), 0);
-}
-
-TEST(BubbleFraction, OneF1BIsPMinusOneOverMPlusPMinusOne) {
-  const StageTimes t{.forward = 1, .backward_input = 1, .backward_weight = 1};
-  EXPECT_DOUBLE_EQ(BubbleFraction(Split(32, 4), 8, t), 3.0 / 11.0);
-}
-
 }  // namespace
 }  // namespace easyplan::planner

@@ -307,7 +307,7 @@ StatusOr<std::vector<std::vector<ScheduledPass>>> ScheduleOrder(const planner::P
 }
 
 StatusOr<Timeline> SimulateSchedule(const planner::PipelineSplit& split, int64_t m,
-                                    const std::vector<planner::StageTimes>& times, bool keep_boxes) {
+                                    const std::vector<StageTimes>& times, bool keep_boxes) {
   if (static_cast<int64_t>(times.size()) != split.stages) {
     return Status::Internal(fmt::format("SimulateSchedule: {} stage times for {} stages", times.size(), split.stages));
   }
@@ -315,7 +315,7 @@ StatusOr<Timeline> SimulateSchedule(const planner::PipelineSplit& split, int64_t
   const int64_t chunks = split.Chunks();
   const double share = 1.0 / static_cast<double>(split.virtual_stages);
   auto duration = [&](const ScheduledPass& pass) {
-    const planner::StageTimes& t = times[static_cast<size_t>(StageOfChunk(split, pass.chunk))];
+    const StageTimes& t = times[static_cast<size_t>(StageOfChunk(split, pass.chunk))];
     switch (pass.kind) {
       case PassKind::kForward:
         return t.forward * share;

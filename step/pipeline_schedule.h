@@ -39,6 +39,7 @@
 
 #include "core/status.h"
 #include "planner/pipeline.h"
+#include "step/pipeline_bubble.h"
 
 namespace easyplan::step {
 
@@ -112,7 +113,7 @@ struct Timeline {
 /// `times` does not have one entry per stage, or the order deadlocks.
 /// `keep_boxes` false leaves Timeline::boxes empty (pricing needs the end and the busy times only).
 StatusOr<Timeline> SimulateSchedule(const planner::PipelineSplit& split, int64_t microbatches,
-                                    const std::vector<planner::StageTimes>& times, bool keep_boxes = true);
+                                    const std::vector<StageTimes>& times, bool keep_boxes = true);
 
 }  // namespace easyplan::step
 

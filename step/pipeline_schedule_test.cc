@@ -148,14 +148,14 @@ TEST(ScheduleOrder, TooFewMicrobatchesIsRefusedAsCheckMicrobatchesRefusesThem) {
             std::string::npos);
 }
 
-Timeline Simulate(const planner::PipelineSplit& split, int64_t m, const std::vector<planner::StageTimes>& times) {
+Timeline Simulate(const planner::PipelineSplit& split, int64_t m, const std::vector<StageTimes>& times) {
   StatusOr<Timeline> timeline = SimulateSchedule(split, m, times);
   EXPECT_TRUE(timeline.ok()) << timeline.status().ToString();
   return timeline.ok() ? *timeline : Timeline();
 }
 
-std::vector<planner::StageTimes> Equal(int64_t p, double f, double b, double w) {
-  return std::vector<planner::StageTimes>(static_cast<size_t>(p), planner::StageTimes{f, b, w});
+std::vector<StageTimes> Equal(int64_t p, double f, double b, double w) {
+  return std::vector<StageTimes>(static_cast<size_t>(p), StageTimes{f, b, w});
 }
 
 // Equal stages: 1F1B's step is (m + p - 1) x (F + B), Narayanan et al.'s count.
@@ -175,7 +175,7 @@ TEST(SimulateSchedule, EqualStagesEndAtMTimesThePaceAndTheBubble) {
   struct Case {
     planner::PipelineSchedule schedule;
     int64_t p, v, m;
-    planner::StageTimes t;
+    StageTimes t;
   };
   const Case cases[] = {
       {planner::PipelineSchedule::kGpipe, 4, 1, 8, {1.0, 1.3, 0.9}},
@@ -195,8 +195,7 @@ TEST(SimulateSchedule, EqualStagesEndAtMTimesThePaceAndTheBubble) {
   for (const Case& c : cases) {
     const planner::PipelineSplit split = Split(c.p, c.schedule, c.v);
     const Timeline t = Simulate(split, c.m, Equal(c.p, c.t.forward, c.t.backward_input, c.t.backward_weight));
-    const double expected =
-        static_cast<double>(c.m) * (c.t.forward + c.t.Backward()) + planner::BubbleSeconds(split, c.t);
+    const double expected = static_cast<double>(c.m) * (c.t.forward + c.t.Backward()) + BubbleSeconds(split, c.t);
     EXPECT_NEAR(t.end, expected, 1e-9 * expected)
         << planner::PipelineScheduleName(c.schedule) << " p=" << c.p << " v=" << c.v << " m=" << c.m;
   }
@@ -207,12 +206,12 @@ TEST(SimulateSchedule, EqualStagesEndAtMTimesThePaceAndTheBubble) {
 // the bubbles they fill).
 TEST(SimulateSchedule, FormulasAreApproximationsTheTimelineComputes) {
   const planner::PipelineSplit dual = Split(8, planner::PipelineSchedule::kDualPipe);
-  const planner::StageTimes t{1.0, 1.3, 0.9};
-  const double dual_formula = 16.0 * (t.forward + t.Backward()) + planner::BubbleSeconds(dual, t);
+  const StageTimes t{1.0, 1.3, 0.9};
+  const double dual_formula = 16.0 * (t.forward + t.Backward()) + BubbleSeconds(dual, t);
   EXPECT_LT(Simulate(dual, 16, Equal(8, 1.0, 1.3, 0.9)).end, dual_formula - 0.5);
   const planner::PipelineSplit zero = Split(4, planner::PipelineSchedule::kZeroBubble);
-  const planner::StageTimes heavy{1.0, 0.5, 1.5};
-  const double zero_formula = 8.0 * (heavy.forward + heavy.Backward()) + planner::BubbleSeconds(zero, heavy);
+  const StageTimes heavy{1.0, 0.5, 1.5};
+  const double zero_formula = 8.0 * (heavy.forward + heavy.Backward()) + BubbleSeconds(zero, heavy);
   EXPECT_NEAR(Simulate(zero, 8, Equal(4, 1.0, 0.5, 1.5)).end, zero_formula + 3.0, 1e-9);
 }
 
@@ -225,7 +224,7 @@ TEST(SimulateSchedule, UnequalStagesRespectEveryDependency) {
         planner::PipelineSchedule::kZeroBubble, planner::PipelineSchedule::kDualPipe}) {
     const int64_t p = 4, m = 8, v = schedule == planner::PipelineSchedule::kInterleaved ? 2 : 1;
     const planner::PipelineSplit split = Split(p, schedule, v);
-    const std::vector<planner::StageTimes> times = {{1.2, 1.1, 1.0}, {0.8, 0.9, 0.7}, {0.9, 1.0, 0.8}, {1.5, 1.6, 1.2}};
+    const std::vector<StageTimes> times = {{1.2, 1.1, 1.0}, {0.8, 0.9, 0.7}, {0.9, 1.0, 0.8}, {1.5, 1.6, 1.2}};
     const Timeline t = Simulate(split, m, times);
     size_t passes = 0;
     for (const std::vector<ScheduledPass>& device : Order(split, m)) passes += device.size();
@@ -255,8 +254,8 @@ TEST(SimulateSchedule, UnequalStagesRespectEveryDependency) {
     for (double busy : t.busy) slowest = std::max(slowest, busy);
     EXPECT_GE(t.end, slowest - 1e-12);
     if (schedule == planner::PipelineSchedule::k1F1B) {
-      const planner::StageTimes& pace = times[3];
-      EXPECT_LT(t.end, static_cast<double>(m) * (pace.forward + pace.Backward()) + planner::BubbleSeconds(split, pace));
+      const StageTimes& pace = times[3];
+      EXPECT_LT(t.end, static_cast<double>(m) * (pace.forward + pace.Backward()) + BubbleSeconds(split, pace));
     }
   }
 }
@@ -334,7 +333,7 @@ TEST(SimulateSchedule, AnUnevenOneF1BRunsTheHandWorkedTimeline) {
       {0, 'F', 0, 0, 1}, {0, 'F', 1, 1, 2}, {0, 'B', 0, 6, 8}, {0, 'B', 1, 11, 13},
       {1, 'F', 0, 1, 3}, {1, 'B', 0, 3, 6}, {1, 'F', 1, 6, 8}, {1, 'B', 1, 8, 11}};
   EXPECT_EQ(boxes, want);
-  EXPECT_DOUBLE_EQ(planner::BubbleSeconds(split, {2, 3, 0}), 5);
+  EXPECT_DOUBLE_EQ(BubbleSeconds(split, {2, 3, 0}), 5);
 }
 
 // Random stage times, each stage's F, B and W drawn within `spread` of each other; with `last_slowest` the
@@ -356,17 +355,17 @@ double WorstStepOverTheFloor(double spread, bool last_slowest) {
         for (int64_t m : {p, 2 * p, 3 * p + 2}) {
           if (!planner::CheckMicrobatches(split, m).ok()) continue;
           for (int trial = 0; trial < 10; ++trial) {
-            std::vector<planner::StageTimes> times;
+            std::vector<StageTimes> times;
             for (int64_t s = 0; s < p; ++s) times.push_back({time(random), time(random), time(random)});
             if (last_slowest) {
               double slowest = 0;
-              for (const planner::StageTimes& t : times) slowest = std::max(slowest, t.forward + t.Backward());
-              planner::StageTimes& last = times.back();
+              for (const StageTimes& t : times) slowest = std::max(slowest, t.forward + t.Backward());
+              StageTimes& last = times.back();
               const double k = slowest / (last.forward + last.Backward());
               last = {last.forward * k, last.backward_input * k, last.backward_weight * k};
             }
             double mean = 0;
-            for (const planner::StageTimes& t : times) mean += (t.forward + t.Backward()) / static_cast<double>(p);
+            for (const StageTimes& t : times) mean += (t.forward + t.Backward()) / static_cast<double>(p);
             const double floor = static_cast<double>(m) * mean * (1 + LeastBubbleFraction(split, m));
             worst = std::min(worst, Simulate(split, m, times).end / floor);
           }

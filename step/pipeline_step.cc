@@ -93,7 +93,7 @@ StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const pla
                 })->stage;
   const StageStep& slow = out.stages[static_cast<size_t>(out.slowest)];
   const StepCost::Microbatch& mb = slow.cost.microbatch;
-  const std::vector<planner::StageTimes> times = PipelineStageTimes(out);
+  const std::vector<StageTimes> times = PipelineStageTimes(out);
   out.pace = times[static_cast<size_t>(out.slowest)];
   // The schedule's own order run with every stage's times: its end is the pipeline's time, and the busiest
   // device's idle time in it the bubble.
@@ -139,13 +139,13 @@ StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const pla
   return out;
 }
 
-std::vector<planner::StageTimes> PipelineStageTimes(const std::vector<StageStep>& stages, int64_t sends_per_microbatch,
-                                                    double send_s) {
+std::vector<StageTimes> PipelineStageTimes(const std::vector<StageStep>& stages, int64_t sends_per_microbatch,
+                                           double send_s) {
   const double send = static_cast<double>(sends_per_microbatch) * send_s;
-  std::vector<planner::StageTimes> out;
+  std::vector<StageTimes> out;
   for (const StageStep& stage : stages) {
     const StepCost::Microbatch& mb = stage.cost.microbatch;
-    planner::StageTimes t;
+    StageTimes t;
     t.forward = mb.forward_s + mb.forward_exposed_s + send;
     t.backward_weight = mb.weight_gradient_s;
     t.backward_input = mb.backward_s - mb.weight_gradient_s + mb.backward_exposed_s + send;
@@ -154,14 +154,14 @@ std::vector<planner::StageTimes> PipelineStageTimes(const std::vector<StageStep>
   return out;
 }
 
-std::vector<planner::StageTimes> PipelineStageTimes(const PipelineStep& step) {
+std::vector<StageTimes> PipelineStageTimes(const PipelineStep& step) {
   return PipelineStageTimes(step.stages, step.sends_per_microbatch, step.send_s);
 }
 
 double LeastBubbleFraction(const planner::PipelineSplit& split, int64_t microbatches) {
-  const planner::StageTimes least{.forward = 1, .backward_input = 0, .backward_weight = 2};
+  const StageTimes least{.forward = 1, .backward_input = 0, .backward_weight = 2};
   const double m = static_cast<double>(std::max<int64_t>(1, microbatches));
-  return planner::BubbleSeconds(split, least) / (m * (least.forward + least.Backward()));
+  return BubbleSeconds(split, least) / (m * (least.forward + least.Backward()));
 }
 
 }  // namespace easyplan::step

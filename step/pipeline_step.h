@@ -7,7 +7,7 @@
 //    SimulateSchedule, the timeline `report` draws): the busiest device's passes (m x (F + B) of one
 //    microbatch through the slowest stage, its activation collectives and its sends to the next stage
 //    included; under DualPipe a device's two stages, half the microbatches each) plus its idle time,
-//    the bubble, which for equal stages is each schedule's formula from its paper (planner::BubbleSeconds);
+//    the bubble, which for equal stages is each schedule's formula from its paper (BubbleSeconds);
 //  - plus what the overlappable collectives do not hide: the parameters gathered once per step (FSDP;
 //    pipelining runtimes keep them gathered across the microbatches) behind the first forward and their
 //    gradients reduce-scattered once behind the last backward, and each stage's gradient sync;
@@ -44,7 +44,7 @@ struct PipelineStep {
   std::vector<StageStep> stages;  ///< in stage order
   int64_t slowest = 0;            ///< the stage that sets the pace
   int64_t microbatches = 1;
-  planner::StageTimes pace;  ///< the slowest stage's F, B (input part) and W, sends included
+  StageTimes pace;  ///< the slowest stage's F, B (input part) and W, sends included
   /// One microbatch on the busiest device, whose passes set the pace: the slowest stage's microbatch, or
   /// under DualPipe the mean of the two stages its device holds (each runs half the microbatches).
   StepCost::Microbatch pace_microbatch;
@@ -73,12 +73,12 @@ StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const pla
 /// Every stage's F, B (input part) and W of one microbatch as the schedule runs them: its forward and
 /// backward with their exposed collectives, and the sends of each boundary the microbatch crosses each way.
 /// For the slowest stage they are `step.pace`.
-std::vector<planner::StageTimes> PipelineStageTimes(const std::vector<StageStep>& stages, int64_t sends_per_microbatch,
-                                                    double send_s);
-std::vector<planner::StageTimes> PipelineStageTimes(const PipelineStep& step);
+std::vector<StageTimes> PipelineStageTimes(const std::vector<StageStep>& stages, int64_t sends_per_microbatch,
+                                           double send_s);
+std::vector<StageTimes> PipelineStageTimes(const PipelineStep& step);
 
 /// The least bubble `split`'s schedule can have at `microbatches`, as a fraction of the microbatches' work
-/// (m times the mean stage's F + B): planner::BubbleSeconds with every backward second a weight gradient
+/// (m times the mean stage's F + B): BubbleSeconds with every backward second a weight gradient
 /// (W = B = 2F), which is (p - 1) / (V m) for GPipe, 1F1B and interleaved and 0 for zero bubble and
 /// DualPipe. No stage times leave less while the last stage (the head's) is the slowest; an earlier slowest
 /// stage can leave up to 4% less of the step (step/pipeline_schedule_test.cc). suggest prunes with it.
