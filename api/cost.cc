@@ -185,6 +185,20 @@ StatusOr<kernels::DryRunReport> DryRunStep(const PlanInputs& inputs, const plann
   return kernels::DryRunForward(step::MicrobatchModel(model, s), plan, *inputs.tree);
 }
 
+StatusOr<kernels::DryRunReport> WithStepRecords(const PlanInputs& inputs, const planner::Plan& plan,
+                                                const StepModel& model, const MemoryOptions& memory,
+                                                const StepSettings& s, kernels::DryRunReport forward) {
+  kernels::StepRecordOptions records;
+  records.train = s.mode == planner::MemoryMode::kTrain;
+  records.gradient_bytes_per_element = model.desc.bytes_per_element;
+  if (!memory.grad_dtype.empty()) {
+    if (std::optional<DType> dtype = ParseDType(memory.grad_dtype))
+      records.gradient_bytes_per_element = DTypeBits(*dtype) / 8;
+  }
+  EP_RETURN_IF_ERROR(kernels::AppendStepRecords(step::MicrobatchModel(model, s), plan, *inputs.tree, records, forward));
+  return forward;
+}
+
 StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
                                     const step::HardwareProfile& hardware, const MemoryOptions& memory, int64_t budget,
                                     const StepSettings& s, const planner::MemoryReport* memory_report,
@@ -203,9 +217,7 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
   } else {
     EP_ASSIGN_OR_RETURN(step_memory, BuildMemoryReport(inputs, plan, StepMemoryOptions(memory, s), budget, s.policy));
   }
-  // The forward's records, then the step's own (the stage sends, the gradient sync): a given run is the
-  // forward of this mesh, shared by plans whose splits differ, so each plan adds its own to a copy.
-  kernels::DryRunReport run;
+  std::optional<kernels::DryRunReport> own_run;
   if (given_run == nullptr) {
     StatusOr<kernels::DryRunReport> dry_run = DryRunStep(inputs, plan, model, s);
     if (!dry_run.ok() && s.microbatches > 1) {
@@ -216,18 +228,11 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
                                        s.batch, s.microbatches, sequences, sequences == 1 ? "" : "s"));
       return Status::Error(std::move(diag), dry_run.status().kind());
     }
-    EP_ASSIGN_OR_RETURN(run, std::move(dry_run));
-  } else {
-    run = *given_run;
+    EP_ASSIGN_OR_RETURN(kernels::DryRunReport forward, std::move(dry_run));
+    EP_ASSIGN_OR_RETURN(own_run, WithStepRecords(inputs, plan, model, memory, s, std::move(forward)));
+    given_run = &*own_run;
   }
-  kernels::StepRecordOptions records;
-  records.train = train;
-  records.gradient_bytes_per_element = model.desc.bytes_per_element;
-  if (!memory.grad_dtype.empty()) {
-    if (std::optional<DType> dtype = ParseDType(memory.grad_dtype))
-      records.gradient_bytes_per_element = DTypeBits(*dtype) / 8;
-  }
-  EP_RETURN_IF_ERROR(kernels::AppendStepRecords(step::MicrobatchModel(model, s), plan, *inputs.tree, records, run));
+  const kernels::DryRunReport& run = *given_run;
   EP_ASSIGN_OR_RETURN(StepEstimate estimate, step::EstimateStep(run, plan, model, hardware, s, std::move(step_memory)));
   if (estimate.step.slice) estimate.topology = TopologyLines(*estimate.step.slice, plan.mesh, hardware);
   return estimate;

@@ -72,10 +72,17 @@ MemoryOptions StepMemoryOptions(const MemoryOptions& memory, const StepSettings&
 StatusOr<kernels::DryRunReport> DryRunStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
                                            const StepSettings& settings);
 
+/// `forward` (DryRunStep's) with `plan`'s step records (kernels/step_records.h): its stage sends and, in
+/// training, its gradient sync in the gradient dtype of `memory`.
+StatusOr<kernels::DryRunReport> WithStepRecords(const PlanInputs& inputs, const planner::Plan& plan,
+                                                const StepModel& model, const MemoryOptions& memory,
+                                                const StepSettings& settings, kernels::DryRunReport forward);
+
 /// Prices `plan` (built from `inputs`) for `settings` on `hardware` with `budget` bytes per device.
 /// `memory` carries the step-state options (optimizer, dtypes); its mode, batch and seq are replaced.
 /// `memory_report` and `run`, when given, are that step's memory (BuildMemoryReport of
-/// StepMemoryOptions) and dry run (DryRunStep), which suggest shares between estimates.
+/// StepMemoryOptions) and dry run with its step records (WithStepRecords of DryRunStep), which suggest
+/// shares between estimates.
 StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Plan& plan, const StepModel& model,
                                     const step::HardwareProfile& hardware, const MemoryOptions& memory, int64_t budget,
                                     const StepSettings& settings, const planner::MemoryReport* memory_report = nullptr,

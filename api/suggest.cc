@@ -526,6 +526,8 @@ class Search {
     std::optional<planner::Plan> plan;
     std::string plan_error;                                                ///< the rejection of a plan with errors
     std::map<std::pair<int64_t, int64_t>, planner::MemoryReport> reports;  ///< by policy and microbatch count
+    /// Per microbatch count: the mesh's dry run with this plan's step records (its split's sends).
+    std::map<int64_t, kernels::DryRunReport> runs;
   };
 
   // The --dcn factors of `shape` as MeshFromOptions lays them on `mesh` (the candidate's axes, pp left out
@@ -641,14 +643,20 @@ class Search {
           }
           continue;
         }
-        auto run = runs.find(m);
-        if (run == runs.end()) {
-          StatusOr<kernels::DryRunReport> made = DryRunStep(inputs, plan, step_model, settings);
-          if (!made.ok()) {
-            uneven = true;
-            break;
+        auto run = work.runs.find(m);
+        if (run == work.runs.end()) {
+          auto forward = runs.find(m);
+          if (forward == runs.end()) {
+            StatusOr<kernels::DryRunReport> made = DryRunStep(inputs, plan, step_model, settings);
+            if (!made.ok()) {
+              uneven = true;
+              break;
+            }
+            forward = runs.emplace(m, std::move(*made)).first;
           }
-          run = runs.emplace(m, std::move(*made)).first;
+          EP_ASSIGN_OR_RETURN(kernels::DryRunReport with_records,
+                              WithStepRecords(inputs, plan, step_model, options_.memory, settings, forward->second));
+          run = work.runs.emplace(m, std::move(with_records)).first;
         }
         Candidate candidate = shape;
         candidate.order = order + p;

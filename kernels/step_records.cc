@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -51,33 +52,60 @@ Status AppendGradientSync(const ModelDesc& model, const planner::Plan& plan, con
       {}, "the gradient sync's bytes do not fit in 64 bits: expected a smaller model or a larger mesh");
   const bool pipelined = plan.pipeline.pipelined();
   const int64_t stages = pipelined ? plan.pipeline.stages : 1;
-  // Per stage (-1: the whole model), the gradient bytes of each set of axes the gradients are replicated on.
-  std::vector<std::map<std::vector<int>, int64_t>> buckets(static_cast<size_t>(stages));
+  // Which data axes a gradient is replicated on, as a mask over `data_axes` (bit i: data_axes[i]); a layout
+  // group's tensors share their spec, so each group's is worked out once. Then the bytes of each mask: over
+  // tensors on every stage, and over those on one stage (a tied embedding on two).
+  constexpr uint64_t kUnknown = ~uint64_t{0};
+  if (data_axes.size() >= 64) return Status::Internal("AppendGradientSync: more data axes than a mask holds");
+  std::vector<uint64_t> group_mask(plan.groups.size(), kUnknown);
+  using Buckets = std::map<uint64_t, int64_t>;
+  Buckets everywhere;
+  std::vector<Buckets> staged(static_cast<size_t>(stages));
+  auto add = [&](Buckets& buckets, uint64_t mask, int64_t bytes) {
+    const std::optional<int64_t> sum = CheckedAdd(buckets[mask], bytes);
+    if (sum) buckets[mask] = *sum;
+    return sum.has_value();
+  };
   for (const planner::ParamPlan& p : plan.params) {
     const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
     if (tensor.role != TensorRole::kParameter) continue;
-    const std::vector<std::string> used = p.effective.AllAxes();
-    std::vector<int> replicated;
-    for (int a : data_axes) {
-      if (std::find(used.begin(), used.end(), mesh.axis_names[static_cast<size_t>(a)]) == used.end()) {
-        replicated.push_back(a);
+    uint64_t& mask = group_mask[static_cast<size_t>(p.group)];
+    if (mask == kUnknown) {
+      mask = 0;
+      const std::vector<std::string> used = p.effective.AllAxes();
+      for (size_t i = 0; i < data_axes.size(); ++i) {
+        const std::string& name = mesh.axis_names[static_cast<size_t>(data_axes[i])];
+        if (std::find(used.begin(), used.end(), name) == used.end()) mask |= uint64_t{1} << i;
       }
     }
-    if (replicated.empty()) continue;
+    if (mask == 0) continue;
     const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
     const std::optional<int64_t> elements = group.layout.shard_shape().NumElements();
     const std::optional<int64_t> bytes = elements ? CheckedMul(*elements, bytes_per_element) : std::nullopt;
     if (!bytes) return overflow;
-    for (int64_t s = 0; s < stages; ++s) {
-      if (pipelined && !group.stages.On(s)) continue;
-      int64_t& bucket = buckets[static_cast<size_t>(s)][replicated];
-      const std::optional<int64_t> sum = CheckedAdd(bucket, *bytes);
-      if (!sum) return overflow;
-      bucket = *sum;
+    if (!pipelined || group.stages.Everywhere()) {
+      if (!add(everywhere, mask, *bytes)) return overflow;
+      continue;
+    }
+    for (const int64_t s : {group.stages.stage, group.stages.also}) {
+      if (s >= 0 && s < stages && !add(staged[static_cast<size_t>(s)], mask, *bytes)) return overflow;
     }
   }
   for (int64_t s = 0; s < stages; ++s) {
-    for (const auto& [axes, bytes] : buckets[static_cast<size_t>(s)]) {
+    // One all-reduce per set of axes, in the order of the axes' mesh indices as data_axes lists them.
+    Buckets merged = everywhere;
+    for (const auto& [mask, bytes] : staged[static_cast<size_t>(s)]) {
+      if (!add(merged, mask, bytes)) return overflow;
+    }
+    std::map<std::vector<int>, int64_t> by_axes;
+    for (const auto& [mask, bytes] : merged) {
+      std::vector<int> axes;
+      for (size_t i = 0; i < data_axes.size(); ++i) {
+        if ((mask >> i) & 1) axes.push_back(data_axes[i]);
+      }
+      by_axes.emplace(std::move(axes), bytes);
+    }
+    for (const auto& [axes, bytes] : by_axes) {
       int64_t g = 1;
       for (int a : axes) g *= mesh.shape[static_cast<size_t>(a)];
       // A ring all-reduce: each device receives 2 (g - 1) / g of the bucket.

@@ -66,6 +66,7 @@ PassOrder OneFOneBOrder(int64_t stage, int64_t p, int64_t m) {
 // chunk v x p + s.
 PassOrder InterleavedOrder(int64_t stage, int64_t p, int64_t v, int64_t m) {
   std::vector<std::pair<int64_t, int64_t>> table;  // (microbatch, local chunk)
+  table.reserve(static_cast<size_t>(m * v));
   for (int64_t first = 0; first < m; first += p) {
     const int64_t last = first + p >= m ? m : first + p;
     for (int64_t chunk = 0; chunk < v; ++chunk) {
@@ -83,6 +84,7 @@ PassOrder InterleavedOrder(int64_t stage, int64_t p, int64_t v, int64_t m) {
     return MakePass(PassKind::kBackward, j, (v - 1 - local) * p + stage);
   };
   PassOrder out;
+  out.reserve(static_cast<size_t>(2 * total));
   for (int64_t k = 0; k < warmup; ++k) out.push_back(forward(k));
   for (int64_t k = 0; k < remaining; ++k) {
     out.push_back(forward(warmup + k));
@@ -127,6 +129,7 @@ class DualPipeRank {
   DualPipeRank(int64_t rank, int64_t p, int64_t m) : rank_(rank), p_(p), half_(m / 2), second_(rank >= p / 2) {}
 
   PassOrder Build() {
+    out_.reserve(static_cast<size_t>(6 * half_));  // F, B or I, and W of each of its 2 x m/2 microbatches
     const int64_t half_ranks = p_ / 2, h = std::min(rank_, p_ - 1 - rank_);
     const bool middle = rank_ == half_ranks - 1 || rank_ == half_ranks;
     // Step 1: nF0.
