@@ -84,8 +84,8 @@ std::vector<std::string> StepAssumptions(const Model& model, const StepAssumptio
   bool expert_loop = false;
   schemas::ExpertsExecution execution = schemas::ExpertsExecution::kFusedMoe;
   if (step.priced) {
-    StatusOr<schemas::NumericCheckSpec> forward = ForwardPassOf(model, "the step-time model", "");
-    if (forward.ok() && !forward->structure.moe.block.empty()) execution = forward->structure.moe.execution;
+    StatusOr<const schemas::NumericCheckSpec*> forward = ForwardPassOf(model, "the step-time model", "");
+    if (forward.ok() && !(*forward)->structure.moe.block.empty()) execution = (*forward)->structure.moe.execution;
     expert_loop = execution == schemas::ExpertsExecution::kExpertLoop;
   }
   const std::string version = model.easydel_version().name;

@@ -75,8 +75,9 @@ StatusOr<std::optional<PlanInputs>> LoadTinyInputs(const CheckOptions& flags, co
 StatusOr<NumericSetup> SetUpNumeric(const CheckOptions& flags, const PlanInputs& full, const planner::Plan& full_plan) {
   if (!full.has_config())
     return Status::BadInput({}, "the numeric check needs CONFIG (use --level layout with --tree)");
-  EP_ASSIGN_OR_RETURN(const schemas::NumericCheckSpec spec,
+  EP_ASSIGN_OR_RETURN(const schemas::NumericCheckSpec* forward,
                       ForwardPassOf(*full.model, "the numeric check", "use --level layout for the others"));
+  const schemas::NumericCheckSpec& spec = *forward;
   if (full.mesh.NumDevices() > flags.max_numeric_devices) {
     return Status::BadInput({},
                             fmt::format("the numeric check simulates at most {} devices; the mesh has {} ({})",
@@ -219,7 +220,7 @@ Status CompareMemory(const CheckOptions& flags, const PlanInputs& full, NumericS
 // with the reason the numeric one did not run. --level numeric asked for it, so there it stays an error.
 StatusOr<std::string> NumericSkipReason(const CheckOptions& flags, const PlanInputs& inputs) {
   if (flags.level != "all" || !inputs.has_config()) return std::string();
-  StatusOr<schemas::NumericCheckSpec> spec =
+  StatusOr<const schemas::NumericCheckSpec*> spec =
       ForwardPassOf(*inputs.model, "the numeric check", "the layout check ran alone");
   if (spec.ok()) return std::string();
   const Status status = spec.status();

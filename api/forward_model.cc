@@ -8,13 +8,12 @@
 
 namespace easyplan::api {
 
-StatusOr<schemas::NumericCheckSpec> ForwardPassOf(const Model& model, const std::string& what,
-                                                  const std::string& instead) {
+StatusOr<const schemas::NumericCheckSpec*> ForwardPassOf(const Model& model, const std::string& what,
+                                                         const std::string& instead) {
   const std::string model_type = model.model_type();
   EP_ASSIGN_OR_RETURN(const schemas::NumericCheckDecl* decl, model.NumericCheck(model_type));
   if (decl != nullptr && decl->missing.empty()) {
-    // A forward variant may depend on the EasyDeL version, as the tree does (gpt-oss's experts).
-    return schemas::NumericCheckFor(*decl, schemas::VersionScope(model.config(), model.easydel_version().name));
+    return model.ForwardSpec(*decl);
   }
   if (decl != nullptr) {
     return Status::BadInput(
@@ -34,9 +33,9 @@ StatusOr<schemas::NumericCheckSpec> ForwardPassOf(const Model& model, const std:
 
 StatusOr<kernels::ModelDesc> FullModelDesc(const Model& model, const ParamTree& tree, const planner::Plan& plan,
                                            int64_t batch, int64_t seq) {
-  EP_ASSIGN_OR_RETURN(const schemas::NumericCheckSpec spec,
+  EP_ASSIGN_OR_RETURN(const schemas::NumericCheckSpec* spec,
                       ForwardPassOf(model, "the step-time model", "cost and suggest need one"));
-  const kernels::TinyModel full = kernels::FullSizeModel(spec);
+  const kernels::TinyModel full = kernels::FullSizeModel(*spec);
   EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(model.resolved()));
   kernels::ModelDesc desc = kernels::ModelDescOf(full, dims, tree, plan);
   desc.batch = batch;

@@ -17,8 +17,9 @@ namespace easyplan::api {
 /// The family's numeric_check block for `model`; an error listing the covered model types when the
 /// family has none. `what` names the caller in that error ("the numeric check", "the step-time model")
 /// and `instead` says what to use in its place.
-StatusOr<schemas::NumericCheckSpec> ForwardPassOf(const Model& model, const std::string& what,
-                                                  const std::string& instead);
+/// The spec is worked out once per model (Model::ForwardSpec) and shared.
+StatusOr<const schemas::NumericCheckSpec*> ForwardPassOf(const Model& model, const std::string& what,
+                                                         const std::string& instead);
 
 /// The full-size model the dry run executes for `plan` (laid out on `tree`, EasyDeL names), with
 /// `batch` sequences of `seq` tokens per step. Errors: no reference forward pass for the family.

@@ -181,9 +181,9 @@ StatusOr<planner::MemoryModel> StepMemoryModel(const Model& model) {
                       planner::MemoryModelOf(dims, schemas::GeometryConfig(model.config())));
   // The MoE block's execution at the model's EasyDeL version; a family without a reference forward pass
   // runs EasyDeL's fused MoE path (the default).
-  if (StatusOr<schemas::NumericCheckSpec> forward = ForwardPassOf(model, "the memory model", "");
-      forward.ok() && !forward->structure.moe.block.empty()) {
-    memory.moe_execution = forward->structure.moe.execution;
+  if (StatusOr<const schemas::NumericCheckSpec*> forward = ForwardPassOf(model, "the memory model", "");
+      forward.ok() && !(*forward)->structure.moe.block.empty()) {
+    memory.moe_execution = (*forward)->structure.moe.execution;
   }
   return memory;
 }

@@ -196,6 +196,14 @@ StatusOr<const schemas::NumericCheckDecl*> Model::NumericCheck(const std::string
   return schemas_.NumericCheck(model_type);
 }
 
+StatusOr<const schemas::NumericCheckSpec*> Model::ForwardSpec(const schemas::NumericCheckDecl& decl) const {
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const schemas::NumericCheckSpec> spec,
+                      forward_spec_.Get(0, [&]() -> StatusOr<schemas::NumericCheckSpec> {
+                        return schemas::NumericCheckFor(decl, schemas::VersionScope(config(), easydel_version().name));
+                      }));
+  return spec.get();
+}
+
 StatusOr<const rules::RuleSet*> Model::Rules(const std::string& rules, int64_t max_rules) const {
   const bool generated = version_->rules == schemas::RuleSource::kGenerated;
   std::lock_guard<std::mutex> lock(data_mutex_);

@@ -104,6 +104,9 @@ class Model {
   std::vector<std::string> FamilyNames() const;
   /// The family's numeric_check declaration (`check`'s tiny model); nullptr when it has none.
   StatusOr<const schemas::NumericCheckDecl*> NumericCheck(const std::string& model_type) const;
+  /// `decl` (this model's family's declaration, complete) at this model's config and EasyDeL version: a
+  /// forward variant may depend on the version, as the tree does (gpt-oss's experts). Worked out once.
+  StatusOr<const schemas::NumericCheckSpec*> ForwardSpec(const schemas::NumericCheckDecl& decl) const;
 
   /// `rules`: "builtin" (by model_type) or a rule file of at most `max_rules` rules. A key the file gives
   /// twice is a warning through Environment::warn (once), an error under --strict. The model's EasyDeL
@@ -177,6 +180,7 @@ class Model {
   OnceMap<int, planner::ActivationTable> activation_table_;
   OnceMap<int, std::vector<planner::DeviceKind>> device_kinds_;
   OnceMap<std::string, step::HardwareProfile> hardware_;
+  OnceMap<int, schemas::NumericCheckSpec> forward_spec_;
 };
 
 /// What `easyplan resolve` prints: the resolved config, or {"easydel_version", "config", "provenance"} with

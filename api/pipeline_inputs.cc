@@ -57,10 +57,10 @@ std::vector<planner::OuterTensor> OuterTensors(const PlanInputs& inputs) {
       tied = dims->tied_embeddings;
     }
     if (auto forward = ForwardPassOf(*inputs.model, "the pipeline split", ""); forward.ok()) {
-      embedding = forward->structure.embedding;
-      positions = forward->structure.positions;
-      head = forward->structure.head;
-      tied_by_tree = forward->structure.tied_by_tree;
+      embedding = (*forward)->structure.embedding;
+      positions = (*forward)->structure.positions;
+      head = (*forward)->structure.head;
+      tied_by_tree = (*forward)->structure.tied_by_tree;
     }
   }
   // The name the family's structure uses: the EasyDeL tensor an HF-layout tensor stands for.
