@@ -52,7 +52,7 @@ StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& opti
   const Json& config = resolved.config;
   planner::ActivationRequest request;
   const std::string mode = options.mode.empty() ? "train" : options.mode;
-  std::optional<planner::RuntimeMode> parsed = planner::ParseRuntimeMode(mode);
+  std::optional<Mode> parsed = ParseMode(mode);
   if (!parsed) EP_RETURN_IF_ERROR(CheckOptionValue("mode", Json(mode), "activations"));
   request.attention.mode = *parsed;
   EP_ASSIGN_OR_RETURN(request.attention.layout, planner::ParseAttnLayout(options.attention_layout));

@@ -36,7 +36,7 @@ std::string KernelJson(const ActivationPlan& plan) {
       "\"name\": {}, \"easydel\": {}, \"selected_by\": {}, \"mode_test\": {}, \"tested\": {}, \"mode\": \"{}\", "
       "\"layout\": \"{}\", \"qkv_mni_sharding\": {}, \"shard_map\": {}, \"transposed\": {},\n    \"specs\": {{",
       Quoted(kernel.name), Quoted(kernel.easydel_name), Quoted(kernel.selected_by), Quoted(ModeTest(kernel)),
-      kernel.tested ? std::to_string(*kernel.tested) : "null", planner::RuntimeModeName(kernel.kernel_mode),
+      kernel.tested ? std::to_string(*kernel.tested) : "null", ModeName(kernel.kernel_mode),
       planner::AttnLayoutName(kernel.layout), kernel.qkv_mni ? "true" : "false", kernel.shard_map ? "true" : "false",
       kernel.transposed ? "true" : "false");
   bool first = true;
@@ -112,8 +112,8 @@ std::string ActivationsToJsonText(const ActivationsView& view) {
   std::string out = "{\n";
   out += "  \"model_type\": " + Quoted(view.model_type) + ",\n";
   if (!view.easydel_version.empty()) out += "  \"easydel_version\": " + Quoted(view.easydel_version) + ",\n";
-  out += fmt::format("  \"mode\": \"{}\",\n", planner::RuntimeModeName(options.mode));
-  out += fmt::format("  \"easydel_mode\": \"{}\",\n", planner::RuntimeModeConstant(options.mode));
+  out += fmt::format("  \"mode\": \"{}\",\n", ModeName(options.mode));
+  out += fmt::format("  \"easydel_mode\": \"{}\",\n", ModeConstant(options.mode));
   out += fmt::format("  \"layout\": \"{}\",\n", planner::AttnLayoutName(options.layout));
   out += fmt::format("  \"qkv_mni_sharding\": {},\n", options.qkv_mni ? "true" : "false");
   out += fmt::format("  \"softmax_aux_ndim\": {},\n",

@@ -127,7 +127,7 @@ MemoryOptions TinyMemoryOptions(const NumericSetup& setup, const char* mode) {
 /// prefill of the tiny batch and sequence (the activation plan's sanitised cache spec and kvdtype).
 Status AddServeCache(NumericSetup& setup) {
   EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, setup.inputs->model->ActivationTable());
-  const MemoryOptions memory = TinyMemoryOptions(setup, "serve");
+  const MemoryOptions memory = TinyMemoryOptions(setup, "prefill");
   ActivationOptions prefill;
   prefill.mode = "prefill";
   prefill.batch = memory.batch;
@@ -194,7 +194,7 @@ Status CompareMemory(const CheckOptions& flags, const PlanInputs& full, NumericS
       BuildMemoryReport(*train_inputs, train_plan, TinyMemoryOptions(setup, "train"), int64_t{1} << 62));
   EP_ASSIGN_OR_RETURN(
       planner::MemoryReport serve,
-      BuildMemoryReport(*setup.inputs, setup.plan, TinyMemoryOptions(setup, "serve"), int64_t{1} << 62));
+      BuildMemoryReport(*setup.inputs, setup.plan, TinyMemoryOptions(setup, "prefill"), int64_t{1} << 62));
   run.activation_peak = ComparePeak(n.measured_activation_peak, train);
   const planner::ActivationBreakdown& b = train.breakdown;
   const int64_t residual = b.layer_saved * b.layers + b.outside / 2;  // every layer's input + the last output

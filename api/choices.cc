@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/did_you_mean.h"
+#include "core/mode.h"
 
 namespace easyplan::api {
 
@@ -19,16 +20,22 @@ Status CheckMode(const std::string& what, const std::string& mode, const std::ve
   for (const std::string& choice : accepted) {
     if (mode == choice) return Status();
   }
-  // The one set of modes every command draws from; each takes those that make sense for it.
-  static const std::vector<std::string> kModes = {"train", "prefill", "decode", "insert", "serve"};
   std::string takes;
   for (size_t i = 0; i < accepted.size(); ++i) {
     takes += (i == 0 ? "" : i + 1 == accepted.size() ? " or " : ", ") + accepted[i];
   }
+  if (mode == "serve") {
+    // Retired by issue 46: it named prefill's step in some commands and "prefill, then decode at the cache
+    // length" in others.
+    return Status::BadInput({}, "--mode serve is retired: " + what + " takes " + takes,
+                            {"--mode prefill is the step serve priced and measured (the prompts into the KV cache); "
+                             "--mode decode is one new token per sequence against a cache of --seq tokens, allocated "
+                             "for --max-length"});
+  }
   std::string message;
   if (mode.empty()) {
     message = "--mode is empty: " + what + " takes " + takes;
-  } else if (std::find(kModes.begin(), kModes.end(), mode) != kModes.end()) {
+  } else if (ParseMode(mode) && ModeName(*ParseMode(mode)) == mode) {  // core/mode.h's, which every command draws from
     message = "--mode " + mode + " is not one " + what + " takes: it takes " + takes;
   } else {
     message = "--mode '" + mode + "' is not a mode";
@@ -36,8 +43,7 @@ Status CheckMode(const std::string& what, const std::string& mode, const std::ve
     message += "; " + what + " takes " + takes;
   }
   return Status::BadInput({}, message,
-                          {"the modes: train (a training step), prefill, decode and insert (the serving steps), "
-                           "serve (prefill of the batch into the KV cache, then decode)"});
+                          {"the modes: train (a training step), prefill, decode and insert (the serving steps)"});
 }
 
 }  // namespace easyplan::api

@@ -12,7 +12,7 @@ namespace easyplan::api {
 Status CheckChoice(const std::string& flag, const std::string& value, const std::vector<std::string>& choices);
 
 /// --mode against the modes `what` (a command: "memory") takes, drawn from the one set train, prefill,
-/// decode, insert, serve; the error names the ones it takes.
+/// decode, insert; --mode serve is retired; the error names the ones it takes.
 Status CheckMode(const std::string& what, const std::string& mode, const std::vector<std::string>& accepted);
 
 }  // namespace easyplan::api

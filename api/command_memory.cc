@@ -1,4 +1,4 @@
-// `easyplan memory CONFIG --mode train|prefill|decode|serve --batch B --seq S`: the bytes every device
+// `easyplan memory CONFIG --mode train|prefill|decode --batch B --seq S`: the bytes every device
 // holds and whether it fits (docs/MEMORY.md); exit 1 when it does not.
 #include "api/commands.h"
 #include "api/memory_json.h"

@@ -79,7 +79,7 @@ enum class CheckKind {
   kNone,
   kRange,     ///< an integer from `min` to `max`: "--batch must be at least 1, found 0"
   kChoice,    ///< one of `choices`, with did-you-mean
-  kMode,      ///< one of `choices` of the one mode set train, prefill, decode, insert, serve
+  kMode,      ///< one of `choices` of the one mode set train, prefill, decode, insert (core/mode.h)
   kDType,     ///< a dtype name ("" = not given)
   kByteSize,  ///< "80GiB", more than 0 bytes
   kPositive,  ///< a finite number above 0

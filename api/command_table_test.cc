@@ -107,8 +107,7 @@ TEST(CommandTableTest, EveryOptionIsCheckedByItsDeclarationInEveryCommand) {
               std::string::npos)
         << command;
   }
-  EXPECT_EQ(MessageOf(ApplyTo("memory", Json{{"mode", ""}})),
-            "--mode is empty: memory takes train, prefill, decode or serve");
+  EXPECT_EQ(MessageOf(ApplyTo("memory", Json{{"mode", ""}})), "--mode is empty: memory takes train, prefill or decode");
   EXPECT_EQ(MessageOf(ApplyTo("check", Json{{"seed", -1}})),
             "option seed: expected a non-negative integer, found number -1");
   EXPECT_EQ(MessageOf(ApplyTo("plan", Json{{"dtype", "bf17"}})), "--dtype 'bf17' is not a dtype name");

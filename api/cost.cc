@@ -173,7 +173,7 @@ StatusOr<StepModel> StepModelOf(const PlanInputs& inputs, const planner::Plan& p
 
 MemoryOptions StepMemoryOptions(const MemoryOptions& memory, const StepSettings& s) {
   MemoryOptions step = memory;
-  step.mode = std::string(planner::MemoryModeName(s.mode));
+  step.mode = std::string(ModeName(s.mode));
   step.batch = s.batch / std::max<int64_t>(1, s.microbatches);
   step.seq = s.seq;
   step.microbatches = std::max<int64_t>(1, s.microbatches);
@@ -189,7 +189,7 @@ StatusOr<kernels::DryRunReport> WithStepRecords(const PlanInputs& inputs, const 
                                                 const StepModel& model, const MemoryOptions& memory,
                                                 const StepSettings& s, kernels::DryRunReport forward) {
   kernels::StepRecordOptions records;
-  records.train = s.mode == planner::MemoryMode::kTrain;
+  records.train = s.mode == Mode::kTrain;
   records.gradient_bytes_per_element = model.desc.bytes_per_element;
   if (!memory.grad_dtype.empty()) {
     if (std::optional<DType> dtype = ParseDType(memory.grad_dtype))
@@ -203,7 +203,7 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
                                     const step::HardwareProfile& hardware, const MemoryOptions& memory, int64_t budget,
                                     const StepSettings& s, const planner::MemoryReport* memory_report,
                                     const kernels::DryRunReport* given_run) {
-  const bool train = s.mode == planner::MemoryMode::kTrain;
+  const bool train = s.mode == Mode::kTrain;
   EP_RETURN_IF_ERROR(CheckTorusOn(s.torus, hardware));
   if (plan.pipeline.pipelined()) {
     // Cost(), Report() and suggest refuse a pipelined serving step before they get here (CheckPricedPipeline).
@@ -250,14 +250,13 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
   EP_RETURN_IF_ERROR(CheckPricedPipeline("cost", options.memory.mode, inputs.pipeline.stages));
   StepSettings settings;
   settings.mode = MemoryModeOf(options.memory.mode);
-  settings.decode = settings.mode == planner::MemoryMode::kDecode;
   settings.batch = *options.memory.batch;
   settings.seq = *options.memory.seq;
   settings.microbatches = options.microbatches;
   settings.fp8 = options.precision == "fp8";
   EP_ASSIGN_OR_RETURN(settings.torus, ParseTorus(options.torus));
   EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
-  if (settings.mode == planner::MemoryMode::kTrain) {
+  if (settings.mode == Mode::kTrain) {
     EP_ASSIGN_OR_RETURN(settings.policy, ConfigCheckpointPolicy(inputs.config()));
   }
   EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, settings.microbatches));
@@ -353,8 +352,8 @@ Json CostToJson(const CostResult& r) {
   out["dcn"] = AxisSizesJson(mesh.axis_names, mesh.dcn_shape, /*skip_ones=*/true);
   out["devices"] = mesh.NumDevices();
   out["hardware"] = r.hardware != nullptr ? r.hardware->name : std::string();
-  out["mode"] = std::string(planner::MemoryModeName(r.settings.mode));
-  out["decode"] = r.settings.decode;
+  out["mode"] = std::string(ModeName(r.settings.mode));
+  out["decode"] = r.settings.decode();
   out["precision"] = r.settings.fp8 ? "fp8" : "bf16";
   out["batch"] = r.settings.batch;
   out["seq"] = r.settings.seq;
@@ -369,9 +368,9 @@ Json CostToJson(const CostResult& r) {
     out["mfu"] = e.mfu;
     out["mfu_convention"] = kMfuConvention;
     out["mfu_peak"] = e.mfu_peak;
-    if (r.settings.mode == planner::MemoryMode::kDecode) {
+    if (r.settings.mode == Mode::kDecode) {
       out["tpot_s"] = c.step_time_s;
-    } else if (r.settings.mode != planner::MemoryMode::kTrain) {
+    } else if (r.settings.mode != Mode::kTrain) {
       out["ttft_s"] = c.step_time_s;
     }
     out["active_params"] = e.active_params;

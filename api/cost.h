@@ -28,7 +28,7 @@ namespace easyplan::api {
 
 struct CostOptions {
   PlanOptions plan;
-  /// mode (train | serve), batch (sequences per optimizer step, all microbatches together), seq,
+  /// mode (train, prefill or decode), batch (sequences per optimizer step, all microbatches together), seq,
   /// hardware (required: its figures price the step and its HBM is the budget) and the step state.
   MemoryOptions memory;
   int64_t microbatches = 1;        ///< gradient accumulation steps (train); divides batch

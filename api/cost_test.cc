@@ -233,7 +233,7 @@ TEST_P(CostMatchesCheckTest, ForwardCommunicationEqualsChecksKindByKind) {
   auto tiny_model = model->WithSets(run->numeric_setup->sets);
   ASSERT_TRUE(tiny_model.ok()) << tiny_model.status().ToString();
   CostOptions options = Train(GetParam().mesh, tiny.batch, tiny.seq);
-  options.memory.mode = "serve";
+  options.memory.mode = "prefill";
   auto cost = Cost(*tiny_model, options);
   ASSERT_TRUE(cost.ok()) << cost.status().ToString();
   ASSERT_TRUE(cost->estimate);

@@ -34,7 +34,7 @@ Json DeviceMemoryToJson(const planner::DeviceMemory& d) {
 
 std::string MemoryToJsonText(const planner::MemoryReport& report, const std::string& hardware,
                              const std::vector<planner::Finding>* findings, const std::string& easydel_version) {
-  std::string out = fmt::format("{{\n  \"mode\": \"{}\",\n", planner::MemoryModeName(report.mode));
+  std::string out = fmt::format("{{\n  \"mode\": \"{}\",\n", ModeName(report.mode));
   if (!easydel_version.empty()) out += "  \"easydel_version\": " + Quoted(easydel_version) + ",\n";
   out += "  \"devices\": [\n";
   for (size_t i = 0; i < report.devices.size(); ++i) {

@@ -24,11 +24,10 @@ bool HasStepStateOptions(const MemoryOptions& options) {
          options.opt_state_dtype != defaults.opt_state_dtype || options.master_weights;
 }
 
-planner::MemoryMode MemoryModeOf(const std::string& mode) {
-  if (mode == "train") return planner::MemoryMode::kTrain;
-  if (mode == "prefill") return planner::MemoryMode::kPrefill;
-  if (mode == "decode") return planner::MemoryMode::kDecode;
-  return planner::MemoryMode::kServe;
+Mode MemoryModeOf(const std::string& mode) {
+  if (mode == "train") return Mode::kTrain;
+  if (mode == "prefill") return Mode::kPrefill;
+  return Mode::kDecode;  // CheckMemoryOptions took train, prefill or decode
 }
 
 Status CheckMicrobatchesNeedTraining(int64_t microbatches, const std::string& mode) {
@@ -57,13 +56,15 @@ Status CheckMemoryOptions(const MemoryOptions& options, const std::string& comma
   EP_RETURN_IF_ERROR(CheckOptionValue("seq", Json(*options.seq)));
   if (options.max_length) {
     EP_RETURN_IF_ERROR(CheckOptionValue("max_length", Json(*options.max_length)));
-    if (options.mode == "train") {
-      return Status::BadInput({},
-                              "--max-length sizes the KV cache: it needs a serving --mode (prefill, decode or serve)");
+    if (options.mode != "decode") {
+      return Status::BadInput(
+          {}, "--max-length sizes the KV cache a decode step reads: it needs --mode decode, not --mode " + options.mode,
+          {"--mode decode --seq S --max-length L: one new token per sequence against S cached tokens, in a cache "
+           "allocated for L"});
     }
     if (*options.max_length < *options.seq) {
       return Status::BadInput({}, "--max-length " + std::to_string(*options.max_length) +
-                                      " is shorter than the prompt: expected at least --seq " +
+                                      " is shorter than the cache's tokens: expected at least --seq " +
                                       std::to_string(*options.seq));
     }
   }

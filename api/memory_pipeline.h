@@ -27,7 +27,7 @@ Status CheckMemoryOptions(const MemoryOptions& options, const std::string& comma
 /// What a serving step does with a pp axis, said once (docs/PIPELINE.md, "Serving with a pipeline"): the
 /// note of every message that refuses part of it, so that no hint points at an option another refuses.
 inline constexpr const char* kServingWithPipeline =
-    "with a pp axis, a serving step (--mode prefill, decode or serve) runs its whole --batch through the stages "
+    "with a pp axis, a serving step (--mode prefill or decode) runs its whole --batch through the stages "
     "forward only, one microbatch: memory gives its figures per stage; cost, report's cost and suggest price "
     "pipelined training steps only (docs/PIPELINE.md)";
 
@@ -39,8 +39,8 @@ Status CheckMicrobatchesNeedTraining(int64_t microbatches, const std::string& mo
 /// kServingWithPipeline as its note; Status() for a training step or a plan without a pipeline.
 Status CheckPricedPipeline(const std::string& command, const std::string& mode, int64_t stages);
 
-/// --mode as a memory mode: train, serve, prefill or decode. REQUIRES: CheckMemoryOptions passed.
-planner::MemoryMode MemoryModeOf(const std::string& mode);
+/// --mode as a memory mode: train, prefill or decode. REQUIRES: CheckMemoryOptions passed.
+Mode MemoryModeOf(const std::string& mode);
 
 /// The budget of --max-memory, else the memory of --hardware (a profile's HBM, or an accelerator of
 /// schemas/devices.yaml), else 80GiB; `label` receives how to show it ("80GiB", "h100-80g (80.0 GiB)",

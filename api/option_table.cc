@@ -342,23 +342,22 @@ std::vector<OptionSpec> MakeOptions() {
   // ---- the step: mode, batch, sequence ----
   add({.name = "mode",
        .group = OptionGroup::kStep,
-       .help = "train (default), prefill (the prompts into the KV cache), decode (one new token per sequence "
-               "against a cache of --seq tokens) or serve (prefill, then decode at the cache length)",
+       .help = "train (default), prefill (the prompts into the KV cache) or decode (one new token per sequence "
+               "against a cache of --seq tokens)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.mode; },
        .check = CheckKind::kMode,
-       .choices = {"train", "prefill", "decode", "serve"},
+       .choices = {"train", "prefill", "decode"},
        .variants = {{.commands = kStepModeCommands, .default_value = "train"},
                     {.commands = {"report"},
-                     .help = "train, prefill, decode or serve: the step whose memory and time are shown (none by "
-                             "default)"},
+                     .help = "train, prefill or decode: the step whose memory and time are shown (none by default)"},
                     {.commands = {"activations"},
                      .help = "runtime mode: train (default), prefill, decode or insert",
                      .default_value = "train",
                      .choices = {"train", "prefill", "decode", "insert"}},
                     {.commands = {"validate"},
-                     .help = "also check the activations of this runtime mode: train, prefill, decode, insert or "
-                             "serve (with --max-memory, train and serve budget the whole step)",
-                     .choices = {"train", "prefill", "decode", "insert", "serve"}}}});
+                     .help = "also check the activations of this runtime mode: train, prefill, decode or insert "
+                             "(with --max-memory, train, prefill and decode budget the whole step)",
+                     .choices = {"train", "prefill", "decode", "insert"}}}});
   add({.name = "batch",
        .type = OptionType::kInt,
        .group = OptionGroup::kStep,
@@ -374,7 +373,7 @@ std::vector<OptionSpec> MakeOptions() {
   add({.name = "seq",
        .type = OptionType::kInt,
        .group = OptionGroup::kStep,
-       .help = "tokens per sequence (prefill and serve: the prompt; decode: the KV cache's length); past the "
+       .help = "tokens per sequence (prefill: the prompt; decode: the tokens in the KV cache); past the "
                "model's context, an error (learned positions) or a context-length finding (rotary)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.seq; },
        .check = CheckKind::kRange,
@@ -385,8 +384,8 @@ std::vector<OptionSpec> MakeOptions() {
   add({.name = "max_length",
        .type = OptionType::kInt,
        .group = OptionGroup::kStepState,
-       .help = "serve: tokens the KV cache holds per sequence (default --seq); checked against the model's "
-               "context as --seq is",
+       .help = "decode: tokens the KV cache is allocated for per sequence (default --seq); checked against the "
+               "model's context as --seq is",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.max_length; },
        .check = CheckKind::kRange});
   add({.name = "optimizer",
@@ -417,13 +416,14 @@ std::vector<OptionSpec> MakeOptions() {
        .help = "the memory budget of one device, e.g. 80GiB (default: the --hardware's, else 80GiB)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.max_memory; },
        .check = CheckKind::kByteSize,
-       .variants = {{.commands = {"validate"},
-                     .help = "bytes a device may hold, e.g. 80GiB: parameters, or with --mode train|serve --batch "
-                             "--seq the whole memory of `easyplan memory` (by default adamw with float32 state)"},
-                    {.commands = {"activations"},
-                     .help = "the memory of one device, e.g. 80GiB: the KV cache is shown against it (default: the "
-                             "--hardware's)",
-                     .surface = Surface::kCli}}});
+       .variants = {
+           {.commands = {"validate"},
+            .help = "bytes a device may hold, e.g. 80GiB: parameters, or with --mode train|prefill|decode --batch "
+                    "--seq the whole memory of `easyplan memory` (by default adamw with float32 state)"},
+           {.commands = {"activations"},
+            .help = "the memory of one device, e.g. 80GiB: the KV cache is shown against it (default: the "
+                    "--hardware's)",
+            .surface = Surface::kCli}}});
   add({.name = "hardware",
        .group = OptionGroup::kHardware,
        .help = "the accelerator: a profile of schemas/hardware/ (tpu-v5p, h100-sxm, ...), a profile YAML file, or "
@@ -449,7 +449,7 @@ std::vector<OptionSpec> MakeOptions() {
        .check = CheckKind::kRetired,
        .retired = "--decode is now --mode decode: one decode step, each sequence's next token against a KV cache of "
                   "--seq tokens",
-       .retired_note = "--mode prefill (or serve) prices the prompts' prefill"});
+       .retired_note = "--mode prefill prices the prompts' prefill"});
   add({.name = "precision",
        .group = OptionGroup::kPricing,
        .help = "matmul precision of the projections: bf16 (default) or fp8 (at the profile's fp8 peak; attention "

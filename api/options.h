@@ -96,10 +96,10 @@ struct ActivationOptions {
 
 /// A training or serving step's memory (`memory`, `validate --max-memory --mode`).
 struct MemoryOptions {
-  std::string mode;  ///< train | serve
+  std::string mode;  ///< train, prefill or decode
   std::optional<int64_t> batch;
   std::optional<int64_t> seq;
-  std::optional<int64_t> max_length;  ///< serve: the KV cache length (default --seq)
+  std::optional<int64_t> max_length;  ///< decode: the length the KV cache is allocated for (default --seq)
   std::string optimizer = "adamw";
   std::string grad_dtype;  ///< "" = each parameter's dtype
   std::string opt_state_dtype = "float32";

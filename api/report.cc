@@ -156,7 +156,7 @@ Json TensorsJson(const PlanInputs& inputs, const planner::Plan& plan) {
 
 Json MemoryJson(const planner::MemoryReport& report, const std::string& label, bool per_device) {
   Json out = Json::object();
-  out["mode"] = std::string(planner::MemoryModeName(report.mode));
+  out["mode"] = std::string(ModeName(report.mode));
   out["budget"] = report.memory_per_device;
   out["budget_label"] = label;
   out["fits"] = report.fits;
@@ -212,7 +212,6 @@ std::string CostUnavailable(const ReportOptions& options) {
 StepSettings SettingsOf(const ReportOptions& options, planner::CheckpointPolicy policy) {
   StepSettings s;
   s.mode = MemoryModeOf(options.memory->mode);
-  s.decode = s.mode == planner::MemoryMode::kDecode;
   s.batch = *options.memory->batch;
   s.seq = *options.memory->seq;
   s.microbatches = options.microbatches;
@@ -226,7 +225,7 @@ StepSettings SettingsOf(const ReportOptions& options, planner::CheckpointPolicy 
 Json CostJson(const StepEstimate& e, const StepSettings& s, const step::HardwareProfile& hardware) {
   Json out = Json::object();
   out["hardware"] = hardware.name;
-  out["decode"] = s.decode;
+  out["decode"] = s.decode();
   out["microbatches"] = s.microbatches;
   out["gradient_checkpointing"] = PolicyFlagValue(s.policy);
   out["precision"] = s.fp8 ? "fp8" : "bf16";
@@ -282,7 +281,7 @@ Status CheckReportOptions(const ReportOptions& options) {
         fmt::format("report: {} describes a step, and no --mode says which step: without --mode the page shows "
                     "parameters only",
                     options.step_flag_without_mode),
-        {"add --mode train, prefill, decode or serve (e.g. --mode train --batch 8 --seq 4096)"});
+        {"add --mode train, prefill or decode (e.g. --mode train --batch 8 --seq 4096)"});
   }
   if (!options.memory) {
     if (options.microbatches != 1 || options.decode || options.precision != "bf16" || !options.torus.empty()) {

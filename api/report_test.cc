@@ -151,7 +151,7 @@ TEST(ReportTest, StepWithoutHardwareOrOnTheHfTreeSaysWhyItHasNoCost) {
   ReportOptions options;
   options.plan.mesh.axes = "dp=1,fsdp=8,ep=1,tp=1,sp=1";
   MemoryOptions memory;
-  memory.mode = "serve";
+  memory.mode = "prefill";
   memory.batch = 4;
   memory.seq = 1024;
   memory.max_memory = "80GiB";
@@ -272,7 +272,7 @@ TEST(ReportTest, PipelineWithoutAPricedTrainingStepSaysWhyItHasNoTimeline) {
   EXPECT_TRUE(report->data["memory"].is_object());
 
   ReportOptions serve = PipelinedReport("1f1b", 1);
-  serve.memory->mode = "serve";
+  serve.memory->mode = "prefill";
   serve.plan.pipeline.microbatches.reset();
   report = Report(model, serve);
   ASSERT_TRUE(report.ok()) << report.status().ToString();

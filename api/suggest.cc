@@ -607,7 +607,6 @@ class Search {
     for (int64_t p = 0; p < policies_; ++p) {
       StepSettings settings;
       settings.mode = MemoryModeOf(options_.memory.mode);
-      settings.decode = settings.mode == planner::MemoryMode::kDecode;
       settings.fp8 = options_.precision == "fp8";
       settings.torus = torus_;
       settings.batch = batch_;

@@ -43,7 +43,7 @@ void AddBudgetFindings(const planner::Plan& plan, int64_t budget, const std::str
   findings.insert(findings.begin(), std::move(finding));
 }
 
-/// `validate --mode train|serve --batch B --seq S --max-memory M`: the device whose whole memory (see
+/// `validate --mode train|prefill|decode --batch B --seq S --max-memory M`: the device whose whole memory (see
 /// `easyplan memory`) is over the budget, the worst device first.
 void AddMemoryBudgetFinding(const planner::MemoryReport& report, const std::string& budget_flag,
                             const std::string& budget_text, std::vector<planner::Finding>& findings) {
@@ -57,10 +57,9 @@ void AddMemoryBudgetFinding(const planner::MemoryReport& report, const std::stri
       .message = fmt::format(
           "device {} needs {} to {} (params {}, grads {}, optimizer {}, activations {}, kv cache {}, transient {}), "
           "over the {} budget of {} by {}{}",
-          w.id, HumanBytesBinary(w.total), report.mode == planner::MemoryMode::kTrain ? "train" : "serve",
-          HumanBytesBinary(w.params), HumanBytesBinary(w.grads), HumanBytesBinary(w.optimizer),
-          HumanBytesBinary(w.activations), HumanBytesBinary(w.kv_cache), HumanBytesBinary(w.transient), budget_flag,
-          budget_text, HumanBytesBinary(w.total - report.memory_per_device),
+          w.id, HumanBytesBinary(w.total), ModeName(report.mode), HumanBytesBinary(w.params), HumanBytesBinary(w.grads),
+          HumanBytesBinary(w.optimizer), HumanBytesBinary(w.activations), HumanBytesBinary(w.kv_cache),
+          HumanBytesBinary(w.transient), budget_flag, budget_text, HumanBytesBinary(w.total - report.memory_per_device),
           over > 1 ? fmt::format(" ({} of {} devices are over)", over, report.devices.size()) : ""),
       .count = 0,
       .notes = {"`easyplan memory` with the same options shows the breakdown of every device"}};
@@ -95,8 +94,7 @@ void AddFitsNoDeviceFinding(const planner::Plan& plan, const std::vector<planner
 
 ActivationOptions ValidateOptions::Activations() const {
   ActivationOptions activations;
-  // --mode serve is memory's serving mode: its activation findings are the prefill step's.
-  activations.mode = step.mode == "serve" ? "prefill" : step.mode;
+  activations.mode = step.mode;
   activations.batch = step.batch;
   activations.seq = step.seq;
   return activations;
@@ -109,15 +107,15 @@ Status CheckValidateOptions(const ValidateOptions& options) {
   const bool budget = !step.max_memory.empty() || !step.hardware.empty();
   const bool with_activations = !step.mode.empty();
   if (with_activations) EP_RETURN_IF_ERROR(CheckOptionValue("mode", Json(step.mode), "validate"));
-  const bool serve = step.mode == "serve";
+  const bool serving = step.mode == "prefill" || step.mode == "decode";
   EP_RETURN_IF_ERROR(CheckActivationOptions(options.Activations()));
-  if (serve && budget && !(step.batch && step.seq)) {
-    return Status::BadInput({},
-                            "--mode serve --max-memory needs --batch and --seq: they size the KV cache and the step",
-                            {"e.g. --mode serve --batch 8 --seq 4096"});
+  if (serving && budget && !(step.batch && step.seq)) {
+    return Status::BadInput(
+        {}, "--mode " + step.mode + " --max-memory needs --batch and --seq: they size the KV cache and the step",
+        {"e.g. --mode " + step.mode + " --batch 8 --seq 4096"});
   }
-  // --mode train|serve with --batch/--seq: the budget holds the whole memory of `easyplan memory`.
-  const bool memory_budget = budget && (serve || step.mode == "train") && step.batch && step.seq;
+  // --mode train|prefill|decode with --batch/--seq: the budget holds the whole memory of `easyplan memory`.
+  const bool memory_budget = budget && (serving || step.mode == "train") && step.batch && step.seq;
   if (!with_activations && (step.batch || step.seq)) {
     return Status::BadInput({}, "--batch and --seq describe the activations of a runtime mode: add --mode",
                             {"e.g. --mode decode --batch 8 --seq 4096"});
@@ -125,7 +123,7 @@ Status CheckValidateOptions(const ValidateOptions& options) {
   if (!memory_budget && HasStepStateOptions(step)) {
     return Status::BadInput({},
                             "--optimizer, --grad-dtype, --opt-state-dtype, --master-weights and --max-length size "
-                            "the whole memory: they need --max-memory with --mode train|serve --batch --seq",
+                            "the whole memory: they need --max-memory with --mode train|prefill|decode --batch --seq",
                             {"e.g. --max-memory 80GiB --mode train --batch 8 --seq 4096 --optimizer adafactor"});
   }
   return Status();
@@ -142,9 +140,9 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
     EP_ASSIGN_OR_RETURN(result.budget, MemoryBudget(*model, step, &result.budget_text));
     if (step.max_memory.empty()) budget_flag = "--hardware";
   }
-  const bool serve = step.mode == "serve";
+  const bool serving = step.mode == "prefill" || step.mode == "decode";
   const ActivationOptions activations = options.Activations();
-  const bool memory_budget = result.budget && (serve || step.mode == "train") && step.batch && step.seq;
+  const bool memory_budget = result.budget && (serving || step.mode == "train") && step.batch && step.seq;
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
   if (options.plan.rules == "builtin" && inputs.rules != nullptr) result.builtin_rules = inputs.rules->source;
   const std::string& config = options.plan.config.config;
@@ -167,7 +165,7 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
     const MemoryOptions& memory = step;
     EP_RETURN_IF_ERROR(CheckMemoryOptions(memory));
     // Serving's cache length against the model's context (--seq is the activations' below).
-    if (serve && memory.max_length) {
+    if (memory.max_length) {
       MemoryOptions cache;
       cache.max_length = memory.max_length;
       EP_ASSIGN_OR_RETURN(const std::vector<planner::Finding> context, ContextLengthFindings(inputs, cache));

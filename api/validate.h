@@ -2,7 +2,7 @@
 #define EASYPLAN_API_VALIDATE_H_
 
 // `validate`: a plan's findings for CI, with the memory budget (parameters alone, or with --mode
-// train|serve --batch --seq the whole memory of `easyplan memory`) and the activation findings of a
+// train|prefill|decode --batch --seq the whole memory of `easyplan memory`) and the activation findings of a
 // runtime mode.
 
 #include <memory>
@@ -23,11 +23,11 @@ struct ValidateOptions {
   PlanOptions plan;
   /// The step, each option once: mode, batch and seq add the activation findings of that runtime mode;
   /// max_memory ("" = no budget) or hardware (its HBM, api/hardware.h) is the budget; with mode
-  /// train|serve, batch and seq, the budget holds the whole memory of `easyplan memory`, which the step
+  /// train, prefill or decode, batch and seq, the budget holds the whole memory of `easyplan memory`, which the step
   /// state (optimizer, max_length, ...) sizes.
   MemoryOptions step;
 
-  /// The activation options of `step`'s runtime mode (serve: prefill's findings).
+  /// The activation options of `step`'s runtime mode.
   ActivationOptions Activations() const;
 };
 
@@ -47,7 +47,7 @@ struct ValidateResult {
   std::optional<int64_t> budget;                      ///< --max-memory (or --hardware's HBM) in bytes
   std::string budget_text;                            ///< --max-memory as given, or "tpu-v5p (95.0 GiB HBM)"
   std::optional<planner::DeviceMemory> worst_memory;  ///< with a whole-memory budget: the worst device
-  std::string memory_mode;                            ///< "train" or "serve" with a whole-memory budget
+  std::string memory_mode;                            ///< "train", "prefill" or "decode" with a whole-memory budget
   /// Where a finding can point in the user's repository: the built-in rule file's name as findings
   /// carry it ("rules/llama.yaml"; "" with --rules FILE) and the config file (CONFIG, or its
   /// config.json when a directory; "" for stdin or none). A built-in rule's file is easyplan's, not the

@@ -34,9 +34,8 @@ std::string KernelTable(const ActivationPlan& plan) {
   std::string out = fmt::format(
       "attention kernel {} ({} {}{}): get_mode on {} = {} -> {} rules, layout {}, qkv_mni {}\n", kernel.name,
       kernel.selected_by, kernel.easydel_name, kernel.selected_by == "--kernel" ? "" : ", selected by the config",
-      ModeTest(kernel), kernel.tested ? std::to_string(*kernel.tested) : "more than 1",
-      planner::RuntimeModeName(kernel.kernel_mode), planner::AttnLayoutName(kernel.layout),
-      kernel.qkv_mni ? "True" : "False");
+      ModeTest(kernel), kernel.tested ? std::to_string(*kernel.tested) : "more than 1", ModeName(kernel.kernel_mode),
+      planner::AttnLayoutName(kernel.layout), kernel.qkv_mni ? "True" : "False");
   out += kernel.shard_map ? "  shard_map specs (create_stable_sharding)" : "  with_sharding_constraint (no shard_map)";
   out += kernel.transposed ? ", on the transposed (B, H, T, D) tensors:\n" : ":\n";
   std::vector<std::vector<std::string>> rows;
@@ -97,12 +96,12 @@ std::string ExpertTableLines(const planner::ExpertMesh& mesh, const planner::Exp
 std::string ActivationsToTable(const ActivationsView& view) {
   const ActivationPlan& plan = *view.plan;
   const planner::AttnOptions& options = plan.attention_options;
-  const bool generation = planner::IsGenerationMode(options.mode);
+  const bool generation = IsGenerationMode(options.mode);
   std::string out = fmt::format(
       "{} in {} mode (EasyDeL {}{}: {} rules), layout {}{}{}\n", view.model_type.empty() ? "model" : view.model_type,
-      planner::RuntimeModeName(options.mode), view.easydel_version.empty() ? "" : view.easydel_version + " ",
-      planner::RuntimeModeConstant(options.mode), generation ? "decode_*" : "train",
-      planner::AttnLayoutName(options.layout), options.qkv_mni ? ", qkv_mni" : "",
+      ModeName(options.mode), view.easydel_version.empty() ? "" : view.easydel_version + " ",
+      ModeConstant(options.mode), generation ? "decode_*" : "train", planner::AttnLayoutName(options.layout),
+      options.qkv_mni ? ", qkv_mni" : "",
       options.softmax_aux_ndim ? fmt::format(", softmax aux rank {}", *options.softmax_aux_ndim) : "");
   out += fmt::format("mesh {} ({} devices, from {})\n\n", plan.mesh.ToString(), WithThousands(plan.mesh.NumDevices()),
                      view.mesh_source);

@@ -58,14 +58,14 @@ std::string StageTable(const planner::MemoryReport& report) {
 
 std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInputs& inputs,
                         const api::MemoryOptions& flags, const std::string& budget_label, bool mode_given) {
-  const bool train = report.mode == planner::MemoryMode::kTrain;
+  const bool train = report.mode == Mode::kTrain;
   const Mesh& mesh = inputs.mesh;
   std::string out =
       fmt::format("{} memory of {} (EasyDeL {}) on mesh {} ({} devices), batch {}, seq {}",
-                  train                                          ? "training"
-                  : report.mode == planner::MemoryMode::kDecode  ? "decode-step"
-                  : report.mode == planner::MemoryMode::kPrefill ? "prefill"
-                                                                 : "serving",
+                  train                           ? "training"
+                  : report.mode == Mode::kDecode  ? "decode-step"
+                  : report.mode == Mode::kPrefill ? "prefill"
+                                                  : "serving",
                   inputs.config().value("model_type", std::string("model")), inputs.model->easydel_version().name,
                   mesh.ToString(), mesh.NumDevices(), *flags.batch, *flags.seq);
   if (train) {

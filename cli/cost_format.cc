@@ -60,10 +60,10 @@ std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
   const api::StepEstimate& e = *r.estimate;
   const step::StepCost& c = e.step;
   const api::StepSettings& s = r.settings;
-  const bool train = s.mode == planner::MemoryMode::kTrain;
+  const bool train = s.mode == Mode::kTrain;
   const Mesh& mesh = r.plan.mesh;
   std::string out = fmt::format("{} step of {} (EasyDeL {}) on mesh {} ({} devices{}), {}\n",
-                                train ? "training" : (s.decode ? "decode" : "prefill"), r.inputs.model->model_type(),
+                                train ? "training" : (s.decode() ? "decode" : "prefill"), r.inputs.model->model_type(),
                                 r.inputs.model->easydel_version().name, mesh.ToString(), mesh.NumDevices(),
                                 mesh.dcn_shape.empty() ? "" : ", multi-slice", r.hardware->description);
   out += fmt::format("batch {} x seq {}", s.batch, s.seq);
@@ -97,7 +97,7 @@ std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
   };
   // Serving latency: a prefill step is the batch's time to first token, a decode step the time per output
   // token at the cache length.
-  if (s.mode == planner::MemoryMode::kDecode) {
+  if (s.mode == Mode::kDecode) {
     totals.insert(totals.begin() + 1,
                   {"TPOT", HumanSeconds(c.step_time_s),
                    fmt::format("time per output token, each sequence's next against {} cached", s.seq)});

@@ -80,7 +80,7 @@ void ActivationBuilder::Report(const std::string& name, const Shape& shape, cons
   Finding finding;
   finding.tensor = name;
   finding.count = 1;
-  const std::string label = fmt::format("{} {} {}", RuntimeModeName(mode_), name, shape.ToString());
+  const std::string label = fmt::format("{} {} {}", ModeName(mode_), name, shape.ToString());
   switch (issue.kind) {
     case SpecIssue::Kind::kUnknownAxis:
       finding.code = FindingCode::kUnknownAxis;

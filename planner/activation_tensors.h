@@ -50,7 +50,7 @@ class ActivationBuilder {
  public:
   /// `mode` labels the findings ("decode attention.query [1, 1, 32, 128]: ..."). `mesh` must outlive
   /// the builder.
-  ActivationBuilder(const Mesh& mesh, RuntimeMode mode) : mesh_(mesh), mode_(mode) {}
+  ActivationBuilder(const Mesh& mesh, Mode mode) : mesh_(mesh), mode_(mode) {}
 
   const Mesh& mesh() const { return mesh_; }
 
@@ -76,7 +76,7 @@ class ActivationBuilder {
               const std::string& what);
 
   const Mesh& mesh_;
-  RuntimeMode mode_;
+  Mode mode_;
   FindingList findings_;
   // Uneven entries aggregate over tensors by (dim, axes, dim size): a batch of 1 over fsdp is one
   // finding naming the first tensor and counting the others.

@@ -23,13 +23,12 @@ Status ResolveModeSpecs(const ActivationRequest& request, int64_t query_length, 
   EP_ASSIGN_OR_RETURN(plan.attention, GetShardings(*request.table, presets, config, request.attention));
   for (const ActivationTable::ResidualEntry& entry : request.table->residual()) {
     if (entry.train_only) {
-      if (request.attention.mode != RuntimeMode::kTrain) continue;
-      EP_ASSIGN_OR_RETURN(PartitionSpec spec, ResolveAxes(entry.axes, presets, config, rules::AxisMode::kTrain));
+      if (request.attention.mode != Mode::kTrain) continue;
+      EP_ASSIGN_OR_RETURN(PartitionSpec spec, ResolveAxes(entry.axes, presets, config, Mode::kTrain));
       (entry.name == "labels" ? plan.labels : plan.logits) = spec;
       continue;
     }
-    const rules::AxisMode axis_mode =
-        entry.dynamic_dim && query_length == 1 ? rules::AxisMode::kGeneration : rules::AxisMode::kTrain;
+    const Mode axis_mode = entry.dynamic_dim && query_length == 1 ? Mode::kDecode : Mode::kTrain;
     EP_ASSIGN_OR_RETURN(PartitionSpec spec, ResolveAxes(entry.axes, presets, config, axis_mode));
     plan.residual.emplace_back(entry.name, std::move(spec));
   }
@@ -115,7 +114,7 @@ Status LayStepTensors(const ActivationRequest& request, const CacheGeometry& geo
   const int64_t q_dim = geometry.key_dim;  // MLA queries carry the key's nope + rope dims
   const DType act = request.dtype;
   std::vector<ActivationTensor>& rows = plan.tensors;
-  if (request.attention.mode == RuntimeMode::kDecode) {
+  if (request.attention.mode == Mode::kDecode) {
     EP_ASSIGN_OR_RETURN(ActivationTensor q3, builder.Lay("attention.query3d", Shape{batch, heads, q_dim}, act,
                                                          plan.attention.query3d, kApplied));
     rows.push_back(std::move(q3));
@@ -212,7 +211,7 @@ StatusOr<ActivationPlan> BuildActivationPlan(const ActivationRequest& request) {
   StepTokens tokens;
   tokens.batch = request.batch.value_or(0);
   tokens.seq = request.seq.value_or(0);
-  tokens.query_length = request.attention.mode == RuntimeMode::kDecode ? 1 : tokens.seq;
+  tokens.query_length = request.attention.mode == Mode::kDecode ? 1 : tokens.seq;
   const CacheGeometry geometry = CacheGeometryOf(*request.dims);
 
   EP_RETURN_IF_ERROR(ResolveModeSpecs(request, tokens.query_length, plan));

@@ -24,18 +24,18 @@ using plan_testing::P;
 TEST_F(ActivationsTest, Section3PresetsRawDefaultAndC1Decode) {
   const Json defaults = Config();
   const Json c1 = Config(kC1);
-  const auto raw = [&](const std::string& name, const Json& config, rules::AxisMode mode) {
+  const auto raw = [&](const std::string& name, const Json& config, Mode mode) {
     return Resolve(table_.FindResidual(name)->axes, config, mode);
   };
-  for (rules::AxisMode mode : {rules::AxisMode::kTrain, rules::AxisMode::kGeneration}) {
+  for (Mode mode : {Mode::kTrain, Mode::kDecode}) {
     EXPECT_EQ(raw("hidden_state", defaults, mode), P({B, SP, TP}));
     EXPECT_EQ(raw("attn_q", defaults, mode), P({B, SP, TP, N}));
     EXPECT_EQ(raw("attn_kv", defaults, mode), P({B, SP, TP, N}));
   }
-  EXPECT_EQ(raw("hidden_state", c1, rules::AxisMode::kGeneration), P({DP, SP, TP}));
-  EXPECT_EQ(raw("attn_q", c1, rules::AxisMode::kGeneration), P({DP, SP, TP, N}));
-  EXPECT_EQ(raw("attn_kv", c1, rules::AxisMode::kGeneration), P({DP, SP, TP, N}));
-  EXPECT_EQ(raw("hidden_state", c1, rules::AxisMode::kTrain), P({B, SP, TP}));
+  EXPECT_EQ(raw("hidden_state", c1, Mode::kDecode), P({DP, SP, TP}));
+  EXPECT_EQ(raw("attn_q", c1, Mode::kDecode), P({DP, SP, TP, N}));
+  EXPECT_EQ(raw("attn_kv", c1, Mode::kDecode), P({DP, SP, TP, N}));
+  EXPECT_EQ(raw("hidden_state", c1, Mode::kTrain), P({B, SP, TP}));
 }
 
 TEST_F(ActivationsTest, Section3CorrectedExamples) {
@@ -50,29 +50,29 @@ TEST_F(ActivationsTest, Section3CorrectedExamples) {
 
 TEST_F(ActivationsTest, Section3LossConstrainsLogitsInTrainOnly) {
   const Mesh mesh = FiveAxisMesh(1, 4, 1, 2, 1);
-  auto train = Build(Config(), mesh, RuntimeMode::kTrain, std::nullopt, std::nullopt);
+  auto train = Build(Config(), mesh, Mode::kTrain, std::nullopt, std::nullopt);
   ASSERT_TRUE(train.ok()) << train.status().ToString();
   EXPECT_EQ(train->logits, P({B, SP, TP}));
   EXPECT_EQ(train->labels, P({B, SP}));
-  for (RuntimeMode mode : {RuntimeMode::kPrefill, RuntimeMode::kDecode, RuntimeMode::kInsert}) {
+  for (Mode mode : {Mode::kPrefill, Mode::kDecode, Mode::kInsert}) {
     auto plan = Build(Config(), mesh, mode, std::nullopt, std::nullopt);
     ASSERT_TRUE(plan.ok());
     EXPECT_EQ(plan->logits, std::nullopt);
   }
   // The loss uses hidden_state_axis for the vocabulary, with no decode variant.
-  EXPECT_EQ(Build(Config(kC1), mesh, RuntimeMode::kTrain, std::nullopt, std::nullopt)->logits, P({B, SP, TP}));
+  EXPECT_EQ(Build(Config(kC1), mesh, Mode::kTrain, std::nullopt, std::nullopt)->logits, P({B, SP, TP}));
   const Json hidden_dp = Config({"partition_axis.hidden_state_axis=dp", "partition_axis.vocab_axis=ep"});
-  EXPECT_EQ(Build(hidden_dp, mesh, RuntimeMode::kTrain, std::nullopt, std::nullopt)->logits, P({B, SP, DP}));
+  EXPECT_EQ(Build(hidden_dp, mesh, Mode::kTrain, std::nullopt, std::nullopt)->logits, P({B, SP, DP}));
   // Vocab 32000 keeps tp; 32001 drops it.
   const ActivationTable::ResidualEntry* logits = table_.FindResidual("logits");
-  EXPECT_EQ(CorrectSpec(Shape{8, 2048, 32000}, Resolve(logits->axes, Config(), rules::AxisMode::kTrain), mesh,
-                        UnevenMode::kReplicate)
-                .spec,
-            P({B, SP, TP}));
-  EXPECT_EQ(CorrectSpec(Shape{8, 2048, 32001}, Resolve(logits->axes, Config(), rules::AxisMode::kTrain), mesh,
-                        UnevenMode::kReplicate)
-                .spec,
-            P({B, SP, N}));
+  EXPECT_EQ(
+      CorrectSpec(Shape{8, 2048, 32000}, Resolve(logits->axes, Config(), Mode::kTrain), mesh, UnevenMode::kReplicate)
+          .spec,
+      P({B, SP, TP}));
+  EXPECT_EQ(
+      CorrectSpec(Shape{8, 2048, 32001}, Resolve(logits->axes, Config(), Mode::kTrain), mesh, UnevenMode::kReplicate)
+          .spec,
+      P({B, SP, N}));
 }
 
 TEST_F(ActivationsTest, HiddenStateOfAModeFollowsTheQueryLength) {
@@ -84,18 +84,17 @@ TEST_F(ActivationsTest, HiddenStateOfAModeFollowsTheQueryLength) {
     }
     return PartitionSpec();
   };
-  EXPECT_EQ(spec_of(*Build(c1, mesh, RuntimeMode::kDecode, std::nullopt, std::nullopt), "hidden_state"),
-            P({DP, SP, TP}));
-  EXPECT_EQ(spec_of(*Build(c1, mesh, RuntimeMode::kInsert, std::nullopt, std::nullopt), "hidden_state"),
+  EXPECT_EQ(spec_of(*Build(c1, mesh, Mode::kDecode, std::nullopt, std::nullopt), "hidden_state"), P({DP, SP, TP}));
+  EXPECT_EQ(spec_of(*Build(c1, mesh, Mode::kInsert, std::nullopt, std::nullopt), "hidden_state"),
             P({B, SP, TP}));  // the presets' own integer mode: T > 1 is train
-  EXPECT_EQ(spec_of(*Build(c1, mesh, RuntimeMode::kTrain, 8, 1), "hidden_state"), P({DP, SP, TP}));
+  EXPECT_EQ(spec_of(*Build(c1, mesh, Mode::kTrain, 8, 1), "hidden_state"), P({DP, SP, TP}));
 }
 
 // ---- findings from shapes -----------------------------------------------------------------------------
 
 TEST_F(ActivationsTest, DecodeFindingsForBatchOneAndSequenceParallelism) {
   // batch 1 over fsdp=8; decode with sp=2; 8 kv heads over tp=16.
-  auto batch = Build(Config(), FiveAxisMesh(1, 8, 1, 1, 1), RuntimeMode::kDecode, 1, 2048);
+  auto batch = Build(Config(), FiveAxisMesh(1, 8, 1, 1, 1), Mode::kDecode, 1, 2048);
   ASSERT_TRUE(batch.ok());
   ASSERT_FALSE(batch->findings.empty());
   EXPECT_EQ(batch->findings.front().code, FindingCode::kUnevenReplaced);
@@ -105,7 +104,7 @@ TEST_F(ActivationsTest, DecodeFindingsForBatchOneAndSequenceParallelism) {
   EXPECT_EQ(batch->findings.front().notes,
             (std::vector<std::string>{"dim 0 shards over fsdp x dp when it is a multiple of 8"}));
 
-  auto sp = Build(Config(), FiveAxisMesh(1, 1, 1, 1, 2), RuntimeMode::kDecode, 4, 2048);
+  auto sp = Build(Config(), FiveAxisMesh(1, 1, 1, 1, 2), Mode::kDecode, 4, 2048);
   ASSERT_TRUE(sp.ok());
   bool query_seq = false;
   for (const Finding& finding : sp->findings) {
@@ -115,7 +114,7 @@ TEST_F(ActivationsTest, DecodeFindingsForBatchOneAndSequenceParallelism) {
   }
   EXPECT_TRUE(query_seq);
 
-  auto heads = Build(Config(), FiveAxisMesh(1, 1, 1, 16, 1), RuntimeMode::kTrain, 16, 128);
+  auto heads = Build(Config(), FiveAxisMesh(1, 1, 1, 16, 1), Mode::kTrain, 16, 128);
   ASSERT_TRUE(heads.ok());
   bool kv_heads = false;
   for (const Finding& finding : heads->findings) {
@@ -128,7 +127,7 @@ TEST_F(ActivationsTest, AnAxisTheMeshLacksIsAnError) {
   Mesh mesh;
   mesh.axis_names = {"fsdp", "tp"};
   mesh.shape = {2, 2};
-  auto plan = Build(Config(kC1), mesh, RuntimeMode::kDecode, 4, 64);
+  auto plan = Build(Config(kC1), mesh, Mode::kDecode, 4, 64);
   ASSERT_TRUE(plan.ok());
   ASSERT_FALSE(plan->findings.empty());
   EXPECT_EQ(plan->findings.front().code, FindingCode::kUnknownAxis);

@@ -33,8 +33,7 @@ inline const Entry SP = {"sp"};
 inline const Entry TP = {"tp"};
 inline const Entry FSDP = {"fsdp"};
 
-inline constexpr RuntimeMode kAllModes[] = {RuntimeMode::kTrain, RuntimeMode::kPrefill, RuntimeMode::kDecode,
-                                            RuntimeMode::kInsert};
+inline constexpr Mode kAllModes[] = {Mode::kTrain, Mode::kPrefill, Mode::kDecode, Mode::kInsert};
 
 // Two customised PartitionAxis settings (C1, C2), as `--set` strings.
 inline const std::vector<std::string> kC1 = {"partition_axis.decode_batch_axis=dp",
@@ -67,14 +66,14 @@ class ActivationsTest : public ::testing::Test {
     return resolved->config;
   }
 
-  AttnShardingRules Rules(const Json& config, RuntimeMode mode, AttnLayout layout = AttnLayout::kBthd, bool mni = false,
+  AttnShardingRules Rules(const Json& config, Mode mode, AttnLayout layout = AttnLayout::kBthd, bool mni = false,
                           std::optional<int> aux = std::nullopt) {
     auto rules = GetShardings(table_, *presets_, config, AttnOptions{mode, layout, mni, aux});
     EXPECT_TRUE(rules.ok()) << rules.status().ToString();
     return *rules;
   }
 
-  PartitionSpec Resolve(const ActivationTable::Axes& axes, const Json& config, rules::AxisMode mode) {
+  PartitionSpec Resolve(const ActivationTable::Axes& axes, const Json& config, Mode mode) {
     auto spec = ResolveAxes(axes, *presets_, config, mode);
     EXPECT_TRUE(spec.ok()) << spec.status().ToString();
     return *spec;
@@ -84,8 +83,7 @@ class ActivationsTest : public ::testing::Test {
   PartitionSpec Residual(const std::string& name, const Json& config, const Shape& shape, const Mesh& mesh) {
     const ActivationTable::ResidualEntry* entry = table_.FindResidual(name);
     EXPECT_NE(entry, nullptr);
-    const rules::AxisMode mode =
-        entry->dynamic_dim && shape[*entry->dynamic_dim] == 1 ? rules::AxisMode::kGeneration : rules::AxisMode::kTrain;
+    const Mode mode = entry->dynamic_dim && shape[*entry->dynamic_dim] == 1 ? Mode::kDecode : Mode::kTrain;
     return CorrectSpec(shape, Resolve(entry->axes, config, mode), mesh, UnevenMode::kReplicate).spec;
   }
 
@@ -95,7 +93,7 @@ class ActivationsTest : public ::testing::Test {
     return dims.ok() ? *dims : schemas::ModelDims();
   }
 
-  StatusOr<ActivationPlan> Build(const Json& config, const Mesh& mesh, RuntimeMode mode, std::optional<int64_t> batch,
+  StatusOr<ActivationPlan> Build(const Json& config, const Mesh& mesh, Mode mode, std::optional<int64_t> batch,
                                  std::optional<int64_t> seq) {
     ActivationRequest request;
     request.table = &table_;
@@ -126,9 +124,9 @@ class ActivationsTest : public ::testing::Test {
 // Which mode and which specs each kernel uses (easydel/operations/kernels/): plans with --kernel.
 class KernelTest : public ActivationsTest {
  protected:
-  StatusOr<ActivationPlan> BuildKernel(const Json& config, const Mesh& mesh, RuntimeMode mode,
-                                       std::optional<int64_t> batch, std::optional<int64_t> seq,
-                                       const std::string& kernel, std::optional<int> aux = std::nullopt) {
+  StatusOr<ActivationPlan> BuildKernel(const Json& config, const Mesh& mesh, Mode mode, std::optional<int64_t> batch,
+                                       std::optional<int64_t> seq, const std::string& kernel,
+                                       std::optional<int> aux = std::nullopt) {
     ActivationRequest request;
     request.table = &table_;
     request.presets = presets_;
@@ -147,8 +145,7 @@ class KernelTest : public ActivationsTest {
   // The kernel report of `kernel` on the C1 example: dp2,fsdp2,ep1,tp2,sp2, decode query
   // (8, 1, 32, 128) and cache KV (8, 4096, 8, 128).
   KernelReport Example(const std::string& kernel) {
-    auto plan =
-        BuildKernel(Config(kC1), plan_testing::FiveAxisMesh(2, 2, 1, 2, 2), RuntimeMode::kDecode, 8, 4096, kernel);
+    auto plan = BuildKernel(Config(kC1), plan_testing::FiveAxisMesh(2, 2, 1, 2, 2), Mode::kDecode, 8, 4096, kernel);
     EXPECT_TRUE(plan.ok()) << plan.status().ToString();
     EXPECT_TRUE(plan.ok() && plan->kernel.has_value());
     return plan.ok() && plan->kernel ? *plan->kernel : KernelReport();

@@ -20,10 +20,9 @@ std::vector<std::string> KernelNames(const ActivationTable& table) {
   return names;
 }
 
-StatusOr<const ActivationTable::Kernel*> SelectKernel(const ActivationTable& table, const Json& config,
-                                                      RuntimeMode mode, const std::string& requested,
-                                                      std::string* easydel_name, std::string* selected_by,
-                                                      std::string* note) {
+StatusOr<const ActivationTable::Kernel*> SelectKernel(const ActivationTable& table, const Json& config, Mode mode,
+                                                      const std::string& requested, std::string* easydel_name,
+                                                      std::string* selected_by, std::string* note) {
   if (!requested.empty()) {
     const ActivationTable::Kernel* kernel = table.FindKernel(requested);
     if (!kernel) {
@@ -40,7 +39,7 @@ StatusOr<const ActivationTable::Kernel*> SelectKernel(const ActivationTable& tab
   };
   std::string name = mechanism("attn_mechanism");
   *selected_by = "attn_mechanism";
-  if (mode == RuntimeMode::kDecode && !mechanism("decode_attn_mechanism").empty()) {
+  if (mode == Mode::kDecode && !mechanism("decode_attn_mechanism").empty()) {
     name = mechanism("decode_attn_mechanism");
     *selected_by = "decode_attn_mechanism";
   }
@@ -74,12 +73,12 @@ StatusOr<KernelReport> BuildKernelReport(const ActivationTable& table, const rul
   // get_mode(query, BTHD=True) looks at query.shape[1]: the query length (1 in decode; --seq, or more
   // than 1 when it is not given, otherwise). Ring and blocksparse test shape[2], the head count.
   if (kernel.mode_dim == 1) {
-    if (step.mode == RuntimeMode::kDecode || step.seq) report.tested = step.query_length;
+    if (step.mode == Mode::kDecode || step.seq) report.tested = step.query_length;
   } else {
     report.tested = heads;
   }
-  report.kernel_mode = report.tested == 1 ? RuntimeMode::kDecode : RuntimeMode::kTrain;
-  if (kernel.decode_only && report.kernel_mode != RuntimeMode::kDecode) {
+  report.kernel_mode = report.tested == 1 ? Mode::kDecode : Mode::kTrain;
+  if (kernel.decode_only && report.kernel_mode != Mode::kDecode) {
     return Status::BadInput(
         {},
         fmt::format("the {} kernel ({}) runs only in decode: with a query of length {} EasyDeL raises "

@@ -39,8 +39,8 @@ struct KernelReport {
   std::string easydel_name;  ///< the attn_mechanism value (autoregressive_decodeattn, ...)
   std::string selected_by;   ///< "--kernel", "attn_mechanism" or "decode_attn_mechanism"
   int mode_dim = 1;          ///< get_mode tests query.shape[mode_dim] == 1
-  std::optional<int64_t> tested;                  ///< that size, when known (decode: 1; ring/blocksparse: the heads)
-  RuntimeMode kernel_mode = RuntimeMode::kTrain;  ///< train or decode: never prefill or insert
+  std::optional<int64_t> tested;    ///< that size, when known (decode: 1; ring/blocksparse: the heads)
+  Mode kernel_mode = Mode::kTrain;  ///< train or decode: never prefill or insert
   AttnLayout layout = AttnLayout::kBthd;
   bool qkv_mni = false;
   bool shard_map = true;
@@ -55,14 +55,13 @@ std::vector<std::string> KernelNames(const ActivationTable& table);
 /// FlexibleAttentionModule's choice: decode_attn_mechanism in decode when it is set, else attn_mechanism
 /// (vanilla when unset). Sets `easydel_name` and `selected_by`. Null, with `note` saying why, for "auto"
 /// and for a kernel easyplan does not model.
-StatusOr<const ActivationTable::Kernel*> SelectKernel(const ActivationTable& table, const Json& config,
-                                                      RuntimeMode mode, const std::string& requested,
-                                                      std::string* easydel_name, std::string* selected_by,
-                                                      std::string* note);
+StatusOr<const ActivationTable::Kernel*> SelectKernel(const ActivationTable& table, const Json& config, Mode mode,
+                                                      const std::string& requested, std::string* easydel_name,
+                                                      std::string* selected_by, std::string* note);
 
 /// The step a kernel report is for.
 struct KernelStep {
-  RuntimeMode mode = RuntimeMode::kTrain;  ///< the runtime mode asked for
+  Mode mode = Mode::kTrain;  ///< the runtime mode asked for
   std::optional<int> softmax_aux_ndim;
   std::optional<int64_t> batch, seq;  ///< --batch/--seq: with both, the specs are corrected for the shapes
   int64_t query_length = 0;           ///< 1 in decode, else seq

@@ -51,7 +51,7 @@ TEST_F(KernelTest, Section24TableModeTestLayoutAndMni) {
     EXPECT_EQ(report.transposed, row.transposed);
     // The query length (1) decides for the dim-1 kernels; ring and blocksparse see the 32 heads.
     EXPECT_EQ(report.tested, row.mode_dim == 1 ? 1 : 32);
-    EXPECT_EQ(report.kernel_mode, row.mode_dim == 1 ? RuntimeMode::kDecode : RuntimeMode::kTrain);
+    EXPECT_EQ(report.kernel_mode, row.mode_dim == 1 ? Mode::kDecode : Mode::kTrain);
   }
 }
 
@@ -83,8 +83,8 @@ TEST_F(KernelTest, Section24SdpaPassesNoTensorSoNothingIsCorrected) {
   // Batch 1 over dp: flash_attn2's correction drops "dp", sdpa keeps it; sdpa passes the whole bias.
   const Json c1 = Config(kC1);
   const Mesh mesh = FiveAxisMesh(2, 2, 1, 2, 2);
-  auto flash = BuildKernel(c1, mesh, RuntimeMode::kDecode, 1, 4096, "flash_attn2");
-  auto sdpa = BuildKernel(c1, mesh, RuntimeMode::kDecode, 1, 4096, "sdpa");
+  auto flash = BuildKernel(c1, mesh, Mode::kDecode, 1, 4096, "flash_attn2");
+  auto sdpa = BuildKernel(c1, mesh, Mode::kDecode, 1, 4096, "sdpa");
   ASSERT_TRUE(flash.ok() && sdpa.ok());
   EXPECT_EQ(Applied(*flash->kernel, "query"), P({N, N, TP, N}));
   EXPECT_EQ(Applied(*sdpa->kernel, "query"), P({DP, N, TP, N}));
@@ -97,22 +97,22 @@ TEST_F(KernelTest, Section24SdpaPassesNoTensorSoNothingIsCorrected) {
 TEST_F(KernelTest, Section24RingAndBlocksparseSeeDecodeOnlyForOneHead) {
   const Mesh mesh = FiveAxisMesh(2, 2, 1, 2, 2);
   // 32 heads: train rules even for a one-token step, so C1's decode batch "dp" is never applied.
-  auto ring = BuildKernel(Config(kC1), mesh, RuntimeMode::kDecode, 8, 4096, "ring", 2);
+  auto ring = BuildKernel(Config(kC1), mesh, Mode::kDecode, 8, 4096, "ring", 2);
   ASSERT_TRUE(ring.ok());
-  EXPECT_EQ(ring->kernel->kernel_mode, RuntimeMode::kTrain);
+  EXPECT_EQ(ring->kernel->kernel_mode, Mode::kTrain);
   EXPECT_EQ(Applied(*ring->kernel, "softmax_aux"), P({TP}));  // flattened to 1-D: [HEAD]
   // One attention head: dim 2 is 1, so decode rules, even in train mode with a long query.
   const Json one_head = Config(kC1, R"(, "head_dim": 128)");
   Json single = one_head;
   single["num_attention_heads"] = 1;
   single["num_key_value_heads"] = 1;
-  auto ring1 = BuildKernel(single, mesh, RuntimeMode::kTrain, 8, 4096, "ring");
+  auto ring1 = BuildKernel(single, mesh, Mode::kTrain, 8, 4096, "ring");
   ASSERT_TRUE(ring1.ok()) << ring1.status().ToString();
   EXPECT_EQ(ring1->kernel->tested, 1);
-  EXPECT_EQ(ring1->kernel->kernel_mode, RuntimeMode::kDecode);
+  EXPECT_EQ(ring1->kernel->kernel_mode, Mode::kDecode);
   EXPECT_EQ(Applied(*ring1->kernel, "query"), P({DP, SP, N, N}));  // (8, 4096, 1, 128): tp does not divide 1
   // blocksparse: bhtd, mni, keeps [0, 1] of the transposed (B, H, T, D) tensors.
-  auto blocksparse = BuildKernel(Config(), mesh, RuntimeMode::kTrain, 8, 4096, "blocksparse", 1);
+  auto blocksparse = BuildKernel(Config(), mesh, Mode::kTrain, 8, 4096, "blocksparse", 1);
   ASSERT_TRUE(blocksparse.ok());
   EXPECT_EQ(Spec(*blocksparse->kernel, "query")->shape, (Shape{8, 32, 4096, 128}));
   EXPECT_EQ(Applied(*blocksparse->kernel, "query"), P({B, TP, N, N}));
@@ -129,7 +129,7 @@ TEST_F(KernelTest, Section24DecodeKernelSpecsAndItsValueErrorOutsideDecode) {
   EXPECT_EQ(Applied(decode, "starts"), P({DP}));
   EXPECT_EQ(Applied(decode, "indexs"), P({DP}));
   EXPECT_EQ(Applied(decode, "output"), P({DP, TP, N}));
-  for (RuntimeMode mode : {RuntimeMode::kTrain, RuntimeMode::kPrefill, RuntimeMode::kInsert}) {
+  for (Mode mode : {Mode::kTrain, Mode::kPrefill, Mode::kInsert}) {
     auto plan = BuildKernel(Config(kC1), FiveAxisMesh(2, 2, 1, 2, 2), mode, 8, 4096, "decode");
     ASSERT_FALSE(plan.ok());
     EXPECT_EQ(plan.status().kind(), ErrorKind::kBadInput);
@@ -138,7 +138,7 @@ TEST_F(KernelTest, Section24DecodeKernelSpecsAndItsValueErrorOutsideDecode) {
         << plan.status().ToString();
   }
   // A one-token query is decode for the kernel whatever the model's mode.
-  EXPECT_TRUE(BuildKernel(Config(kC1), FiveAxisMesh(2, 2, 1, 2, 2), RuntimeMode::kPrefill, 8, 1, "decode").ok());
+  EXPECT_TRUE(BuildKernel(Config(kC1), FiveAxisMesh(2, 2, 1, 2, 2), Mode::kPrefill, 8, 1, "decode").ok());
 }
 
 TEST_F(KernelTest, Section24PagedFlashQueryOutputAndBias) {
@@ -150,31 +150,29 @@ TEST_F(KernelTest, Section24PagedFlashQueryOutputAndBias) {
 }
 
 TEST_F(KernelTest, WithoutShapesTheSpecsAreReportedUncorrected) {
-  auto plan = BuildKernel(Config(kC1), FiveAxisMesh(2, 2, 1, 2, 2), RuntimeMode::kDecode, std::nullopt, std::nullopt,
-                          "flash_attn2");
+  auto plan =
+      BuildKernel(Config(kC1), FiveAxisMesh(2, 2, 1, 2, 2), Mode::kDecode, std::nullopt, std::nullopt, "flash_attn2");
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->kernel->tested, 1);  // decode: the query length is 1
   EXPECT_EQ(Applied(*plan->kernel, "query"), P({DP, N, TP, N}));
   EXPECT_FALSE(Spec(*plan->kernel, "query")->shape.has_value());
-  auto train =
-      BuildKernel(Config(), FiveAxisMesh(2, 2, 1, 2, 2), RuntimeMode::kTrain, std::nullopt, std::nullopt, "vanilla");
+  auto train = BuildKernel(Config(), FiveAxisMesh(2, 2, 1, 2, 2), Mode::kTrain, std::nullopt, std::nullopt, "vanilla");
   ASSERT_TRUE(train.ok());
   EXPECT_FALSE(train->kernel->tested.has_value());  // more than 1: train rules
-  EXPECT_EQ(train->kernel->kernel_mode, RuntimeMode::kTrain);
+  EXPECT_EQ(train->kernel->kernel_mode, Mode::kTrain);
 }
 
 TEST_F(KernelTest, TheConfigSelectsTheKernelByMode) {
   const Json config = Config({"attn_mechanism=flash_attn2", "decode_attn_mechanism=autoregressive_decodeattn"});
   const Mesh mesh = FiveAxisMesh(1, 1, 1, 2, 1);
   struct Row {
-    RuntimeMode mode;
+    Mode mode;
     std::string kernel, selected_by;
   };
   // FlexibleAttentionModule uses impl_decode only for MODE_DECODE: insert runs attn_mechanism.
-  for (const Row& row : {Row{RuntimeMode::kTrain, "flash_attn2", "attn_mechanism"},
-                         Row{RuntimeMode::kPrefill, "flash_attn2", "attn_mechanism"},
-                         Row{RuntimeMode::kDecode, "decode", "decode_attn_mechanism"},
-                         Row{RuntimeMode::kInsert, "flash_attn2", "attn_mechanism"}}) {
+  for (const Row& row :
+       {Row{Mode::kTrain, "flash_attn2", "attn_mechanism"}, Row{Mode::kPrefill, "flash_attn2", "attn_mechanism"},
+        Row{Mode::kDecode, "decode", "decode_attn_mechanism"}, Row{Mode::kInsert, "flash_attn2", "attn_mechanism"}}) {
     auto plan = BuildKernel(config, mesh, row.mode, std::nullopt, std::nullopt, "");
     ASSERT_TRUE(plan.ok()) << plan.status().ToString();
     ASSERT_TRUE(plan->kernel.has_value());
@@ -182,30 +180,29 @@ TEST_F(KernelTest, TheConfigSelectsTheKernelByMode) {
     EXPECT_EQ(plan->kernel->selected_by, row.selected_by);
   }
   // The default attn_mechanism is vanilla; decode without decode_attn_mechanism uses it too.
-  auto plain = BuildKernel(Config(), mesh, RuntimeMode::kDecode, std::nullopt, std::nullopt, "");
+  auto plain = BuildKernel(Config(), mesh, Mode::kDecode, std::nullopt, std::nullopt, "");
   ASSERT_TRUE(plain.ok() && plain->kernel);
   EXPECT_EQ(plain->kernel->name, "vanilla");
   EXPECT_EQ(plain->kernel->selected_by, "attn_mechanism");
   // auto is chosen at run time from the platform; other kernels are not modelled: a note, no report.
   for (const char* mechanism : {"auto", "cudnn", "ragged_page_attention_v3"}) {
-    auto plan = BuildKernel(Config({std::string("attn_mechanism=") + mechanism}), mesh, RuntimeMode::kTrain,
-                            std::nullopt, std::nullopt, "");
+    auto plan = BuildKernel(Config({std::string("attn_mechanism=") + mechanism}), mesh, Mode::kTrain, std::nullopt,
+                            std::nullopt, "");
     ASSERT_TRUE(plan.ok()) << mechanism;
     EXPECT_FALSE(plan->kernel.has_value());
     EXPECT_NE(plan->kernel_note.find(mechanism), std::string::npos) << plan->kernel_note;
   }
   // A config whose attn_mechanism is decode-only still plans a training step (memory, validate and export
   // build one): the kernel section is empty and says why. An explicit --kernel decode stays an error.
-  auto decode_only =
-      BuildKernel(Config({"attn_mechanism=autoregressive_decodeattn"}), mesh, RuntimeMode::kTrain, 8, 4096, "");
+  auto decode_only = BuildKernel(Config({"attn_mechanism=autoregressive_decodeattn"}), mesh, Mode::kTrain, 8, 4096, "");
   ASSERT_TRUE(decode_only.ok()) << decode_only.status().ToString();
   EXPECT_FALSE(decode_only->kernel.has_value());
   EXPECT_NE(decode_only->kernel_note.find("attn_mechanism is autoregressive_decodeattn"), std::string::npos)
       << decode_only->kernel_note;
   EXPECT_NE(decode_only->kernel_note.find("runs only in decode"), std::string::npos) << decode_only->kernel_note;
   EXPECT_FALSE(decode_only->residual.empty());
-  EXPECT_FALSE(BuildKernel(Config(), mesh, RuntimeMode::kTrain, 8, 4096, "decode").ok());
-  auto unknown = BuildKernel(Config(), mesh, RuntimeMode::kTrain, std::nullopt, std::nullopt, "splash");
+  EXPECT_FALSE(BuildKernel(Config(), mesh, Mode::kTrain, 8, 4096, "decode").ok());
+  auto unknown = BuildKernel(Config(), mesh, Mode::kTrain, std::nullopt, std::nullopt, "splash");
   ASSERT_FALSE(unknown.ok());
   EXPECT_NE(unknown.status().ToString().find("--kernel 'splash'"), std::string::npos);
 }

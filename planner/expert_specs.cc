@@ -20,8 +20,8 @@ StatusOr<std::optional<ExpertSpecs>> GetExpertSpecs(const ActivationTable& table
   column.preset = "MoEColumnWise";
   rules::SpecSource row;
   row.preset = "MoERowWise";
-  EP_ASSIGN_OR_RETURN(specs.column, presets.Resolve(column, config, rules::AxisMode::kTrain));
-  EP_ASSIGN_OR_RETURN(specs.row, presets.Resolve(row, config, rules::AxisMode::kTrain));
+  EP_ASSIGN_OR_RETURN(specs.column, presets.Resolve(column, config, Mode::kTrain));
+  EP_ASSIGN_OR_RETURN(specs.row, presets.Resolve(row, config, Mode::kTrain));
   const std::string tp = ParallelAxisNamesOf(config).tp;
   // ED-HEAD biases: (place, tp) for both directions; (tp, None) in expert-tensor mode.
   const PartitionSpec::Entry place = specs.column.size() > 0 ? specs.column[0] : PartitionSpec::Entry{};
@@ -39,8 +39,8 @@ StatusOr<std::optional<ExpertSpecs>> GetExpertSpecs(const ActivationTable& table
     }
     specs.fused.emplace_back(entry.name, PartitionSpec(std::move(entries)));
   }
-  EP_ASSIGN_OR_RETURN(specs.model_output, ResolveAxes(table.model_output(specs.expert_tensor_mode), presets, config,
-                                                      rules::AxisMode::kTrain));
+  EP_ASSIGN_OR_RETURN(specs.model_output,
+                      ResolveAxes(table.model_output(specs.expert_tensor_mode), presets, config, Mode::kTrain));
   return std::optional<ExpertSpecs>(std::move(specs));
 }
 

@@ -19,7 +19,7 @@ StatusOr<JaxActivations> JaxActivationSpecs(const ActivationTable& table, const 
     return Status::BadInput({}, "'" + dtype + "' is not a dtype name (the config's torch_dtype; pass --dtype)");
   }
   JaxActivations out;
-  for (RuntimeMode mode : {RuntimeMode::kTrain, RuntimeMode::kPrefill, RuntimeMode::kDecode, RuntimeMode::kInsert}) {
+  for (Mode mode : {Mode::kTrain, Mode::kPrefill, Mode::kDecode, Mode::kInsert}) {
     ActivationRequest request;
     request.table = &table;
     request.presets = &presets;
@@ -41,7 +41,7 @@ StatusOr<JaxActivations> JaxActivationSpecs(const ActivationTable& table, const 
     specs.emplace_back("kv_cache.value", plan.cache_value);
     specs.emplace_back("kv_cache.indexs", plan.cache_index);
     specs.emplace_back("kv_cache.starts", plan.cache_index);
-    out.modes.emplace_back(std::string(RuntimeModeName(mode)), std::move(specs));
+    out.modes.emplace_back(std::string(ModeName(mode)), std::move(specs));
     if (plan.experts) {
       out.expert_mesh_shape = plan.expert_mesh.shape;
       out.expert_mesh_axis_names = plan.expert_mesh.axis_names;

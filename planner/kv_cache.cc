@@ -155,11 +155,11 @@ DType KvDType(const Json& config, DType activation) {
 StatusOr<CacheSpecs> ResolveCacheSpecs(const ActivationTable& table, const rules::Presets& presets,
                                        const Json& config) {
   CacheSpecs specs;
-  EP_ASSIGN_OR_RETURN(specs.key, ResolveAxes(*table.FindCache("key"), presets, config, rules::AxisMode::kTrain));
-  EP_ASSIGN_OR_RETURN(specs.value, ResolveAxes(*table.FindCache("value"), presets, config, rules::AxisMode::kTrain));
-  EP_ASSIGN_OR_RETURN(specs.index, ResolveAxes(*table.FindCache("indexs"), presets, config, rules::AxisMode::kTrain));
+  EP_ASSIGN_OR_RETURN(specs.key, ResolveAxes(*table.FindCache("key"), presets, config, Mode::kTrain));
+  EP_ASSIGN_OR_RETURN(specs.value, ResolveAxes(*table.FindCache("value"), presets, config, Mode::kTrain));
+  EP_ASSIGN_OR_RETURN(specs.index, ResolveAxes(*table.FindCache("indexs"), presets, config, Mode::kTrain));
   AttnOptions decode_options;
-  decode_options.mode = RuntimeMode::kDecode;
+  decode_options.mode = Mode::kDecode;
   EP_ASSIGN_OR_RETURN(AttnShardingRules decode_rules, GetShardings(table, presets, config, decode_options));
   specs.decode_key = decode_rules.key;
   return specs;

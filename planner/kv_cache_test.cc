@@ -50,16 +50,16 @@ TEST_F(ActivationsTest, Section42CacheTable) {
     const Shape shape{row.shape[0], row.shape[1], row.shape[2], row.shape[3]};
     SCOPED_TRACE(mesh.ToString() + " " + shape.ToString());
     // Stored with the train (prefill) rules in every mode.
-    for (RuntimeMode mode : kAllModes) {
+    for (Mode mode : kAllModes) {
       auto plan = Build(config, mesh, mode, std::nullopt, std::nullopt);
       ASSERT_TRUE(plan.ok());
-      EXPECT_EQ(plan->cache_key, Resolve(*table_.FindCache("key"), config, rules::AxisMode::kTrain));
+      EXPECT_EQ(plan->cache_key, Resolve(*table_.FindCache("key"), config, Mode::kTrain));
     }
     std::string unknown;
-    const PartitionSpec raw = Resolve(*table_.FindCache("key"), config, rules::AxisMode::kTrain);
+    const PartitionSpec raw = Resolve(*table_.FindCache("key"), config, Mode::kTrain);
     EXPECT_EQ(SanitizeCacheSpec(raw, {shape, shape}, mesh, &unknown), row.stored);
     EXPECT_TRUE(unknown.empty());
-    const PartitionSpec index = Resolve(*table_.FindCache("indexs"), config, rules::AxisMode::kTrain);
+    const PartitionSpec index = Resolve(*table_.FindCache("indexs"), config, Mode::kTrain);
     EXPECT_EQ(SanitizeCacheSpec(index, {Shape{row.shape[0]}}, mesh, nullptr), row.index);
   }
 }
@@ -67,7 +67,7 @@ TEST_F(ActivationsTest, Section42CacheTable) {
 TEST_F(ActivationsTest, Section42CacheRowsThroughThePlan) {
   // Row 4: a 4095-token window on fsdp2,tp2,sp2 drops sp; the plan reports it once per dim with a count.
   const Json config = Config({}, R"(, "sliding_window": 4095)");
-  auto plan = Build(config, FiveAxisMesh(1, 2, 1, 2, 2), RuntimeMode::kPrefill, 4, 8192);
+  auto plan = Build(config, FiveAxisMesh(1, 2, 1, 2, 2), Mode::kPrefill, 4, 8192);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   const ActivationTensor* key = nullptr;
   for (const ActivationTensor& tensor : plan->tensors) {
@@ -90,7 +90,7 @@ TEST_F(ActivationsTest, Section42CacheBytesOfTheWholeCache) {
   // GQA: 4 layers of key + value (2, 8192, 8, 128) bfloat16 (kvdtype follows attn_dtype, bfloat16 at
   // EasyDeL 090a03b2) + indexs/starts (2,) int32, on tp=2, sp=2.
   const Json config = Config();
-  auto plan = Build(config, FiveAxisMesh(1, 1, 1, 2, 2), RuntimeMode::kDecode, 2, 8192);
+  auto plan = Build(config, FiveAxisMesh(1, 1, 1, 2, 2), Mode::kDecode, 2, 8192);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   const int64_t kv = 2 * 8192 * 8 * 128 * 2;
   EXPECT_EQ(plan->cache_bytes, 4 * (2 * kv + 2 * 8));
@@ -102,7 +102,7 @@ TEST_F(ActivationsTest, Section42CacheBytesOfTheWholeCache) {
 
 TEST_F(ActivationsTest, Section42DecodeReshardUnderC1AndC2) {
   const Mesh mesh = FiveAxisMesh(2, 2, 1, 2, 2);
-  auto c1 = Build(Config(kC1), mesh, RuntimeMode::kDecode, 8, 4096);
+  auto c1 = Build(Config(kC1), mesh, Mode::kDecode, 8, 4096);
   ASSERT_TRUE(c1.ok());
   EXPECT_EQ(c1->cache_key, P({B, SP, TP, N}));
   EXPECT_EQ(c1->cache_decode_key, P({DP, SP, TP, N}));
@@ -115,25 +115,25 @@ TEST_F(ActivationsTest, Section42DecodeReshardUnderC1AndC2) {
             "step constrains it to P('dp', 'sp', 'tp', None) (decode rules), so XLA reshards the whole cache at every "
             "step");
 
-  auto c2 = Build(Config(kC2), mesh, RuntimeMode::kDecode, 8, 4096);
+  auto c2 = Build(Config(kC2), mesh, Mode::kDecode, 8, 4096);
   ASSERT_TRUE(c2.ok());
   EXPECT_EQ(c2->cache_key, P({B, SP, N, N}));
   EXPECT_EQ(c2->cache_decode_key, P({DP, FSDP, N, N}));
   EXPECT_TRUE(c2->cache_reshard);
   // Train mode has no decode step: the flag is set, but no finding.
-  auto c2_train = Build(Config(kC2), mesh, RuntimeMode::kTrain, std::nullopt, std::nullopt);
+  auto c2_train = Build(Config(kC2), mesh, Mode::kTrain, std::nullopt, std::nullopt);
   EXPECT_TRUE(c2_train->cache_reshard);
   EXPECT_EQ(FindCode(*c2_train, FindingCode::kCacheReshard), nullptr);
   // When fsdp = 1, ('fsdp', 'dp') and 'dp' are the same layout: no reshard.
-  auto same = Build(Config(kC1), FiveAxisMesh(2, 1, 1, 2, 1), RuntimeMode::kDecode, 8, 4096);
+  auto same = Build(Config(kC1), FiveAxisMesh(2, 1, 1, 2, 1), Mode::kDecode, 8, 4096);
   EXPECT_FALSE(same->cache_reshard);
 }
 
 TEST_F(ActivationsTest, UseShardedKvCachingChangesNothing) {
   const Mesh mesh = FiveAxisMesh(1, 2, 1, 2, 2);
-  auto plain = Build(Config(), mesh, RuntimeMode::kDecode, 4, 1024);
+  auto plain = Build(Config(), mesh, Mode::kDecode, 4, 1024);
   auto sharded = Build(Config({"use_sharded_kv_caching=true", "kv_cache_sharding_sequence_axis_name=tp"}), mesh,
-                       RuntimeMode::kDecode, 4, 1024);
+                       Mode::kDecode, 4, 1024);
   ASSERT_TRUE(plain.ok() && sharded.ok());
   EXPECT_TRUE(sharded->use_sharded_kv_caching);
   EXPECT_EQ(sharded->kv_cache_sharding_sequence_axis_name, Json("tp"));
@@ -179,7 +179,7 @@ TEST_F(ActivationsTest, ChunkedLayersKeepTheirChunkAndLinearLayersAState) {
   EXPECT_EQ(geometry.linear_state.layers, 2);
   EXPECT_EQ(geometry.linear_state.conv_dim, 2 * 2 * 16 + 4 * 32);
 
-  auto plan = Build(config, FiveAxisMesh(1, 1, 1, 1, 1), RuntimeMode::kDecode, 2, 4096);
+  auto plan = Build(config, FiveAxisMesh(1, 1, 1, 1, 1), Mode::kDecode, 2, 4096);
   ASSERT_TRUE(plan.ok()) << plan.status().ToString();
   std::map<std::string, const ActivationTensor*> rows;
   for (const ActivationTensor& tensor : plan->tensors) rows[tensor.name] = &tensor;

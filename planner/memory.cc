@@ -57,20 +57,6 @@ int64_t StepBytes(const ActivationPlan& plan, std::string_view name) {
 
 }  // namespace
 
-std::string_view MemoryModeName(MemoryMode mode) {
-  switch (mode) {
-    case MemoryMode::kTrain:
-      return "train";
-    case MemoryMode::kServe:
-      return "serve";
-    case MemoryMode::kPrefill:
-      return "prefill";
-    case MemoryMode::kDecode:
-      return "decode";
-  }
-  return "train";
-}
-
 std::string_view OptimizerName(Optimizer optimizer) {
   switch (optimizer) {
     case Optimizer::kAdamW:
@@ -324,13 +310,13 @@ class LayerActivationSet {
     const bool recomputes =
         options.policy != CheckpointPolicy::kNone && options.policy != CheckpointPolicy::kEverythingSaveable;
     b.outside = 2 * shards.hidden;  // embedding output, final norm output (a stage's input and output)
-    b.recompute = options.mode == MemoryMode::kTrain && recomputes ? b.layer_full : 0;
+    b.recompute = options.mode == Mode::kTrain && recomputes ? b.layer_full : 0;
     return set;
   }
 
   /// The activations of `layers` (decoder layer numbers) with `in_flight` microbatches kept.
   StatusOr<int64_t> Bytes(const std::vector<int64_t>& layers, double in_flight, const ActivationBreakdown& b) const {
-    if (options_.mode != MemoryMode::kTrain) {
+    if (options_.mode != Mode::kTrain) {
       // Forward only: one layer's working set at a time, plus the residual stream around it.
       return Value(Checked(b.layer_full) + b.outside, "activation");
     }
@@ -569,8 +555,7 @@ std::vector<StageMemory> StagesOf(const Plan& plan, const MemoryOptions& options
     StageMemory& stage = stages[static_cast<size_t>(s)];
     stage.stage = s;
     stage.layers = plan.pipeline.LayerCount(s);
-    stage.in_flight =
-        options.mode == MemoryMode::kTrain ? InFlightMicrobatches(plan.pipeline, s, options.microbatches) : 1;
+    stage.in_flight = options.mode == Mode::kTrain ? InFlightMicrobatches(plan.pipeline, s, options.microbatches) : 1;
   }
   return stages;
 }
@@ -640,7 +625,7 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
   const Plan& plan = *inputs.plan;
   const ActivationPlan& step = *inputs.step;
   MemoryModel model = inputs.model;
-  const bool train = options.mode == MemoryMode::kTrain;
+  const bool train = options.mode == Mode::kTrain;
   if (!step.has_shapes) return Status::BadInput({}, "memory: the activation plan has no shapes (--batch/--seq)");
 
   MemoryReport report;

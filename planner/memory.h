@@ -16,6 +16,7 @@
 #include "core/document.h"
 #include "core/dtype.h"
 #include "core/json.h"
+#include "core/mode.h"
 #include "core/param_tree.h"
 #include "core/status.h"
 #include "planner/activations.h"
@@ -26,12 +27,6 @@
 #include "schemas/model_dims.h"
 
 namespace easyplan::planner {
-
-/// A step's mode: training, or serving: a prefill of the prompts (kPrefill; kServe is the same step under
-/// memory's older name, prefill then decode at the cache length), or one decode step (one new token per
-/// sequence against a KV cache of the cache length).
-enum class MemoryMode { kTrain, kServe, kPrefill, kDecode };
-std::string_view MemoryModeName(MemoryMode mode);
 
 /// Optimizer state per parameter element: adamw 2 (m, v), lion 1 (m), sgd 0 (optax.sgd without
 /// momentum), adafactor a factored second moment (row + column vectors for matrices, else one).
@@ -79,7 +74,7 @@ struct MemoryModel {
 StatusOr<MemoryModel> MemoryModelOf(const schemas::ModelDims& dims, const Json& config);
 
 struct MemoryOptions {
-  MemoryMode mode = MemoryMode::kTrain;
+  Mode mode = Mode::kTrain;
   Optimizer optimizer = Optimizer::kAdamW;
   std::optional<DType> grad_dtype;  ///< nullopt: each parameter's own dtype
   DType opt_state_dtype = DType::kFloat32;
@@ -121,7 +116,7 @@ struct StageMemory {
 };
 
 struct MemoryReport {
-  MemoryMode mode = MemoryMode::kTrain;
+  Mode mode = Mode::kTrain;
   MemoryOptions options;
   std::vector<DeviceMemory> devices;  ///< in device order; only the worst with options.worst_only
   int64_t worst = 0;                  ///< index into devices of the largest total (lowest id on ties)

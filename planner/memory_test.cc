@@ -267,7 +267,7 @@ TEST_F(MemoryTest, ServingHoldsTheCacheAndOneLayerAndNoTrainingState) {
   ActivationPlan cache;
   cache.cache_bytes_per_device = 12345;
   MemoryOptions options = Train();
-  options.mode = MemoryMode::kServe;
+  options.mode = Mode::kPrefill;
   MemoryInputs inputs{&plan_, &tree_, &step_, &cache, Model()};
   auto r = ComputeMemory(inputs, options);
   ASSERT_TRUE(r.ok());

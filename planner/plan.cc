@@ -101,7 +101,7 @@ StatusOr<PartitionSpec> ResolveRuleSpec(const rules::Rule& rule, const rules::Pr
       break;
     }
   }
-  auto spec = presets.Resolve(*source, config, rules::AxisMode::kTrain, trace);
+  auto spec = presets.Resolve(*source, config, Mode::kTrain, trace);
   if (!spec.ok()) {
     Status status = spec.status();
     Diag& diag = status.mutable_diag();

@@ -63,8 +63,8 @@ StatusOr<RaggedCacheReport> BuildRaggedCache(const ActivationTable& table, const
   report.requested_dtype = report.dtype = kvdtype;
 
   // Sizes: the page axis's data-parallel size, and the shard count kv_head_axis asks for.
-  EP_ASSIGN_OR_RETURN(PartitionSpec page, ResolveAxes(axes.page, presets, config, rules::AxisMode::kTrain));
-  EP_ASSIGN_OR_RETURN(PartitionSpec head, ResolveAxes(axes.head_group, presets, config, rules::AxisMode::kTrain));
+  EP_ASSIGN_OR_RETURN(PartitionSpec page, ResolveAxes(axes.page, presets, config, Mode::kTrain));
+  EP_ASSIGN_OR_RETURN(PartitionSpec head, ResolveAxes(axes.head_group, presets, config, Mode::kTrain));
   std::string unknown;
   report.dp_size = page.size() > 0 ? AxisProduct(page[0], mesh, &unknown) : 1;
   report.kv_head_axis_size = AttributeMeshSize(config, axes.shard_count_from, mesh);
@@ -145,10 +145,10 @@ StatusOr<RaggedCacheReport> BuildRaggedCache(const ActivationTable& table, const
   report.bytes = *bytes;
   report.bytes_per_device = *per_device;
 
-  EP_ASSIGN_OR_RETURN(report.query, ResolveAxes(axes.query, presets, config, rules::AxisMode::kTrain));
-  EP_ASSIGN_OR_RETURN(report.kv, ResolveAxes(axes.kv, presets, config, rules::AxisMode::kTrain));
+  EP_ASSIGN_OR_RETURN(report.query, ResolveAxes(axes.query, presets, config, Mode::kTrain));
+  EP_ASSIGN_OR_RETURN(report.kv, ResolveAxes(axes.kv, presets, config, Mode::kTrain));
   if (shards <= 1) report.kv = PartitionSpec(std::vector<PartitionSpec::Entry>(report.kv.entries().size()));
-  EP_ASSIGN_OR_RETURN(report.sinks, ResolveAxes(axes.sinks, presets, config, rules::AxisMode::kTrain));
+  EP_ASSIGN_OR_RETURN(report.sinks, ResolveAxes(axes.sinks, presets, config, Mode::kTrain));
   return report;
 }
 

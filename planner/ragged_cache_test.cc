@@ -30,7 +30,7 @@ class RaggedTest : public KernelTest {
     const schemas::ModelDims dims = DimsOf(config);
     request.dims = &dims;
     request.mesh = mesh;
-    request.attention.mode = RuntimeMode::kDecode;
+    request.attention.mode = Mode::kDecode;
     request.ragged = RaggedCacheOptions{version, page_size, num_pages};
     return BuildActivationPlan(request);
   }
@@ -148,7 +148,7 @@ TEST_F(RaggedTest, InputsEasyDeLComputesAtRunTime) {
   const schemas::ModelDims dims = DimsOf(config);
   request.dims = &dims;
   request.mesh = FiveAxisMesh(2, 2, 1, 2, 1);
-  request.attention.mode = RuntimeMode::kDecode;
+  request.attention.mode = Mode::kDecode;
   request.batch = 8;
   request.seq = 4096;
   request.ragged = RaggedCacheOptions{3, 128, 1024};

@@ -23,47 +23,6 @@ PartitionSpec Canonical(PartitionSpec spec) {
 
 }  // namespace
 
-std::string_view RuntimeModeName(RuntimeMode mode) {
-  switch (mode) {
-    case RuntimeMode::kTrain:
-      return "train";
-    case RuntimeMode::kPrefill:
-      return "prefill";
-    case RuntimeMode::kDecode:
-      return "decode";
-    case RuntimeMode::kInsert:
-      return "insert";
-  }
-  return "train";
-}
-
-std::string_view RuntimeModeConstant(RuntimeMode mode) {
-  switch (mode) {
-    case RuntimeMode::kTrain:
-      return "__train__";
-    case RuntimeMode::kPrefill:
-      return "__prefill__";
-    case RuntimeMode::kDecode:
-      return "__autoregressive__";
-    case RuntimeMode::kInsert:
-      return "__insert__";
-  }
-  return "__train__";
-}
-
-std::optional<RuntimeMode> ParseRuntimeMode(std::string_view text) {
-  for (RuntimeMode mode : {RuntimeMode::kTrain, RuntimeMode::kPrefill, RuntimeMode::kDecode, RuntimeMode::kInsert}) {
-    if (text == RuntimeModeName(mode) || text == RuntimeModeConstant(mode)) return mode;
-  }
-  return std::nullopt;
-}
-
-bool IsGenerationMode(RuntimeMode mode) { return mode == RuntimeMode::kDecode || mode == RuntimeMode::kInsert; }
-
-rules::AxisMode AxisModeOf(RuntimeMode mode) {
-  return IsGenerationMode(mode) ? rules::AxisMode::kGeneration : rules::AxisMode::kTrain;
-}
-
 std::string_view AttnLayoutName(AttnLayout layout) { return layout == AttnLayout::kBhtd ? "bhtd" : "bthd"; }
 
 StatusOr<AttnLayout> ParseAttnLayout(std::string_view text) {
@@ -79,8 +38,7 @@ StatusOr<AttnLayout> ParseAttnLayout(std::string_view text) {
                           {"expected one of \"bthd\", \"bhtd\" (EasyDeL rejects \"thd\")"});
 }
 
-StatusOr<PartitionSpec> ResolveAxes(const Axes& axes, const rules::Presets& presets, const Json& config,
-                                    rules::AxisMode mode) {
+StatusOr<PartitionSpec> ResolveAxes(const Axes& axes, const rules::Presets& presets, const Json& config, Mode mode) {
   rules::SpecSource source;
   source.dims = axes;
   EP_ASSIGN_OR_RETURN(PartitionSpec spec, presets.Resolve(source, config, mode));
@@ -90,7 +48,7 @@ StatusOr<PartitionSpec> ResolveAxes(const Axes& axes, const rules::Presets& pres
 StatusOr<AttnShardingRules> GetShardings(const ActivationTable& table, const rules::Presets& presets,
                                          const Json& config, const AttnOptions& options) {
   const std::string layout(AttnLayoutName(options.layout));
-  const rules::AxisMode mode = AxisModeOf(options.mode);
+  const Mode mode = options.mode;
   auto axes_of = [&](const ActivationTable::AttnField& field) -> const Axes* {
     auto find = [&](const std::string& key) -> const Axes* {
       auto it = field.variants.find(key);

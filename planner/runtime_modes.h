@@ -16,24 +16,13 @@
 #include <vector>
 
 #include "core/json.h"
+#include "core/mode.h"
 #include "core/partition_spec.h"
 #include "core/status.h"
 #include "planner/activation_table.h"
 #include "rules/presets.h"
 
 namespace easyplan::planner {
-
-enum class RuntimeMode { kTrain, kPrefill, kDecode, kInsert };
-
-/// "train", "prefill", "decode", "insert".
-std::string_view RuntimeModeName(RuntimeMode mode);
-/// EasyDeL's constant: "__train__", "__prefill__", "__autoregressive__", "__insert__".
-std::string_view RuntimeModeConstant(RuntimeMode mode);
-/// Accepts the names above and EasyDeL's constants.
-std::optional<RuntimeMode> ParseRuntimeMode(std::string_view text);
-/// Decode and insert are eformer's GENERATION_MODES; prefill is not.
-bool IsGenerationMode(RuntimeMode mode);
-rules::AxisMode AxisModeOf(RuntimeMode mode);
 
 enum class AttnLayout { kBthd, kBhtd };
 std::string_view AttnLayoutName(AttnLayout layout);
@@ -43,7 +32,7 @@ StatusOr<AttnLayout> ParseAttnLayout(std::string_view text);
 /// `axes` resolved through the config's partition_axis in `mode`, canonicalised as JAX does (an empty
 /// string, an empty list or null is None). No shape, no mesh: nothing is dropped.
 StatusOr<PartitionSpec> ResolveAxes(const ActivationTable::Axes& axes, const rules::Presets& presets,
-                                    const Json& config, rules::AxisMode mode);
+                                    const Json& config, Mode mode);
 
 /// The ten fields of EasyDeL's AttnShardingRules.
 struct AttnShardingRules {
@@ -52,7 +41,7 @@ struct AttnShardingRules {
 };
 
 struct AttnOptions {
-  RuntimeMode mode = RuntimeMode::kTrain;
+  Mode mode = Mode::kTrain;
   AttnLayout layout = AttnLayout::kBthd;
   bool qkv_mni = false;
   std::optional<int> softmax_aux_ndim;  ///< the rank of the softmax aux, if there is one

@@ -27,15 +27,15 @@ using plan_testing::P;
 // ---- modes and layouts -------------------------------------------------------------------------------
 
 TEST(RuntimeModeTest, NamesConstantsAndGenerationModes) {
-  EXPECT_EQ(ParseRuntimeMode("decode"), RuntimeMode::kDecode);
-  EXPECT_EQ(ParseRuntimeMode("__autoregressive__"), RuntimeMode::kDecode);
-  EXPECT_EQ(ParseRuntimeMode("__prefill__"), RuntimeMode::kPrefill);
-  EXPECT_EQ(ParseRuntimeMode("generate"), std::nullopt);
-  EXPECT_FALSE(IsGenerationMode(RuntimeMode::kTrain));
-  EXPECT_FALSE(IsGenerationMode(RuntimeMode::kPrefill));  // prefill resolves like train
-  EXPECT_TRUE(IsGenerationMode(RuntimeMode::kDecode));
-  EXPECT_TRUE(IsGenerationMode(RuntimeMode::kInsert));  // insert resolves like decode
-  EXPECT_EQ(RuntimeModeConstant(RuntimeMode::kInsert), "__insert__");
+  EXPECT_EQ(ParseMode("decode"), Mode::kDecode);
+  EXPECT_EQ(ParseMode("__autoregressive__"), Mode::kDecode);
+  EXPECT_EQ(ParseMode("__prefill__"), Mode::kPrefill);
+  EXPECT_EQ(ParseMode("generate"), std::nullopt);
+  EXPECT_FALSE(IsGenerationMode(Mode::kTrain));
+  EXPECT_FALSE(IsGenerationMode(Mode::kPrefill));  // prefill resolves like train
+  EXPECT_TRUE(IsGenerationMode(Mode::kDecode));
+  EXPECT_TRUE(IsGenerationMode(Mode::kInsert));  // insert resolves like decode
+  EXPECT_EQ(ModeConstant(Mode::kInsert), "__insert__");
 }
 
 TEST(AttnLayoutTest, ThdIsRejectedAsEasyDeLRejectsIt) {
@@ -55,9 +55,9 @@ TEST(AttnLayoutTest, ThdIsRejectedAsEasyDeLRejectsIt) {
 
 TEST_F(ActivationsTest, Section22DefaultsInEveryModeLayoutAndMni) {
   const Json config = Config();
-  for (RuntimeMode mode : kAllModes) {
+  for (Mode mode : kAllModes) {
     for (bool mni : {false, true}) {
-      SCOPED_TRACE(std::string(RuntimeModeName(mode)) + (mni ? " mni" : ""));
+      SCOPED_TRACE(std::string(ModeName(mode)) + (mni ? " mni" : ""));
       const AttnShardingRules bthd = Rules(config, mode, AttnLayout::kBthd, mni);
       EXPECT_EQ(bthd.query3d, P({B, TP, N}));
       EXPECT_EQ(bthd.query, P({B, SP, TP, N}));
@@ -91,7 +91,7 @@ TEST_F(ActivationsTest, Section22DefaultsInEveryModeLayoutAndMni) {
 }
 
 TEST_F(ActivationsTest, AttnFieldsListsTheTenFieldsInOrder) {
-  const AttnShardingRules rules = Rules(Config(), RuntimeMode::kTrain, AttnLayout::kBthd, false, 2);
+  const AttnShardingRules rules = Rules(Config(), Mode::kTrain, AttnLayout::kBthd, false, 2);
   std::vector<std::string> names;
   for (const auto& [name, spec] : AttnFields(rules)) {
     names.push_back(name);
@@ -105,7 +105,7 @@ TEST_F(ActivationsTest, AttnFieldsListsTheTenFieldsInOrder) {
 
 TEST_F(ActivationsTest, Section23C1TrainAndPrefillAreTheDefaults) {
   const Json config = Config(kC1);
-  for (RuntimeMode mode : {RuntimeMode::kTrain, RuntimeMode::kPrefill}) {
+  for (Mode mode : {Mode::kTrain, Mode::kPrefill}) {
     for (AttnLayout layout : {AttnLayout::kBthd, AttnLayout::kBhtd}) {
       const AttnShardingRules c1 = Rules(config, mode, layout);
       const AttnShardingRules defaults = Rules(Config(), mode, layout);
@@ -118,9 +118,9 @@ TEST_F(ActivationsTest, Section23C1TrainAndPrefillAreTheDefaults) {
 
 TEST_F(ActivationsTest, Section23C1DecodeAndInsertUseDpForBatchAndKeepTp) {
   const Json config = Config(kC1);
-  for (RuntimeMode mode : {RuntimeMode::kDecode, RuntimeMode::kInsert}) {
+  for (Mode mode : {Mode::kDecode, Mode::kInsert}) {
     for (bool mni : {false, true}) {
-      SCOPED_TRACE(std::string(RuntimeModeName(mode)) + (mni ? " mni" : ""));
+      SCOPED_TRACE(std::string(ModeName(mode)) + (mni ? " mni" : ""));
       const AttnShardingRules bthd = Rules(config, mode, AttnLayout::kBthd, mni);
       EXPECT_EQ(bthd.query3d, P({DP, TP, N}));
       EXPECT_EQ(bthd.query, P({DP, SP, TP, N}));
@@ -149,8 +149,8 @@ TEST_F(ActivationsTest, Section23C1DecodeAndInsertUseDpForBatchAndKeepTp) {
 
 TEST_F(ActivationsTest, Section23C2EveryRowModeAndLayout) {
   const Json config = Config(kC2);
-  for (RuntimeMode mode : kAllModes) {
-    SCOPED_TRACE(RuntimeModeName(mode));
+  for (Mode mode : kAllModes) {
+    SCOPED_TRACE(ModeName(mode));
     const bool decode = IsGenerationMode(mode);
     const Entry batch = decode ? DP : B;
     const Entry kv_seq = decode ? FSDP : SP;
@@ -187,37 +187,37 @@ TEST_F(ActivationsTest, Section23C2EveryRowModeAndLayout) {
 
 TEST_F(ActivationsTest, DecodeNullFallsBackToTrainButAnEmptyListReplicates) {
   const Json fallback = Config({"partition_axis.decode_head_axis=null"});
-  EXPECT_EQ(Rules(fallback, RuntimeMode::kDecode).query, P({B, SP, TP, N}));  // a no-op
+  EXPECT_EQ(Rules(fallback, Mode::kDecode).query, P({B, SP, TP, N}));  // a no-op
   const Json empty = Config({"partition_axis.decode_head_axis=[]"});
-  EXPECT_EQ(Rules(empty, RuntimeMode::kDecode).query, P({B, SP, N, N}));
-  EXPECT_EQ(Rules(empty, RuntimeMode::kInsert).query, P({B, SP, N, N}));
-  EXPECT_EQ(Rules(empty, RuntimeMode::kTrain).query, P({B, SP, TP, N}));
+  EXPECT_EQ(Rules(empty, Mode::kDecode).query, P({B, SP, N, N}));
+  EXPECT_EQ(Rules(empty, Mode::kInsert).query, P({B, SP, N, N}));
+  EXPECT_EQ(Rules(empty, Mode::kTrain).query, P({B, SP, TP, N}));
   const Json blank = Config({"partition_axis.decode_head_axis=\"\""});
-  EXPECT_EQ(Rules(blank, RuntimeMode::kDecode).query, P({B, SP, N, N}));  // "" is falsy: None
+  EXPECT_EQ(Rules(blank, Mode::kDecode).query, P({B, SP, N, N}));  // "" is falsy: None
 }
 
 TEST_F(ActivationsTest, ATrainFieldSetToNullIsUnshardedInEveryMode) {
   const Json config = Config({"partition_axis.kv_head_axis=null"});
-  for (RuntimeMode mode : kAllModes) EXPECT_EQ(Rules(config, mode).key, P({B, SP, N, N}));
+  for (Mode mode : kAllModes) EXPECT_EQ(Rules(config, mode).key, P({B, SP, N, N}));
 }
 
 TEST_F(ActivationsTest, DecodeQuerySequenceAndAttentionDimsFallBackUntilSet) {
   const Json config = Config({"partition_axis.decode_query_sequence_axis=dp", "partition_axis.attention_dim_axis=ep"});
-  EXPECT_EQ(Rules(config, RuntimeMode::kTrain).query, P({B, SP, TP, {"ep"}}));
-  EXPECT_EQ(Rules(config, RuntimeMode::kDecode).query, P({B, DP, TP, {"ep"}}));  // decode_attention_dim_axis: None
+  EXPECT_EQ(Rules(config, Mode::kTrain).query, P({B, SP, TP, {"ep"}}));
+  EXPECT_EQ(Rules(config, Mode::kDecode).query, P({B, DP, TP, {"ep"}}));  // decode_attention_dim_axis: None
 }
 
 TEST_F(ActivationsTest, RenamedMeshAxesFollowThrough) {
   const Json config = Config({"partition_axis.data_parallel_axis=data", "partition_axis.tensor_parallel_axis=model",
                               "partition_axis.sequence_parallel_axis=seq"});
-  const AttnShardingRules rules = Rules(config, RuntimeMode::kDecode);
+  const AttnShardingRules rules = Rules(config, Mode::kDecode);
   EXPECT_EQ(rules.query, P({{"fsdp", "data"}, {"seq"}, {"model"}, N}));
 }
 
 TEST_F(ActivationsTest, Section24VanillaDecodeExampleUnderC1) {
   // C1 on dp2,fsdp2,ep1,tp2,sp2: decode query (8, 1, 32, 128) and cache KV (8, 4096, 8, 128).
   const Mesh mesh = FiveAxisMesh(2, 2, 1, 2, 2);
-  const AttnShardingRules rules = Rules(Config(kC1), RuntimeMode::kDecode);
+  const AttnShardingRules rules = Rules(Config(kC1), Mode::kDecode);
   EXPECT_EQ(CorrectSpec(Shape{8, 1, 32, 128}, rules.query, mesh, UnevenMode::kReplicate).spec, P({DP, N, TP, N}));
   EXPECT_EQ(CorrectSpec(Shape{8, 4096, 8, 128}, rules.key, mesh, UnevenMode::kReplicate).spec, P({DP, SP, TP, N}));
 }

@@ -106,7 +106,7 @@ std::optional<std::string> Presets::CanonicalToken(const std::string& name) cons
   return std::nullopt;
 }
 
-StatusOr<PartitionSpec> Presets::Resolve(const SpecSource& spec, const Json& config, AxisMode mode,
+StatusOr<PartitionSpec> Presets::Resolve(const SpecSource& spec, const Json& config, Mode mode,
                                          std::vector<std::string>* trace) const {
   std::vector<AxesEntry> axes;
   if (spec.preset) {
@@ -145,7 +145,7 @@ StatusOr<PartitionSpec> Presets::Resolve(const SpecSource& spec, const Json& con
     const Json& attribute = tokens_.at(*token);
     if (attribute.is_null()) return Json();
     std::string attr = attribute.get<std::string>();
-    if (mode == AxisMode::kGeneration) {
+    if (IsGenerationMode(mode)) {
       if (auto gen = generation_.find(attr); gen != generation_.end()) {
         auto value = paxis.find(gen->second);
         if (value != paxis.end() && !value->is_null()) attr = gen->second;

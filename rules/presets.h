@@ -12,6 +12,7 @@
 
 #include "core/document.h"
 #include "core/json.h"
+#include "core/mode.h"
 #include "core/partition_spec.h"
 #include "core/status.h"
 #include "schemas/expression.h"
@@ -36,8 +37,6 @@ struct Preset {
 StatusOr<std::vector<AxesEntry>> ParseAxesEntries(const schemas::SchemaReader& reader, const Json& value,
                                                   const std::string& pointer);
 
-enum class AxisMode { kTrain, kGeneration };
-
 class Presets {
  public:
   /// Parses rules/_presets.yaml.
@@ -55,8 +54,10 @@ class Presets {
   /// Resolves a spec source against the resolved config (its `partition_axis` and MoE flags):
   /// presets expand (their `cases` evaluated over `config`), tokens become the partition_axis
   /// attribute's value, literals stay mesh axis names. `trace` (optional) receives the steps, for
-  /// `explain`. Errors name the token or attribute.
-  StatusOr<PartitionSpec> Resolve(const SpecSource& spec, const Json& config, AxisMode mode,
+  /// `explain`. In a generation mode (decode, insert) a token whose partition_axis attribute has a
+  /// generation variant (PartitionAxis.resolve_spec's GENERATION_MODES) takes that variant's value.
+  /// Errors name the token or attribute.
+  StatusOr<PartitionSpec> Resolve(const SpecSource& spec, const Json& config, Mode mode,
                                   std::vector<std::string>* trace = nullptr) const;
 
  private:

@@ -25,7 +25,7 @@ class PresetsTest : public ::testing::Test {
     ASSERT_TRUE(presets.ok()) << presets.status().ToString();
     presets_ = *presets;
   }
-  std::string Resolve(const std::string& preset, const Json& config, AxisMode mode = AxisMode::kTrain) {
+  std::string Resolve(const std::string& preset, const Json& config, Mode mode = Mode::kTrain) {
     SpecSource spec;
     spec.preset = preset;
     spec.text = preset;
@@ -33,7 +33,7 @@ class PresetsTest : public ::testing::Test {
     return resolved.ok() ? resolved->ToString() : "error: " + resolved.status().diag().message;
   }
   std::string ResolveList(std::vector<std::optional<std::vector<std::string>>> dims, const Json& config,
-                          AxisMode mode = AxisMode::kTrain) {
+                          Mode mode = Mode::kTrain) {
     SpecSource spec;
     spec.dims = std::move(dims);
     spec.text = "list";
@@ -68,7 +68,7 @@ TEST_F(PresetsTest, EveryPresetResolvesAsEformerUnderTheDefaultPartitionAxis) {
   Json config = DefaultConfig();
   for (const auto& [preset, spec] : expected) EXPECT_EQ(Resolve(preset, config), spec) << preset;
   // Decode equals train for every preset while decode_* fields keep their defaults.
-  for (const auto& [preset, spec] : expected) EXPECT_EQ(Resolve(preset, config, AxisMode::kGeneration), spec) << preset;
+  for (const auto& [preset, spec] : expected) EXPECT_EQ(Resolve(preset, config, Mode::kDecode), spec) << preset;
 }
 
 TEST_F(PresetsTest, MoEPresetsFollowTheExpertFlagsAsGetMoePartitionSpec) {
@@ -116,8 +116,8 @@ TEST_F(PresetsTest, CustomisedDecodeAxesApplyOnlyInGenerationModes) {
   std::vector<std::optional<std::vector<std::string>>> axes = {
       std::vector<std::string>{"BATCH"}, std::vector<std::string>{"QUERY_LENGTH"}, std::vector<std::string>{"HEAD"},
       std::vector<std::string>{"KV_LENGTH"}};
-  EXPECT_EQ(ResolveList(axes, config, AxisMode::kGeneration), "P('dp', 'dp', 'tp', 'sp')");
-  EXPECT_EQ(ResolveList(axes, config, AxisMode::kTrain), "P(('fsdp', 'dp'), 'sp', 'tp', 'sp')");
+  EXPECT_EQ(ResolveList(axes, config, Mode::kDecode), "P('dp', 'dp', 'tp', 'sp')");
+  EXPECT_EQ(ResolveList(axes, config, Mode::kTrain), "P(('fsdp', 'dp'), 'sp', 'tp', 'sp')");
 }
 
 TEST_F(PresetsTest, CompositeHoldingATupleTokenIsJaxsNestedTupleError) {

@@ -14,7 +14,7 @@ StatusOr<PipelineStep> PricePipelinedStep(const kernels::DryRunReport& run, cons
                                           const kernels::ModelDesc& desc, const HardwareProfile& hardware,
                                           const StepOptions& whole, const planner::MemoryReport& memory,
                                           int64_t microbatches) {
-  if (whole.mode != StepMode::kTrain) {
+  if (whole.mode != Mode::kTrain) {
     // api refuses a pipelined serving step before it gets here (api::CheckPricedPipeline).
     return Status::Internal("EstimateStep: a pipelined serving step is not priced");
   }
@@ -76,8 +76,8 @@ StatusOr<StepCost> PipelineStepCost(const PipelineStep& p) {
 kernels::ModelDesc MicrobatchModel(const StepModel& model, const StepSettings& s) {
   kernels::ModelDesc desc = model.desc;
   desc.batch = s.batch / std::max<int64_t>(1, s.microbatches);
-  desc.seq = s.decode ? 1 : s.seq;
-  if (s.decode) desc.sequence_axes.clear();
+  desc.seq = s.decode() ? 1 : s.seq;
+  if (s.decode()) desc.sequence_axes.clear();
   return desc;
 }
 
@@ -89,18 +89,18 @@ int64_t UpdateBytes(const planner::DeviceMemory& device, int64_t microbatches) {
 StatusOr<StepEstimate> EstimateStep(const kernels::DryRunReport& run, const planner::Plan& plan, const StepModel& model,
                                     const HardwareProfile& hardware, const StepSettings& s,
                                     planner::MemoryReport memory) {
-  const bool train = s.mode == planner::MemoryMode::kTrain;
+  const bool train = s.mode == Mode::kTrain;
   StepEstimate estimate;
   estimate.memory = std::move(memory);
   const kernels::ModelDesc desc = MicrobatchModel(model, s);
   StepOptions step;
-  step.mode = train ? StepMode::kTrain : StepMode::kServe;
+  step.mode = s.mode;
   step.remat = s.policy;
   step.microbatches = s.microbatches;
   step.flash_attention = model.flash_attention;
   step.fp8_matmuls = s.fp8;
   step.torus = s.torus;
-  if (s.decode) {
+  if (s.decode()) {
     step.decode_cache_tokens = s.seq;
     step.kv_cache_bytes = estimate.memory.Worst().kv_cache;
   }
@@ -119,7 +119,7 @@ StatusOr<StepEstimate> EstimateStep(const kernels::DryRunReport& run, const plan
   }
 
   const int64_t devices = plan.mesh.NumDevices();
-  estimate.tokens = s.decode ? s.batch : s.batch * s.seq;
+  estimate.tokens = s.decode() ? s.batch : s.batch * s.seq;
   estimate.active_params = model.active_params;
   estimate.model_flops =
       (train ? 6.0 : 2.0) * static_cast<double>(model.active_params) * static_cast<double>(estimate.tokens);

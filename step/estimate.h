@@ -26,14 +26,14 @@ namespace easyplan::step {
 
 /// What one estimate varies on a laid-out plan: suggest changes these without resolving again.
 struct StepSettings {
-  planner::MemoryMode mode = planner::MemoryMode::kTrain;
-  bool decode = false;
-  int64_t batch = 1;  ///< global, per optimizer step
+  Mode mode = Mode::kTrain;  ///< train, prefill or decode (one token per sequence against the cache)
+  int64_t batch = 1;         ///< global, per optimizer step
   int64_t seq = 1;
   int64_t microbatches = 1;
   planner::CheckpointPolicy policy = planner::CheckpointPolicy::kNone;
   bool fp8 = false;            ///< the projections run in fp8 (--precision fp8)
   std::vector<int64_t> torus;  ///< --torus: a TPU slice's torus dims; empty = Cloud TPU's for its chips
+  bool decode() const { return mode == Mode::kDecode; }
 };
 
 /// The dry run's model for a plan: everything an estimate needs that does not change with the mesh's
@@ -48,7 +48,8 @@ struct StepModel {
 /// parameters of the matmuls a token passes through (the input embedding lookup is not one; a MoE
 /// layer's routed experts count top_k / experts of theirs). No attention term.
 inline constexpr const char* kMfuConvention =
-    "6*N*tokens (train) or 2*N*tokens (serve), N = active matmul parameters (no embedding lookup, norm or bias; routed "
+    "6*N*tokens (train) or 2*N*tokens (prefill, decode), N = active matmul parameters (no embedding lookup, norm or "
+    "bias; routed "
     "experts x top_k/experts), no attention term";
 
 struct StepEstimate {

@@ -157,7 +157,7 @@ StatusOr<StepCost> PriceStep(const kernels::DryRunReport& run, const Mesh& mesh,
     return Status::BadInput(
         {hw.source}, "hardware profile '" + hw.name + "' lacks peak_flops_bf16, hbm_bandwidth or fast.bandwidth");
   }
-  const bool train = options.mode == StepMode::kTrain;
+  const bool train = options.mode == Mode::kTrain;
   const int64_t micro = std::max<int64_t>(1, options.microbatches);
   StepCost cost;
   std::map<std::string, LayerCost> layers;

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "core/mesh.h"
+#include "core/mode.h"
 #include "core/status.h"
 #include "kernels/dry_run.h"
 #include "planner/memory.h"
@@ -40,10 +41,8 @@
 
 namespace easyplan::step {
 
-enum class StepMode { kTrain, kServe };
-
 struct StepOptions {
-  StepMode mode = StepMode::kTrain;
+  Mode mode = Mode::kTrain;  ///< train, or a serving step: prefill or decode (decode_cache_tokens)
   planner::CheckpointPolicy remat = planner::CheckpointPolicy::kNone;
   int64_t microbatches = 1;     ///< gradient accumulation steps per optimizer step (train)
   bool flash_attention = true;  ///< attention scores stay on chip: their matmuls are compute-bound

@@ -30,7 +30,7 @@ Priced Price(const kernels::ModelDesc& model, const std::vector<int64_t>& mesh, 
   const planner::Plan plan = kernels::PlanTinyLlama(tree, kernels::kEasyDelAxes, mesh);
   auto run = kernels::DryRunForward(model, plan, tree);
   EXPECT_TRUE(run.ok()) << run.status().ToString();
-  const kernels::StepRecordOptions records{.train = options.mode == StepMode::kTrain};
+  const kernels::StepRecordOptions records{.train = options.mode == Mode::kTrain};
   EXPECT_TRUE(kernels::AppendStepRecords(model, plan, tree, records, *run).ok());
   auto cost = PriceStep(*run, plan.mesh, model, TestChip(), options);
   EXPECT_TRUE(cost.ok()) << cost.status().ToString();
@@ -81,7 +81,7 @@ TEST(StepTimeTest, SequenceShardsLeaveTheLastShardMostOfItsScores) {
 TEST(StepTimeTest, ADecodeStepAttendsToItsWholeCache) {
   const kernels::ModelDesc m = kernels::TinyLlama();
   const Priced p =
-      Price(m, {1, 1, 1, 1, 1}, {.mode = StepMode::kServe, .flash_attention = true, .decode_cache_tokens = 16});
+      Price(m, {1, 1, 1, 1, 1}, {.mode = Mode::kPrefill, .flash_attention = true, .decode_cache_tokens = 16});
   EXPECT_EQ(p.cost.attention_causal_share, 1);
 }
 
@@ -90,7 +90,7 @@ TEST(StepTimeTest, FullRecomputationAddsOneForward) {
   const Priced none = Price(m, {1, 1, 1, 1, 1}, {.flash_attention = false});
   const Priced full =
       Price(m, {1, 1, 1, 1, 1}, {.remat = planner::CheckpointPolicy::kNothingSaveable, .flash_attention = false});
-  const Priced forward = Price(m, {1, 1, 1, 1, 1}, {.mode = StepMode::kServe, .flash_attention = false});
+  const Priced forward = Price(m, {1, 1, 1, 1, 1}, {.mode = Mode::kPrefill, .flash_attention = false});
   EXPECT_EQ(full.cost.step_flops, 4 * none.cost.forward_flops);
   EXPECT_NEAR(full.cost.compute_s, none.cost.compute_s + forward.cost.compute_s, 1e-15);
 }

@@ -65,7 +65,7 @@ TEST_P(ExamplesEndToEndTest, EveryCommandRunsCleanly) {
       "explain " + config + " embed" + mesh,
       "activations " + config + " --mesh fsdp=2 --mode decode --batch 2 --seq 256",
       "memory " + config + mesh + " --batch 4 --seq 1024 --max-memory 1024TiB",
-      "memory " + config + mesh + " --mode serve --batch 4 --seq 1024 --max-memory 1024TiB",
+      "memory " + config + mesh + " --mode prefill --batch 4 --seq 1024 --max-memory 1024TiB",
       "export " + config + mesh + " --to jax",
       "export " + config + mesh + " --to torch",
       "export " + config + mesh + " --to hf-tp-plan",

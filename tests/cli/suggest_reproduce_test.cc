@@ -123,7 +123,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"set_and_quoting", kGpt2 + " --batch 8 --seq 512 --set gradient_checkpointing=nothing_saveable "
                                         "--set 'n_positions=2048' --uneven chunk"},
         Case{"precision_fp8", kLlama + " --batch 8 --seq 2048 --precision fp8"},
-        Case{"prefill_max_length", kGpt2 + " --mode prefill --batch 8 --seq 256 --max-length 1024"},
+        Case{"decode_max_length", kGpt2 + " --mode decode --batch 8 --seq 256 --max-length 1024"},
         Case{"decode", kLlama + " --mode decode --batch 8 --seq 4096"},
         Case{"slices", "examples/gpt2 --devices 8 --slices 2 --hardware tpu-v5p --batch 16 --seq 512"},
         Case{"pipeline",

@@ -36,7 +36,7 @@ std::vector<Case> Cases() {
   std::vector<Case> cases;
   for (const std::string& model : testing::CorpusModels()) {
     for (const char* mesh : {"dp=1,fsdp=8,ep=1,tp=1,sp=1", "dp=1,fsdp=4,ep=1,tp=2,sp=1"}) {
-      for (const char* mode : {"train", "serve"}) cases.push_back({model, mesh, mode});
+      for (const char* mode : {"train", "decode"}) cases.push_back({model, mesh, mode});
     }
   }
   return cases;
@@ -60,7 +60,7 @@ TEST_P(CorpusMemoryTest, BreakdownHoldsItsInvariants) {
   memory.batch = 8;
   // Within every corpus model's context (gpt2's learned positions end at 1024, issue 44).
   memory.seq = 512;
-  if (c.mode == "serve") memory.max_length = 1024;
+  if (c.mode == "decode") memory.max_length = 1024;
   const int64_t budget = int64_t{80} << 30;
   auto report = api::BuildMemoryReport(*inputs, *plan, memory, budget);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
@@ -68,11 +68,11 @@ TEST_P(CorpusMemoryTest, BreakdownHoldsItsInvariants) {
 
   // The cache the serving report should hold: the activation plan at --max-length.
   int64_t cache_per_device = 0, cache_global = 0;
-  if (c.mode == "serve") {
+  if (c.mode == "decode") {
     auto table = inputs->model->ActivationTable();
     ASSERT_TRUE(table.ok());
     api::ActivationOptions activation_flags;
-    activation_flags.mode = "prefill";
+    activation_flags.mode = "decode";
     activation_flags.batch = 8;
     activation_flags.seq = 1024;  // memory.max_length
     auto cache = api::BuildActivations(activation_flags, **table, *inputs->presets, inputs->resolved(), inputs->mesh);
@@ -105,7 +105,7 @@ TEST_P(CorpusMemoryTest, BreakdownHoldsItsInvariants) {
   if (c.mode == "train") {
     EXPECT_EQ(report->devices[0].optimizer, 8 * elements);
   }
-  if (c.mode == "serve") {
+  if (c.mode == "decode") {
     EXPECT_GE(cache_per_device * plan->mesh.NumDevices(), cache_global);
   }
   EXPECT_EQ(report->Worst().total, worst_total);

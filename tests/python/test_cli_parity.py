@@ -51,7 +51,7 @@ def test_plan_matches_the_cli(model, mesh):
                           for p in expected["params"]}
 
 
-@pytest.mark.parametrize("mode", ["train", "serve"])
+@pytest.mark.parametrize("mode", ["train", "prefill"])
 @pytest.mark.parametrize("model", MODELS, ids=lambda p: p.name)
 def test_memory_matches_the_cli(model, mode):
     # 1024 tokens: within every corpus model's context (gpt2's learned positions end there, issue 44).
