@@ -5,7 +5,6 @@
 
 #include "api/config_input.h"
 #include "core/did_you_mean.h"
-#include "planner/memory.h"
 
 namespace easyplan::api {
 namespace {
@@ -27,13 +26,47 @@ bool IsHardwareFile(const std::string& name_or_file) {
          name_or_file.ends_with(".yml");
 }
 
+StatusOr<std::vector<step::HardwareProfile>> LoadHardwareCatalogue(const Environment& env) {
+  const schemas::DataSource data = env.Data();
+  std::vector<step::HardwareProfile> out;
+  for (const std::string& path : data.List(kHardwareDir)) {
+    if (!path.ends_with(".yaml")) continue;
+    EP_ASSIGN_OR_RETURN(Document doc, data.ReadDocument(path));
+    EP_ASSIGN_OR_RETURN(step::HardwareProfile entry, step::ParseHardwareProfile(doc, StemOf(path)));
+    out.push_back(std::move(entry));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
 std::vector<std::string> HardwareNames(const Environment& env) {
   std::vector<std::string> names;
-  for (const std::string& path : env.Data().List(kHardwareDir)) {
-    if (path.ends_with(".yaml")) names.push_back(StemOf(path));
+  StatusOr<std::vector<step::HardwareProfile>> catalogue = LoadHardwareCatalogue(env);
+  if (!catalogue.ok()) return names;
+  for (const step::HardwareProfile& entry : *catalogue) {
+    if (!entry.memory_only) names.push_back(entry.name);
   }
   return names;
 }
+
+namespace {
+
+// A memory-only accelerator asked to price a step: its part's profiles, as a did-you-mean.
+Status MemoryOnlyError(const step::HardwareProfile& entry) {
+  std::vector<std::string> notes;
+  if (entry.profiles.empty()) {
+    notes.push_back("no profile of this part is bundled: give a profile file (docs/COST.md, \"Hardware profiles\")");
+  } else {
+    notes.push_back(std::string(entry.profiles.size() == 1 ? "the profile of its part: " : "it could mean: ") +
+                    JoinQuoted(entry.profiles) + (entry.note.empty() ? "" : " (" + entry.note + ")"));
+  }
+  std::string message = "--hardware '" + entry.name + "' (" + entry.description +
+                        ") has memory figures only: it budgets memory but cannot price a step (no compute figures)";
+  if (entry.profiles.size() == 1) message += " (did you mean '" + entry.profiles[0] + "'?)";
+  return Status::BadInput({}, message, notes);
+}
+
+}  // namespace
 
 StatusOr<step::HardwareProfile> LoadHardwareProfile(const Environment& env, const std::string& name_or_file,
                                                     std::vector<Diag>* duplicate_keys) {
@@ -42,31 +75,18 @@ StatusOr<step::HardwareProfile> LoadHardwareProfile(const Environment& env, cons
     // A user's profile: the same format as the built-in ones (LoadOverridesDocument reads YAML by suffix).
     EP_ASSIGN_OR_RETURN(Document doc, LoadOverridesDocument(env, name_or_file));
     if (duplicate_keys != nullptr) *duplicate_keys = doc.DuplicateKeyWarnings();
-    return step::ParseHardwareProfile(doc, StemOf(name_or_file));
+    EP_ASSIGN_OR_RETURN(step::HardwareProfile profile, step::ParseHardwareProfile(doc, StemOf(name_or_file)));
+    if (profile.memory_only) return MemoryOnlyError(profile);
+    return profile;
   }
-  const std::vector<std::string> names = HardwareNames(env);
-  for (const std::string& name : names) {
-    if (name != name_or_file) continue;
-    const schemas::DataSource data = env.Data();
-    EP_ASSIGN_OR_RETURN(Document doc, data.ReadDocument(std::string(kHardwareDir) + "/" + name + ".yaml"));
-    return step::ParseHardwareProfile(doc, name);
-  }
-  // A memory-only entry of the catalogue (schemas/devices.yaml) budgets memory but has no compute figures.
-  EP_ASSIGN_OR_RETURN(const Document devices_doc, env.Data().ReadDocument("schemas/devices.yaml"));
-  EP_ASSIGN_OR_RETURN(const std::vector<planner::DeviceKind> devices, planner::ParseDeviceTable(devices_doc));
-  for (const planner::DeviceKind& device : devices) {
-    if (device.name != name_or_file) continue;
-    std::vector<std::string> notes;
-    if (device.profiles.empty()) {
-      notes.push_back("no profile of this part is bundled: give a profile file (docs/COST.md, \"Hardware profiles\")");
-    } else {
-      notes.push_back(std::string(device.profiles.size() == 1 ? "the profile of its part: " : "it could mean: ") +
-                      JoinQuoted(device.profiles) + (device.note.empty() ? "" : " (" + device.note + ")"));
+  EP_ASSIGN_OR_RETURN(std::vector<step::HardwareProfile> catalogue, LoadHardwareCatalogue(env));
+  std::vector<std::string> names, memory_only;
+  for (step::HardwareProfile& entry : catalogue) {
+    if (entry.name == name_or_file) {
+      if (entry.memory_only) return MemoryOnlyError(entry);
+      return std::move(entry);
     }
-    std::string message = "--hardware '" + name_or_file + "' (" + device.description +
-                          ") has memory figures only: it budgets memory but cannot price a step (no compute figures)";
-    if (device.profiles.size() == 1) message += " (did you mean '" + device.profiles[0] + "'?)";
-    return Status::BadInput({}, message, notes);
+    (entry.memory_only ? memory_only : names).push_back(entry.name);
   }
   std::string message = "--hardware '" + name_or_file + "' is not a known hardware profile";
   // A part named without its variant ("h100" for "h100-sxm", "tpu-v5" for "tpu-v5e") before the
@@ -77,12 +97,10 @@ StatusOr<step::HardwareProfile> LoadHardwareProfile(const Environment& env, cons
   }
   if (!suggestion) suggestion = SuggestClosest(name_or_file, names);
   if (suggestion) message += " (did you mean '" + *suggestion + "'?)";
-  std::vector<std::string> device_names;
-  for (const planner::DeviceKind& device : devices) device_names.push_back(device.name);
   return Status::BadInput(
       {}, message,
       {"profiles: " + JoinQuoted(names),
-       "memory-only accelerators (schemas/devices.yaml; they budget memory, not a step): " + JoinQuoted(device_names),
+       "memory-only accelerators (schemas/hardware/; they budget memory, not a step): " + JoinQuoted(memory_only),
        "or give a profile file (a path with '/' or ending in .yaml; docs/COST.md describes the "
        "format)"});
 }

@@ -1,9 +1,10 @@
 #ifndef EASYPLAN_API_HARDWARE_H_
 #define EASYPLAN_API_HARDWARE_H_
 
-// `--hardware NAME|FILE`: an accelerator profile (step/hardware.h) by the name of one of the data
-// files under schemas/hardware/ ("tpu-v5p"), or read from a YAML file of the same format
-// (docs/COST.md#hardware-profiles). Model::Hardware keeps what it loads; this is the uncached form.
+// `--hardware NAME|FILE`: an entry of the hardware catalogue (step/hardware.h), the data files under
+// schemas/hardware/ ("tpu-v5p"; memory-only accelerators such as "h100-80g" beside the full profiles), or
+// a YAML file of the same format (docs/COST.md#hardware-profiles). Model::Hardware and Model::DeviceKinds
+// keep what they load; these are the uncached forms.
 
 #include <string>
 #include <vector>
@@ -18,11 +19,15 @@ namespace easyplan::api {
 /// .yaml or .yml.
 bool IsHardwareFile(const std::string& name_or_file);
 
-/// The names of the built-in profiles (the file stems under schemas/hardware/ of `env`), sorted.
+/// Every entry of the built-in catalogue (the files under schemas/hardware/ of `env`), sorted by name.
+StatusOr<std::vector<step::HardwareProfile>> LoadHardwareCatalogue(const Environment& env);
+
+/// The names of the catalogue's full profiles (`memory_only` false: what prices a step), sorted.
 std::vector<std::string> HardwareNames(const Environment& env);
 
-/// The profile `name_or_file` names. BadInput for an unknown name (with a did-you-mean and the list of
-/// names), an unreadable file, or a profile with a wrong field (naming the file, line and key).
+/// The full profile `name_or_file` names. BadInput for an unknown name (with a did-you-mean and the lists
+/// of names), a memory-only accelerator (naming the profiles of its part), an unreadable file, or a profile
+/// with a wrong field (naming the file, line and key).
 /// `duplicate_keys`, when given, receives a warning per key the file gives twice (the last value is used).
 StatusOr<step::HardwareProfile> LoadHardwareProfile(const Environment& env, const std::string& name_or_file,
                                                     std::vector<Diag>* duplicate_keys = nullptr);

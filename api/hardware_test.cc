@@ -88,7 +88,7 @@ TEST(HardwareLookupTest, UnknownNameSuggestsAVariantAndListsEveryName) {
             std::string::npos);
 }
 
-// A device name of schemas/devices.yaml (a part and its memory) points at its part's profile, not at the
+// A memory-only accelerator of the catalogue (a part and its memory) points at its part's profile, not at the
 // nearest spelling: h100-80g once suggested a100-80g, another GPU.
 TEST(HardwareLookupTest, ADeviceNameSuggestsTheProfileOfItsPart) {
   for (const auto& [device, profile] : {std::pair{"h100-80g", "h100-sxm"}, std::pair{"b200-192g", "b200"},

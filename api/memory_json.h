@@ -17,8 +17,8 @@ namespace easyplan::api {
 Json DeviceMemoryToJson(const planner::DeviceMemory& device);
 
 /// `hardware`: the --hardware whose HBM is the budget ("tpu-v5p" or a file), written as "hardware"
-/// after "memory_per_device"; "" writes no such key (the budget came from --max-memory or an
-/// accelerator of schemas/devices.yaml).
+/// after "memory_per_device"; "" writes no such key (the budget came from --max-memory or a
+/// memory-only accelerator of the hardware catalogue).
 /// `findings`: the plan's; when one is an error, "ok": false and the findings follow the figures.
 /// `easydel_version`: the EasyDeL version described, written after "mode"; "" writes no such key.
 std::string MemoryToJsonText(const planner::MemoryReport& report, const std::string& hardware = "",

@@ -92,7 +92,7 @@ StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options,
     *label = "80GiB";
     return int64_t{80} << 30;
   }
-  // An accelerator of schemas/devices.yaml gives a budget as well as a full profile does.
+  // A memory-only accelerator of the catalogue gives a budget as well as a full profile does.
   EP_ASSIGN_OR_RETURN(const std::vector<planner::DeviceKind>* kinds, model.DeviceKinds());
   for (const planner::DeviceKind& kind : *kinds) {
     if (kind.name == options.hardware) {
@@ -117,7 +117,7 @@ StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options,
     if (close) message += " (did you mean '" + *close + "'?)";
     return Status::BadInput({}, message,
                             {"profiles (schemas/hardware/; they also price a step): " + JoinQuoted(profiles),
-                             "accelerators (schemas/devices.yaml; their memory only): " + JoinQuoted(devices),
+                             "accelerators by part (schemas/hardware/; each budgets memory): " + JoinQuoted(devices),
                              "or give a profile file (a path with '/' or ending in .yaml; docs/COST.md)"});
   }
   if (!profile.ok()) return profile.status();

@@ -42,9 +42,9 @@ Status CheckPricedPipeline(const std::string& command, const std::string& mode, 
 /// --mode as a memory mode: train, prefill or decode. REQUIRES: CheckMemoryOptions passed.
 Mode MemoryModeOf(const std::string& mode);
 
-/// The budget of --max-memory, else the memory of --hardware (a profile's HBM, or an accelerator of
-/// schemas/devices.yaml), else 80GiB; `label` receives how to show it ("80GiB", "h100-80g (80.0 GiB)",
-/// "tpu-v5p (95.0 GiB HBM)").
+/// The budget of --max-memory, else the memory of --hardware (a profile's HBM, or a memory-only
+/// accelerator of the hardware catalogue), else 80GiB; `label` receives how to show it ("80GiB",
+/// "h100-80g (80.0 GiB)", "tpu-v5p (95.0 GiB HBM)").
 StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options, std::string* label);
 
 /// A step's activation plans: the step's own and, serving with --max-length, the KV cache's.

@@ -293,8 +293,20 @@ StatusOr<const planner::ActivationTable*> Model::ActivationTable() const {
 StatusOr<const std::vector<planner::DeviceKind>*> Model::DeviceKinds() const {
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const std::vector<planner::DeviceKind>> kinds,
                       device_kinds_.Get(0, [&]() -> StatusOr<std::vector<planner::DeviceKind>> {
-                        EP_ASSIGN_OR_RETURN(Document doc, env_.Data().ReadDocument("schemas/devices.yaml"));
-                        return planner::ParseDeviceTable(doc);
+                        // The catalogue's accelerators by part: every memory-only entry, and each full
+                        // profile no memory-only entry stands for (a100-80g is both).
+                        EP_ASSIGN_OR_RETURN(const std::vector<step::HardwareProfile> catalogue,
+                                            LoadHardwareCatalogue(env_));
+                        std::set<std::string> listed;
+                        for (const step::HardwareProfile& entry : catalogue) {
+                          if (entry.memory_only) listed.insert(entry.profiles.begin(), entry.profiles.end());
+                        }
+                        std::vector<planner::DeviceKind> kinds;
+                        for (const step::HardwareProfile& entry : catalogue) {
+                          if (!entry.memory_only && listed.contains(entry.name)) continue;
+                          kinds.push_back({entry.name, entry.hbm_bytes, entry.description, entry.profiles, entry.note});
+                        }
+                        return kinds;
                       }));
   return kinds.get();
 }

@@ -119,7 +119,8 @@ class Model {
   StatusOr<const rules::Presets*> Presets() const;
   StatusOr<const rules::LogicalDims*> LogicalDims() const;
   StatusOr<const planner::ActivationTable*> ActivationTable() const;
-  /// schemas/devices.yaml: the memory-only accelerators of the hardware catalogue (--hardware NAME).
+  /// The accelerators of the hardware catalogue by part (schemas/hardware/, --hardware NAME): its
+  /// memory-only entries and the full profiles none of them stands for. Each budgets memory.
   StatusOr<const std::vector<planner::DeviceKind>*> DeviceKinds() const;
   /// `--hardware NAME|FILE` (api/hardware.h): a profile of schemas/hardware/, or a YAML file (a path
   /// with '/' or ending in .yaml/.yml), loaded once per spelling and kept. A key the file gives twice is

@@ -427,7 +427,7 @@ std::vector<OptionSpec> MakeOptions() {
   add({.name = "hardware",
        .group = OptionGroup::kHardware,
        .help = "the accelerator: a profile of schemas/hardware/ (tpu-v5p, h100-sxm, ...), a profile YAML file, or "
-               "for a memory budget an accelerator of schemas/devices.yaml (h100-80g, ...)",
+               "for a memory budget a memory-only accelerator of schemas/hardware/ (h100-80g, ...)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.hardware; },
        .variants = {{.commands = {"activations"}, .surface = Surface::kCli}}});
 

@@ -105,8 +105,8 @@ struct MemoryOptions {
   std::string opt_state_dtype = "float32";
   bool master_weights = false;
   std::string max_memory;  ///< --max-memory, the budget of one device: "" = the hardware's HBM, else 80GiB
-  /// --hardware: a profile of schemas/hardware/, a profile file (api/hardware.h), or an accelerator of
-  /// schemas/devices.yaml (its memory only: enough for a budget, not to price a step).
+  /// --hardware: a profile of schemas/hardware/, a profile file (api/hardware.h), or a memory-only
+  /// accelerator of the catalogue (its memory only: enough for a budget, not to price a step).
   std::string hardware;
   std::string activation_dtype;  ///< "" = the config's torch_dtype, else bfloat16
   /// The step's microbatches: `batch` and `seq` are then one microbatch's (the callers divide --batch), and

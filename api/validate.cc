@@ -66,8 +66,8 @@ void AddMemoryBudgetFinding(const planner::MemoryReport& report, const std::stri
   findings.insert(findings.begin(), std::move(finding));
 }
 
-/// Without a budget: the worst device's parameters against the largest accelerator schemas/devices.yaml
-/// lists (every bundled hardware profile's part is there). A plan no bundled accelerator could hold is a
+/// Without a budget: the worst device's parameters against the largest accelerator the hardware
+/// catalogue lists (every bundled hardware profile's part is there). A plan no bundled accelerator could hold is a
 /// finding, though no budget was given (issue 44: deepseek-v3 on fsdp=64,ep=8,tp=4 held 305 GiB per device
 /// and validate said "ok").
 void AddFitsNoDeviceFinding(const planner::Plan& plan, const std::vector<planner::DeviceKind>& kinds,
@@ -86,7 +86,7 @@ void AddFitsNoDeviceFinding(const planner::Plan& plan, const std::vector<planner
                              largest->description, HumanBytesBinary(largest->bytes)),
       .count = 0,
       .notes = {"shard the largest tensors over more devices, or give your accelerator's memory with --max-memory "
-                "(schemas/devices.yaml lists the bundled ones)"}};
+                "(schemas/hardware/ lists the bundled ones)"}};
   findings.insert(findings.begin(), std::move(finding));
 }
 
@@ -136,7 +136,8 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
   result.budget_text = step.max_memory;
   std::string budget_flag = "--max-memory";
   if (!step.max_memory.empty() || !step.hardware.empty()) {
-    // As memory takes them: --max-memory, else the accelerator's memory (a profile or schemas/devices.yaml).
+    // As memory takes them: --max-memory, else the accelerator's memory (a profile or a memory-only entry of the
+    // catalogue).
     EP_ASSIGN_OR_RETURN(result.budget, MemoryBudget(*model, step, &result.budget_text));
     if (step.max_memory.empty()) budget_flag = "--hardware";
   }

@@ -105,44 +105,6 @@ std::optional<CheckpointPolicy> ParseCheckpointPolicy(std::string_view text) {
   return std::nullopt;
 }
 
-StatusOr<std::vector<DeviceKind>> ParseDeviceTable(std::string_view text, const std::string& path) {
-  EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, path));
-  return ParseDeviceTable(doc);
-}
-
-StatusOr<std::vector<DeviceKind>> ParseDeviceTable(const Document& doc) {
-  schemas::SchemaReader reader(doc);
-  const Json& root = doc.root();
-  EP_RETURN_IF_ERROR(reader.CheckKeys(root, "", {"devices"}));
-  auto devices = root.find("devices");
-  if (devices == root.end() || !devices->is_object()) return reader.Error("/devices", "expected a mapping of devices");
-  std::vector<DeviceKind> kinds;
-  for (const auto& [name, value] : devices->items()) {
-    const std::string pointer = PointerToMember("/devices", name);
-    EP_RETURN_IF_ERROR(reader.CheckKeys(value, pointer, {"memory", "description", "profiles", "note"}));
-    auto memory = value.find("memory");
-    if (memory == value.end() || !memory->is_string()) {
-      return reader.Error(pointer, "expected 'memory' as a byte size string such as \"80GiB\"");
-    }
-    StatusOr<int64_t> bytes = ParseByteSize(memory->get<std::string>(), "memory");
-    if (!bytes.ok()) return reader.Error(pointer + "/memory", bytes.status().diag().message);
-    auto description = value.find("description");
-    std::vector<std::string> profiles;
-    if (auto listed = value.find("profiles"); listed != value.end()) {
-      if (!listed->is_array()) return reader.Error(pointer + "/profiles", "expected a list of profile names");
-      for (const Json& profile : *listed) {
-        if (!profile.is_string()) return reader.Error(pointer + "/profiles", "expected a list of profile names");
-        profiles.push_back(profile.get<std::string>());
-      }
-    }
-    kinds.push_back(DeviceKind{
-        name, *bytes,
-        description != value.end() && description->is_string() ? description->get<std::string>() : std::string(),
-        std::move(profiles), value.value("note", std::string())});
-  }
-  return kinds;
-}
-
 StatusOr<MemoryModel> MemoryModelOf(const schemas::ModelDims& dims, const Json& config) {
   for (const auto& [key, value] : {std::pair{"hidden_size", dims.hidden}, std::pair{"num_hidden_layers", dims.layers},
                                    std::pair{"vocab_size", dims.vocab}, std::pair{"num_attention_heads", dims.heads}}) {

@@ -41,8 +41,8 @@ std::string_view CheckpointPolicyName(CheckpointPolicy policy);
 /// nullopt for a policy EasyDeL accepts but the model does not cover (save_only_these_names, ...).
 std::optional<CheckpointPolicy> ParseCheckpointPolicy(std::string_view text);
 
-/// A named accelerator and its memory (schemas/devices.yaml): an entry of the hardware catalogue with
-/// memory figures only.
+/// A named accelerator and its memory: what the memory model needs of an entry of the hardware catalogue
+/// (schemas/hardware/, step/hardware.h), which api reads.
 struct DeviceKind {
   std::string name;  ///< "h100-80g"
   int64_t bytes = 0;
@@ -50,12 +50,6 @@ struct DeviceKind {
   std::vector<std::string> profiles;  ///< the full profiles of the same part (schemas/hardware/), maybe none
   std::string note;                   ///< which part each profile is, when the name covers several
 };
-
-/// schemas/devices.yaml: `devices: {NAME: {memory: "80GiB", description: "...", profiles: [...], note}}`,
-/// in file order.
-StatusOr<std::vector<DeviceKind>> ParseDeviceTable(std::string_view text, const std::string& path);
-/// The same from the parsed file (schemas::DataSource::ReadDocument).
-StatusOr<std::vector<DeviceKind>> ParseDeviceTable(const Document& doc);
 
 /// What the memory model reads about the model: its dims (schemas/model_dims.h, normalised below) and
 /// two settings of the config that change what a layer keeps.

@@ -304,30 +304,13 @@ TEST_F(MemoryTest, VerdictAgainstTheBudget) {
   EXPECT_FALSE(Compute(options).fits);
 }
 
-TEST(MemoryParseTest, PoliciesOptimizersAndDevices) {
+TEST(MemoryParseTest, PoliciesAndOptimizers) {
   EXPECT_EQ(ParseCheckpointPolicy(""), CheckpointPolicy::kNone);
   EXPECT_EQ(ParseCheckpointPolicy("dots_saveable"), CheckpointPolicy::kCheckpointDots);
   EXPECT_EQ(ParseCheckpointPolicy("dots_with_no_batch_dims_saveable"), CheckpointPolicy::kDotsNoBatchDims);
   EXPECT_EQ(ParseCheckpointPolicy("save_only_these_names"), std::nullopt);
   EXPECT_EQ(ParseOptimizer("adafactor"), Optimizer::kAdafactor);
   EXPECT_EQ(ParseOptimizer("adam"), std::nullopt);
-  auto devices = ParseDeviceTable("devices:\n  h100-80g: {memory: 80GiB, description: H100}\n", "d.yaml");
-  ASSERT_TRUE(devices.ok()) << devices.status().ToString();
-  ASSERT_EQ(devices->size(), 1u);
-  EXPECT_EQ((*devices)[0].bytes, int64_t{80} << 30);
-  auto bad = ParseDeviceTable("devices:\n  x: {memory: 80G}\n", "d.yaml");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_NE(bad.status().ToString().find("d.yaml:2:"), std::string::npos) << bad.status().ToString();
-}
-
-TEST(MemoryParseTest, EmbeddedDeviceTableParses) {
-  auto text = schemas::DataSource::Embedded().Read("schemas/devices.yaml");
-  ASSERT_TRUE(text.ok());
-  auto devices = ParseDeviceTable(*text, "schemas/devices.yaml");
-  ASSERT_TRUE(devices.ok()) << devices.status().ToString();
-  bool h100 = false;
-  for (const DeviceKind& d : *devices) h100 = h100 || (d.name == "h100-80g" && d.bytes == int64_t{80} << 30);
-  EXPECT_TRUE(h100);
 }
 
 TEST(MemoryModelTest, MoeLayersFromMlpLayerTypesAndGpt2IsNotGated) {

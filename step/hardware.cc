@@ -20,7 +20,12 @@ namespace {
 const std::vector<std::string>& TopKeys() {
   static const std::vector<std::string> keys = {"description",    "hbm_bytes",      "hbm_bandwidth", "peak_flops_bf16",
                                                 "peak_flops_fp8", "chips_per_host", "fast",          "network",
-                                                "efficiency"};
+                                                "efficiency",     "memory_only"};
+  return keys;
+}
+// The keys of a memory-only entry.
+const std::vector<std::string>& MemoryOnlyKeys() {
+  static const std::vector<std::string> keys = {"description", "memory_only", "hbm_bytes", "profiles", "note"};
   return keys;
 }
 // The keys of each link domain: a torus and its wraparound belong to the fast domain, the NICs to the
@@ -338,8 +343,17 @@ class ProfileReader {
 StatusOr<HardwareProfile> ParseHardwareProfile(const Document& doc, const std::string& name) {
   const ProfileReader reader(doc);
   const Json& root = doc.root();
-  EP_RETURN_IF_ERROR(reader.CheckMapping(root, "", TopKeys(), "a hardware profile"));
+  bool memory_only = false;
+  if (root.is_object()) {
+    if (auto flag = root.find("memory_only"); flag != root.end()) {
+      if (!flag->is_boolean()) return reader.Error("/memory_only", "expected true or false");
+      memory_only = flag->get<bool>();
+    }
+  }
+  EP_RETURN_IF_ERROR(reader.CheckMapping(root, "", memory_only ? MemoryOnlyKeys() : TopKeys(),
+                                         memory_only ? "a memory-only accelerator" : "a hardware profile"));
   HardwareProfile profile;
+  profile.memory_only = memory_only;
   profile.name = name;
   profile.source = doc.file();
   if (auto description = root.find("description"); description != root.end()) {
@@ -351,6 +365,22 @@ StatusOr<HardwareProfile> ParseHardwareProfile(const Document& doc, const std::s
   }
   EP_ASSIGN_OR_RETURN(const Json* hbm, reader.Required(root, "", "hbm_bytes", "the HBM of one chip, e.g. 95GiB"));
   EP_ASSIGN_OR_RETURN(profile.hbm_bytes, reader.Bytes(*hbm, "/hbm_bytes"));
+  if (memory_only) {
+    if (profile.description.empty())
+      return reader.Error("/description", "a memory-only accelerator needs its description");
+    if (auto profiles = root.find("profiles"); profiles != root.end()) {
+      if (!profiles->is_array()) return reader.Error("/profiles", "expected a list of profile names");
+      for (const Json& p : *profiles) {
+        if (!p.is_string()) return reader.Error("/profiles", "expected a list of profile names");
+        profile.profiles.push_back(p.get<std::string>());
+      }
+    }
+    if (auto note = root.find("note"); note != root.end()) {
+      if (!note->is_string()) return reader.Error("/note", "expected a string");
+      profile.note = note->get<std::string>();
+    }
+    return profile;
+  }
   EP_ASSIGN_OR_RETURN(const Json* hbm_bandwidth,
                       reader.Required(root, "", "hbm_bandwidth", "bytes per second, e.g. 2765e9"));
   EP_ASSIGN_OR_RETURN(profile.hbm_bandwidth, reader.Number(*hbm_bandwidth, "/hbm_bandwidth"));

@@ -62,11 +62,18 @@ struct MatmulTiling {
   std::array<int64_t, 3> measured_at = {0, 0, 0};
 };
 
+/// An entry of the hardware catalogue (schemas/hardware/, docs/COST.md "Hardware profiles"): a full
+/// profile, whose figures price a step, or an accelerator with memory figures only (`memory_only`), which
+/// budgets memory (memory, validate, report, activations) and names the full profiles of its part.
 struct HardwareProfile {
-  std::string name;                      ///< "tpu-v5p": the file's stem and what --hardware takes
-  std::string description;               ///< "Google TPU v5p"
-  std::string source;                    ///< the file it came from (messages name it)
-  int64_t hbm_bytes = 0;                 ///< HBM per chip
+  std::string name;         ///< "tpu-v5p": the file's stem and what --hardware takes
+  std::string description;  ///< "Google TPU v5p"
+  std::string source;       ///< the file it came from (messages name it)
+  int64_t hbm_bytes = 0;    ///< HBM per chip
+  /// Memory figures only: hbm_bytes and the fields below; every figure after them is absent.
+  bool memory_only = false;
+  std::vector<std::string> profiles;     ///< memory-only: the full profiles of the same part, maybe none
+  std::string note;                      ///< memory-only: which part each profile is, when the name covers several
   double hbm_bandwidth = 0;              ///< bytes per second
   double peak_flops_bf16 = 0;            ///< dense, per chip
   std::optional<double> peak_flops_fp8;  ///< dense, per chip, where the chip has fp8 matmuls
@@ -87,8 +94,9 @@ struct HardwareProfile {
   std::optional<MatmulTiling> matmul_tiling;
 };
 
-/// Parses one profile file. BadInput naming the file and key for a missing or wrong field (a
-/// negative bandwidth, an efficiency outside (0, 1], an unknown key with a did-you-mean).
+/// Parses one catalogue file: a full profile, or with `memory_only: true` an accelerator's memory
+/// (description, hbm_bytes, profiles, note). BadInput naming the file and key for a missing or wrong
+/// field (a negative bandwidth, an efficiency outside (0, 1], an unknown key with a did-you-mean).
 StatusOr<HardwareProfile> ParseHardwareProfile(const Document& doc, const std::string& name);
 
 }  // namespace easyplan::step

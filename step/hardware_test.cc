@@ -1,5 +1,5 @@
 // Hardware profiles (schemas/hardware/NAME.yaml, docs/COST.md#hardware-profiles): every embedded
-// profile parses and agrees with schemas/devices.yaml, a wrong field is named at its line, and the
+// profile parses and agrees with its memory-only entries, a wrong field is named at its line, and the
 // validation runs (docs/cost_validation.yaml) are consistent with the profiles.
 #include "step/hardware.h"
 
@@ -13,7 +13,6 @@
 
 #include "core/json.h"
 #include "core/yaml_parse.h"
-#include "planner/memory.h"
 #include "schemas/data_source.h"
 #include "step/hardware_ranges.h"
 #include "tests/test_util.h"
@@ -310,47 +309,79 @@ TEST(HardwareProfileTest, AMatmulTileIsThreePositiveDims) {
   EXPECT_NE(missing.find("missing key 'measured_at'"), std::string::npos) << missing;
 }
 
-TEST(HardwareProfileTest, EveryEmbeddedProfileParses) {
+// Every catalogue entry parses: the full profiles with their links, the memory-only accelerators with their
+// memory and their part's profiles.
+TEST(HardwareProfileTest, EveryEmbeddedCatalogueEntryParses) {
   const schemas::DataSource data = schemas::DataSource::Embedded();
-  const std::vector<std::string> files = data.List("schemas/hardware");
-  std::vector<std::string> names;
-  for (const std::string& file : files) {
+  std::vector<std::string> names, memory_only;
+  for (const std::string& file : data.List("schemas/hardware")) {
     StatusOr<Document> doc = data.ReadDocument(file);
     ASSERT_TRUE(doc.ok()) << doc.status().ToString();
     StatusOr<HardwareProfile> profile = ParseHardwareProfile(*doc, Stem(file));
     ASSERT_TRUE(profile.ok()) << profile.status().ToString();
     EXPECT_FALSE(profile->description.empty()) << file;
-    EXPECT_GT(profile->fast.chips, 1) << file;
-    names.push_back(profile->name);
+    EXPECT_GT(profile->hbm_bytes, 0) << file;
+    if (profile->memory_only) {
+      EXPECT_EQ(profile->peak_flops_bf16, 0) << file;
+      memory_only.push_back(profile->name);
+    } else {
+      EXPECT_GT(profile->fast.chips, 1) << file;
+      names.push_back(profile->name);
+    }
   }
   for (const char* expected :
        {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "h100-sxm", "h200", "a100-80g", "b200", "gb200-nvl72", "mi300x"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), expected), names.end()) << expected;
   }
+  for (const char* expected : {"h100-80g", "a100-40g", "l4-24g", "tpu-v5p-95g"}) {
+    EXPECT_NE(std::find(memory_only.begin(), memory_only.end(), expected), memory_only.end()) << expected;
+  }
 }
 
-// One catalogue: a memory-only entry of devices.yaml and the full profiles of its part agree on the
-// memory a process can use (B200: 180 GiB in both), and every profile has its memory-only entry.
-TEST(HardwareProfileTest, DevicesAndTheProfilesOfTheirPartAgreeOnMemory) {
+TEST(HardwareProfileTest, AMemoryOnlyEntryTakesItsOwnKeysOnly) {
+  const auto parse = [](const std::string& text) -> StatusOr<HardwareProfile> {
+    EP_ASSIGN_OR_RETURN(Document doc, ParseYamlDocument(text, "gpu.yaml"));
+    return ParseHardwareProfile(doc, "gpu");
+  };
+  StatusOr<HardwareProfile> ok =
+      parse("memory_only: true\ndescription: A GPU\nhbm_bytes: 24GiB\nprofiles: [h100-sxm]\nnote: why\n");
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_TRUE(ok->memory_only);
+  EXPECT_EQ(ok->hbm_bytes, int64_t{24} << 30);
+  EXPECT_EQ(ok->profiles, std::vector<std::string>{"h100-sxm"});
+  const Status priced =
+      parse("memory_only: true\ndescription: A GPU\nhbm_bytes: 24GiB\nhbm_bandwidth: 1e12\n").status();
+  EXPECT_NE(priced.ToString().find("hbm_bandwidth"), std::string::npos) << priced.ToString();
+  EXPECT_FALSE(parse("memory_only: true\nhbm_bytes: 24GiB\n").ok());  // no description
+  EXPECT_FALSE(parse("memory_only: yes please\ndescription: A\nhbm_bytes: 1GiB\n").ok());
+}
+
+// One catalogue: a memory-only entry and the full profiles of its part agree on the memory a process can
+// use (B200: 180 GiB in both), and every full profile is a memory-only entry's part or its own entry.
+TEST(HardwareProfileTest, MemoryOnlyEntriesAndTheProfilesOfTheirPartAgreeOnMemory) {
   const schemas::DataSource data = schemas::DataSource::Embedded();
-  StatusOr<Document> devices_doc = data.ReadDocument("schemas/devices.yaml");
-  ASSERT_TRUE(devices_doc.ok());
-  StatusOr<std::vector<planner::DeviceKind>> devices = planner::ParseDeviceTable(*devices_doc);
-  ASSERT_TRUE(devices.ok()) << devices.status().ToString();
+  std::map<std::string, HardwareProfile> catalogue;
+  for (const std::string& file : data.List("schemas/hardware")) {
+    StatusOr<Document> doc = data.ReadDocument(file);
+    ASSERT_TRUE(doc.ok());
+    StatusOr<HardwareProfile> entry = ParseHardwareProfile(*doc, Stem(file));
+    ASSERT_TRUE(entry.ok()) << entry.status().ToString();
+    catalogue.emplace(entry->name, *entry);
+  }
   std::set<std::string> listed;
-  for (const planner::DeviceKind& kind : *devices) {
-    for (const std::string& profile_name : kind.profiles) {
+  for (const auto& [name, entry] : catalogue) {
+    if (!entry.memory_only) continue;
+    for (const std::string& profile_name : entry.profiles) {
       listed.insert(profile_name);
-      StatusOr<Document> doc = data.ReadDocument("schemas/hardware/" + profile_name + ".yaml");
-      ASSERT_TRUE(doc.ok()) << kind.name << " names profile " << profile_name;
-      StatusOr<HardwareProfile> profile = ParseHardwareProfile(*doc, profile_name);
-      ASSERT_TRUE(profile.ok()) << profile.status().ToString();
-      EXPECT_EQ(profile->hbm_bytes, kind.bytes) << profile_name << " vs " << kind.name;
+      auto profile = catalogue.find(profile_name);
+      ASSERT_NE(profile, catalogue.end()) << name << " names profile " << profile_name;
+      EXPECT_FALSE(profile->second.memory_only) << profile_name;
+      EXPECT_EQ(profile->second.hbm_bytes, entry.hbm_bytes) << profile_name << " vs " << name;
     }
   }
   for (const char* profile :
-       {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "h100-sxm", "h200", "a100-80g", "b200", "gb200-nvl72", "mi300x"}) {
-    EXPECT_TRUE(listed.contains(profile)) << profile << " has no memory-only entry in schemas/devices.yaml";
+       {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "h100-sxm", "h200", "b200", "gb200-nvl72", "mi300x"}) {
+    EXPECT_TRUE(listed.contains(profile)) << profile << " has no memory-only entry";
   }
 }
 
