@@ -385,7 +385,10 @@ Json CostToJson(const CostResult& r) {
     if (!e.topology.empty()) out["topology"] = e.topology;  // a TPU slice's torus: cost's "assumed" lines
     out["fits"] = e.fits;
     out["memory"] = DeviceMemoryToJson(e.memory.Worst());
-    out["memory_per_device"] = e.memory.memory_per_device;
+    // The budget, named for what it is (issue 46); its old key stays for a while, said so in the output.
+    out["budget_per_device"] = e.memory.budget_per_device;
+    out["memory_per_device"] = e.memory.budget_per_device;
+    out["deprecated_keys"] = Json{{"memory_per_device", kMemoryPerDeviceRenamed}};
     Json forward = Json::object();
     forward["flops"] = c.forward_flops;
     forward["communication"] = KindBytesJson(c.forward);

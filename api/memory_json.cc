@@ -40,8 +40,10 @@ std::string MemoryToJsonText(const planner::MemoryReport& report, const std::str
   for (size_t i = 0; i < report.devices.size(); ++i) {
     out += "    " + DeviceJson(report.devices[i]) + (i + 1 < report.devices.size() ? ",\n" : "\n");
   }
-  out += fmt::format("  ],\n  \"worst\": {},\n  \"memory_per_device\": {},\n", DeviceJson(report.Worst()),
-                     report.memory_per_device);
+  // The budget, named for what it is (issue 46); its old key stays for a while, said so in the output.
+  out += fmt::format("  ],\n  \"worst\": {},\n  \"budget_per_device\": {},\n  \"memory_per_device\": {},\n",
+                     DeviceJson(report.Worst()), report.budget_per_device, report.budget_per_device);
+  out += fmt::format("  \"deprecated_keys\": {{\"memory_per_device\": {}}},\n", Quoted(kMemoryPerDeviceRenamed));
   if (!hardware.empty())
     out += "  \"hardware\": " + Json(hardware).dump(-1, ' ', false, Json::error_handler_t::replace) + ",\n";
   if (!report.stages.empty()) {

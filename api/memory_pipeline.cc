@@ -149,7 +149,7 @@ StatusOr<planner::MemoryReport> BuildMemoryReport(const PlanInputs& inputs, cons
   if (!options.grad_dtype.empty()) memory.grad_dtype = ParseDType(options.grad_dtype);
   memory.opt_state_dtype = *ParseDType(options.opt_state_dtype);
   memory.master_weights = options.master_weights;
-  memory.memory_per_device = budget;
+  memory.budget_per_device = budget;
   memory.worst_only = worst_only;
   memory.microbatches = options.microbatches;
   const Json& config = inputs.config();

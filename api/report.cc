@@ -157,7 +157,7 @@ Json TensorsJson(const PlanInputs& inputs, const planner::Plan& plan) {
 Json MemoryJson(const planner::MemoryReport& report, const std::string& label, bool per_device) {
   Json out = Json::object();
   out["mode"] = std::string(ModeName(report.mode));
-  out["budget"] = report.memory_per_device;
+  out["budget"] = report.budget_per_device;
   out["budget_label"] = label;
   out["fits"] = report.fits;
   out["worst"] = report.Worst().id;

@@ -966,7 +966,7 @@ Json SuggestToJson(const SuggestOptions& options, const SuggestResult& result) {
     item["fits"] = e.fits;
     const planner::DeviceMemory& worst = e.memory.Worst();
     item["memory_total"] = worst.total;
-    item["headroom"] = e.memory.memory_per_device - worst.total;
+    item["headroom"] = e.memory.budget_per_device - worst.total;
     item["forward_communication"] = KindBytesJson(e.step.forward);
     Json commands = Json::array();
     for (const std::string& command : ReproduceCommands(options, c, result.limits)) commands.push_back(command);

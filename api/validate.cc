@@ -49,7 +49,7 @@ void AddMemoryBudgetFinding(const planner::MemoryReport& report, const std::stri
                             const std::string& budget_text, std::vector<planner::Finding>& findings) {
   if (report.fits) return;
   int64_t over = 0;
-  for (const planner::DeviceMemory& d : report.devices) over += d.total > report.memory_per_device;
+  for (const planner::DeviceMemory& d : report.devices) over += d.total > report.budget_per_device;
   const planner::DeviceMemory& w = report.Worst();
   planner::Finding finding{
       .code = planner::FindingCode::kOverBudget,
@@ -59,7 +59,7 @@ void AddMemoryBudgetFinding(const planner::MemoryReport& report, const std::stri
           "over the {} budget of {} by {}{}",
           w.id, HumanBytesBinary(w.total), ModeName(report.mode), HumanBytesBinary(w.params), HumanBytesBinary(w.grads),
           HumanBytesBinary(w.optimizer), HumanBytesBinary(w.activations), HumanBytesBinary(w.kv_cache),
-          HumanBytesBinary(w.transient), budget_flag, budget_text, HumanBytesBinary(w.total - report.memory_per_device),
+          HumanBytesBinary(w.transient), budget_flag, budget_text, HumanBytesBinary(w.total - report.budget_per_device),
           over > 1 ? fmt::format(" ({} of {} devices are over)", over, report.devices.size()) : ""),
       .count = 0,
       .notes = {"`easyplan memory` with the same options shows the breakdown of every device"}};

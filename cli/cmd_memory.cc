@@ -51,7 +51,7 @@ std::string StageTable(const planner::MemoryReport& report) {
     cells.push_back({std::to_string(s.stage), std::to_string(s.layers), fmt::format("{:g}", s.in_flight),
                      std::to_string(s.worst.id), HumanBytesBinary(s.worst.params),
                      HumanBytesBinary(s.worst.activations), HumanBytesBinary(s.worst.total),
-                     Signed(report.memory_per_device - s.worst.total)});
+                     Signed(report.budget_per_device - s.worst.total)});
   }
   return out + Columns(cells, {1, 2, 3, 4, 5, 6, 7});
 }
@@ -95,7 +95,7 @@ std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInpu
     const auto& [total, params, grads, optimizer, activations, kv_cache, transient] = key;
     cells.push_back({IdRanges(ids), HumanBytesBinary(params), HumanBytesBinary(grads), HumanBytesBinary(optimizer),
                      HumanBytesBinary(activations), HumanBytesBinary(kv_cache), HumanBytesBinary(transient),
-                     HumanBytesBinary(total), Signed(report.memory_per_device - total)});
+                     HumanBytesBinary(total), Signed(report.budget_per_device - total)});
   }
   out += Columns(cells, {1, 2, 3, 4, 5, 6, 7, 8});  // ids left-aligned, figures right-aligned
   if (!report.stages.empty()) out += "\n" + StageTable(report);
@@ -125,7 +125,7 @@ std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInpu
     out += "assumed " + assumed + "\n";
   }
   const planner::DeviceMemory& worst = report.Worst();
-  const int64_t headroom = report.memory_per_device - worst.total;
+  const int64_t headroom = report.budget_per_device - worst.total;
   out += fmt::format("worst device {}: {} of {}: {}\n", worst.id, HumanBytesBinary(worst.total), budget_label,
                      report.fits ? fmt::format("fits ({} headroom)", HumanBytesBinary(headroom))
                                  : fmt::format("does not fit (over by {})", HumanBytesBinary(-headroom)));

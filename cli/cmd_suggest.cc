@@ -64,7 +64,7 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
       }
       row.insert(row.end(),
                  {std::to_string(c.microbatches), HumanBytesBinary(worst.total),
-                  HumanBytesBinary(e.memory.memory_per_device - worst.total), HumanSeconds(e.step.step_time_s),
+                  HumanBytesBinary(e.memory.budget_per_device - worst.total), HumanSeconds(e.step.step_time_s),
                   decode ? HumanRate(e.tokens_per_s_per_device) : HumanRate(e.tokens_per_s), HumanPercent(e.mfu),
                   HumanSeconds(e.step.exposed_communication_s)});
       rows.push_back(std::move(row));

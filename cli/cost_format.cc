@@ -75,7 +75,7 @@ std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
   if (!mode_given) out += " (--mode train, the default; --mode prefill or decode for serving)";
   out += "\n\n";
   const planner::DeviceMemory& worst = e.memory.Worst();
-  const int64_t headroom = e.memory.memory_per_device - worst.total;
+  const int64_t headroom = e.memory.budget_per_device - worst.total;
   std::vector<std::vector<std::string>> totals = {
       {"step time", HumanSeconds(c.step_time_s),
        fmt::format("compute {} + exposed communication {}{}", HumanSeconds(c.compute_s),

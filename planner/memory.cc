@@ -593,7 +593,7 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
   MemoryReport report;
   report.mode = options.mode;
   report.options = options;
-  report.memory_per_device = options.memory_per_device;
+  report.budget_per_device = options.budget_per_device;
   ActivationBreakdown& b = report.breakdown;
 
   const StepShards shards = ReadStepShards(step, model.dims);
@@ -644,7 +644,7 @@ StatusOr<MemoryReport> ComputeMemory(const MemoryInputs& inputs, const MemoryOpt
   const TrainingState state = train ? TrainingStateBytes(plan, options) : TrainingState();
   EP_RETURN_IF_ERROR(AddDevices(plan, state, shared, options, report));
   report.pipeline = pipeline;
-  report.fits = report.Worst().total <= options.memory_per_device;
+  report.fits = report.Worst().total <= options.budget_per_device;
   return report;
 }
 

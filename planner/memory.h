@@ -74,7 +74,7 @@ struct MemoryOptions {
   DType opt_state_dtype = DType::kFloat32;
   bool master_weights = false;  ///< a float32 copy of every parameter, counted with the optimizer
   CheckpointPolicy policy = CheckpointPolicy::kNone;
-  int64_t memory_per_device = 0;
+  int64_t budget_per_device = 0;
   /// Keep only the worst device in MemoryReport::devices (suggest ranks candidates by it; a report of
   /// 16,384 devices per candidate would cost more than the candidate's whole estimate).
   bool worst_only = false;
@@ -114,7 +114,7 @@ struct MemoryReport {
   MemoryOptions options;
   std::vector<DeviceMemory> devices;  ///< in device order; only the worst with options.worst_only
   int64_t worst = 0;                  ///< index into devices of the largest total (lowest id on ties)
-  int64_t memory_per_device = 0;
+  int64_t budget_per_device = 0;
   bool fits = true;
   ActivationBreakdown breakdown;
   /// A pipelined plan: its pipeline, and one entry per stage, the worst stage first (empty without one).

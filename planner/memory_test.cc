@@ -113,7 +113,7 @@ class MemoryTest : public ::testing::Test {
 MemoryOptions Train(Optimizer optimizer = Optimizer::kAdamW) {
   MemoryOptions options;
   options.optimizer = optimizer;
-  options.memory_per_device = int64_t{1} << 20;
+  options.budget_per_device = int64_t{1} << 20;
   return options;
 }
 
@@ -283,7 +283,7 @@ TEST_F(MemoryTest, ServingHoldsTheCacheAndOneLayerAndNoTrainingState) {
 TEST_F(MemoryTest, WorstOnlyKeepsTheWorstDeviceAndItsVerdict) {
   for (Optimizer optimizer : {Optimizer::kAdamW, Optimizer::kAdafactor}) {
     MemoryOptions options = Train(optimizer);
-    options.memory_per_device = 181952;
+    options.budget_per_device = 181952;
     const MemoryReport every = Compute(options);
     options.worst_only = true;
     const MemoryReport worst = Compute(options);
@@ -298,9 +298,9 @@ TEST_F(MemoryTest, WorstOnlyKeepsTheWorstDeviceAndItsVerdict) {
 
 TEST_F(MemoryTest, VerdictAgainstTheBudget) {
   MemoryOptions options = Train();
-  options.memory_per_device = 181952;
+  options.budget_per_device = 181952;
   EXPECT_TRUE(Compute(options).fits);
-  options.memory_per_device = 181951;
+  options.budget_per_device = 181951;
   EXPECT_FALSE(Compute(options).fits);
 }
 

@@ -94,7 +94,7 @@ TEST_P(SuggestReproduceTest, PrintedCommandsGiveTheCandidatesFigures) {
     ASSERT_EQ(memory_run.exit_code, 0) << memory_run.err;
     const Json memory_json = Json::parse(memory_run.out);
     EXPECT_EQ(memory_json.at("worst").at("total").get<int64_t>(), candidate.at("memory_total").get<int64_t>());
-    EXPECT_EQ(memory_json.at("memory_per_device").get<int64_t>() - memory_json.at("worst").at("total").get<int64_t>(),
+    EXPECT_EQ(memory_json.at("budget_per_device").get<int64_t>() - memory_json.at("worst").at("total").get<int64_t>(),
               candidate.at("headroom").get<int64_t>());
 
     const ShellRun cost_run = Shell(cost + " --format json");

@@ -21,14 +21,17 @@ def test_memory_with_hardware_matches_the_cli(hardware):
 
 def test_memory_of_h100_sxm_budgets_its_80_gib():
     got = easyplan.memory(LLAMA, mesh=MESH, mode="prefill", batch=1, seq=1024, hardware="h100-sxm")
-    assert got["memory_per_device"] == 80 * 2**30
+    assert got["budget_per_device"] == 80 * 2**30
+    # The old key stays for a while, and the document says it is deprecated (issue 46).
+    assert got["memory_per_device"] == got["budget_per_device"]
+    assert "memory_per_device" in got["deprecated_keys"]
     assert got["fits"]
 
 
 def test_max_memory_overrides_the_hardware_budget():
     got = easyplan.memory(LLAMA, mesh=MESH, mode="prefill", batch=1, seq=1024, hardware="h100-sxm",
                           max_memory="40GiB")
-    assert got["memory_per_device"] == 40 * 2**30
+    assert got["budget_per_device"] == 40 * 2**30
     assert "hardware" not in got
 
 
