@@ -171,12 +171,14 @@ CommandOption Resolve(const OptionSpec& spec, std::string_view command) {
   option.help = spec.help;
   option.choices = spec.choices;
   option.surface = spec.surface;
+  option.group = spec.group;
   CommandOptions defaults;
   option.default_value = FieldJson(spec.field(defaults));
   if (const OptionVariant* variant = VariantFor(spec, command)) {
     if (variant->help) option.help = *variant->help;
     if (!variant->choices.empty()) option.choices = variant->choices;
     if (variant->surface) option.surface = *variant->surface;
+    if (variant->group) option.group = *variant->group;
     option.required = variant->required;
     if (variant->default_value) {
       StatusOr<Json> value = ParseOptionText(spec.type, std::string(*variant->default_value));
@@ -254,7 +256,7 @@ Json OptionJson(const CommandOption& option) {
   out["name"] = spec.name;
   out["flag"] = option.Flag();
   out["type"] = kTypes[static_cast<int>(spec.type)];
-  out["group"] = kGroups[static_cast<int>(spec.group)];
+  out["group"] = kGroups[static_cast<int>(option.group)];
   out["help"] = std::string(option.help);
   out["cli_help"] = option.HelpText();
   out["default"] = option.default_value;
@@ -530,12 +532,17 @@ StatusOr<CommandResult> RunCommand(const CommandSpec& spec, const RunContext& co
 }
 
 StatusOr<std::shared_ptr<const Model>> ModelWithOptions(const std::shared_ptr<const Model>& model,
-                                                        const ConfigOptions& options) {
+                                                        const ConfigOptions& options, std::string_view command) {
   const ConfigOptions& own = model->options();
+  // An option `command` reads as its own (OptionVariant::group) is the call's, whatever the Model's is.
+  bool searched_devices = false;
+  for (const OptionSpec& spec : AllOptions()) {
+    if (spec.name == "devices") searched_devices = Resolve(spec, command).group != OptionGroup::kConfig;
+  }
   const std::pair<bool, const char*> fixed[] = {
       {options.defaults != own.defaults, "defaults"},
       {options.overrides != own.overrides, "overrides"},
-      {options.devices != own.devices, "devices"},
+      {!searched_devices && options.devices != own.devices, "devices"},
       {options.strict != own.strict, "strict"},
       {options.schemas_dir != own.schemas_dir, "schemas_dir"},
   };

@@ -97,6 +97,9 @@ struct OptionVariant {
   std::vector<std::string_view> choices;          ///< replaces the option's (kChoice, kMode)
   std::optional<Surface> surface;
   bool required = false;  ///< positional: the command needs it
+  /// The command reads the option as its own, not as the group it belongs to elsewhere: suggest's
+  /// devices is the chips it searches (a step option), not the Model's config option that fills a -1.
+  std::optional<OptionGroup> group;
 };
 
 /// A name an earlier easyplan had: given, bad input naming what replaced it (CLI and Python alike).
@@ -141,6 +144,7 @@ struct CommandOption {
   std::vector<std::string_view> choices;
   Surface surface = Surface::kBoth;
   bool required = false;
+  OptionGroup group = OptionGroup::kConfig;  ///< the declaration's, or the command's own (OptionVariant::group)
 
   std::string_view name() const { return spec->name; }
   /// "--max-tensors" (with "-o," before it when there is a short flag).
@@ -270,8 +274,11 @@ StatusOr<CommandResult> RunCommand(const CommandSpec& spec, const RunContext& co
 /// as the CLI applies --set after the file). Any other config option that differs from the model's
 /// (defaults, overrides, devices, strict, schemas_dir) is bad input naming it, with how to give it:
 /// those shape the resolved config and its tree, which a Model computes once. An option is never dropped.
+/// `command`'s own meaning wins where the command table gives it one (OptionVariant::group): suggest's
+/// devices= is the chips it searches (the CLI's `suggest --devices`, api/suggest.h), which each candidate's
+/// whole mesh states, not the Model's -1 fill.
 StatusOr<std::shared_ptr<const Model>> ModelWithOptions(const std::shared_ptr<const Model>& model,
-                                                        const ConfigOptions& options);
+                                                        const ConfigOptions& options, std::string_view command = {});
 
 /// `plan`'s small parts as JSON: {"rules": [[regex, spec], ...] (the ordered rules, specs resolved),
 /// "bytes_per_device": [...], "findings": [...], "failed": bool}. A search over many meshes reads only

@@ -112,7 +112,9 @@ std::vector<OptionSpec> MakeOptions() {
        .help = "device count: fills the -1 in sharding_axis_dims and checks the product",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.config.devices; },
        .check = CheckKind::kRange,
-       .variants = {{.commands = {"suggest"}, .help = "the chips to lay the model out on (required)"}}});
+       .variants = {{.commands = {"suggest"},
+                     .help = "the chips to lay the model out on (required)",
+                     .group = OptionGroup::kStep}}});
   add({.name = "strict",
        .type = OptionType::kFlag,
        .group = OptionGroup::kConfig,

@@ -185,7 +185,8 @@ StatusOr<api::CommandResult> RunCommand(const PyModel& self, const api::CommandS
                                         const api::CommandOptions& parsed) {
   EP_RETURN_IF_ERROR(api::CheckCommandOptions(spec, parsed));
   // A call's own config options (set=, devices=, ...) are honoured or refused, never dropped.
-  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, api::ModelWithOptions(self.model, parsed.plan.config));
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model,
+                      api::ModelWithOptions(self.model, parsed.plan.config, spec.name));
   EP_ASSIGN_OR_RETURN(api::CommandResult result, api::RunCommand(spec, {model, nullptr}, parsed));
   if (spec.files) {
     RealFileSystem fs;  // a Model's environment is always the real one (api::Environment::Real)

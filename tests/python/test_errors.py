@@ -112,6 +112,20 @@ def test_a_models_methods_refuse_the_config_options_of_the_model():
         assert any(f"easyplan.Model(config, {name}=...)" in note for note in raised.value.notes)
 
 
+# Issue 46: one name, one meaning. suggest's devices= is the chips it searches, as the CLI's
+# `suggest --devices`, on a Model's method as in the function; for every other command it stays the Model's.
+def test_suggest_devices_is_the_chips_it_searches_on_a_model_too():
+    options = dict(hardware="h100-sxm", batch=8, seq=1024)
+    expected = easyplan.suggest(LLAMA, devices=8, **options)
+    model = easyplan.Model(LLAMA)
+    assert model.suggest(devices=8, **options) == expected
+    assert easyplan.suggest(model, devices=8, **options) == expected
+    assert expected["devices"] == 8
+    assert easyplan.suggest(LLAMA, devices=16, **options)["devices"] == 16
+    with pytest.raises(easyplan.BadInputError, match="devices= is an option of the Model"):
+        model.plan(devices=16)
+
+
 def test_the_limits_are_model_options():
     # --max-layers and --max-output-bytes (docs/RELIABILITY.md "Limits") as the Model's keyword arguments.
     with pytest.raises(easyplan.BadInputError, match="raise it with --max-layers N"):

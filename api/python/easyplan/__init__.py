@@ -260,20 +260,24 @@ class Model:
         return result["text"] if spec["text_artifact"] else _json.loads(result["text"])
 
 
-def _split(config, options):
-    """(Model, command options): a Model is used as it is; else one is loaded with the config options."""
+def _split(config, options, spec):
+    """(Model, command options): a Model is used as it is; else one is loaded with the config options.
+    An option the command reads as its own (its group there is not "config": suggest's devices, the chips
+    it searches) stays the command's."""
+    own = {o["name"] for o in spec["options"] if o["group"] != "config"}
     if isinstance(config, Model):
         # set= is honoured by the Model's methods (its config resolved again with them); the other config
         # options shape the Model itself.
-        given = sorted(k for k in options if k in _CONFIG_OPTIONS and k != "set" and options[k] is not None)
+        given = sorted(k for k in options
+                       if k in _CONFIG_OPTIONS and k not in own and k != "set" and options[k] is not None)
         if given:
             raise BadInputError({"message": "config options " + ", ".join(given) + " belong to the Model: pass "
                                             "them to easyplan.Model(...)",
                                  "text": "easyplan: error: config options " + ", ".join(given) +
                                          " belong to the Model: pass them to easyplan.Model(...)"})
         return config, options
-    model_options = {k: v for k, v in options.items() if k in _CONFIG_OPTIONS}
-    rest = {k: v for k, v in options.items() if k not in _CONFIG_OPTIONS}
+    model_options = {k: v for k, v in options.items() if k in _CONFIG_OPTIONS and k not in own}
+    rest = {k: v for k, v in options.items() if k not in _CONFIG_OPTIONS or k in own}
     return Model(config, **model_options), rest
 
 
@@ -381,7 +385,7 @@ def _make_method(spec):
 def _make_function(spec):
     def function(*args, **options):
         options = _bind(spec, args, options, skip_config=False)
-        model, rest = _split(options.pop("config", None), options)
+        model, rest = _split(options.pop("config", None), options, spec)
         return model._run(spec["name"], rest)
     function.__name__ = function.__qualname__ = spec["name"]
     function.__module__ = __name__

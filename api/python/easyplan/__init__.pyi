@@ -98,13 +98,14 @@ class Model:
         hardware: str | None = None, microbatches: int = 1, decode: bool = False, precision: str = 'bf16',
         pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None, torus: str | None = None) -> str: ...
     def resolve(self, *, set: SetLike | None = None, provenance: bool = False) -> dict[str, Any]: ...
-    def suggest(self, *, set: SetLike | None = None, uneven: str = 'replicate', mode: str = 'train',
-        batch: int | None = None, seq: int | None = None, max_length: int | None = None, optimizer: str = 'adamw',
-        grad_dtype: str | None = None, opt_state_dtype: str = 'float32', master_weights: bool = False,
-        max_memory: str | None = None, hardware: str | None = None, decode: bool = False, precision: str = 'bf16',
-        pp_schedule: str = '1f1b', virtual_stages: int = 1, pp_layers: str | None = None, slices: int = 1,
-        rules: str | Sequence[str] | None = None, torus: str | None = None, top: int = 5, max_pp: int = 1,
-        max_microbatches: int = 64, max_tpot: float | None = None, report: str | os.PathLike[str] | None = None) -> dict[str, Any]: ...
+    def suggest(self, *, set: SetLike | None = None, devices: int | None = None, uneven: str = 'replicate',
+        mode: str = 'train', batch: int | None = None, seq: int | None = None, max_length: int | None = None,
+        optimizer: str = 'adamw', grad_dtype: str | None = None, opt_state_dtype: str = 'float32',
+        master_weights: bool = False, max_memory: str | None = None, hardware: str | None = None,
+        decode: bool = False, precision: str = 'bf16', pp_schedule: str = '1f1b', virtual_stages: int = 1,
+        pp_layers: str | None = None, slices: int = 1, rules: str | Sequence[str] | None = None,
+        torus: str | None = None, top: int = 5, max_pp: int = 1, max_microbatches: int = 64,
+        max_tpot: float | None = None, report: str | os.PathLike[str] | None = None) -> dict[str, Any]: ...
     def tree(self, *, set: SetLike | None = None, tree: TreeLike | None = None,
         from_: str | os.PathLike[str] | None = None, layout: str = 'easydel', dtype: str | None = None,
         max_tensors: int = 10000000, include_buffers: bool = False, diff: bool = False) -> dict[str, Any]: ...
