@@ -464,21 +464,19 @@ DistTensor ForwardPass::Route(DistTensor x, const std::string& p) {
   const int64_t k = m_.top_k, groups = m_.n_group, keep_groups = m_.topk_group;
   const GroupScore group_score = sigmoid ? GroupScore::kTopTwoSum : GroupScore::kMax;
   const double masked = sigmoid ? kMasked : 0.0;
-  DistTensor mask = s_.Local(
-      std::move(choice), {2},
-      [k, groups, keep_groups, group_score, masked](HostTensor& t, const std::vector<Range>&) {
-        const int64_t e = t.shape[2];
-        std::vector<int64_t> order(static_cast<size_t>(e));
-        for (int64_t r = 0; r < t.size() / e; ++r) {
-          double* v = t.data.data() + r * e;
-          if (groups > 1) LimitGroups(v, e, groups, keep_groups, group_score, masked);
-          TopKOrder(v, order);
-          std::vector<double> picked(static_cast<size_t>(e), 0.0);
-          for (int64_t i = 0; i < k; ++i) picked[static_cast<size_t>(order[static_cast<size_t>(i)])] = 1.0;
-          std::copy(picked.begin(), picked.end(), v);
-        }
+  std::function<void(double*, int64_t)> limit;
+  if (groups > 1) {
+    limit = [groups, keep_groups, group_score, masked](double* v, int64_t e) {
+      LimitGroups(v, e, groups, keep_groups, group_score, masked);
+    };
+  }
+  DistTensor mask = RankRows(
+      s_, std::move(choice),
+      [k](double* v, const std::vector<int64_t>& order) {
+        std::fill(v, v + order.size(), 0.0);
+        for (int64_t i = 0; i < k; ++i) v[order[static_cast<size_t>(i)]] = 1.0;
       },
-      p + " top-k");
+      p + " top-k", std::move(limit));
   DistTensor weights = s_.Mul(std::move(mask), std::move(scores), p + " routing weights");
   if (m_.norm_topk_prob) {
     DistTensor sum = s_.Reduce(weights, 2, ReduceOp::kSum, p + " top-k sum");

@@ -29,6 +29,27 @@ inline void TopKOrder(const double* v, std::vector<int64_t>& order) {
   std::stable_sort(order.begin(), order.end(), [v](int64_t a, int64_t b) { return v[a] > v[b]; });
 }
 
+// Every router's top-k step, said once: each token's row v[0..e) of `scores` [B, S, E] (the experts whole on
+// each device) is ranked (TopKOrder) and rewritten in place by `rewrite(v, order)`, which reads the row and
+// its ranking; `before(v, e)`, when given, edits the row before it is ranked (group limiting).
+template <typename Rewrite>
+DistTensor RankRows(Spmd& s, DistTensor scores, Rewrite rewrite, const std::string& what,
+                    std::function<void(double*, int64_t)> before = nullptr) {
+  return s.Local(
+      std::move(scores), {2},
+      [rewrite, before](HostTensor& t, const std::vector<Range>&) {
+        const int64_t e = t.shape[2];
+        std::vector<int64_t> order(static_cast<size_t>(e));
+        for (int64_t r = 0; r < t.size() / e; ++r) {
+          double* v = t.data.data() + r * e;
+          if (before) before(v, e);
+          TopKOrder(v, order);
+          rewrite(v, order);
+        }
+      },
+      what);
+}
+
 // How a group-limited router ranks its groups (LimitGroups).
 enum class GroupScore {
   kTopTwoSum,  ///< the sum of the group's two best scores (DeepSeek-V3's noaux_tc)

@@ -32,24 +32,18 @@ DistTensor ForwardPass::SinkSoftmax(DistTensor scores, double scale, const std::
 // (transformers modeling_granitemoe.py) is the same without the bias: the bias is used when the tree has it.
 DistTensor ForwardPass::TopKSoftmaxRouter(const DistTensor& x, const std::string& p) {
   const int64_t k = m_.top_k;
-  return s_.Local(
-      Linear(x, p + "/" + m_.forward.moe.router, m_.router_bias), {2},
-      [k](HostTensor& t, const std::vector<Range>&) {
-        const int64_t e = t.shape[2];
-        std::vector<int64_t> order(static_cast<size_t>(e));
-        for (int64_t r = 0; r < t.size() / e; ++r) {
-          double* v = t.data.data() + r * e;
-          TopKOrder(v, order);
-          const double top = v[order[0]];
-          std::vector<double> w(static_cast<size_t>(e), 0.0);
-          double z = 0.0;
-          for (int64_t i = 0; i < k; ++i) {
-            const auto j = static_cast<size_t>(order[static_cast<size_t>(i)]);
-            w[j] = std::exp(v[j] - top);
-            z += w[j];
-          }
-          for (int64_t j = 0; j < e; ++j) v[j] = w[static_cast<size_t>(j)] / z;
+  return RankRows(
+      s_, Linear(x, p + "/" + m_.forward.moe.router, m_.router_bias),
+      [k](double* v, const std::vector<int64_t>& order) {
+        const double top = v[order[0]];
+        std::vector<double> w(order.size(), 0.0);
+        double z = 0.0;
+        for (int64_t i = 0; i < k; ++i) {
+          const auto j = static_cast<size_t>(order[static_cast<size_t>(i)]);
+          w[j] = std::exp(v[j] - top);
+          z += w[j];
         }
+        for (size_t j = 0; j < w.size(); ++j) v[j] = w[j] / z;
       },
       p + " router top-k softmax");
 }
@@ -129,21 +123,15 @@ DistTensor ForwardPass::PerTokenGatherExperts(const DistTensor& x, const DistTen
   const int64_t k = m_.top_k;
   // The router's top_k, in order: the chosen experts' indices and their weights, [B, S, k].
   auto chosen = [&](bool indices, const std::string& what) {
-    DistTensor t = s_.Local(
-        weights, {2},
-        [k, indices](HostTensor& w, const std::vector<Range>&) {
-          const int64_t e = w.shape[2];
-          std::vector<int64_t> order(static_cast<size_t>(e));
-          for (int64_t r = 0; r < w.size() / e; ++r) {
-            double* v = w.data.data() + r * e;
-            TopKOrder(v, order);
-            std::vector<double> top(static_cast<size_t>(k));
-            for (int64_t i = 0; i < k; ++i) {
-              const int64_t j = order[static_cast<size_t>(i)];
-              top[static_cast<size_t>(i)] = indices ? static_cast<double>(j) : v[j];
-            }
-            std::copy(top.begin(), top.end(), v);
+    DistTensor t = RankRows(
+        s_, weights,
+        [k, indices](double* v, const std::vector<int64_t>& order) {
+          std::vector<double> top(static_cast<size_t>(k));
+          for (int64_t i = 0; i < k; ++i) {
+            const int64_t j = order[static_cast<size_t>(i)];
+            top[static_cast<size_t>(i)] = indices ? static_cast<double>(j) : v[j];
           }
+          std::copy(top.begin(), top.end(), v);
         },
         what);
     return s_.Narrow(std::move(t), 2, 0, k, what);

@@ -19,21 +19,15 @@ DistTensor ForwardPass::TopKSigmoidRouter(const DistTensor& x, const std::string
   const int64_t k = m_.top_k;
   const std::string router = p + "/" + m_.forward.moe.router;
   DistTensor logits = s_.Dot(x, P(router + "/kernel"), DotDims{{}, {}, {2}, {0}}, router);  // [B, S, E]
-  return s_.Local(
-      std::move(logits), {2},
-      [k](HostTensor& t, const std::vector<Range>&) {
-        const int64_t e = t.shape[2];
-        std::vector<int64_t> order(static_cast<size_t>(e));
-        for (int64_t r = 0; r < t.size() / e; ++r) {
-          double* v = t.data.data() + r * e;
-          TopKOrder(v, order);
-          std::vector<double> w(static_cast<size_t>(e), 0.0);
-          for (int64_t i = 0; i < k; ++i) {
-            const auto j = static_cast<size_t>(order[static_cast<size_t>(i)]);
-            w[j] = 1.0 / (1.0 + std::exp(-v[j]));
-          }
-          std::copy(w.begin(), w.end(), v);
+  return RankRows(
+      s_, std::move(logits),
+      [k](double* v, const std::vector<int64_t>& order) {
+        std::vector<double> w(order.size(), 0.0);
+        for (int64_t i = 0; i < k; ++i) {
+          const auto j = static_cast<size_t>(order[static_cast<size_t>(i)]);
+          w[j] = 1.0 / (1.0 + std::exp(-v[j]));
         }
+        std::copy(w.begin(), w.end(), v);
       },
       p + " router top-k sigmoid");
 }
