@@ -427,6 +427,47 @@ CommandOptions DefaultOptions(std::string_view command) {
   return options;
 }
 
+std::string ShellWord(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+                                              "_-./=,:+@") == std::string::npos) {
+    return word;
+  }
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string CommandLine(std::string_view command, const CommandOptions& options) {
+  CommandOptions given = options;
+  CommandOptions defaults = DefaultOptions(command);
+  std::vector<CommandOption> list;
+  for (std::string_view options_of : {command, std::string_view("global")}) {
+    StatusOr<std::vector<CommandOption>> more = OptionsOf(options_of);
+    if (more.ok()) list.insert(list.end(), more->begin(), more->end());
+  }
+  const auto text = [](const Json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); };
+  std::string config = "CONFIG", flags;
+  for (const CommandOption& option : list) {
+    const OptionSpec& spec = *option.spec;
+    if (spec.field == nullptr || spec.hidden) continue;
+    const Json value = FieldJson(spec.field(given));
+    if (spec.positional) {
+      if (spec.name == "config" && !value.is_null()) config = text(value);
+      continue;
+    }
+    if (value.is_null() || value == FieldJson(spec.field(defaults))) continue;
+    const std::string flag = FlagOf(spec.name);
+    if (spec.type == OptionType::kFlag) {
+      if (value.is_boolean() && value.get<bool>()) flags += " " + flag;
+      continue;
+    }
+    // A list (--set, --rules) gives its flag once per value; an empty string is written '' (--set K='').
+    for (const Json& item : value.is_array() ? value : Json::array({value}))
+      flags += " " + flag + " " + ShellWord(text(item));
+  }
+  return "easyplan " + std::string(command) + " " + ShellWord(config) + flags;
+}
+
 Status ApplyOptions(const std::string& command, const Json& options, CommandOptions* out, Surface caller) {
   if (!options.is_object()) {  // the Python module passes whatever JSON text it is given (fuzz: python_options)
     return Status::BadInput(

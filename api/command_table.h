@@ -245,6 +245,15 @@ StatusOr<Json> ParseOptionText(OptionType type, const std::string& text);
 /// The options of `command` with every default set (its variants' included).
 CommandOptions DefaultOptions(std::string_view command);
 
+/// `word` as one shell word: itself when it holds only characters no shell reads, else single-quoted.
+std::string ShellWord(const std::string& word);
+
+/// `easyplan COMMAND CONFIG --flag value ...`: the command line that gives `options` to `command`, every
+/// flag spelled by the table (the command's options in table order, then the global limits), each option
+/// that differs from the command's default (DefaultOptions) written once per value, values as shell words.
+/// A missing CONFIG is written "CONFIG". suggest's reproduce commands are made of it.
+std::string CommandLine(std::string_view command, const CommandOptions& options);
+
 /// Applies `options` (a JSON object of name -> value; null means "not given") to `out` for `command`,
 /// checking each by its declaration and recording it in out->given. `caller` says whose surface applies:
 /// kPython refuses the CLI's own options (--format, ...) as unknown. `out` starts from DefaultOptions.

@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "api/assumptions.h"
+#include "api/command_options.h"
+#include "api/command_table.h"
 #include "api/context_length.h"
 #include "api/forward_model.h"
 #include "api/memory_pipeline.h"
@@ -67,16 +69,6 @@ std::string AxisFlag(const std::vector<std::string>& names, const std::vector<in
   std::string out;
   for (size_t k = 0; k < names.size(); ++k) out += fmt::format("{}{}={}", k == 0 ? "" : ",", names[k], sizes[k]);
   return out;
-}
-
-std::string ShellWord(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-                                              "_-./=,:+@") == std::string::npos) {
-    return word;
-  }
-  std::string out = "'";
-  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 int64_t WorstTotal(const Candidate& c) { return c.estimate.memory.Worst().total; }
@@ -845,79 +837,47 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
 }
 
 std::vector<std::string> ReproduceCommands(const SuggestOptions& o, const Candidate& c, const Limits& limits) {
-  const auto flag = [](const std::string& name, const std::string& value) {
-    return " " + name + " " + ShellWord(value);
-  };
-  // The config options: what the model is.
-  const ConfigOptions& config = o.plan.config;
-  std::string common = ShellWord(config.config.empty() ? "CONFIG" : config.config);
-  const ConfigOptions defaults;
-  if (config.defaults != defaults.defaults) common += flag("--defaults", config.defaults);
-  if (!config.overrides.empty()) common += flag("--overrides", config.overrides);
-  for (const std::string& set : config.sets) common += flag("--set", set);
-  if (config.strict) common += " --strict";
-  if (!config.schemas_dir.empty()) common += flag("--schemas-dir", config.schemas_dir);
-  // The version searched under, when the user named one: a reproduce command must describe the same
-  // EasyDeL whatever the default is then.
-  if (!config.easydel_version.empty()) common += flag("--easydel-version", config.easydel_version);
-  // The limits the search ran under, where raised or lowered (a model past the default --max-layers).
-  const Limits default_limits;
-  if (limits.max_input_bytes != default_limits.max_input_bytes) {
-    common += " --max-input-bytes " + std::to_string(limits.max_input_bytes);
-  }
-  if (limits.max_depth != default_limits.max_depth) common += " --max-depth " + std::to_string(limits.max_depth);
-  if (limits.max_values != default_limits.max_values) common += " --max-values " + std::to_string(limits.max_values);
-  if (limits.max_layers != default_limits.max_layers) common += " --max-layers " + std::to_string(limits.max_layers);
-  if (limits.max_microbatch_count != default_limits.max_microbatch_count) {
-    common += " --max-microbatch-count " + std::to_string(limits.max_microbatch_count);
-  }
-  if (limits.max_timeline_passes != default_limits.max_timeline_passes) {
-    common += " --max-timeline-passes " + std::to_string(limits.max_timeline_passes);
-  }
-  // The plan: the candidate's rules and mesh, the user's --uneven.
-  if (c.rules != "builtin") common += flag("--rules", c.rules);
-  common += " --mesh " + c.MeshFlag();
-  if (!c.DcnFlag().empty()) common += " --dcn " + c.DcnFlag();
-  const PlanOptions plan_defaults;
-  if (o.plan.uneven != plan_defaults.uneven) common += flag("--uneven", o.plan.uneven);
-  // The step: its mode, state and budget.
-  const MemoryOptions& m = o.memory;
-  const MemoryOptions memory_defaults;
-  std::string step = flag("--hardware", m.hardware) + flag("--mode", m.mode);
-  const bool train = m.mode == "train";
-  if (train) {
-    const std::string remat = PolicyFlagValue(c.policy);
-    step += " --set gradient_checkpointing=" + (remat.empty() ? std::string("''") : remat);
-  }
-  if (m.max_length) step += " --max-length " + std::to_string(*m.max_length);
-  if (m.optimizer != memory_defaults.optimizer) step += flag("--optimizer", m.optimizer);
-  if (m.grad_dtype != memory_defaults.grad_dtype) step += flag("--grad-dtype", m.grad_dtype);
-  if (m.opt_state_dtype != memory_defaults.opt_state_dtype) step += flag("--opt-state-dtype", m.opt_state_dtype);
-  if (m.master_weights) step += " --master-weights";
-  if (!m.max_memory.empty()) step += flag("--max-memory", m.max_memory);
-  const int64_t micro_batch = *m.batch / c.microbatches;
-  const std::string seq = " --seq " + std::to_string(*m.seq);
-  // A pipeline: its schedule is part of the plan; memory then needs the step's microbatches, which its
-  // stages keep in flight.
-  std::string pipeline;
+  // What every command shares: the model as the search read it (its --devices was the search's size; each
+  // command's mesh states every axis), the limits it ran under, the candidate's rules, mesh and slices, the
+  // user's --uneven and, for a pipeline, its schedule.
+  CommandOptions base;
+  base.plan.config = o.plan.config;
+  base.plan.config.devices.reset();
+  base.plan.rules = c.rules;
+  base.plan.uneven = o.plan.uneven;
+  base.plan.mesh.axes = c.MeshFlag();
+  base.plan.mesh.dcn = c.DcnFlag();
+  base.plan.mesh.max_devices = o.plan.mesh.max_devices;
+  base.limits = {static_cast<int64_t>(limits.max_input_bytes),
+                 limits.max_depth,
+                 static_cast<int64_t>(limits.max_values),
+                 limits.max_layers,
+                 static_cast<int64_t>(limits.max_output_bytes),
+                 limits.max_microbatch_count,
+                 limits.max_timeline_passes};
   if (c.Stages() > 1) {
-    pipeline = flag("--pp-schedule", c.pp_schedule);
-    if (c.virtual_stages > 1) pipeline += " --virtual-stages " + std::to_string(c.virtual_stages);
+    base.plan.pipeline.schedule = c.pp_schedule;
+    base.plan.pipeline.virtual_stages = c.virtual_stages;
   }
-  std::vector<std::string> commands;
-  commands.push_back("easyplan plan " + common + pipeline);
+  // The step: its mode, state and budget, and in training the candidate's checkpoint policy.
+  CommandOptions step = base;
+  step.memory = o.memory;
+  if (step.memory.mode == "train") {
+    step.plan.config.sets.push_back("gradient_checkpointing=" + PolicyFlagValue(c.policy));
+  }
+  // memory sees one microbatch without a pipeline; a pipeline's stages keep the step's microbatches in
+  // flight, so it sees them all.
+  CommandOptions memory = step;
   if (c.Stages() > 1) {
-    commands.push_back("easyplan memory " + common + pipeline + step + " --batch " + std::to_string(*m.batch) + seq +
-                       " --microbatches " + std::to_string(c.microbatches));
+    memory.microbatches = c.microbatches;
   } else {
-    commands.push_back("easyplan memory " + common + step + " --batch " + std::to_string(micro_batch) + seq);
+    memory.memory.batch = *o.memory.batch / c.microbatches;
   }
-  std::string cost = "easyplan cost " + common + pipeline + step + " --batch " + std::to_string(*m.batch) + seq;
-  if (c.microbatches > 1) cost += " --microbatches " + std::to_string(c.microbatches);
-  if (o.precision != "bf16") cost += flag("--precision", o.precision);
-  if (!o.torus.empty()) cost += flag("--torus", o.torus);
-  commands.push_back(cost);
-  return commands;
+  CommandOptions cost = step;
+  cost.microbatches = c.microbatches;
+  cost.precision = o.precision;
+  cost.torus = o.torus;
+  return {CommandLine("plan", base), CommandLine("memory", memory), CommandLine("cost", cost)};
 }
 
 Json SuggestToJson(const SuggestOptions& options, const SuggestResult& result) {
