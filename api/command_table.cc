@@ -165,6 +165,16 @@ const OptionVariant* VariantFor(const OptionSpec& spec, std::string_view command
   return nullptr;
 }
 
+// "a (default), b or c": the choices in order, the default marked.
+std::string ChoiceList(const std::vector<std::string_view>& choices, const Json& default_value) {
+  std::string out;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    out += (i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ") + std::string(choices[i]);
+    if (default_value.is_string() && default_value.get<std::string>() == choices[i]) out += " (default)";
+  }
+  return out;
+}
+
 CommandOption Resolve(const OptionSpec& spec, std::string_view command) {
   CommandOption option;
   option.spec = &spec;
@@ -184,6 +194,9 @@ CommandOption Resolve(const OptionSpec& spec, std::string_view command) {
       StatusOr<Json> value = ParseOptionText(spec.type, std::string(*variant->default_value));
       option.default_value = value.ok() && !(value->is_string() && value->get<std::string>().empty()) ? *value : Json();
     }
+  }
+  if (const size_t at = option.help.find("{choices}"); at != std::string::npos) {
+    option.help.replace(at, 9, ChoiceList(option.choices, option.default_value));
   }
   return option;
 }

@@ -139,7 +139,9 @@ struct OptionSpec {
 /// One option as one command reads it: the declaration with that command's variant applied.
 struct CommandOption {
   const OptionSpec* spec = nullptr;
-  std::string_view help;
+  /// The declaration's help (or the command's variant's), its "{choices}" written out from the choices and
+  /// the default: "train: {choices}" reads "train: adamw (default), adafactor, lion or sgd".
+  std::string help;
   Json default_value;  ///< null: none (the option is not given unless the caller gives it)
   std::vector<std::string_view> choices;
   Surface surface = Surface::kBoth;

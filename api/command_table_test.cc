@@ -5,6 +5,10 @@
 #include <set>
 #include <string>
 
+#include "core/enum_names.h"
+#include "core/mode.h"
+#include "planner/memory.h"
+
 namespace easyplan::api {
 namespace {
 
@@ -141,6 +145,31 @@ TEST(CommandTableTest, TheTableAsJsonListsEveryCommandAndOption) {
   EXPECT_TRUE(provenance);
   EXPECT_FALSE(table["model"].empty());
   EXPECT_FALSE(table["global"].empty());
+}
+
+// Issue 46: a choice list is its enum's names, and the help that lists them is written out from the list
+// and the default, so neither is spelled twice.
+TEST(CommandTableTest, ChoicesAndTheirHelpComeFromTheEnumsNameTable) {
+  const auto option = [](std::string_view command, std::string_view name) {
+    StatusOr<std::vector<CommandOption>> options = OptionsOf(command);
+    EXPECT_TRUE(options.ok());
+    for (const CommandOption& o : *options) {
+      if (o.name() == name) return o;
+    }
+    ADD_FAILURE() << name;
+    return CommandOption{};
+  };
+  const CommandOption optimizer = option("memory", "optimizer");
+  ASSERT_EQ(optimizer.choices.size(), std::size(planner::kOptimizers));
+  for (size_t i = 0; i < optimizer.choices.size(); ++i) {
+    EXPECT_EQ(optimizer.choices[i], planner::OptimizerName(planner::kOptimizers[i]));
+  }
+  EXPECT_EQ(optimizer.help, "train: adamw (default), adafactor, lion or sgd");
+  EXPECT_EQ(
+      option("cost", "pp_schedule").help,
+      "how the pp axis's stages run the microbatches: gpipe, 1f1b (default), interleaved, zero-bubble or dualpipe");
+  EXPECT_EQ(option("activations", "mode").help, "runtime mode: train (default), prefill, decode or insert");
+  EXPECT_EQ(option("memory", "mode").choices, EnumNames(kStepModes, ModeName));
 }
 
 }  // namespace

@@ -6,7 +6,12 @@
 #include <vector>
 
 #include "api/command_table.h"
+#include "core/enum_names.h"
 #include "core/limits.h"
+#include "core/mode.h"
+#include "planner/layout.h"
+#include "planner/memory.h"
+#include "planner/pipeline.h"
 
 namespace easyplan::api {
 namespace {
@@ -176,7 +181,7 @@ std::vector<OptionSpec> MakeOptions() {
                "(torch.chunk, as DTensor)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.uneven; },
        .check = CheckKind::kChoice,
-       .choices = {"replicate", "error", "chunk"}});
+       .choices = EnumNames(planner::kUnevenModes, planner::UnevenModeName)});
   add({.name = "max_rules",
        .type = OptionType::kInt,
        .group = OptionGroup::kRules,
@@ -348,18 +353,18 @@ std::vector<OptionSpec> MakeOptions() {
                "against a cache of --seq tokens)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.mode; },
        .check = CheckKind::kMode,
-       .choices = {"train", "prefill", "decode"},
+       .choices = EnumNames(kStepModes, ModeName),
        .variants = {{.commands = kStepModeCommands, .default_value = "train"},
                     {.commands = {"report"},
                      .help = "train, prefill or decode: the step whose memory and time are shown (none by default)"},
                     {.commands = {"activations"},
-                     .help = "runtime mode: train (default), prefill, decode or insert",
+                     .help = "runtime mode: {choices}",
                      .default_value = "train",
-                     .choices = {"train", "prefill", "decode", "insert"}},
+                     .choices = EnumNames(kModes, ModeName)},
                     {.commands = {"validate"},
                      .help = "also check the activations of this runtime mode: train, prefill, decode or insert "
                              "(with --max-memory, train, prefill and decode budget the whole step)",
-                     .choices = {"train", "prefill", "decode", "insert"}}}});
+                     .choices = EnumNames(kModes, ModeName)}}});
   add({.name = "batch",
        .type = OptionType::kInt,
        .group = OptionGroup::kStep,
@@ -392,10 +397,10 @@ std::vector<OptionSpec> MakeOptions() {
        .check = CheckKind::kRange});
   add({.name = "optimizer",
        .group = OptionGroup::kStepState,
-       .help = "train: adamw (default), adafactor, lion or sgd",
+       .help = "train: {choices}",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.optimizer; },
        .check = CheckKind::kChoice,
-       .choices = {"adamw", "adafactor", "lion", "sgd"}});
+       .choices = EnumNames(planner::kOptimizers, planner::OptimizerName)});
   add({.name = "grad_dtype",
        .group = OptionGroup::kStepState,
        .help = "train: gradient dtype (default: each parameter's dtype)",
@@ -463,11 +468,10 @@ std::vector<OptionSpec> MakeOptions() {
   // ---- the pipeline (docs/PIPELINE.md) ----
   add({.name = "pp_schedule",
        .group = OptionGroup::kPipeline,
-       .help = "how the pp axis's stages run the microbatches: gpipe, 1f1b (default), interleaved, zero-bubble or "
-               "dualpipe",
+       .help = "how the pp axis's stages run the microbatches: {choices}",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.pipeline.schedule; },
        .check = CheckKind::kChoice,
-       .choices = {"gpipe", "1f1b", "interleaved", "zero-bubble", "dualpipe"}});
+       .choices = EnumNames(planner::kPipelineSchedules, planner::PipelineScheduleName)});
   add({.name = "virtual_stages",
        .type = OptionType::kInt,
        .group = OptionGroup::kPipeline,

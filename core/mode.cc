@@ -31,7 +31,7 @@ std::string_view ModeConstant(Mode mode) {
 }
 
 std::optional<Mode> ParseMode(std::string_view text) {
-  for (Mode mode : {Mode::kTrain, Mode::kPrefill, Mode::kDecode, Mode::kInsert}) {
+  for (Mode mode : kModes) {
     if (text == ModeName(mode) || text == ModeConstant(mode)) return mode;
   }
   return std::nullopt;

@@ -17,6 +17,10 @@
 namespace easyplan {
 
 enum class Mode { kTrain, kPrefill, kDecode, kInsert };
+/// The modes of one step's memory and price (memory, cost, suggest, report), and every mode (activations,
+/// validate), in the order commands list them.
+inline constexpr Mode kStepModes[] = {Mode::kTrain, Mode::kPrefill, Mode::kDecode};
+inline constexpr Mode kModes[] = {Mode::kTrain, Mode::kPrefill, Mode::kDecode, Mode::kInsert};
 
 /// "train", "prefill", "decode", "insert".
 std::string_view ModeName(Mode mode);

@@ -27,6 +27,7 @@ enum class UnevenMode {
                ///< smaller or empty
 };
 
+inline constexpr UnevenMode kUnevenModes[] = {UnevenMode::kReplicate, UnevenMode::kError, UnevenMode::kChunk};
 std::string_view UnevenModeName(UnevenMode mode);  // "replicate" | "error" | "chunk"
 
 /// One change the correction made or one problem it found, for findings.

@@ -72,7 +72,7 @@ std::string_view OptimizerName(Optimizer optimizer) {
 }
 
 std::optional<Optimizer> ParseOptimizer(std::string_view text) {
-  for (Optimizer o : {Optimizer::kAdamW, Optimizer::kAdafactor, Optimizer::kLion, Optimizer::kSgd}) {
+  for (Optimizer o : kOptimizers) {
     if (OptimizerName(o) == text) return o;
   }
   return std::nullopt;

@@ -31,6 +31,8 @@ namespace easyplan::planner {
 /// Optimizer state per parameter element: adamw 2 (m, v), lion 1 (m), sgd 0 (optax.sgd without
 /// momentum), adafactor a factored second moment (row + column vectors for matrices, else one).
 enum class Optimizer { kAdamW, kAdafactor, kLion, kSgd };
+inline constexpr Optimizer kOptimizers[] = {Optimizer::kAdamW, Optimizer::kAdafactor, Optimizer::kLion,
+                                            Optimizer::kSgd};
 std::string_view OptimizerName(Optimizer optimizer);
 std::optional<Optimizer> ParseOptimizer(std::string_view text);
 

@@ -38,6 +38,9 @@ namespace easyplan::planner {
 inline constexpr std::string_view kPipelineAxis = "pp";
 
 enum class PipelineSchedule { kGpipe, k1F1B, kInterleaved, kZeroBubble, kDualPipe };
+inline constexpr PipelineSchedule kPipelineSchedules[] = {PipelineSchedule::kGpipe, PipelineSchedule::k1F1B,
+                                                          PipelineSchedule::kInterleaved, PipelineSchedule::kZeroBubble,
+                                                          PipelineSchedule::kDualPipe};
 
 /// "gpipe", "1f1b", "interleaved", "zero-bubble", "dualpipe" (--pp-schedule's spelling).
 std::string_view PipelineScheduleName(PipelineSchedule schedule);
