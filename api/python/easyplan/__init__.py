@@ -34,25 +34,6 @@ from . import _easyplan
 
 __version__ = _easyplan.__version__
 
-__all__ = [
-    "BadInputError",
-    "InternalError",
-    "Model",
-    "Plan",
-    "PlanError",
-    "activations",
-    "check",
-    "cost",
-    "explain",
-    "export",
-    "memory",
-    "plan",
-    "report",
-    "resolve",
-    "suggest",
-    "tree",
-    "validate",
-]
 
 
 class BadInputError(ValueError):
@@ -115,6 +96,10 @@ def _raise_on_error(result):
 
 _TABLE = _json.loads(_easyplan.command_table())
 _COMMANDS = {command["name"]: command for command in _TABLE["commands"]}
+
+# The classes, then one function per command of the table (issue 46: the command names are not listed twice).
+__all__ = ["BadInputError", "InternalError", "Model", "Plan", "PlanError"] + sorted(_COMMANDS)
+
 _MODEL_OPTIONS = [o for o in _TABLE["model"] if o["surface"] != "cli"]
 _CONFIG_OPTIONS = frozenset(o["name"] for o in _MODEL_OPTIONS)
 
