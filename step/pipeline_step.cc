@@ -139,11 +139,10 @@ StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const pla
   return out;
 }
 
-std::vector<StageTimes> PipelineStageTimes(const std::vector<StageStep>& stages, int64_t sends_per_microbatch,
-                                           double send_s) {
-  const double send = static_cast<double>(sends_per_microbatch) * send_s;
+std::vector<StageTimes> PipelineStageTimes(const PipelineStep& step) {
+  const double send = static_cast<double>(step.sends_per_microbatch) * step.send_s;
   std::vector<StageTimes> out;
-  for (const StageStep& stage : stages) {
+  for (const StageStep& stage : step.stages) {
     const StepCost::Microbatch& mb = stage.cost.microbatch;
     StageTimes t;
     t.forward = mb.forward_s + mb.forward_exposed_s + send;
@@ -152,10 +151,6 @@ std::vector<StageTimes> PipelineStageTimes(const std::vector<StageStep>& stages,
     out.push_back(t);
   }
   return out;
-}
-
-std::vector<StageTimes> PipelineStageTimes(const PipelineStep& step) {
-  return PipelineStageTimes(step.stages, step.sends_per_microbatch, step.send_s);
 }
 
 double LeastBubbleFraction(const planner::PipelineSplit& split, int64_t microbatches) {

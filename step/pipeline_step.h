@@ -73,8 +73,6 @@ StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const pla
 /// Every stage's F, B (input part) and W of one microbatch as the schedule runs them: its forward and
 /// backward with their exposed collectives, and the sends of each boundary the microbatch crosses each way.
 /// For the slowest stage they are `step.pace`.
-std::vector<StageTimes> PipelineStageTimes(const std::vector<StageStep>& stages, int64_t sends_per_microbatch,
-                                           double send_s);
 std::vector<StageTimes> PipelineStageTimes(const PipelineStep& step);
 
 /// The least bubble `split`'s schedule can have at `microbatches`, as a fraction of the microbatches' work
