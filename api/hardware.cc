@@ -79,15 +79,19 @@ StatusOr<step::HardwareProfile> LoadHardwareProfile(const Environment& env, cons
     if (profile.memory_only) return MemoryOnlyError(profile);
     return profile;
   }
-  EP_ASSIGN_OR_RETURN(std::vector<step::HardwareProfile> catalogue, LoadHardwareCatalogue(env));
-  std::vector<std::string> names, memory_only;
-  for (step::HardwareProfile& entry : catalogue) {
-    if (entry.name == name_or_file) {
-      if (entry.memory_only) return MemoryOnlyError(entry);
-      return std::move(entry);
-    }
-    (entry.memory_only ? memory_only : names).push_back(entry.name);
+  // A built-in name reads its own file; only an unknown one reads the whole catalogue, to list it.
+  const schemas::DataSource data = env.Data();
+  const std::string path = std::string(kHardwareDir) + "/" + name_or_file + ".yaml";
+  for (const std::string& listed : data.List(kHardwareDir)) {
+    if (listed != path) continue;
+    EP_ASSIGN_OR_RETURN(Document doc, data.ReadDocument(path));
+    EP_ASSIGN_OR_RETURN(step::HardwareProfile entry, step::ParseHardwareProfile(doc, name_or_file));
+    if (entry.memory_only) return MemoryOnlyError(entry);
+    return entry;
   }
+  EP_ASSIGN_OR_RETURN(const std::vector<step::HardwareProfile> catalogue, LoadHardwareCatalogue(env));
+  std::vector<std::string> names, memory_only;
+  for (const step::HardwareProfile& entry : catalogue) (entry.memory_only ? memory_only : names).push_back(entry.name);
   std::string message = "--hardware '" + name_or_file + "' is not a known hardware profile";
   // A part named without its variant ("h100" for "h100-sxm", "tpu-v5" for "tpu-v5e") before the
   // nearest spelling ("h200", "tpu-v4").

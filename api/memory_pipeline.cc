@@ -93,18 +93,18 @@ StatusOr<int64_t> MemoryBudget(const Model& model, const MemoryOptions& options,
     return int64_t{80} << 30;
   }
   // A memory-only accelerator of the catalogue gives a budget as well as a full profile does.
-  EP_ASSIGN_OR_RETURN(const std::vector<planner::DeviceKind>* kinds, model.DeviceKinds());
-  for (const planner::DeviceKind& kind : *kinds) {
+  EP_ASSIGN_OR_RETURN(const std::vector<step::HardwareProfile>* kinds, model.DeviceKinds());
+  for (const step::HardwareProfile& kind : *kinds) {
     if (kind.name == options.hardware) {
-      *label = kind.name + " (" + HumanBytesBinary(kind.bytes) + ")";
-      return kind.bytes;
+      *label = kind.name + " (" + HumanBytesBinary(kind.hbm_bytes) + ")";
+      return kind.hbm_bytes;
     }
   }
   StatusOr<const step::HardwareProfile*> profile = model.Hardware(options.hardware);
   if (!profile.ok() && !IsHardwareFile(options.hardware)) {
     // Neither list has it: one message over both, the closest name of either suggested.
     std::vector<std::string> profiles = HardwareNames(model.env()), devices;
-    for (const planner::DeviceKind& kind : *kinds) devices.push_back(kind.name);
+    for (const step::HardwareProfile& kind : *kinds) devices.push_back(kind.name);
     std::vector<std::string> all = profiles;
     all.insert(all.end(), devices.begin(), devices.end());
     std::string message = "--hardware '" + options.hardware + "' is neither a hardware profile nor an accelerator";

@@ -290,9 +290,9 @@ StatusOr<const planner::ActivationTable*> Model::ActivationTable() const {
   return table.get();  // owned by activation_table_, which lives as long as the model
 }
 
-StatusOr<const std::vector<planner::DeviceKind>*> Model::DeviceKinds() const {
-  EP_ASSIGN_OR_RETURN(std::shared_ptr<const std::vector<planner::DeviceKind>> kinds,
-                      device_kinds_.Get(0, [&]() -> StatusOr<std::vector<planner::DeviceKind>> {
+StatusOr<const std::vector<step::HardwareProfile>*> Model::DeviceKinds() const {
+  EP_ASSIGN_OR_RETURN(std::shared_ptr<const std::vector<step::HardwareProfile>> kinds,
+                      device_kinds_.Get(0, [&]() -> StatusOr<std::vector<step::HardwareProfile>> {
                         // The catalogue's accelerators by part: every memory-only entry, and each full
                         // profile no memory-only entry stands for (a100-80g is both).
                         EP_ASSIGN_OR_RETURN(const std::vector<step::HardwareProfile> catalogue,
@@ -301,10 +301,10 @@ StatusOr<const std::vector<planner::DeviceKind>*> Model::DeviceKinds() const {
                         for (const step::HardwareProfile& entry : catalogue) {
                           if (entry.memory_only) listed.insert(entry.profiles.begin(), entry.profiles.end());
                         }
-                        std::vector<planner::DeviceKind> kinds;
+                        std::vector<step::HardwareProfile> kinds;
                         for (const step::HardwareProfile& entry : catalogue) {
                           if (!entry.memory_only && listed.contains(entry.name)) continue;
-                          kinds.push_back({entry.name, entry.hbm_bytes, entry.description, entry.profiles, entry.note});
+                          kinds.push_back(entry);
                         }
                         return kinds;
                       }));

@@ -121,7 +121,7 @@ class Model {
   StatusOr<const planner::ActivationTable*> ActivationTable() const;
   /// The accelerators of the hardware catalogue by part (schemas/hardware/, --hardware NAME): its
   /// memory-only entries and the full profiles none of them stands for. Each budgets memory.
-  StatusOr<const std::vector<planner::DeviceKind>*> DeviceKinds() const;
+  StatusOr<const std::vector<step::HardwareProfile>*> DeviceKinds() const;
   /// `--hardware NAME|FILE` (api/hardware.h): a profile of schemas/hardware/, or a YAML file (a path
   /// with '/' or ending in .yaml/.yml), loaded once per spelling and kept. A key the file gives twice is
   /// a warning through Environment::warn, an error under --strict.
@@ -179,7 +179,7 @@ class Model {
   };
   OnceMap<std::tuple<TreeKey, const rules::RuleSet*>, HeldMatches> matches_;
   OnceMap<int, planner::ActivationTable> activation_table_;
-  OnceMap<int, std::vector<planner::DeviceKind>> device_kinds_;
+  OnceMap<int, std::vector<step::HardwareProfile>> device_kinds_;
   OnceMap<std::string, step::HardwareProfile> hardware_;
   OnceMap<int, schemas::NumericCheckSpec> forward_spec_;
 };

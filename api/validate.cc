@@ -70,20 +70,20 @@ void AddMemoryBudgetFinding(const planner::MemoryReport& report, const std::stri
 /// catalogue lists (every bundled hardware profile's part is there). A plan no bundled accelerator could hold is a
 /// finding, though no budget was given (issue 44: deepseek-v3 on fsdp=64,ep=8,tp=4 held 305 GiB per device
 /// and validate said "ok").
-void AddFitsNoDeviceFinding(const planner::Plan& plan, const std::vector<planner::DeviceKind>& kinds,
+void AddFitsNoDeviceFinding(const planner::Plan& plan, const std::vector<step::HardwareProfile>& kinds,
                             std::vector<planner::Finding>& findings) {
   if (plan.device_bytes.empty() || kinds.empty()) return;
   const auto worst = std::max_element(plan.device_bytes.begin(), plan.device_bytes.end());
-  const auto largest =
-      std::max_element(kinds.begin(), kinds.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
-  if (*worst <= largest->bytes) return;
+  const auto largest = std::max_element(kinds.begin(), kinds.end(),
+                                        [](const auto& a, const auto& b) { return a.hbm_bytes < b.hbm_bytes; });
+  if (*worst <= largest->hbm_bytes) return;
   planner::Finding finding{
       .code = planner::FindingCode::kFitsNoDevice,
       .severity = planner::FindingSeverity(planner::FindingCode::kFitsNoDevice),
       .message = fmt::format("device {} holds {} of parameters, more than any bundled accelerator: the largest, {} "
                              "({}), has {}",
                              worst - plan.device_bytes.begin(), HumanBytesBinary(*worst), largest->name,
-                             largest->description, HumanBytesBinary(largest->bytes)),
+                             largest->description, HumanBytesBinary(largest->hbm_bytes)),
       .count = 0,
       .notes = {"shard the largest tensors over more devices, or give your accelerator's memory with --max-memory "
                 "(schemas/hardware/ lists the bundled ones)"}};
@@ -159,7 +159,7 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
     AddBudgetFindings(plan, *result.budget, budget_flag, result.budget_text, findings);
   }
   if (!result.budget) {
-    EP_ASSIGN_OR_RETURN(const std::vector<planner::DeviceKind>* kinds, model->DeviceKinds());
+    EP_ASSIGN_OR_RETURN(const std::vector<step::HardwareProfile>* kinds, model->DeviceKinds());
     AddFitsNoDeviceFinding(plan, *kinds, findings);
   }
   if (memory_budget) {

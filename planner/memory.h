@@ -43,16 +43,6 @@ std::string_view CheckpointPolicyName(CheckpointPolicy policy);
 /// nullopt for a policy EasyDeL accepts but the model does not cover (save_only_these_names, ...).
 std::optional<CheckpointPolicy> ParseCheckpointPolicy(std::string_view text);
 
-/// A named accelerator and its memory: what the memory model needs of an entry of the hardware catalogue
-/// (schemas/hardware/, step/hardware.h), which api reads.
-struct DeviceKind {
-  std::string name;  ///< "h100-80g"
-  int64_t bytes = 0;
-  std::string description;
-  std::vector<std::string> profiles;  ///< the full profiles of the same part (schemas/hardware/), maybe none
-  std::string note;                   ///< which part each profile is, when the name covers several
-};
-
 /// What the memory model reads about the model: its dims (schemas/model_dims.h, normalised below) and
 /// two settings of the config that change what a layer keeps.
 struct MemoryModel {
