@@ -9,7 +9,7 @@ namespace {
 // The step of `memory`: --batch sequences of --seq tokens in --microbatches parts.
 MemoryOptions StepOf(const CommandOptions& options) {
   MemoryOptions step = options.memory;
-  step.microbatches = options.microbatches;
+  step.microbatches = options.pricing.microbatches;
   return step;
 }
 

@@ -21,10 +21,7 @@ CostOptions CommandOptions::Cost() const {
   CostOptions options;
   options.plan = plan;
   options.memory = memory;
-  options.microbatches = microbatches;
-  options.decode = decode;
-  options.precision = precision;
-  options.torus = torus;
+  options.pricing = pricing;
   return options;
 }
 
@@ -32,10 +29,7 @@ ReportOptions CommandOptions::Report() const {
   ReportOptions options;
   options.plan = plan;
   SetReportStep(memory, options);
-  options.microbatches = microbatches;
-  options.decode = decode;
-  options.precision = precision;
-  options.torus = torus;
+  options.pricing = pricing;
   return options;
 }
 
@@ -43,14 +37,13 @@ SuggestOptions CommandOptions::Suggest() const {
   SuggestOptions options;
   options.plan = plan;
   options.memory = memory;
-  options.torus = torus;
   options.slices = slices;
   options.top = top;
   options.max_microbatches = max_microbatches;
   options.max_pp = max_pp;
   options.max_tpot_ms = max_tpot_ms;
-  options.decode = decode;
-  options.precision = precision;
+  options.pricing = pricing;
+  options.pricing.microbatches = PricingOptions().microbatches;  // suggest searches it
   options.rules = rule_files;
   if (given.count("pp_schedule") > 0) options.pp_schedule = plan.pipeline.schedule;
   if (given.count("virtual_stages") > 0) options.virtual_stages = plan.pipeline.virtual_stages;
@@ -85,7 +78,7 @@ ExportOptions CommandOptions::Export() const {
   options.format = export_format;
   options.batch = memory.batch;
   options.seq = memory.seq;
-  if (Given("microbatches")) options.microbatches = microbatches;
+  if (Given("microbatches")) options.microbatches = pricing.microbatches;
   return options;
 }
 

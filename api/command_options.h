@@ -66,10 +66,9 @@ struct CommandOptions {
   double mpi_timeout_seconds = CheckOptions().mpi_timeout_seconds;
   double mpi_start_timeout_seconds = CheckOptions().mpi_start_timeout_seconds;
   std::string inject = CheckOptions().inject;  ///< check (mutation tests)
-  int64_t microbatches = CostOptions().microbatches;
-  bool decode = false;                              ///< the retired --decode
-  std::string precision = CostOptions().precision;  ///< cost, suggest, report
-  std::string torus;                                ///< cost, report, suggest: a TPU slice's torus dims ("4x4x8")
+  /// How cost, report and suggest price a step (--microbatches, --precision, --torus); export reads its
+  /// microbatches too.
+  PricingOptions pricing;
   int64_t slices = SuggestOptions().slices;
   int64_t top = SuggestOptions().top;
   int64_t max_microbatches = SuggestOptions().max_microbatches;

@@ -516,7 +516,7 @@ Status ApplyOptions(const std::string& command, const Json& options, CommandOpti
   if (auto spec = FindCommand(command); spec.ok()) {
     const std::vector<OptionGroup>& groups = (*spec)->groups;
     out->plan.pipeline.supported = std::find(groups.begin(), groups.end(), OptionGroup::kPipeline) != groups.end();
-    if (out->given.count("microbatches") > 0) out->plan.pipeline.microbatches = out->microbatches;
+    if (out->given.count("microbatches") > 0) out->plan.pipeline.microbatches = out->pricing.microbatches;
   }
   return Status();
 }

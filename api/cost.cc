@@ -92,8 +92,7 @@ Status CheckCostOptions(const CostOptions& options, const std::string& command) 
     return Status::BadInput({}, "--hardware is required: the step is priced on an accelerator's figures",
                             {"e.g. --hardware h100-sxm, --hardware tpu-v5p, or a profile file (docs/COST.md)"});
   }
-  EP_RETURN_IF_ERROR(CheckStepPricing(options.memory, options.microbatches, options.decode, options.precision));
-  EP_RETURN_IF_ERROR(ParseTorus(options.torus).status());
+  EP_RETURN_IF_ERROR(CheckStepPricing(options.memory, options.pricing));
   if (!options.plan.tree.file.empty() || !options.plan.tree.checkpoint.empty() ||
       options.plan.tree.layout != "easydel") {
     return Status::BadInput({},
@@ -104,20 +103,23 @@ Status CheckCostOptions(const CostOptions& options, const std::string& command) 
   return Status();
 }
 
-Status CheckStepPricing(const MemoryOptions& memory, int64_t microbatches, bool decode, const std::string& precision) {
+Status CheckStepPricing(const MemoryOptions& memory, const PricingOptions& pricing) {
   // Each option as the command table declares its check (api/option_table.cc); then how they combine.
-  EP_RETURN_IF_ERROR(CheckOptionValue("microbatches", Json(microbatches)));
-  EP_RETURN_IF_ERROR(CheckOptionValue("decode", Json(decode)));
-  EP_RETURN_IF_ERROR(CheckMicrobatchesNeedTraining(microbatches, memory.mode));
-  if (*memory.batch % microbatches != 0) {
+  EP_RETURN_IF_ERROR(CheckOptionValue("microbatches", Json(pricing.microbatches)));
+  EP_RETURN_IF_ERROR(CheckOptionValue("decode", Json(pricing.decode)));
+  EP_RETURN_IF_ERROR(CheckMicrobatchesNeedTraining(pricing.microbatches, memory.mode));
+  if (*memory.batch % pricing.microbatches != 0) {
     return Status::BadInput(
-        {}, fmt::format("--batch {} is not divisible by --microbatches {}", *memory.batch, microbatches),
+        {}, fmt::format("--batch {} is not divisible by --microbatches {}", *memory.batch, pricing.microbatches),
         {"each microbatch is an equal share of the global batch"});
   }
-  return CheckPrecision(precision);
+  EP_RETURN_IF_ERROR(CheckOptionValue("precision", Json(pricing.precision)));
+  return ParseTorus(pricing.torus).status();
 }
 
-Status CheckPrecision(const std::string& precision) { return CheckOptionValue("precision", Json(precision)); }
+step::Precision PrecisionOf(const PricingOptions& pricing) {
+  return step::ParsePrecision(pricing.precision).value_or(step::Precision::kBf16);
+}
 
 Status CheckTorusOn(const std::vector<int64_t>& torus, const step::HardwareProfile& hardware) {
   if (torus.empty() || (hardware.fast.kind == "ici" && !hardware.fast.torus.empty())) return Status();
@@ -138,8 +140,8 @@ StatusOr<std::vector<int64_t>> ParseTorus(const std::string& text) {
   return *std::move(dims);
 }
 
-Status CheckPrecisionOn(const std::string& precision, const step::HardwareProfile& hardware) {
-  if (precision != "fp8" || hardware.peak_flops_fp8.value_or(0) > 0) return Status();
+Status CheckPrecisionOn(step::Precision precision, const step::HardwareProfile& hardware) {
+  if (precision != step::Precision::kFp8 || hardware.peak_flops_fp8.value_or(0) > 0) return Status();
   return Status::BadInput(
       {hardware.source},
       "--precision fp8: hardware profile '" + hardware.name + "' has no fp8 matmuls (no peak_flops_fp8)",
@@ -240,7 +242,7 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
 
 StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostOptions& options) {
   EP_RETURN_IF_ERROR(CheckCostOptions(options));
-  EP_RETURN_IF_ERROR(CheckStepMicrobatches("--microbatches", options.microbatches, model->env().limits));
+  EP_RETURN_IF_ERROR(CheckStepMicrobatches("--microbatches", options.pricing.microbatches, model->env().limits));
   std::string budget_label;
   EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, options.memory, &budget_label));
   EP_ASSIGN_OR_RETURN(const step::HardwareProfile* hardware, model->Hardware(options.memory.hardware));
@@ -252,10 +254,10 @@ StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostO
   settings.mode = MemoryModeOf(options.memory.mode);
   settings.batch = *options.memory.batch;
   settings.seq = *options.memory.seq;
-  settings.microbatches = options.microbatches;
-  settings.fp8 = options.precision == "fp8";
-  EP_ASSIGN_OR_RETURN(settings.torus, ParseTorus(options.torus));
-  EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
+  settings.microbatches = options.pricing.microbatches;
+  settings.precision = PrecisionOf(options.pricing);
+  EP_ASSIGN_OR_RETURN(settings.torus, ParseTorus(options.pricing.torus));
+  EP_RETURN_IF_ERROR(CheckPrecisionOn(settings.precision, *hardware));
   if (settings.mode == Mode::kTrain) {
     EP_ASSIGN_OR_RETURN(settings.policy, ConfigCheckpointPolicy(inputs.config()));
   }
@@ -354,7 +356,7 @@ Json CostToJson(const CostResult& r) {
   out["hardware"] = r.hardware != nullptr ? r.hardware->name : std::string();
   out["mode"] = std::string(ModeName(r.settings.mode));
   out["decode"] = r.settings.decode();
-  out["precision"] = r.settings.fp8 ? "fp8" : "bf16";
+  out["precision"] = step::PrecisionName(r.settings.precision);
   out["batch"] = r.settings.batch;
   out["seq"] = r.settings.seq;
   out["microbatches"] = r.settings.microbatches;
@@ -367,7 +369,7 @@ Json CostToJson(const CostResult& r) {
     out["tokens_per_s_per_device"] = e.tokens_per_s_per_device;
     out["mfu"] = e.mfu;
     out["mfu_convention"] = kMfuConvention;
-    out["mfu_peak"] = e.mfu_peak;
+    out["mfu_peak"] = step::PrecisionName(e.mfu_peak);
     if (r.settings.mode == Mode::kDecode) {
       out["tpot_s"] = c.step_time_s;
     } else if (r.settings.mode != Mode::kTrain) {

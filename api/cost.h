@@ -31,18 +31,15 @@ struct CostOptions {
   /// mode (train, prefill or decode), batch (sequences per optimizer step, all microbatches together), seq,
   /// hardware (required: its figures price the step and its HBM is the budget) and the step state.
   MemoryOptions memory;
-  int64_t microbatches = 1;        ///< gradient accumulation steps (train); divides batch
-  bool decode = false;             ///< the retired --decode flag: an error naming --mode decode
-  std::string precision = "bf16";  ///< the projections' matmul precision: bf16 or fp8 (attention stays bf16)
-  /// A TPU slice's torus dims as the job got them ("4x4x8"); "" = Cloud TPU's topology for its chips.
-  std::string torus;
+  PricingOptions pricing;  ///< microbatches, precision, torus
 };
 
 /// The option checks that need no config; `command` names the command in messages (suggest shares them).
 Status CheckCostOptions(const CostOptions& options, const std::string& command = "cost");
 
-/// How a step of `memory` (mode, batch) is priced: --microbatches, --decode, --precision (cost, report).
-Status CheckStepPricing(const MemoryOptions& memory, int64_t microbatches, bool decode, const std::string& precision);
+/// How a step of `memory` (mode, batch) is priced: --microbatches, --decode, --precision, --torus (cost,
+/// report, suggest).
+Status CheckStepPricing(const MemoryOptions& memory, const PricingOptions& pricing);
 
 /// The estimate's types are step/'s (step/estimate.h); api names them for its callers.
 using step::kMfuConvention;
@@ -56,9 +53,11 @@ StatusOr<std::vector<int64_t>> ParseTorus(const std::string& text);
 /// --torus needs a profile whose fast links are a TPU torus; `torus` empty passes.
 Status CheckTorusOn(const std::vector<int64_t>& torus, const step::HardwareProfile& hardware);
 
-/// --precision: "bf16" or "fp8"; fp8 needs a profile with peak_flops_fp8.
-Status CheckPrecision(const std::string& precision);
-Status CheckPrecisionOn(const std::string& precision, const step::HardwareProfile& hardware);
+/// --precision as its enum. REQUIRES: CheckStepPricing passed.
+step::Precision PrecisionOf(const PricingOptions& pricing);
+
+/// --precision fp8 needs a profile with peak_flops_fp8.
+Status CheckPrecisionOn(step::Precision precision, const step::HardwareProfile& hardware);
 
 /// The dry run's model of `plan` (step::StepModel): its full-size description, active matmul parameters and
 /// attention kernel.

@@ -27,7 +27,7 @@ TEST(CostTest, MemoryIsTheMemoryCommandsForTheSameSettings) {
   auto model = LoadExample("llama-3.1-8b", {.sets = {"gradient_checkpointing=nothing_saveable"}});
   for (const char* mesh : {"dp=1,fsdp=8,ep=1,tp=1,sp=1", "dp=2,fsdp=2,ep=1,tp=2,sp=1"}) {
     CostOptions options = Train(mesh, 16, 2048);
-    options.microbatches = 2;
+    options.pricing.microbatches = 2;
     auto cost = Cost(model, options);
     ASSERT_TRUE(cost.ok()) << cost.status().ToString();
     ASSERT_TRUE(cost->estimate);
@@ -62,7 +62,7 @@ TEST(CostTest, MicrobatchesRepeatTheStepAndRecomputationAddsAForward) {
   auto model = LoadExample("llama-3.1-8b");
   auto one = Cost(model, Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 16, 1024));
   CostOptions split = Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 16, 1024);
-  split.microbatches = 2;
+  split.pricing.microbatches = 2;
   auto two = Cost(model, split);
   ASSERT_TRUE(one.ok() && two.ok());
   EXPECT_EQ(two->estimate->step.step_flops, one->estimate->step.step_flops);
@@ -94,7 +94,7 @@ TEST(CostTest, Fp8HalvesTheProjectionsButNotAttention) {
   auto model = LoadExample("llama-3.1-8b");
   const CostOptions bf16 = Train("dp=1,fsdp=1,ep=1,tp=1,sp=1", 2, 4096);
   CostOptions fp8 = bf16;
-  fp8.precision = "fp8";
+  fp8.pricing.precision = "fp8";
   auto slow = Cost(model, bf16);
   auto fast = Cost(model, fp8);
   ASSERT_TRUE(slow.ok() && fast.ok()) << fast.status().ToString();
@@ -105,8 +105,8 @@ TEST(CostTest, Fp8HalvesTheProjectionsButNotAttention) {
   EXPECT_GT(b.compute_s, a.compute_s / 2);
   // MFU against the peak of the precision in use: faster in fp8, and still a share of the fp8 peak.
   EXPECT_GT(fast->estimate->tokens_per_s, slow->estimate->tokens_per_s);
-  EXPECT_EQ(fast->estimate->mfu_peak, "fp8");
-  EXPECT_EQ(slow->estimate->mfu_peak, "bf16");
+  EXPECT_EQ(fast->estimate->mfu_peak, step::Precision::kFp8);
+  EXPECT_EQ(slow->estimate->mfu_peak, step::Precision::kBf16);
   EXPECT_LT(fast->estimate->mfu, 1.0);
   EXPECT_NEAR(fast->estimate->mfu * fast->estimate->step.step_time_s * 1979e12, fast->estimate->model_flops,
               fast->estimate->model_flops * 1e-9);
@@ -116,7 +116,7 @@ TEST(CostTest, Fp8HalvesTheProjectionsButNotAttention) {
   v5e.memory.hardware = "tpu-v5e";
   const std::string no_fp8 = Cost(model, v5e).status().ToString();
   EXPECT_NE(no_fp8.find("'tpu-v5e' has no fp8 matmuls"), std::string::npos) << no_fp8;
-  fp8.precision = "fp9";
+  fp8.pricing.precision = "fp9";
   const std::string typo = Cost(model, fp8).status().ToString();
   EXPECT_NE(typo.find("did you mean 'fp8'"), std::string::npos) << typo;
 }
@@ -127,10 +127,10 @@ TEST(CostTest, OptionErrorsNameTheFlag) {
   options.memory.hardware.clear();
   EXPECT_NE(Cost(model, options).status().ToString().find("--hardware is required"), std::string::npos);
   options = Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 6, 1024);
-  options.microbatches = 4;
+  options.pricing.microbatches = 4;
   EXPECT_NE(Cost(model, options).status().ToString().find("not divisible by --microbatches 4"), std::string::npos);
   options = Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 8, 1024);
-  options.decode = true;
+  options.pricing.decode = true;
   EXPECT_NE(Cost(model, options).status().ToString().find("--decode"), std::string::npos);
   options = Train("dp=1,fsdp=8,ep=1,tp=1,sp=1", 8, 1024, "h100-sxn");
   EXPECT_NE(Cost(model, options).status().ToString().find("h100-sxm"), std::string::npos);
@@ -142,7 +142,7 @@ TEST(CostTest, AGivenTorusReplacesCloudTpusTopologyForTheSlice) {
   auto model = LoadExample("llama-3.1-8b");
   CostOptions options = Train("dp=1,fsdp=16,ep=1,tp=8,sp=1", 128, 2048, "tpu-v5p");
   auto cloud = Cost(model, options);
-  options.torus = "2x8x8";
+  options.pricing.torus = "2x8x8";
   auto given = Cost(model, options);
   ASSERT_TRUE(cloud.ok() && given.ok()) << cloud.status().ToString() << given.status().ToString();
   ASSERT_TRUE(cloud->estimate && given->estimate);

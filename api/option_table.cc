@@ -12,6 +12,7 @@
 #include "planner/layout.h"
 #include "planner/memory.h"
 #include "planner/pipeline.h"
+#include "step/precision.h"
 
 namespace easyplan::api {
 namespace {
@@ -443,7 +444,7 @@ std::vector<OptionSpec> MakeOptions() {
        .type = OptionType::kInt,
        .group = OptionGroup::kPricing,
        .help = "train: gradient accumulation steps; each runs --batch / M sequences",
-       .field = +[](CommandOptions& c) -> FieldRef { return &c.microbatches; },
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.pricing.microbatches; },
        .check = CheckKind::kRange,
        .variants = {{.commands = {"export"},
                      .help = "microbatches per step: through the pipeline, else gradient accumulation steps "
@@ -452,18 +453,17 @@ std::vector<OptionSpec> MakeOptions() {
        .type = OptionType::kFlag,
        .group = OptionGroup::kPricing,
        .help = "retired: --mode decode prices one decode step",
-       .field = +[](CommandOptions& c) -> FieldRef { return &c.decode; },
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.pricing.decode; },
        .check = CheckKind::kRetired,
        .retired = "--decode is now --mode decode: one decode step, each sequence's next token against a KV cache of "
                   "--seq tokens",
        .retired_note = "--mode prefill prices the prompts' prefill"});
   add({.name = "precision",
        .group = OptionGroup::kPricing,
-       .help = "matmul precision of the projections: bf16 (default) or fp8 (at the profile's fp8 peak; attention "
-               "stays bf16)",
-       .field = +[](CommandOptions& c) -> FieldRef { return &c.precision; },
+       .help = "matmul precision of the projections: {choices} (at the profile's fp8 peak; attention stays bf16)",
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.pricing.precision; },
        .check = CheckKind::kChoice,
-       .choices = {"bf16", "fp8"}});
+       .choices = EnumNames(step::kPrecisions, step::PrecisionName)});
 
   // ---- the pipeline (docs/PIPELINE.md) ----
   add({.name = "pp_schedule",
@@ -500,7 +500,7 @@ std::vector<OptionSpec> MakeOptions() {
   add({.name = "torus",
        .help = "TPU: the slice's torus dims as the job got them, e.g. 4x4x8 (default: Cloud TPU's topology for the "
                "slice's chip count)",
-       .field = +[](CommandOptions& c) -> FieldRef { return &c.torus; }});
+       .field = +[](CommandOptions& c) -> FieldRef { return &c.pricing.torus; }});
   add({.name = "top",
        .type = OptionType::kInt,
        .help = "candidates shown",
@@ -526,28 +526,23 @@ std::vector<OptionSpec> MakeOptions() {
   // ---- output: how the CLI renders and where it writes ----
   add({.name = "format",
        .group = OptionGroup::kOutput,
-       .help = "table (default) or json",
+       .help = "{choices}",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.format; },
        .check = CheckKind::kChoice,
        .choices = {"table", "json"},
        .surface = Surface::kCli,
-       .variants = {{.commands = {"plan", "activations", "memory", "cost", "suggest"}, .default_value = "table"},
-                    {.commands = {"resolve"},
-                     .help = "output format: json or yaml (default json)",
-                     .default_value = "json",
-                     .choices = {"json", "yaml"}},
-                    {.commands = {"tree"},
-                     .help = "table (default), json or csv",
-                     .default_value = "table",
-                     .choices = {"table", "json", "csv"}},
-                    {.commands = {"validate"},
-                     .help = "text (default), json, junit (JUnit XML) or github (annotations)",
-                     .default_value = "text",
-                     .choices = {"text", "json", "junit", "github"}},
-                    {.commands = {"check"},
-                     .help = "text (default) or json",
-                     .default_value = "text",
-                     .choices = {"text", "json"}}}});
+       .variants = {
+           {.commands = {"plan", "activations", "memory", "cost", "suggest"}, .default_value = "table"},
+           {.commands = {"resolve"},
+            .help = "output format: json or yaml (default json)",
+            .default_value = "json",
+            .choices = {"json", "yaml"}},
+           {.commands = {"tree"}, .help = "{choices}", .default_value = "table", .choices = {"table", "json", "csv"}},
+           {.commands = {"validate"},
+            .help = "text (default), json, junit (JUnit XML) or github (annotations)",
+            .default_value = "text",
+            .choices = {"text", "json", "junit", "github"}},
+           {.commands = {"check"}, .help = "{choices}", .default_value = "text", .choices = {"text", "json"}}}});
   add({.name = "output",
        .short_flag = "-o",
        .group = OptionGroup::kOutput,

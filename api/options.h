@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/param_tree.h"
+#include "step/precision.h"
 
 namespace easyplan::api {
 
@@ -112,6 +113,19 @@ struct MemoryOptions {
   /// The step's microbatches: `batch` and `seq` are then one microbatch's (the callers divide --batch), and
   /// a pipelined plan's stages keep as many of them as their schedule does (planner/pipeline.h).
   int64_t microbatches = 1;
+};
+
+/// How a step is priced, as cost, report and suggest all take it: one group, so its fields and defaults
+/// are declared once (CostOptions, ReportOptions and SuggestOptions each hold it whole).
+struct PricingOptions {
+  /// Training: microbatches per optimizer step (through the pipeline, else gradient accumulation); divides
+  /// the batch. suggest searches it (SuggestOptions::max_microbatches) and leaves this at 1.
+  int64_t microbatches = 1;
+  bool decode = false;  ///< the retired --decode flag: an error naming --mode decode
+  /// The projections' matmul precision (bf16 or fp8; attention stays bf16): step::Precision's names.
+  std::string precision{step::PrecisionName(step::Precision::kBf16)};
+  /// A TPU slice's torus dims as the job got them ("4x4x8"); "" = Cloud TPU's topology for its chips.
+  std::string torus;
 };
 
 }  // namespace easyplan::api

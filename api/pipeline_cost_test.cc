@@ -152,7 +152,7 @@ TEST(PipelineCost, ServingWithAPipelineGivesOneAnswerWithoutACircle) {
   ASSERT_FALSE(plain.ok());
   EXPECT_EQ(plain.status().diag().message,
             "cost prices a pipelined training step: --mode decode with pp=4 is not priced");
-  options.microbatches = 4;
+  options.pricing.microbatches = 4;
   const auto split = Cost(model, options);
   ASSERT_FALSE(split.ok());
   EXPECT_EQ(split.status().diag().message, "--microbatches accumulates gradients: it needs --mode train");

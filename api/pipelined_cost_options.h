@@ -24,7 +24,7 @@ inline CostOptions PipelinedCostOptions(const std::string& mesh, int64_t microba
   options.memory.batch = 2 * microbatches;
   options.memory.seq = 2048;
   options.memory.hardware = "h100-sxm";
-  options.microbatches = microbatches;
+  options.pricing.microbatches = microbatches;
   return options;
 }
 

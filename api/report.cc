@@ -214,11 +214,11 @@ StepSettings SettingsOf(const ReportOptions& options, planner::CheckpointPolicy 
   s.mode = MemoryModeOf(options.memory->mode);
   s.batch = *options.memory->batch;
   s.seq = *options.memory->seq;
-  s.microbatches = options.microbatches;
+  s.microbatches = options.pricing.microbatches;
   s.policy = policy;
-  s.fp8 = options.precision == "fp8";
+  s.precision = PrecisionOf(options.pricing);
   // Checked with the options (CheckReportOptions): a bad --torus never reaches here.
-  if (StatusOr<std::vector<int64_t>> torus = ParseTorus(options.torus); torus.ok()) s.torus = *torus;
+  if (StatusOr<std::vector<int64_t>> torus = ParseTorus(options.pricing.torus); torus.ok()) s.torus = *torus;
   return s;
 }
 
@@ -228,7 +228,7 @@ Json CostJson(const StepEstimate& e, const StepSettings& s, const step::Hardware
   out["decode"] = s.decode();
   out["microbatches"] = s.microbatches;
   out["gradient_checkpointing"] = PolicyFlagValue(s.policy);
-  out["precision"] = s.fp8 ? "fp8" : "bf16";
+  out["precision"] = step::PrecisionName(s.precision);
   out["step_time_s"] = e.step.step_time_s;
   out["compute_s"] = e.step.compute_s;
   out["recompute_s"] = e.step.recompute_s;
@@ -284,20 +284,20 @@ Status CheckReportOptions(const ReportOptions& options) {
         {"add --mode train, prefill or decode (e.g. --mode train --batch 8 --seq 4096)"});
   }
   if (!options.memory) {
-    if (options.microbatches != 1 || options.decode || options.precision != "bf16" || !options.torus.empty()) {
+    const PricingOptions& p = options.pricing;
+    if (p.microbatches != 1 || p.decode || p.precision != PricingOptions().precision || !p.torus.empty()) {
       return Status::BadInput({}, "--microbatches, --decode, --precision and --torus price a step: they need --mode",
                               {"e.g. --mode train --batch 8 --seq 4096 --hardware h100-sxm"});
     }
     return Status();
   }
   EP_RETURN_IF_ERROR(CheckMemoryOptions(*options.memory, "report"));
-  EP_RETURN_IF_ERROR(ParseTorus(options.torus).status());
-  return CheckStepPricing(*options.memory, options.microbatches, options.decode, options.precision);
+  return CheckStepPricing(*options.memory, options.pricing);
 }
 
 StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const ReportOptions& options) {
   EP_RETURN_IF_ERROR(CheckReportOptions(options));
-  EP_RETURN_IF_ERROR(CheckStepMicrobatches("--microbatches", options.microbatches, model->env().limits));
+  EP_RETURN_IF_ERROR(CheckStepMicrobatches("--microbatches", options.pricing.microbatches, model->env().limits));
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
   if (options.memory && !inputs.has_config()) {
     return Status::BadInput({}, "report --mode needs CONFIG: the activations and the KV cache come from the config");
@@ -313,7 +313,7 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
     // A pipelined training step's schedule needs enough microbatches to fill its stages: refused, as
     // `cost` refuses it.
     if (options.memory->mode == "train") {
-      EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, options.microbatches));
+      EP_RETURN_IF_ERROR(planner::CheckMicrobatches(inputs.pipeline, options.pricing.microbatches));
     }
     // Past a learned position table: exit 2 now; past a rotary bound: a finding, once the step is priced.
     EP_ASSIGN_OR_RETURN(context, ContextLengthFindings(inputs, *options.memory));
@@ -333,9 +333,9 @@ StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const R
     }
     if (cost_note.empty()) {
       // The timeline's size is known from the split and the microbatches: refused before the step is priced.
-      EP_RETURN_IF_ERROR(CheckTimelineSize(plan.pipeline, options.microbatches, model->env().limits));
+      EP_RETURN_IF_ERROR(CheckTimelineSize(plan.pipeline, options.pricing.microbatches, model->env().limits));
       EP_ASSIGN_OR_RETURN(const step::HardwareProfile* hardware, model->Hardware(options.memory->hardware));
-      EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
+      EP_RETURN_IF_ERROR(CheckPrecisionOn(PrecisionOf(options.pricing), *hardware));
       EP_ASSIGN_OR_RETURN(std::optional<StepEstimate> estimate,
                           EstimateLaidOutPlan(inputs, plan, *hardware, *options.memory, budget, settings, &*memory));
       if (estimate) {
@@ -424,9 +424,8 @@ ReportOptions CandidateReportOptions(const SuggestOptions& options, const Candid
   }
   out.memory = options.memory;
   if (options.memory.mode == "train") out.policy = candidate.policy;
-  out.microbatches = candidate.microbatches;
-  out.decode = options.decode;
-  out.precision = options.precision;
+  out.pricing = options.pricing;
+  out.pricing.microbatches = candidate.microbatches;
   return out;
 }
 

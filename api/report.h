@@ -27,11 +27,8 @@ struct ReportOptions {
   /// With a step (--mode, --batch, --seq, and --hardware or a budget): the memory per device. `batch`
   /// is the global batch of one optimizer step; memory is that of one microbatch.
   std::optional<MemoryOptions> memory;
-  /// With a step and --hardware: how `cost` prices it (CostOptions' fields of the same names).
-  int64_t microbatches = 1;
-  bool decode = false;
-  std::string precision = "bf16";
-  std::string torus;  ///< a TPU slice's torus dims, "4x4x8" (CostOptions::torus)
+  /// With a step and --hardware: how `cost` prices it.
+  PricingOptions pricing;
   /// Training: replaces the config's gradient_checkpointing (a `suggest` candidate's policy).
   std::optional<planner::CheckpointPolicy> policy;
   /// A step flag given without --mode ("--batch"), which CheckReportOptions refuses (SetReportStep).

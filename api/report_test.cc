@@ -121,13 +121,13 @@ TEST(ReportTest, CostIsTheCostCommandsForTheSameStep) {
   memory.seq = 2048;
   memory.hardware = "h100-sxm";
   options.memory = memory;
-  options.microbatches = 2;
+  options.pricing.microbatches = 2;
   auto report = Report(model, options);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   CostOptions cost_options;
   cost_options.plan = options.plan;
   cost_options.memory = memory;
-  cost_options.microbatches = 2;
+  cost_options.pricing.microbatches = 2;
   auto cost = Cost(model, cost_options);
   ASSERT_TRUE(cost.ok() && cost->estimate) << cost.status().ToString();
   const Json& c = report->data["cost"];
@@ -174,7 +174,7 @@ TEST(ReportTest, StepWithoutHardwareOrOnTheHfTreeSaysWhyItHasNoCost) {
 TEST(ReportTest, PricingOptionsWithoutAStepAreBadInput) {
   auto model = LoadExample("llama-3.1-8b");
   ReportOptions options;
-  options.microbatches = 4;
+  options.pricing.microbatches = 4;
   auto report = Report(model, options);
   ASSERT_FALSE(report.ok());
   EXPECT_NE(report.status().ToString().find("need --mode"), std::string::npos) << report.status().ToString();
@@ -227,7 +227,7 @@ ReportOptions PipelinedReport(const std::string& schedule, int64_t microbatches,
     memory.max_memory = "80GiB";
   }
   options.memory = memory;
-  options.microbatches = microbatches;
+  options.pricing.microbatches = microbatches;
   return options;
 }
 
@@ -244,7 +244,7 @@ TEST(ReportTest, PipelinedTrainingStepDrawsCostsTimeline) {
     CostOptions cost_options;
     cost_options.plan = options.plan;
     cost_options.memory = *options.memory;
-    cost_options.microbatches = 8;
+    cost_options.pricing.microbatches = 8;
     auto cost = Cost(model, cost_options);
     ASSERT_TRUE(cost.ok() && cost->estimate && cost->estimate->pipeline) << cost.status().ToString();
     auto expected = PipelineTimelineJson(*cost->estimate->pipeline, cost->plan.pipeline);
@@ -342,6 +342,24 @@ std::string EmbeddedData(const std::string& page) {
   if (start == std::string::npos) return "";
   const size_t end = page.find("</script", start + open.size());
   return page.substr(start + open.size(), end == std::string::npos ? std::string::npos : end - start - open.size());
+}
+
+TEST(ReportTest, CandidatePageIsPricedAsTheSearchPricedIt) {
+  // suggest --report draws its winner with the search's whole pricing group: --torus and --precision were
+  // once dropped field by field, and the page priced another slice than the ranking did.
+  SuggestOptions search;
+  search.memory.mode = "train";
+  search.pricing.precision = "fp8";
+  search.pricing.torus = "4x4x8";
+  Candidate candidate;
+  candidate.axis_names = {"dp", "fsdp", "ep", "tp", "sp"};
+  candidate.mesh = {1, 128, 1, 1, 1};
+  candidate.dcn = {1, 1, 1, 1, 1};
+  candidate.microbatches = 4;
+  const ReportOptions page = CandidateReportOptions(search, candidate);
+  EXPECT_EQ(page.pricing.torus, "4x4x8");
+  EXPECT_EQ(page.pricing.precision, "fp8");
+  EXPECT_EQ(page.pricing.microbatches, 4);
 }
 
 TEST(ReportTest, DataCannotCloseThePageScript) {

@@ -149,7 +149,6 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
     return Status::BadInput({}, fmt::format("--devices {} is more than --max-devices {}", SuggestDevices(options),
                                             options.plan.mesh.max_devices));
   }
-  EP_RETURN_IF_ERROR(ParseTorus(options.torus).status());
   if (options.slices < 1 || SuggestDevices(options) % options.slices != 0) {
     return Status::BadInput(
         {}, fmt::format("--slices {} does not divide --devices {}", options.slices, SuggestDevices(options)),
@@ -196,12 +195,11 @@ Status CheckSuggestOptions(const SuggestOptions& options) {
     return Status::BadInput({}, "suggest chooses the mesh: --mesh and --dcn do not apply",
                             {"use --slices K for K slices or nodes; `cost --mesh ...` prices one mesh"});
   }
-  // The step's own checks (the memory options, --decode) are cost's.
+  // The step's own checks (the memory options and the pricing group) are cost's.
   CostOptions cost;
   cost.plan = options.plan;
   cost.memory = options.memory;
-  cost.decode = options.decode;
-  cost.precision = options.precision;
+  cost.pricing = options.pricing;
   return CheckCostOptions(cost, "suggest");
 }
 
@@ -209,7 +207,7 @@ namespace {
 
 // --torus, parsed; CheckSuggestOptions has refused a bad one before a search starts.
 std::vector<int64_t> TorusOf(const SuggestOptions& options) {
-  StatusOr<std::vector<int64_t>> torus = ParseTorus(options.torus);
+  StatusOr<std::vector<int64_t>> torus = ParseTorus(options.pricing.torus);
   return torus.ok() ? *torus : std::vector<int64_t>{};
 }
 
@@ -599,7 +597,7 @@ class Search {
     for (int64_t p = 0; p < policies_; ++p) {
       StepSettings settings;
       settings.mode = MemoryModeOf(options_.memory.mode);
-      settings.fp8 = options_.precision == "fp8";
+      settings.precision = PrecisionOf(options_.pricing);
       settings.torus = torus_;
       settings.batch = batch_;
       settings.seq = seq_;
@@ -724,9 +722,9 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   std::string budget_label;
   EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, options.memory, &budget_label));
   EP_ASSIGN_OR_RETURN(const step::HardwareProfile* hardware, model->Hardware(options.memory.hardware));
-  EP_RETURN_IF_ERROR(CheckPrecisionOn(options.precision, *hardware));
+  EP_RETURN_IF_ERROR(CheckPrecisionOn(PrecisionOf(options.pricing), *hardware));
   // --torus: a TPU profile, and dims that hold one slice's chips (every candidate lays its mesh on them).
-  EP_ASSIGN_OR_RETURN(const std::vector<int64_t> torus, ParseTorus(options.torus));
+  EP_ASSIGN_OR_RETURN(const std::vector<int64_t> torus, ParseTorus(options.pricing.torus));
   EP_RETURN_IF_ERROR(CheckTorusOn(torus, *hardware));
   if (!torus.empty()) {
     EP_RETURN_IF_ERROR(step::LayOutSlice(*hardware, {SuggestDevices(options) / options.slices}, torus).status());
@@ -774,13 +772,13 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   result.matmul_assumption = result.assumptions.size();
   result.assumptions.push_back(step::MatmulEfficiencyAssumption(*hardware));
   result.matmul_assumption_brief = step::MatmulEfficiencyAssumption(*hardware, false);
-  if (!options.torus.empty()) {
+  if (!options.pricing.torus.empty()) {
     result.assumptions.push_back(fmt::format(
         "each slice of {} chips a {} torus, as --torus gives it (not Cloud TPU's topology for that chip count); every "
         "candidate's mesh laid on it as jax mesh_utils.create_device_mesh lays it, or row-major where that has no "
         "layout "
         "(`cost --torus` shows a candidate's)",
-        SuggestDevices(options) / options.slices, options.torus));
+        SuggestDevices(options) / options.slices, options.pricing.torus));
   }
   for (Partial& part : parts) {
     EP_RETURN_IF_ERROR(part.status);
@@ -869,14 +867,13 @@ std::vector<std::string> ReproduceCommands(const SuggestOptions& o, const Candid
   // flight, so it sees them all.
   CommandOptions memory = step;
   if (c.Stages() > 1) {
-    memory.microbatches = c.microbatches;
+    memory.pricing.microbatches = c.microbatches;
   } else {
     memory.memory.batch = *o.memory.batch / c.microbatches;
   }
   CommandOptions cost = step;
-  cost.microbatches = c.microbatches;
-  cost.precision = o.precision;
-  cost.torus = o.torus;
+  cost.pricing = o.pricing;
+  cost.pricing.microbatches = c.microbatches;
   return {CommandLine("plan", base), CommandLine("memory", memory), CommandLine("cost", cost)};
 }
 
@@ -893,7 +890,7 @@ Json SuggestToJson(const SuggestOptions& options, const SuggestResult& result) {
   out["hardware"] = options.memory.hardware;
   out["devices"] = SuggestDevices(options);
   out["slices"] = options.slices;
-  out["precision"] = options.precision;
+  out["precision"] = options.pricing.precision;
   out["mode"] = options.memory.mode;
   out["batch"] = *options.memory.batch;
   out["seq"] = *options.memory.seq;

@@ -41,8 +41,9 @@ struct SuggestOptions {
   /// easyplan plans for, has no pipeline axis; for a runtime that pipelines (Megatron-LM, torchtitan,
   /// MaxText) give the most stages it should try.
   int64_t max_pp = 1;
-  bool decode = false;
-  std::string precision = "bf16";  ///< the projections' matmul precision (CostOptions::precision)
+  /// How each candidate is priced: precision and torus (every candidate's), and the retired decode;
+  /// microbatches is searched (max_microbatches), so it stays 1.
+  PricingOptions pricing;
   /// --mode decode: candidates whose time per output token (one decode step) exceeds this many
   /// milliseconds are dropped.
   std::optional<double> max_tpot_ms;
@@ -52,9 +53,6 @@ struct SuggestOptions {
   /// (with --virtual-stages, that many virtual stages).
   std::optional<std::string> pp_schedule;
   std::optional<int64_t> virtual_stages;
-  /// A TPU slice's torus dims as the job will get them ("8x8x16"), for every candidate; "" = Cloud TPU's
-  /// topology for the slice's chips (CostOptions::torus).
-  std::string torus;
 };
 
 Status CheckSuggestOptions(const SuggestOptions& options);

@@ -55,7 +55,7 @@ TEST(SuggestTest, ConsidersEveryFactorizationAndReturnsTheMinimumOfCost) {
             CostOptions cost;
             cost.plan.mesh.axes = mesh;
             cost.memory = options.memory;
-            cost.microbatches = m;
+            cost.pricing.microbatches = m;
             auto priced = Cost(*with_policy, cost);
             ASSERT_TRUE(priced.ok()) << mesh << ": " << priced.status().ToString();
             if (!priced->estimate || !priced->estimate->fits) continue;
@@ -183,8 +183,8 @@ TEST(SuggestTest, CommandsRepeatEveryOptionThatChangesAFigure) {
   options.memory.opt_state_dtype = "bfloat16";
   options.memory.master_weights = true;
   options.memory.max_memory = "70GiB";
-  options.precision = "fp8";
-  options.torus = "2x2x2";
+  options.pricing.precision = "fp8";
+  options.pricing.torus = "2x2x2";
   Candidate c;
   c.axis_names = {"dp", "fsdp", "ep", "tp", "sp"};
   c.mesh = {1, 8, 1, 1, 1};
@@ -339,7 +339,7 @@ TEST(SuggestTorus, GivenTorusReachesTheCandidatesSteps) {
   options.top = 1000;
   auto cloud = Suggest(model, options);
   ASSERT_TRUE(cloud.ok()) << cloud.status().ToString();
-  options.torus = "2x4x8";
+  options.pricing.torus = "2x4x8";
   auto given = Suggest(model, options);
   ASSERT_TRUE(given.ok()) << given.status().ToString();
   ASSERT_EQ(cloud->ranked.size(), given->ranked.size());
@@ -359,7 +359,7 @@ TEST(SuggestTorus, GivenTorusReachesTheCandidatesSteps) {
   for (const std::string& line : given->assumptions)
     said = said || line.find("a 2x4x8 torus, as --torus") != std::string::npos;
   EXPECT_TRUE(said);
-  options.torus = "4x4x8";
+  options.pricing.torus = "4x4x8";
   auto wrong = Suggest(model, options);
   ASSERT_FALSE(wrong.ok());
   EXPECT_NE(wrong.status().ToString().find("--torus 4x4x8"), std::string::npos) << wrong.status().ToString();
@@ -380,7 +380,7 @@ TEST(SuggestPipelines, APipelinedCandidateIsWhatCostGivesForIt) {
     cost.plan.pipeline.virtual_stages = c.virtual_stages;
     cost.plan.pipeline.supported = true;
     cost.memory = TwoNodes().memory;
-    cost.microbatches = c.microbatches;
+    cost.pricing.microbatches = c.microbatches;
     auto with_policy = model->WithSets({"gradient_checkpointing=" + PolicyFlagValue(c.policy)});
     ASSERT_TRUE(with_policy.ok());
     auto priced = Cost(*with_policy, cost);

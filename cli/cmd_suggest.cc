@@ -32,7 +32,7 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
                                 r.easydel_version, SuggestDevices(o), hardware.name, hardware.description,
                                 o.slices > 1 ? fmt::format(", {} slices", o.slices) : "", train ? "global " : "",
                                 *o.memory.batch, *o.memory.seq);
-  if (o.precision == "fp8") out.insert(out.size() - 1, ", fp8 projections");
+  if (api::PrecisionOf(o.pricing) == step::Precision::kFp8) out.insert(out.size() - 1, ", fp8 projections");
   int64_t rejected = 0;
   for (const auto& [reason, count] : r.rejected) rejected += count;
   out += fmt::format("considered {} configurations: {} feasible, {} rejected\n\n", WithThousands(r.considered),

@@ -67,7 +67,7 @@ std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
                                 r.inputs.model->easydel_version().name, mesh.ToString(), mesh.NumDevices(),
                                 mesh.dcn_shape.empty() ? "" : ", multi-slice", r.hardware->description);
   out += fmt::format("batch {} x seq {}", s.batch, s.seq);
-  if (s.fp8) out += ", fp8 projections";
+  if (s.precision == step::Precision::kFp8) out += ", fp8 projections";
   if (train) {
     out += fmt::format(", {} microbatch{}, gradient_checkpointing {}", s.microbatches, s.microbatches == 1 ? "" : "es",
                        planner::CheckpointPolicyName(s.policy));
@@ -88,8 +88,8 @@ std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
        fmt::format("{} hidden behind compute", HumanSeconds(c.communication_s - c.exposed_communication_s))},
       {"tokens/s", HumanRate(e.tokens_per_s), fmt::format("{} per device", HumanRate(e.tokens_per_s_per_device))},
       {"MFU", HumanPercent(e.mfu),
-       fmt::format("{}·N·tokens against the {} peak, N = {} active parameters", train ? 6 : 2, e.mfu_peak,
-                   WithThousands(e.active_params))},
+       fmt::format("{}·N·tokens against the {} peak, N = {} active parameters", train ? 6 : 2,
+                   step::PrecisionName(e.mfu_peak), WithThousands(e.active_params))},
       {"memory", HumanBytesBinary(worst.total),
        fmt::format("worst device {} of {}: {}", worst.id, r.budget_label,
                    e.fits ? fmt::format("fits ({} headroom)", HumanBytesBinary(headroom))

@@ -98,7 +98,7 @@ StatusOr<StepEstimate> EstimateStep(const kernels::DryRunReport& run, const plan
   step.remat = s.policy;
   step.microbatches = s.microbatches;
   step.flash_attention = model.flash_attention;
-  step.fp8_matmuls = s.fp8;
+  step.fp8_matmuls = s.precision == Precision::kFp8;
   step.torus = s.torus;
   if (s.decode()) {
     step.decode_cache_tokens = s.seq;
@@ -128,8 +128,9 @@ StatusOr<StepEstimate> EstimateStep(const kernels::DryRunReport& run, const plan
     estimate.tokens_per_s = static_cast<double>(estimate.tokens) / t;
     estimate.tokens_per_s_per_device = estimate.tokens_per_s / static_cast<double>(devices);
     // Against the peak of the precision the projections run in: fp8 MFU is a share of what fp8 could do.
-    estimate.mfu_peak = s.fp8 ? "fp8" : "bf16";
-    const double peak = s.fp8 ? hardware.peak_flops_fp8.value_or(hardware.peak_flops_bf16) : hardware.peak_flops_bf16;
+    estimate.mfu_peak = s.precision;
+    const double peak = s.precision == Precision::kFp8 ? hardware.peak_flops_fp8.value_or(hardware.peak_flops_bf16)
+                                                       : hardware.peak_flops_bf16;
     estimate.mfu = estimate.model_flops / (t * static_cast<double>(devices) * peak);
   }
   estimate.fits = estimate.memory.fits;

@@ -20,6 +20,7 @@
 #include "planner/plan.h"
 #include "step/hardware.h"
 #include "step/pipeline_step.h"
+#include "step/precision.h"
 #include "step/step_time.h"
 
 namespace easyplan::step {
@@ -31,8 +32,8 @@ struct StepSettings {
   int64_t seq = 1;
   int64_t microbatches = 1;
   planner::CheckpointPolicy policy = planner::CheckpointPolicy::kNone;
-  bool fp8 = false;            ///< the projections run in fp8 (--precision fp8)
-  std::vector<int64_t> torus;  ///< --torus: a TPU slice's torus dims; empty = Cloud TPU's for its chips
+  Precision precision = Precision::kBf16;  ///< the projections' matmuls (--precision)
+  std::vector<int64_t> torus;              ///< --torus: a TPU slice's torus dims; empty = Cloud TPU's for its chips
   bool decode() const { return mode == Mode::kDecode; }
 };
 
@@ -60,7 +61,8 @@ struct StepEstimate {
   int64_t active_params = 0;             ///< N of kMfuConvention
   double model_flops = 0;                ///< 6 (or 2) x N x tokens
   double tokens_per_s = 0, tokens_per_s_per_device = 0, mfu = 0;
-  std::string mfu_peak = "bf16";  ///< the precision whose peak MFU divides by: fp8 when the projections run in fp8
+  /// The precision whose peak MFU divides by: fp8 when the projections run in fp8.
+  Precision mfu_peak = Precision::kBf16;
   bool fits = false;
   /// The TPU slice the step was priced on, in words (api/topology_lines.h); empty off a torus.
   std::vector<std::string> topology;
