@@ -46,18 +46,17 @@ Status CheckActivationOptions(const ActivationOptions& options) {
   return CheckOptionValue("num_pages", Json(*options.num_pages));
 }
 
-StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& options,
+StatusOr<planner::ActivationPlan> BuildActivations(const Checked<ActivationOptions>& checked,
                                                    const planner::ActivationTable& table, const rules::Presets& presets,
                                                    const schemas::ResolvedConfig& resolved, const Mesh& mesh) {
+  const ActivationOptions& options = *checked;
   const Json& config = resolved.config;
   planner::ActivationRequest request;
   const std::string mode = options.mode.empty() ? "train" : options.mode;
-  std::optional<Mode> parsed = ParseMode(mode);
-  if (!parsed) EP_RETURN_IF_ERROR(CheckOptionValue("mode", Json(mode), "activations"));
-  request.attention.mode = *parsed;
+  // CheckActivationOptions took the mode.
+  request.attention.mode = ParseMode(mode).value_or(Mode::kTrain);
   EP_ASSIGN_OR_RETURN(request.attention.layout, planner::ParseAttnLayout(options.attention_layout));
   request.attention.qkv_mni = options.qkv_mni;
-  EP_RETURN_IF_ERROR(CheckActivationOptions(options));
   request.attention.softmax_aux_ndim = options.softmax_aux_ndim;
   request.kernel = options.kernel;
   if (options.cache == "ragged") {
@@ -127,7 +126,12 @@ bool ActivationsResult::Failed() const {
 
 StatusOr<ActivationsResult> Activations(const std::shared_ptr<const Model>& model, const MeshOptions& mesh,
                                         const ActivationOptions& options) {
-  EP_RETURN_IF_ERROR(CheckActivationOptions(options));
+  EP_ASSIGN_OR_RETURN(const Checked<ActivationOptions> checked, Checked<ActivationOptions>::Of(options));
+  return Activations(model, mesh, checked);
+}
+
+StatusOr<ActivationsResult> Activations(const std::shared_ptr<const Model>& model, const MeshOptions& mesh,
+                                        const Checked<ActivationOptions>& options) {
   EP_RETURN_IF_ERROR(CheckOptionValue("max_devices", Json(mesh.max_devices)));
   EP_ASSIGN_OR_RETURN(const rules::Presets* presets, model->Presets());
   EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, model->ActivationTable());

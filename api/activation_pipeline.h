@@ -21,9 +21,11 @@ namespace easyplan::api {
 /// The option checks that need no config: --mode, --layout, --softmax-aux-ndim, --batch with --seq,
 /// --cache and the ragged-cache options.
 Status CheckActivationOptions(const ActivationOptions& options);
+/// What Checked<ActivationOptions> runs (api/checked.h).
+inline Status OptionChecks(const ActivationOptions& options) { return CheckActivationOptions(options); }
 
 /// The activation plan of `config` on `mesh` for the options (mode defaults to train).
-StatusOr<planner::ActivationPlan> BuildActivations(const ActivationOptions& options,
+StatusOr<planner::ActivationPlan> BuildActivations(const Checked<ActivationOptions>& options,
                                                    const planner::ActivationTable& table, const rules::Presets& presets,
                                                    const schemas::ResolvedConfig& resolved, const Mesh& mesh);
 
@@ -51,6 +53,9 @@ struct ActivationsResult {
 };
 
 /// `activations`: the model's activations in a runtime mode on the mesh of `mesh`.
+StatusOr<ActivationsResult> Activations(const std::shared_ptr<const Model>& model, const MeshOptions& mesh,
+                                        const Checked<ActivationOptions>& options);
+/// The same for options not checked yet: checked once (CheckActivationOptions), then built.
 StatusOr<ActivationsResult> Activations(const std::shared_ptr<const Model>& model, const MeshOptions& mesh,
                                         const ActivationOptions& options);
 

@@ -133,7 +133,8 @@ Status AddServeCache(NumericSetup& setup) {
   prefill.batch = memory.batch;
   prefill.seq = memory.seq;
   prefill.dtype = memory.activation_dtype;
-  EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan, BuildActivations(prefill, *table, *setup.inputs->presets,
+  EP_ASSIGN_OR_RETURN(const Checked<ActivationOptions> checked, Checked<ActivationOptions>::Of(prefill));
+  EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan, BuildActivations(checked, *table, *setup.inputs->presets,
                                                                      setup.inputs->resolved(), setup.inputs->mesh));
   setup.model.cache_axes = plan.cache_key.entries();
   setup.model.cache_index_axes = plan.cache_index.entries();
@@ -299,6 +300,7 @@ StatusOr<Injection> ParseInjection(const std::string& text) {
 }
 
 Status CheckCheckOptions(const CheckOptions& options) {
+  EP_RETURN_IF_ERROR(CheckPlanOptions(options.plan));
   // Each option as the command table declares its check (api/option_table.cc); then how they combine.
   EP_RETURN_IF_ERROR(CheckOptionValue("level", Json(options.level)));
   EP_RETURN_IF_ERROR(CheckOptionValue("engine", Json(options.engine)));
@@ -331,15 +333,21 @@ StatusOr<std::unique_ptr<kernels::Engine>> StartEngine(const CheckOptions& optio
   return kernels::StartMpiEngine(mpi);
 }
 
-StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckOptions& flags,
+StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckOptions& options,
                          kernels::Engine* engine) {
-  EP_RETURN_IF_ERROR(CheckCheckOptions(flags));
+  EP_ASSIGN_OR_RETURN(const Checked<CheckOptions> checked, Checked<CheckOptions>::Of(options));
+  return Check(model, checked, engine);
+}
+
+StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const Checked<CheckOptions>& checked,
+                         kernels::Engine* engine) {
+  const CheckOptions& flags = *checked;
   EP_ASSIGN_OR_RETURN(Injection injection, ParseInjection(flags.inject));
   if (flags.engine == "mpi" && (engine == nullptr || engine->name() != "mpi")) {
     return Status::BadInput({}, "--engine mpi needs the engine StartEngine started");
   }
   const bool root = engine == nullptr || engine->root();
-  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, flags.plan));
+  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, checked.PartOf(&CheckOptions::plan)));
   CheckRun run;
   EP_ASSIGN_OR_RETURN(run.plan, inputs.Build());
   const planner::Plan& plan = run.plan;

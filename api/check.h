@@ -36,8 +36,11 @@ struct CheckOptions {
   double mpi_timeout_seconds = 60;        ///< every later MPI wait (--mpi-timeout)
 };
 
-/// The option checks that need no config (--level, --inject, --engine, --mpi-timeout, --mpi-start-timeout).
+/// The option checks that need no config: the plan's (CheckPlanOptions), --level, --inject, --engine,
+/// --mpi-timeout, --mpi-start-timeout.
 Status CheckCheckOptions(const CheckOptions& options);
+/// What Checked<CheckOptions> runs (api/checked.h).
+inline Status OptionChecks(const CheckOptions& options) { return CheckCheckOptions(options); }
 
 /// The engine `options` asks for: in process, or MPI (which starts MPI here and must then be handed to
 /// Check on every rank; destroying it ends MPI). BadInput for --engine mpi outside mpirun or in a
@@ -100,6 +103,9 @@ struct CheckRun {
 /// Runs the check. A plan with error findings is returned unexecuted (run.plan has them). `engine`
 /// (nullptr: in process) runs the numeric check; on a distributed engine every process calls this, the
 /// layout check and the memory comparison run on the root, and only the root's run holds the report.
+StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const Checked<CheckOptions>& options,
+                         kernels::Engine* engine = nullptr);
+/// The same for options not checked yet: checked once (CheckCheckOptions), then run.
 StatusOr<CheckRun> Check(const std::shared_ptr<const Model>& model, const CheckOptions& options,
                          kernels::Engine* engine = nullptr);
 

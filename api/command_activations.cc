@@ -13,10 +13,10 @@ CommandSpec ActivationsCommand() {
       .groups = {OptionGroup::kConfig, OptionGroup::kMesh, OptionGroup::kStep, OptionGroup::kHardware},
       .options = {"attention_layout", "qkv_mni", "softmax_aux_ndim", "activation_dtype", "kernel", "cache", "page_size",
                   "num_pages", "cache_version", "format", "output"},
-      .check = [](const CommandOptions& options) { return CheckActivationOptions(options.Activations()); },
-      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
-        EP_ASSIGN_OR_RETURN(ActivationsResult result,
-                            Activations(context.model, options.plan.mesh, options.Activations()));
+      .check = [](const CommandOptions& options) { return CheckedPipeline(options.Activations()); },
+      .run = [](const RunContext& context, const CheckedCommand& command) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(const Checked<ActivationOptions>* checked, command.Pipeline<ActivationOptions>());
+        EP_ASSIGN_OR_RETURN(ActivationsResult result, Activations(context.model, command.options.plan.mesh, *checked));
         const Outcome outcome = result.Failed() ? Outcome::kFindings : Outcome::kOk;
         return CommandResult{.outcome = outcome, .value = std::move(result)};
       },

@@ -12,9 +12,10 @@ CommandSpec CheckCommand() {
                  OptionGroup::kPipeline},
       .options = {"level", "seed", "check_memory", "max_numeric_devices", "engine", "mpi_timeout", "mpi_start_timeout",
                   "inject", "format", "output"},
-      .check = [](const CommandOptions& options) { return CheckCheckOptions(options.Check()); },
-      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
-        EP_ASSIGN_OR_RETURN(CheckRun run, Check(context.model, options.Check(), context.engine));
+      .check = [](const CommandOptions& options) { return CheckedPipeline(options.Check()); },
+      .run = [](const RunContext& context, const CheckedCommand& command) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(const Checked<CheckOptions>* checked, command.Pipeline<CheckOptions>());
+        EP_ASSIGN_OR_RETURN(CheckRun run, Check(context.model, *checked, context.engine));
         // A plan with errors ran nothing: its findings, and exit 1.
         const bool failed = run.plan.HasErrors() || !run.ok();
         return CommandResult{.outcome = failed ? Outcome::kFindings : Outcome::kOk, .value = std::move(run)};

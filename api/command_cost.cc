@@ -13,9 +13,10 @@ CommandSpec CostCommand() {
                  OptionGroup::kPipeline, OptionGroup::kStep, OptionGroup::kStepState, OptionGroup::kHardware,
                  OptionGroup::kPricing},
       .options = {"format", "output", "torus"},
-      .check = [](const CommandOptions& options) { return CheckCostOptions(options.Cost()); },
-      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
-        EP_ASSIGN_OR_RETURN(CostResult result, Cost(context.model, options.Cost()));
+      .check = [](const CommandOptions& options) { return CheckedPipeline(options.Cost()); },
+      .run = [](const RunContext& context, const CheckedCommand& command) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(const Checked<CostOptions>* checked, command.Pipeline<CostOptions>());
+        EP_ASSIGN_OR_RETURN(CostResult result, Cost(context.model, *checked));
         // The figures whenever the plan can be priced; a plan with errors adds its findings and exit 1.
         const bool failed = !result.estimate || !result.estimate->fits || result.plan.HasErrors();
         return CommandResult{.outcome = failed ? Outcome::kFindings : Outcome::kOk, .value = std::move(result)};

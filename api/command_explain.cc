@@ -13,9 +13,13 @@ CommandSpec ExplainCommand() {
       .options = {"pattern", "output"},
       .python_positional = {"pattern"},
       .text_artifact = true,
-      .check = [](const CommandOptions& options) { return CheckExplainPattern(options.pattern); },
-      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
-        EP_ASSIGN_OR_RETURN(std::string text, Explain(context.model, options.plan, options.pattern));
+      .check = [](const CommandOptions& options) -> StatusOr<std::any> {
+        EP_RETURN_IF_ERROR(CheckExplainPattern(options.pattern));
+        return CheckedPipeline(options.plan);
+      },
+      .run = [](const RunContext& context, const CheckedCommand& command) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(const Checked<PlanOptions>* checked, command.Pipeline<PlanOptions>());
+        EP_ASSIGN_OR_RETURN(std::string text, Explain(context.model, *checked, command.options.pattern));
         return CommandResult{.value = ExplainValue{std::move(text)}};
       },
       .document = [](const CommandResult& result,

@@ -16,9 +16,10 @@ CommandSpec ExportCommand() {
       .python_positional = {"to"},
       .text_artifact = true,
       .findings_instead_of_artifact = true,
-      .check = [](const CommandOptions& options) { return CheckExportOptions(options.Export()); },
-      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
-        EP_ASSIGN_OR_RETURN(ExportResult result, Export(context.model, options.Export()));
+      .check = [](const CommandOptions& options) { return CheckedPipeline(options.Export()); },
+      .run = [](const RunContext& context, const CheckedCommand& command) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(const Checked<ExportOptions>* checked, command.Pipeline<ExportOptions>());
+        EP_ASSIGN_OR_RETURN(ExportResult result, Export(context.model, *checked));
         const Outcome outcome = result.failed ? Outcome::kFindings : Outcome::kOk;
         return CommandResult{.outcome = outcome, .value = std::move(result)};
       },

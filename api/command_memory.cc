@@ -22,9 +22,13 @@ CommandSpec MemoryCommand() {
       .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh,
                  OptionGroup::kPipeline, OptionGroup::kStep, OptionGroup::kStepState, OptionGroup::kHardware},
       .options = {"microbatches", "format", "output"},
-      .check = [](const CommandOptions& options) { return CheckMemoryOptions(StepOf(options)); },
-      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
-        EP_ASSIGN_OR_RETURN(MemoryResult result, Memory(context.model, options.plan, StepOf(options)));
+      .check =
+          [](const CommandOptions& options) {
+            return CheckedPipeline(MemoryRequest{.plan = options.plan, .step = StepOf(options)});
+          },
+      .run = [](const RunContext& context, const CheckedCommand& command) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(const Checked<MemoryRequest>* checked, command.Pipeline<MemoryRequest>());
+        EP_ASSIGN_OR_RETURN(MemoryResult result, Memory(context.model, *checked));
         // The figures whenever the plan can be laid out; a plan with errors adds its findings.
         const bool failed = !result.report->fits || result.plan.HasErrors();
         return CommandResult{.outcome = failed ? Outcome::kFindings : Outcome::kOk, .value = std::move(result)};

@@ -16,8 +16,11 @@ CommandSpec PlanCommand() {
       .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh,
                  OptionGroup::kPipeline},
       .options = {"rank", "summary", "microbatches", "format", "output"},
-      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
-        EP_ASSIGN_OR_RETURN(PlanResult result, PlanModel(context.model, options.plan, {options.rank, options.summary}));
+      .check = [](const CommandOptions& options) { return CheckedPipeline(options.plan); },
+      .run = [](const RunContext& context, const CheckedCommand& command) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(const Checked<PlanOptions>* checked, command.Pipeline<PlanOptions>());
+        const CommandOptions& options = command.options;
+        EP_ASSIGN_OR_RETURN(PlanResult result, PlanModel(context.model, *checked, {options.rank, options.summary}));
         const Outcome outcome = result.plan.HasErrors() ? Outcome::kFindings : Outcome::kOk;
         return CommandResult{.outcome = outcome, .value = std::make_shared<const PlanResult>(std::move(result))};
       },

@@ -17,9 +17,10 @@ CommandSpec ReportCommand() {
       .options = {"output", "torus"},
       .python_positional = {"output"},
       .text_artifact = true,
-      .check = [](const CommandOptions& options) { return CheckReportOptions(options.Report()); },
-      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
-        EP_ASSIGN_OR_RETURN(ReportResult result, Report(context.model, options.Report()));
+      .check = [](const CommandOptions& options) { return CheckedPipeline(options.Report()); },
+      .run = [](const RunContext& context, const CheckedCommand& command) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(const Checked<ReportOptions>* checked, command.Pipeline<ReportOptions>());
+        EP_ASSIGN_OR_RETURN(ReportResult result, Report(context.model, *checked));
         ReportValue value;
         EP_ASSIGN_OR_RETURN(value.page, ReportPage(result.data, context.model->env().limits));
         const Outcome outcome = result.Failed() ? Outcome::kFindings : Outcome::kOk;

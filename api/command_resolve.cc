@@ -10,8 +10,8 @@ CommandSpec ResolveCommand() {
       .summary = "print the complete config EasyDeL would use, with every default and derived field",
       .groups = {OptionGroup::kConfig},
       .options = {"provenance", "format", "output"},
-      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
-        return CommandResult{.value = ResolvedDocument(*context.model, options.provenance)};
+      .run = [](const RunContext& context, const CheckedCommand& command) -> StatusOr<CommandResult> {
+        return CommandResult{.value = ResolvedDocument(*context.model, command.options.provenance)};
       },
       .document = [](const CommandResult& result,
                      const CommandOptions&) { return EmitJson(std::get<Json>(result.value)); },

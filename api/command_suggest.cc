@@ -21,8 +21,8 @@ bool ReportSharesOutput(const std::string& report, const std::string& output) {
 
 /// The command's checks, and one of its own: the page and the table (or JSON) each need their own file,
 /// else the second write replaces the first and the run still succeeds.
-Status CheckSuggestCommand(const CommandOptions& options) {
-  EP_RETURN_IF_ERROR(CheckSuggestOptions(options.Suggest()));
+StatusOr<std::any> CheckSuggestCommand(const CommandOptions& options) {
+  EP_ASSIGN_OR_RETURN(std::any checked, CheckedPipeline(options.Suggest()));
   if (ReportSharesOutput(options.report, options.output)) {
     const bool to_stdout = options.report == "-";
     return Status::BadInput(
@@ -31,7 +31,7 @@ Status CheckSuggestCommand(const CommandOptions& options) {
                   : "--report and -o both name '" + options.report + "': the page would replace the table (or JSON)",
         {to_stdout ? "write one of them to a file: -o FILE or --report FILE" : "give the page its own file"});
   }
-  return Status();
+  return checked;
 }
 
 }  // namespace
@@ -45,10 +45,12 @@ CommandSpec SuggestCommand() {
       .options = {"uneven", "slices", "suggest_rules", "top", "max_pp", "max_microbatches", "max_tpot", "decode",
                   "precision", "torus", "format", "output", "report"},
       .check = CheckSuggestCommand,
-      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
+      .run = [](const RunContext& context, const CheckedCommand& command) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(const Checked<SuggestOptions>* checked, command.Pipeline<SuggestOptions>());
+        const CommandOptions& options = command.options;
         SuggestValue value;
-        value.options = options.Suggest();
-        EP_ASSIGN_OR_RETURN(value.result, Suggest(context.model, value.options));
+        value.options = **checked;
+        EP_ASSIGN_OR_RETURN(value.result, Suggest(context.model, *checked));
         if (!options.report.empty() && !value.result.ranked.empty()) {
           EP_ASSIGN_OR_RETURN(ReportResult page, SuggestReport(context.model, value.options, value.result));
           EP_ASSIGN_OR_RETURN(value.page, ReportPage(page.data, context.model->env().limits));

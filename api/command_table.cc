@@ -571,16 +571,17 @@ Json CommandTableJson() {
   return out;
 }
 
-Status CheckCommandOptions(const CommandSpec& spec, const CommandOptions& options) {
-  if (std::find(spec.groups.begin(), spec.groups.end(), OptionGroup::kTree) != spec.groups.end()) {
-    EP_RETURN_IF_ERROR(CheckTreeSources(options.plan));
+StatusOr<CheckedCommand> CheckCommandOptions(const CommandSpec& spec, const CommandOptions& options) {
+  CheckedCommand checked{.options = options};
+  if (spec.check) {
+    EP_ASSIGN_OR_RETURN(checked.pipeline, spec.check(options));
   }
-  return spec.check ? spec.check(options) : Status();
+  return checked;
 }
 
-StatusOr<CommandResult> RunCommand(const CommandSpec& spec, const RunContext& context, const CommandOptions& options) {
+StatusOr<CommandResult> RunCommand(const CommandSpec& spec, const RunContext& context, const CheckedCommand& command) {
   if (!context.model) return Status::Internal("RunCommand: no model");
-  EP_ASSIGN_OR_RETURN(CommandResult result, spec.run(context, options));
+  EP_ASSIGN_OR_RETURN(CommandResult result, spec.run(context, command));
   result.model = context.model;
   return result;
 }

@@ -15,6 +15,7 @@
 // Values arrive as JSON (the Python keyword arguments; the CLI's flag texts after ParseOptionText) and
 // ApplyOptions checks each by its declaration, the same way for every command and caller.
 
+#include <any>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -194,6 +195,30 @@ struct RunContext {
   kernels::Engine* engine = nullptr;  ///< check: where the numeric check runs (nullptr: in process)
 };
 
+/// A command's options once its checks passed, as its run receives them: the options, and the options of
+/// the command's pipeline as the check made them (a Checked<CostOptions>, ...; api/checked.h), which the
+/// run hands on without checking them again.
+struct CheckedCommand {
+  CommandOptions options;
+  std::any pipeline;  ///< empty for a command whose check makes none (resolve, tree)
+
+  /// The pipeline's checked options; an internal error when the check made another type (a table bug).
+  template <typename Options>
+  StatusOr<const Checked<Options>*> Pipeline() const {
+    const auto* checked = std::any_cast<Checked<Options>>(&pipeline);
+    if (checked == nullptr) return Status::Internal("the command's check made other options than its run reads");
+    return checked;
+  }
+};
+
+/// A command's check that makes its pipeline's options from the command's (`options.Cost()`, ...) and
+/// checks them once: what CommandSpec::check returns for a pipeline that takes Checked<Options>.
+template <typename Options>
+StatusOr<std::any> CheckedPipeline(Options options) {
+  EP_ASSIGN_OR_RETURN(Checked<Options> checked, Checked<Options>::Of(std::move(options)));
+  return std::any(std::move(checked));
+}
+
 struct CommandSpec {
   std::string_view name;
   std::string_view summary;
@@ -205,11 +230,12 @@ struct CommandSpec {
   /// A plan with errors has no artifact (export): the document is then its findings, in validate's JSON
   /// shape, and Python raises PlanError with them.
   bool findings_instead_of_artifact = false;
-  /// The checks across options that need no config, run before the model is loaded.
-  std::function<Status(const CommandOptions&)> check;
+  /// The checks across options that need no config, run before the model is loaded: they make the
+  /// pipeline's checked options (CheckedPipeline), which `run` receives in CheckedCommand::pipeline.
+  std::function<StatusOr<std::any>(const CommandOptions&)> check;
   /// The config options of the model it runs on (tree reads none for --tree or --from).
   std::function<ConfigOptions(const CommandOptions&)> model_config;
-  std::function<StatusOr<CommandResult>(const RunContext&, const CommandOptions&)> run;
+  std::function<StatusOr<CommandResult>(const RunContext&, const CheckedCommand&)> run;
   /// What `--format json` prints and Python returns (explain, export, report: their text).
   std::function<std::string(const CommandResult&, const CommandOptions&)> document;
   /// The files a Python call writes besides returning the document: (path, text), e.g. report's
@@ -270,14 +296,14 @@ Status ApplyOptions(const std::string& command, const Json& options, CommandOpti
 ///  "model": [...options], "global": [...options], "renamed": [{"name", "replacement", "commands"}]}
 Json CommandTableJson();
 
-/// The checks across the options that need no config: those of each option group the command takes
-/// (the tree group: one source of --tree, --from and a given tree), then `spec.check`. Every caller
-/// runs it after ApplyOptions and before the model is loaded, so option errors come before the config's.
-Status CheckCommandOptions(const CommandSpec& spec, const CommandOptions& options);
+/// The checks across the options that need no config (`spec.check`), once. Every caller runs it after
+/// ApplyOptions and before the model is loaded, so option errors come before the config's; what it
+/// returns is what RunCommand runs.
+StatusOr<CheckedCommand> CheckCommandOptions(const CommandSpec& spec, const CommandOptions& options);
 
 /// `spec.run` on `context`, as every caller runs a command. The model is the caller's (the CLI prints
 /// its warnings, Python keeps it).
-StatusOr<CommandResult> RunCommand(const CommandSpec& spec, const RunContext& context, const CommandOptions& options);
+StatusOr<CommandResult> RunCommand(const CommandSpec& spec, const RunContext& context, const CheckedCommand& command);
 
 /// The model a call on `model` with config options `options` runs on (the Python module's Model
 /// methods, which take every option of their command): `model` itself when the options are its own;

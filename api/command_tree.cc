@@ -7,7 +7,8 @@
 namespace easyplan::api {
 namespace {
 
-StatusOr<CommandResult> RunTree(const RunContext& context, const CommandOptions& options) {
+StatusOr<CommandResult> RunTree(const RunContext& context, const CheckedCommand& command) {
+  const CommandOptions& options = command.options;
   const std::shared_ptr<const Model>& model = context.model;
   const TreeOptions& t = options.plan.tree;
   TreeSpec spec;
@@ -54,6 +55,10 @@ CommandSpec TreeCommand() {
       .summary = "list every tensor of the model: name, shape, dtype, size",
       .groups = {OptionGroup::kConfig, OptionGroup::kTree},
       .options = {"include_buffers", "diff", "format", "output"},
+      .check = [](const CommandOptions& options) -> StatusOr<std::any> {
+        EP_RETURN_IF_ERROR(CheckTreeSources(options.plan));
+        return std::any();
+      },
       // A tree file or a checkpoint needs no config; the template and --diff need the resolved one.
       .model_config =
           [](const CommandOptions& options) {

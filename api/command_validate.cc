@@ -11,9 +11,10 @@ CommandSpec ValidateCommand() {
       .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh,
                  OptionGroup::kPipeline, OptionGroup::kStep, OptionGroup::kStepState, OptionGroup::kHardware},
       .options = {"microbatches", "format", "output"},
-      .check = [](const CommandOptions& options) { return CheckValidateOptions(options.Validate()); },
-      .run = [](const RunContext& context, const CommandOptions& options) -> StatusOr<CommandResult> {
-        EP_ASSIGN_OR_RETURN(ValidateResult result, Validate(context.model, options.Validate()));
+      .check = [](const CommandOptions& options) { return CheckedPipeline(options.Validate()); },
+      .run = [](const RunContext& context, const CheckedCommand& command) -> StatusOr<CommandResult> {
+        EP_ASSIGN_OR_RETURN(const Checked<ValidateOptions>* checked, command.Pipeline<ValidateOptions>());
+        EP_ASSIGN_OR_RETURN(ValidateResult result, Validate(context.model, *checked));
         const Outcome outcome = result.failed ? Outcome::kFindings : Outcome::kOk;
         return CommandResult{.outcome = outcome, .value = std::move(result)};
       },

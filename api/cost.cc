@@ -87,6 +87,7 @@ std::string PolicyFlagValue(planner::CheckpointPolicy policy) {
 }
 
 Status CheckCostOptions(const CostOptions& options, const std::string& command) {
+  EP_RETURN_IF_ERROR(CheckPlanOptions(options.plan));
   EP_RETURN_IF_ERROR(CheckMemoryOptions(options.memory, command));
   if (options.memory.hardware.empty()) {
     return Status::BadInput({}, "--hardware is required: the step is priced on an accelerator's figures",
@@ -241,12 +242,17 @@ StatusOr<StepEstimate> EstimateStep(const PlanInputs& inputs, const planner::Pla
 }
 
 StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostOptions& options) {
-  EP_RETURN_IF_ERROR(CheckCostOptions(options));
+  EP_ASSIGN_OR_RETURN(const Checked<CostOptions> checked, Checked<CostOptions>::Of(options));
+  return Cost(model, checked);
+}
+
+StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const Checked<CostOptions>& checked) {
+  const CostOptions& options = *checked;
   EP_RETURN_IF_ERROR(CheckStepMicrobatches("--microbatches", options.pricing.microbatches, model->env().limits));
   std::string budget_label;
   EP_ASSIGN_OR_RETURN(const int64_t budget, MemoryBudget(*model, options.memory, &budget_label));
   EP_ASSIGN_OR_RETURN(const step::HardwareProfile* hardware, model->Hardware(options.memory.hardware));
-  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
+  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, checked.PartOf(&CostOptions::plan)));
   if (!inputs.has_config()) return Status::BadInput({}, "cost needs CONFIG: the forward pass comes from the config");
   // Before the schedule's microbatch check, whose hint (more --microbatches) a serving step cannot take.
   EP_RETURN_IF_ERROR(CheckPricedPipeline("cost", options.memory.mode, inputs.pipeline.stages));

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "api/checked.h"
 #include "api/model.h"
 #include "api/options.h"
 #include "api/plan_inputs.h"
@@ -36,6 +37,8 @@ struct CostOptions {
 
 /// The option checks that need no config; `command` names the command in messages (suggest shares them).
 Status CheckCostOptions(const CostOptions& options, const std::string& command = "cost");
+/// What Checked<CostOptions> runs (api/checked.h).
+inline Status OptionChecks(const CostOptions& options) { return CheckCostOptions(options); }
 
 /// How a step of `memory` (mode, batch) is priced: --microbatches, --decode, --precision, --torus (cost,
 /// report, suggest).
@@ -109,6 +112,8 @@ struct CostResult {
 };
 
 /// `cost`: the plan and its step estimate (a plan with errors too, its findings alongside).
+StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const Checked<CostOptions>& options);
+/// The same for options not checked yet: checked once (CheckCostOptions), then priced.
 StatusOr<CostResult> Cost(const std::shared_ptr<const Model>& model, const CostOptions& options);
 
 /// `cost --format json` (docs/COST.md).

@@ -126,6 +126,12 @@ Status CheckExplainPattern(const std::string& pattern_text) {
 }
 
 StatusOr<std::string> Explain(const std::shared_ptr<const Model>& model, const PlanOptions& options,
+                              const std::string& pattern) {
+  EP_ASSIGN_OR_RETURN(const Checked<PlanOptions> checked, Checked<PlanOptions>::Of(options));
+  return Explain(model, checked, pattern);
+}
+
+StatusOr<std::string> Explain(const std::shared_ptr<const Model>& model, const Checked<PlanOptions>& options,
                               const std::string& pattern_text) {
   EP_RETURN_IF_ERROR(CheckExplainPattern(pattern_text));  // a valid regex from here on
   RE2 pattern(pattern_text, RE2::Quiet);

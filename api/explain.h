@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "api/checked.h"
 #include "api/model.h"
 #include "api/options.h"
 
@@ -17,6 +18,9 @@ namespace easyplan::api {
 Status CheckExplainPattern(const std::string& pattern);
 
 /// The explanation of every tensor of `model`'s plan whose name `pattern` finds (at most 20 shown).
+StatusOr<std::string> Explain(const std::shared_ptr<const Model>& model, const Checked<PlanOptions>& options,
+                              const std::string& pattern);
+/// The same for options not checked yet: checked once (CheckPlanOptions), then explained.
 StatusOr<std::string> Explain(const std::shared_ptr<const Model>& model, const PlanOptions& options,
                               const std::string& pattern);
 

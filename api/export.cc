@@ -33,17 +33,29 @@ StatusOr<Format> FormatOf(const ExportOptions& options) {
 
 }  // namespace
 
-Status CheckExportOptions(const ExportOptions& options) { return FormatOf(options).status(); }
+Status CheckExportOptions(const ExportOptions& options) {
+  EP_RETURN_IF_ERROR(CheckPlanOptions(options.plan));
+  return FormatOf(options).status();
+}
 
-StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, ExportOptions options) {
+StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, const ExportOptions& options) {
+  EP_ASSIGN_OR_RETURN(const Checked<ExportOptions> checked, Checked<ExportOptions>::Of(options));
+  return Export(model, checked);
+}
+
+StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, const Checked<ExportOptions>& checked) {
+  const ExportOptions& options = *checked;
+  // The format as CheckExportOptions parsed it.
   EP_ASSIGN_OR_RETURN(const Format format, FormatOf(options));
-  // DTensor placements and tp_plans are about HF (torch) tensors: plan the HF names unless told otherwise.
-  if (format.info->hf_names && !options.layout_given && options.plan.tree.file.empty() && !options.plan.tree.given) {
-    options.plan.tree.layout = "hf";
-  }
-  // The plan's microbatch finding checks --microbatches against the pipeline's schedule.
-  options.plan.pipeline.microbatches = options.microbatches;
-  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
+  // Edits the plan's checks accept by construction: "hf" is a --layout choice, and --microbatches was
+  // checked with the export's options.
+  const Checked<PlanOptions> plan_options = checked.PartOf(&ExportOptions::plan).Edited([&](PlanOptions& p) {
+    // DTensor placements and tp_plans are about HF (torch) tensors: plan the HF names unless told otherwise.
+    if (format.info->hf_names && !options.layout_given && p.tree.file.empty() && !p.tree.given) p.tree.layout = "hf";
+    // The plan's microbatch finding checks --microbatches against the pipeline's schedule.
+    p.pipeline.microbatches = options.microbatches;
+  });
+  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, plan_options));
   EP_RETURN_IF_ERROR(planner::CheckExportTree(*format.info, *inputs.tree));
   EP_RETURN_IF_ERROR(planner::CheckExportPipeline(*format.info, inputs.pipeline));
   ExportResult result;

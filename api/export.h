@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/checked.h"
 #include "api/model.h"
 #include "api/options.h"
 #include "planner/findings.h"
@@ -38,10 +39,14 @@ struct ExportResult {
 /// Plans `model` as `options` say and builds the artifact. Bad input (an unknown format, a format
 /// option that does not apply, EasyDeL names for hf-tp-plan) is a Status; a plan with errors is a
 /// result with `failed` and its findings.
-StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, ExportOptions options);
+StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, const Checked<ExportOptions>& options);
+/// The same for options not checked yet: checked once (CheckExportOptions), then exported.
+StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, const ExportOptions& options);
 
-/// The option checks that need no config (the CLI's first step).
+/// The option checks that need no config: the plan's (CheckPlanOptions), the format and its options.
 Status CheckExportOptions(const ExportOptions& options);
+/// What Checked<ExportOptions> runs (api/checked.h).
+inline Status OptionChecks(const ExportOptions& options) { return CheckExportOptions(options); }
 
 }  // namespace easyplan::api
 

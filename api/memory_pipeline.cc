@@ -200,19 +200,33 @@ StatusOr<StepActivations> BuildStepActivations(const PlanInputs& inputs, const M
   step_flags.seq = options.seq;
   step_flags.dtype = options.activation_dtype;
   StepActivations out;
-  EP_ASSIGN_OR_RETURN(out.step, BuildActivations(step_flags, *table, *inputs.presets, inputs.resolved(), inputs.mesh));
+  EP_ASSIGN_OR_RETURN(const Checked<ActivationOptions> step_checked, Checked<ActivationOptions>::Of(step_flags));
+  EP_ASSIGN_OR_RETURN(out.step,
+                      BuildActivations(step_checked, *table, *inputs.presets, inputs.resolved(), inputs.mesh));
   if (!train && options.max_length && *options.max_length != *options.seq) {
     ActivationOptions cache_flags = step_flags;
     cache_flags.seq = options.max_length;
+    EP_ASSIGN_OR_RETURN(const Checked<ActivationOptions> cache_checked, Checked<ActivationOptions>::Of(cache_flags));
     EP_ASSIGN_OR_RETURN(out.cache,
-                        BuildActivations(cache_flags, *table, *inputs.presets, inputs.resolved(), inputs.mesh));
+                        BuildActivations(cache_checked, *table, *inputs.presets, inputs.resolved(), inputs.mesh));
   }
   return out;
 }
 
 StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const PlanOptions& plan,
                               const MemoryOptions& options) {
-  EP_RETURN_IF_ERROR(CheckMemoryOptions(options));
+  EP_ASSIGN_OR_RETURN(const Checked<MemoryRequest> checked, Checked<MemoryRequest>::Of({plan, options}));
+  return Memory(model, checked);
+}
+
+Status OptionChecks(const MemoryRequest& request) {
+  EP_RETURN_IF_ERROR(CheckPlanOptions(request.plan));
+  return CheckMemoryOptions(request.step);
+}
+
+StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const Checked<MemoryRequest>& request) {
+  const MemoryOptions& options = request->step;
+  const Checked<PlanOptions> plan = request.PartOf(&MemoryRequest::plan);
   EP_RETURN_IF_ERROR(CheckStepMicrobatches("--microbatches", options.microbatches, model->env().limits));
   std::string budget_label;
   EP_ASSIGN_OR_RETURN(int64_t budget, MemoryBudget(*model, options, &budget_label));

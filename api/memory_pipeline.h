@@ -23,6 +23,8 @@ bool HasStepStateOptions(const MemoryOptions& options);
 
 /// The option checks that need no config; `command` names the command in messages.
 Status CheckMemoryOptions(const MemoryOptions& options, const std::string& command = "memory");
+/// What Checked<MemoryOptions> runs (api/checked.h).
+inline Status OptionChecks(const MemoryOptions& options) { return CheckMemoryOptions(options); }
 
 /// What a serving step does with a pp axis, said once (docs/PIPELINE.md, "Serving with a pipeline"): the
 /// note of every message that refuses part of it, so that no hint points at an option another refuses.
@@ -82,6 +84,16 @@ struct MemoryResult {
 };
 
 /// The memory of `model` planned under `plan` for the step of `options`.
+/// `memory`'s options: the plan's and the step's.
+struct MemoryRequest {
+  PlanOptions plan;
+  MemoryOptions step;
+};
+/// What Checked<MemoryRequest> runs (api/checked.h): CheckPlanOptions and CheckMemoryOptions.
+Status OptionChecks(const MemoryRequest& request);
+
+StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const Checked<MemoryRequest>& request);
+/// The same for options not checked yet: checked once (OptionChecks(MemoryRequest)), then reported.
 StatusOr<MemoryResult> Memory(const std::shared_ptr<const Model>& model, const PlanOptions& plan,
                               const MemoryOptions& options);
 

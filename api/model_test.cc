@@ -187,7 +187,9 @@ TEST(CommandTableTest, ResolveIsWhatTheCliPrints) {
   auto spec = FindCommand("resolve");
   ASSERT_TRUE(spec.ok());
   const CommandOptions options = DefaultOptions("resolve");
-  auto out = RunCommand(**spec, {model, nullptr}, options);
+  auto checked = CheckCommandOptions(**spec, options);
+  ASSERT_TRUE(checked.ok());
+  auto out = RunCommand(**spec, {model, nullptr}, *checked);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ((*spec)->document(*out, options), EmitJson(model->config()));
 }

@@ -226,10 +226,6 @@ StatusOr<planner::Plan> PlanInputs::Build(bool keep_params) const {
   return plan;
 }
 
-Status CheckPlanOptions(const PlanOptions& options) {
-  return CheckPlanOptions(options, !options.config.config.empty());
-}
-
 Status CheckTreeSources(const PlanOptions& options) {
   // One standard input: read for CONFIG, it is empty by the time --tree reads it (issue 44).
   if (options.config.config == "-" && options.tree.file == "-") {
@@ -245,7 +241,7 @@ Status CheckTreeSources(const PlanOptions& options) {
   return Status();
 }
 
-Status CheckPlanOptions(const PlanOptions& options, bool has_config) {
+Status CheckPlanOptions(const PlanOptions& options) {
   // Each option as the command table declares its check (api/option_table.cc).
   EP_RETURN_IF_ERROR(CheckOptionValue("layout", Json(options.tree.layout)));
   EP_RETURN_IF_ERROR(CheckOptionValue("uneven", Json(options.uneven)));
@@ -253,7 +249,10 @@ Status CheckPlanOptions(const PlanOptions& options, bool has_config) {
   EP_RETURN_IF_ERROR(CheckOptionValue("max_tensors", Json(options.tree.max_tensors)));
   EP_RETURN_IF_ERROR(CheckOptionValue("max_devices", Json(options.mesh.max_devices)));
   EP_RETURN_IF_ERROR(CheckOptionValue("max_rules", Json(options.max_rules)));
-  EP_RETURN_IF_ERROR(CheckTreeSources(options));
+  return CheckTreeSources(options);
+}
+
+Status CheckPlanSource(const PlanOptions& options, bool has_config) {
   if (!has_config && options.tree.file.empty() && !options.tree.given) {
     return Status::BadInput({}, "CONFIG is required (or --tree FILE.json with --rules FILE and --mesh)");
   }
@@ -292,13 +291,22 @@ StatusOr<TreeSpec> TreeSpecOf(const PlanOptions& options) {
 }
 
 StatusOr<PlanInputs> LoadPlanInputs(const Environment& env, const PlanOptions& options, std::vector<Diag>* diags) {
-  EP_RETURN_IF_ERROR(CheckPlanOptions(options));
+  EP_ASSIGN_OR_RETURN(const Checked<PlanOptions> checked, Checked<PlanOptions>::Of(options));
+  // Without a model yet, whether there is a config is whether CONFIG was given.
+  EP_RETURN_IF_ERROR(CheckPlanSource(options, !options.config.config.empty()));
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const Model> model, LoadModel(env, options.config, diags));
-  return PreparePlan(model, options);
+  return PreparePlan(model, checked);
 }
 
 StatusOr<PlanInputs> PreparePlan(const std::shared_ptr<const Model>& model, const PlanOptions& options) {
-  EP_RETURN_IF_ERROR(CheckPlanOptions(options, model->has_config()));
+  EP_ASSIGN_OR_RETURN(const Checked<PlanOptions> checked, Checked<PlanOptions>::Of(options));
+  return PreparePlan(model, checked);
+}
+
+StatusOr<PlanInputs> PreparePlan(const std::shared_ptr<const Model>& model, const Checked<PlanOptions>& checked) {
+  const PlanOptions& options = *checked;
+  // What needs the model: whether it has a config, and its limits.
+  EP_RETURN_IF_ERROR(CheckPlanSource(options, model->has_config()));
   if (options.pipeline.microbatches) {
     EP_RETURN_IF_ERROR(CheckStepMicrobatches("--microbatches", *options.pipeline.microbatches, model->env().limits));
   }

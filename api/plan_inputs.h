@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "api/checked.h"
 #include "api/model.h"
 #include "api/options.h"
 #include "core/mesh.h"
@@ -61,22 +62,27 @@ struct PlanInputs {
 /// One source for the tree: --tree, --from or a tree given in memory, not two.
 Status CheckTreeSources(const PlanOptions& options);
 
-/// The flag checks of PlanOptions that need no config (each option's declared check, the tree
-/// sources, CONFIG or --tree).
+/// The checks of PlanOptions that need no model: each option's declared check and the tree's sources.
 Status CheckPlanOptions(const PlanOptions& options);
-/// The same for a model that has (or lacks) a config however it was given.
-Status CheckPlanOptions(const PlanOptions& options, bool has_config);
+/// What Checked<PlanOptions> runs (api/checked.h): CheckPlanOptions.
+inline Status OptionChecks(const PlanOptions& options) { return CheckPlanOptions(options); }
+
+/// A plan is of a config or of a --tree file: CONFIG is required unless the model `has_config` or the
+/// tree comes from a file or from memory.
+Status CheckPlanSource(const PlanOptions& options, bool has_config);
 
 /// The Model of `options.config` (CONFIG, or EasyDeL's defaults when there is none) in `env`; `diags`
 /// receives the resolver's warnings (see Model::Load).
 StatusOr<std::shared_ptr<const Model>> LoadModel(const Environment& env, const ConfigOptions& options,
                                                  std::vector<Diag>* diags);
 
-/// The inputs of a plan of `model` under `options` (options.config is ignored: the model has it),
-/// after CheckPlanOptions against the model.
+/// The inputs of a plan of `model` under `options` (options.config is ignored: the model has it). Only
+/// the checks that need the model run here (CheckPlanSource, the microbatch limit).
+StatusOr<PlanInputs> PreparePlan(const std::shared_ptr<const Model>& model, const Checked<PlanOptions>& options);
+/// The same for options not checked yet: checked once, then prepared.
 StatusOr<PlanInputs> PreparePlan(const std::shared_ptr<const Model>& model, const PlanOptions& options);
 
-/// CheckPlanOptions, LoadModel and PreparePlan, in that order (the CLI's plan commands).
+/// Checked options, LoadModel and PreparePlan, in that order (the CLI's plan commands).
 StatusOr<PlanInputs> LoadPlanInputs(const Environment& env, const PlanOptions& options, std::vector<Diag>* diags);
 
 /// The tree PlanOptions name (--tree, --from, or the template in --layout / --dtype).

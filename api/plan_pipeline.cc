@@ -6,6 +6,12 @@ namespace easyplan::api {
 
 StatusOr<PlanResult> PlanModel(const std::shared_ptr<const Model>& model, const PlanOptions& options,
                                const PlanViewOptions& view) {
+  EP_ASSIGN_OR_RETURN(const Checked<PlanOptions> checked, Checked<PlanOptions>::Of(options));
+  return PlanModel(model, checked, view);
+}
+
+StatusOr<PlanResult> PlanModel(const std::shared_ptr<const Model>& model, const Checked<PlanOptions>& options,
+                               const PlanViewOptions& view) {
   EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options));
   if (view.rank && (*view.rank < 0 || *view.rank >= inputs.mesh.NumDevices())) {
     return Status::BadInput({}, "--rank " + std::to_string(*view.rank) + " is not a device of the mesh: ids are 0.." +

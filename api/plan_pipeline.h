@@ -32,6 +32,9 @@ struct PlanViewOptions {
 
 /// The plan of `model` under `options`. A plan with error findings is returned too (the findings say
 /// what is wrong); bad input (a bad mesh, a --rank outside it) is a Status.
+StatusOr<PlanResult> PlanModel(const std::shared_ptr<const Model>& model, const Checked<PlanOptions>& options,
+                               const PlanViewOptions& view = {});
+/// The same for options not checked yet: checked once (CheckPlanOptions), then planned.
 StatusOr<PlanResult> PlanModel(const std::shared_ptr<const Model>& model, const PlanOptions& options,
                                const PlanViewOptions& view = {});
 

@@ -273,6 +273,7 @@ void SetReportStep(const MemoryOptions& memory, ReportOptions& options) {
 }
 
 Status CheckReportOptions(const ReportOptions& options) {
+  EP_RETURN_IF_ERROR(CheckPlanOptions(options.plan));
   // Without --mode the page has no step. A step flag given anyway was meant for one: refused rather than
   // dropped, since the page would silently show parameters only (issue 34; docs/REPORT.md).
   if (!options.step_flag_without_mode.empty()) {
@@ -296,9 +297,14 @@ Status CheckReportOptions(const ReportOptions& options) {
 }
 
 StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const ReportOptions& options) {
-  EP_RETURN_IF_ERROR(CheckReportOptions(options));
+  EP_ASSIGN_OR_RETURN(const Checked<ReportOptions> checked, Checked<ReportOptions>::Of(options));
+  return Report(model, checked);
+}
+
+StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const Checked<ReportOptions>& checked) {
+  const ReportOptions& options = *checked;
   EP_RETURN_IF_ERROR(CheckStepMicrobatches("--microbatches", options.pricing.microbatches, model->env().limits));
-  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
+  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, checked.PartOf(&ReportOptions::plan)));
   if (options.memory && !inputs.has_config()) {
     return Status::BadInput({}, "report --mode needs CONFIG: the activations and the KV cache come from the config");
   }

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 
+#include "api/checked.h"
 #include "api/model.h"
 #include "api/options.h"
 #include "api/suggest.h"
@@ -40,8 +41,10 @@ struct ReportOptions {
 /// --hardware, ...) is kept in step_flag_without_mode so the options are refused instead of dropped.
 void SetReportStep(const MemoryOptions& memory, ReportOptions& options);
 
-/// The checks of the step and pricing options that need no config (CheckPlanOptions checks the plan's).
+/// The checks that need no config: the plan's (CheckPlanOptions), the step's and the pricing group's.
 Status CheckReportOptions(const ReportOptions& options);
+/// What Checked<ReportOptions> runs (api/checked.h).
+inline Status OptionChecks(const ReportOptions& options) { return CheckReportOptions(options); }
 
 struct ReportResult {
   /// The page's data: {"model_type", "mesh", "rules", "uneven", "verdict", "groups", "tensors",
@@ -54,6 +57,8 @@ struct ReportResult {
 };
 
 /// The report of `model` planned under `options`.
+StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const Checked<ReportOptions>& options);
+/// The same for options not checked yet: checked once (CheckReportOptions), then drawn.
 StatusOr<ReportResult> Report(const std::shared_ptr<const Model>& model, const ReportOptions& options);
 
 /// The report of `suggest`'s winner (as `report` with the winner's reproduce options draws it), with

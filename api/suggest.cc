@@ -227,21 +227,23 @@ struct Partial {
 // between threads).
 class Search {
  public:
-  Search(std::shared_ptr<const Model> model, const SuggestOptions& options, schemas::ModelDims dims,
+  Search(std::shared_ptr<const Model> model, const Checked<SuggestOptions>& checked, schemas::ModelDims dims,
          const step::HardwareProfile& hardware, int64_t budget, const SearchTuning& tuning)
       : model_(std::move(model)),
-        options_(options),
+        options_(*checked),
+        plan_(checked.PartOf(&SuggestOptions::plan)),
         dims_(std::move(dims)),
         hardware_(hardware),
         budget_(budget),
         parallel_(planner::ParallelAxisNamesOf(model_->config())),
         binding_(planner::ExpertBindingOf(model_->config())),
-        train_(options.memory.mode == "train"),
-        batch_(*options.memory.batch),
-        seq_(*options.memory.seq),
+        train_(options_.memory.mode == "train"),
+        batch_(*options_.memory.batch),
+        seq_(*options_.memory.seq),
         attention_(AttentionBlocks::Of(model_->config())),
         share_(tuning.share),
-        torus_(TorusOf(options)) {
+        torus_(TorusOf(options_)) {
+    const SuggestOptions& options = options_;
     // The mesh axes, in the config's order (EasyDeL's sharding_axis_names).
     for (const Json& name : model_->config().value("sharding_axis_names", Json::array())) {
       if (name.is_string()) names_.push_back(name.get<std::string>());
@@ -546,19 +548,22 @@ class Search {
     }
     const int64_t stages = shape.Stages();
     if (!work.planned) {
-      PlanOptions plan_options = options_.plan;
-      plan_options.rules = rule_sets_[r];
-      plan_options.mesh.axes = shape.MeshFlag();
-      plan_options.mesh.dcn = shape.DcnFlag();
-      if (stages > 1) {
-        plan_options.pipeline.schedule = schedule.name;
-        plan_options.pipeline.virtual_stages = schedule.virtual_stages;
-        plan_options.pipeline.supported = true;
-        plan_options.pipeline.roles = part.pipeline_roles;
-      }
+      // The candidate's layout: rules, mesh and schedule, fields CheckPlanOptions does not read (the mesh and
+      // the schedule are checked when the plan is prepared on the model, as every plan's are).
+      const Checked<PlanOptions> plan_options = plan_.Edited([&](PlanOptions& p) {
+        p.rules = rule_sets_[r];
+        p.mesh.axes = shape.MeshFlag();
+        p.mesh.dcn = shape.DcnFlag();
+        if (stages > 1) {
+          p.pipeline.schedule = schedule.name;
+          p.pipeline.virtual_stages = schedule.virtual_stages;
+          p.pipeline.supported = true;
+          p.pipeline.roles = part.pipeline_roles;
+        }
+      });
       if (mesh_work.inputs) {
         work.inputs = *mesh_work.inputs;
-        EP_RETURN_IF_ERROR(AddPipeline(*work.inputs, plan_options.pipeline));
+        EP_RETURN_IF_ERROR(AddPipeline(*work.inputs, plan_options->pipeline));
       } else {
         EP_ASSIGN_OR_RETURN(work.inputs, PreparePlan(model_, plan_options));
         mesh_work.inputs = work.inputs;
@@ -689,6 +694,7 @@ class Search {
 
   std::shared_ptr<const Model> model_;
   const SuggestOptions& options_;
+  Checked<PlanOptions> plan_;  ///< options_.plan, checked with them: each candidate's plan edits its layout
   schemas::ModelDims dims_;
   const step::HardwareProfile& hardware_;
   int64_t budget_;
@@ -713,10 +719,16 @@ class Search {
 
 StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const SuggestOptions& given,
                                 const SearchTuning& tuning) {
-  // --devices is a config option: the Model's own when the caller's options do not repeat it (Python).
+  // --devices is a config option: the Model's own when the caller's options do not repeat it.
   SuggestOptions options = given;
   if (!options.plan.config.devices) options.plan.config.devices = model->options().devices;
-  EP_RETURN_IF_ERROR(CheckSuggestOptions(options));
+  EP_ASSIGN_OR_RETURN(const Checked<SuggestOptions> checked, Checked<SuggestOptions>::Of(std::move(options)));
+  return Suggest(model, checked, tuning);
+}
+
+StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const Checked<SuggestOptions>& checked,
+                                const SearchTuning& tuning) {
+  const SuggestOptions& options = *checked;
   EP_RETURN_IF_ERROR(CheckStepMicrobatches("--max-microbatches", options.max_microbatches, model->env().limits));
   if (!model->has_config()) return Status::BadInput({}, "suggest needs CONFIG");
   std::string budget_label;
@@ -734,7 +746,7 @@ StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const
   // Every candidate is priced by the family's forward pass: a family without one is refused up front,
   // whether or not some mesh would have been planned (the memory floor rejects some before planning).
   EP_RETURN_IF_ERROR(ForwardPassOf(*model, "the step-time model", "cost and suggest need one").status());
-  const Search search(model, options, std::move(dims), *hardware, budget, tuning);
+  const Search search(model, checked, std::move(dims), *hardware, budget, tuning);
 
   const size_t workers = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 8);
   std::vector<Partial> parts(std::min(workers, std::max<size_t>(search.meshes(), 1)));

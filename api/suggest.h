@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "api/checked.h"
 #include "api/cost.h"
 #include "api/model.h"
 #include "api/options.h"
@@ -56,6 +57,8 @@ struct SuggestOptions {
 };
 
 Status CheckSuggestOptions(const SuggestOptions& options);
+/// What Checked<SuggestOptions> runs (api/checked.h).
+inline Status OptionChecks(const SuggestOptions& options) { return CheckSuggestOptions(options); }
 
 /// --devices.
 inline int64_t SuggestDevices(const SuggestOptions& options) { return options.plan.config.devices.value_or(0); }
@@ -113,6 +116,10 @@ struct SearchTuning {
   bool share = true;
 };
 
+StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const Checked<SuggestOptions>& options,
+                                const SearchTuning& tuning = {});
+/// The same for options not checked yet: --devices, when not given, is the Model's own; then the options
+/// are checked once (CheckSuggestOptions) and searched.
 StatusOr<SuggestResult> Suggest(const std::shared_ptr<const Model>& model, const SuggestOptions& options,
                                 const SearchTuning& tuning = {});
 

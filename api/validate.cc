@@ -101,6 +101,7 @@ ActivationOptions ValidateOptions::Activations() const {
 }
 
 Status CheckValidateOptions(const ValidateOptions& options) {
+  EP_RETURN_IF_ERROR(CheckPlanOptions(options.plan));
   const MemoryOptions& step = options.step;
   if (!step.max_memory.empty()) EP_RETURN_IF_ERROR(CheckOptionValue("max_memory", Json(step.max_memory)));
   // --hardware without --max-memory budgets the profile's HBM (read with the config, in Validate).
@@ -130,7 +131,12 @@ Status CheckValidateOptions(const ValidateOptions& options) {
 }
 
 StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, const ValidateOptions& options) {
-  EP_RETURN_IF_ERROR(CheckValidateOptions(options));
+  EP_ASSIGN_OR_RETURN(const Checked<ValidateOptions> checked, Checked<ValidateOptions>::Of(options));
+  return Validate(model, checked);
+}
+
+StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, const Checked<ValidateOptions>& checked) {
+  const ValidateOptions& options = *checked;
   ValidateResult result;
   const MemoryOptions& step = options.step;
   result.budget_text = step.max_memory;
@@ -142,9 +148,8 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
     if (step.max_memory.empty()) budget_flag = "--hardware";
   }
   const bool serving = step.mode == "prefill" || step.mode == "decode";
-  const ActivationOptions activations = options.Activations();
   const bool memory_budget = result.budget && (serving || step.mode == "train") && step.batch && step.seq;
-  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, options.plan));
+  EP_ASSIGN_OR_RETURN(PlanInputs inputs, PreparePlan(model, checked.PartOf(&ValidateOptions::plan)));
   if (options.plan.rules == "builtin" && inputs.rules != nullptr) result.builtin_rules = inputs.rules->source;
   const std::string& config = options.plan.config.config;
   if (!config.empty() && config != "-") {
@@ -180,7 +185,8 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
   if (!step.mode.empty()) {
     EP_ASSIGN_OR_RETURN(const planner::ActivationTable* table, model->ActivationTable());
     EP_ASSIGN_OR_RETURN(planner::ActivationPlan plan_activations,
-                        BuildActivations(activations, *table, *inputs.presets, inputs.resolved(), inputs.mesh));
+                        BuildActivations(checked.PartOf(&ValidateOptions::Activations), *table, *inputs.presets,
+                                         inputs.resolved(), inputs.mesh));
     findings.insert(findings.end(), plan_activations.findings.begin(), plan_activations.findings.end());
     // Errors first, as FindingList orders them.
     std::stable_sort(findings.begin(), findings.end(), [](const planner::Finding& a, const planner::Finding& b) {

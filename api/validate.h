@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/checked.h"
 #include "api/model.h"
 #include "api/options.h"
 #include "api/plan_json.h"
@@ -31,8 +32,10 @@ struct ValidateOptions {
   ActivationOptions Activations() const;
 };
 
-/// The option checks that need no config (the plan options' own come with CheckPlanOptions).
+/// The option checks that need no config: the plan's (CheckPlanOptions), the step's and the budget's.
 Status CheckValidateOptions(const ValidateOptions& options);
+/// What Checked<ValidateOptions> runs (api/checked.h).
+inline Status OptionChecks(const ValidateOptions& options) { return CheckValidateOptions(options); }
 
 struct ValidateResult {
   std::vector<planner::Finding> findings;  ///< errors first
@@ -56,6 +59,8 @@ struct ValidateResult {
   std::string config_file;
 };
 
+StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, const Checked<ValidateOptions>& options);
+/// The same for options not checked yet: checked once (CheckValidateOptions), then validated.
 StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, const ValidateOptions& options);
 
 /// `validate --format json`: {"ok", "errors", "warnings", "tensors", "devices", "max_bytes_per_device",

@@ -31,10 +31,10 @@ namespace {
 
 StatusOr<api::Outcome> Run(const api::CommandSpec& spec, const Command& command, const api::CommandOptions& options,
                            Context& ctx, kernels::Engine* engine) {
-  EP_RETURN_IF_ERROR(api::CheckCommandOptions(spec, options));
+  EP_ASSIGN_OR_RETURN(const api::CheckedCommand checked, api::CheckCommandOptions(spec, options));
   const api::ConfigOptions config = spec.model_config ? spec.model_config(options) : options.plan.config;
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model, LoadModel(ctx, config));
-  EP_ASSIGN_OR_RETURN(api::CommandResult result, api::RunCommand(spec, {model, engine}, options));
+  EP_ASSIGN_OR_RETURN(api::CommandResult result, api::RunCommand(spec, {model, engine}, checked));
   EP_RETURN_IF_ERROR(command.render(result, options, ctx));
   return result.outcome;
 }

@@ -183,11 +183,11 @@ StatusOr<api::CommandOptions> ParseCommandOptions(const PyModel& self, const api
 /// mode kept, a path that cannot be written bad input).
 StatusOr<api::CommandResult> RunCommand(const PyModel& self, const api::CommandSpec& spec,
                                         const api::CommandOptions& parsed) {
-  EP_RETURN_IF_ERROR(api::CheckCommandOptions(spec, parsed));
+  EP_ASSIGN_OR_RETURN(const api::CheckedCommand checked, api::CheckCommandOptions(spec, parsed));
   // A call's own config options (set=, devices=, ...) are honoured or refused, never dropped.
   EP_ASSIGN_OR_RETURN(std::shared_ptr<const api::Model> model,
                       api::ModelWithOptions(self.model, parsed.plan.config, spec.name));
-  EP_ASSIGN_OR_RETURN(api::CommandResult result, api::RunCommand(spec, {model, nullptr}, parsed));
+  EP_ASSIGN_OR_RETURN(api::CommandResult result, api::RunCommand(spec, {model, nullptr}, checked));
   if (spec.files) {
     RealFileSystem fs;  // a Model's environment is always the real one (api::Environment::Real)
     // All of them or none (docs/RELIABILITY.md, "Output safety").

@@ -75,7 +75,9 @@ TEST_P(CorpusMemoryTest, BreakdownHoldsItsInvariants) {
     activation_flags.mode = "decode";
     activation_flags.batch = 8;
     activation_flags.seq = 1024;  // memory.max_length
-    auto cache = api::BuildActivations(activation_flags, **table, *inputs->presets, inputs->resolved(), inputs->mesh);
+    auto checked = api::Checked<api::ActivationOptions>::Of(activation_flags);
+    ASSERT_TRUE(checked.ok()) << checked.status().ToString();
+    auto cache = api::BuildActivations(*checked, **table, *inputs->presets, inputs->resolved(), inputs->mesh);
     ASSERT_TRUE(cache.ok()) << cache.status().ToString();
     cache_per_device = cache->cache_bytes_per_device;
     cache_global = cache->cache_bytes;

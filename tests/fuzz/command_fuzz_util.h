@@ -284,10 +284,11 @@ inline CommandRun RunCommand(const std::string& command, const std::string& conf
     if (Status applied = api::ApplyOptions(command, options_json, &run.options, api::Surface::kCli); !applied.ok()) {
       return fail(applied);
     }
-    if (Status checked = api::CheckCommandOptions(**spec, run.options); !checked.ok()) return fail(checked);
+    StatusOr<api::CheckedCommand> checked = api::CheckCommandOptions(**spec, run.options);
+    if (!checked.ok()) return fail(checked.status());
     StatusOr<std::shared_ptr<const api::Model>> model = Workspace::Get().Model(run.options.plan.config);
     if (!model.ok()) return fail(model.status());
-    StatusOr<api::CommandResult> result = api::RunCommand(**spec, {*model, nullptr}, run.options);
+    StatusOr<api::CommandResult> result = api::RunCommand(**spec, {*model, nullptr}, *checked);
     if (!result.ok()) return fail(result.status());
     run.result = std::move(*result);
     run.written = std::make_shared<MemFileSystem>();

@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)options.Report();
     (void)options.Check();
     (void)options.Export();
-    fuzz::CheckBadInput(api::CheckCommandOptions(**api::FindCommand(command), options));
+    fuzz::CheckBadInput(api::CheckCommandOptions(**api::FindCommand(command), options).status());
   }
   return 0;
 }

@@ -82,11 +82,12 @@ std::optional<api::CommandResult> Run(const std::string& command, Json options,
   Status applied = api::ApplyOptions(command, options, &parsed, api::Surface::kCli);
   Check(applied.ok(), "the target's own options are refused");
   parsed.plan.tree.given = tree;
-  if (Status checked = api::CheckCommandOptions(**spec, parsed); !checked.ok()) {
-    CheckBadInput(checked);
+  StatusOr<api::CheckedCommand> checked = api::CheckCommandOptions(**spec, parsed);
+  if (!checked.ok()) {
+    CheckBadInput(checked.status());
     return std::nullopt;
   }
-  StatusOr<api::CommandResult> result = api::RunCommand(**spec, {GetSetup().model, nullptr}, parsed);
+  StatusOr<api::CommandResult> result = api::RunCommand(**spec, {GetSetup().model, nullptr}, *checked);
   if (!result.ok()) {
     CheckBadInput(result.status());
     return std::nullopt;
