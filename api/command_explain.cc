@@ -12,7 +12,8 @@ CommandSpec ExplainCommand() {
       .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh},
       .options = {"pattern", "output"},
       .python_positional = {"pattern"},
-      .text_artifact = true,
+      .python_result = PythonResult::kText,
+      .python_returns = "the explanation (text)",
       .check = [](const CommandOptions& options) -> StatusOr<std::any> {
         EP_RETURN_IF_ERROR(CheckExplainPattern(options.pattern));
         return CheckedPipeline(options.plan);

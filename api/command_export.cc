@@ -14,7 +14,8 @@ CommandSpec ExportCommand() {
                  OptionGroup::kPipeline},
       .options = {"to", "batch", "seq", "microbatches", "export_format", "output"},
       .python_positional = {"to"},
-      .text_artifact = true,
+      .python_result = PythonResult::kText,
+      .python_returns = "the artifact (text); a plan with errors raises :class:`PlanError`",
       .findings_instead_of_artifact = true,
       .check = [](const CommandOptions& options) { return CheckedPipeline(options.Export()); },
       .run = [](const RunContext& context, const CheckedCommand& command) -> StatusOr<CommandResult> {

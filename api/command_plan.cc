@@ -16,6 +16,8 @@ CommandSpec PlanCommand() {
       .groups = {OptionGroup::kConfig, OptionGroup::kTree, OptionGroup::kRules, OptionGroup::kMesh,
                  OptionGroup::kPipeline},
       .options = {"rank", "summary", "microbatches", "format", "output"},
+      .python_result = PythonResult::kPlan,
+      .python_returns = "a :class:`Plan`",
       .check = [](const CommandOptions& options) { return CheckedPipeline(options.plan); },
       .run = [](const RunContext& context, const CheckedCommand& command) -> StatusOr<CommandResult> {
         EP_ASSIGN_OR_RETURN(const Checked<PlanOptions>* checked, command.Pipeline<PlanOptions>());

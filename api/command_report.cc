@@ -16,7 +16,8 @@ CommandSpec ReportCommand() {
                  OptionGroup::kPricing},
       .options = {"output", "torus"},
       .python_positional = {"output"},
-      .text_artifact = true,
+      .python_result = PythonResult::kText,
+      .python_returns = "the page (HTML text); ``output`` also writes it",
       .check = [](const CommandOptions& options) { return CheckedPipeline(options.Report()); },
       .run = [](const RunContext& context, const CheckedCommand& command) -> StatusOr<CommandResult> {
         EP_ASSIGN_OR_RETURN(const Checked<ReportOptions>* checked, command.Pipeline<ReportOptions>());

@@ -540,7 +540,8 @@ Json CommandTableJson() {
     Json positional = Json::array();
     for (std::string_view name : command.python_positional) positional.push_back(name);
     entry["python_positional"] = positional;
-    entry["text_artifact"] = command.text_artifact;
+    entry["python_result"] = PythonResultName(command.python_result);
+    entry["python_returns"] = command.python_returns;
     entry["findings_instead_of_artifact"] = command.findings_instead_of_artifact;
     Json options = Json::array();
     const StatusOr<std::vector<CommandOption>> list = OptionsOf(command.name);
@@ -569,6 +570,18 @@ Json CommandTableJson() {
   }
   out["renamed"] = renamed;
   return out;
+}
+
+std::string_view PythonResultName(PythonResult result) {
+  switch (result) {
+    case PythonResult::kText:
+      return "text";
+    case PythonResult::kPlan:
+      return "plan";
+    case PythonResult::kData:
+      break;
+  }
+  return "data";
 }
 
 StatusOr<CheckedCommand> CheckCommandOptions(const CommandSpec& spec, const CommandOptions& options) {

@@ -219,14 +219,24 @@ StatusOr<std::any> CheckedPipeline(Options options) {
   return std::any(std::move(checked));
 }
 
+/// What a Python call of a command returns.
+enum class PythonResult {
+  kData,  ///< what `--format json` prints, as Python data
+  kText,  ///< the artifact as text (explain, export, report)
+  kPlan,  ///< a Plan object over the C++ result (plan)
+};
+/// "data", "text", "plan": the table's JSON spelling.
+std::string_view PythonResultName(PythonResult result);
+
 struct CommandSpec {
   std::string_view name;
   std::string_view summary;
   std::vector<OptionGroup> groups;                  ///< in --help order
   std::vector<std::string_view> options;            ///< ids of its own options, after the groups
   std::vector<std::string_view> python_positional;  ///< options Python takes by position after CONFIG
-  /// Python: the result is text (explain, export, report), not JSON.
-  bool text_artifact = false;
+  /// What a Python call returns, and how its docstring says so ("" = the JSON document as Python data).
+  PythonResult python_result = PythonResult::kData;
+  std::string_view python_returns;
   /// A plan with errors has no artifact (export): the document is then its findings, in validate's JSON
   /// shape, and Python raises PlanError with them.
   bool findings_instead_of_artifact = false;
@@ -289,7 +299,7 @@ Status ApplyOptions(const std::string& command, const Json& options, CommandOpti
                     Surface caller = Surface::kPython);
 
 /// The whole table as JSON, for the Python module (signatures, docstrings, stubs) and the doc tests:
-/// {"commands": [{"name", "summary", "python_positional", "text_artifact",
+/// {"commands": [{"name", "summary", "python_positional", "python_result", "python_returns",
 ///   "findings_instead_of_artifact", "options": [{"name", "flag", "type", "group", "help", "cli_help", "default",
 ///                "choices", "surface",
 ///                "positional", "required", "python_type"}]}],

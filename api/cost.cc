@@ -136,7 +136,7 @@ StatusOr<std::vector<int64_t>> ParseTorus(const std::string& text) {
   const auto dim_ok = [](int64_t d) { return d >= 1 && d <= 999'999; };
   if (!dims || dims->size() > 4 || !std::all_of(dims->begin(), dims->end(), dim_ok)) {
     return Status::BadInput({}, "--torus " + text + ": expected the slice's torus dims joined by 'x', e.g. 4x4x8",
-                            {"the dims Cloud TPU lists as the slice's topology (gcloud's --topology)"});
+                            {"the dims Cloud TPU lists as the slice's topology, as gcloud takes them"});
   }
   return *std::move(dims);
 }

@@ -1009,8 +1009,8 @@ StatusOr<std::unique_ptr<Engine>> StartMpiEngine(const MpiOptions& options) {
   if (!launch) {
     return Status::BadInput({}, "--engine mpi runs under mpirun, which starts one easyplan process per rank",
                             {"mpirun -np 8 easyplan check CONFIG --mesh fsdp=2,tp=4 --engine mpi",
-                             "as root, Open MPI also needs --allow-run-as-root (or OMPI_ALLOW_RUN_AS_ROOT=1 and "
-                             "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)"});
+                             "as root, Open MPI also needs OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+                             "(or mpirun's option to allow it; docs/CHECK.md)"});
   }
   TestHooks hooks;
   EP_ASSIGN_OR_RETURN(hooks.stop_at, ReadStopAt());

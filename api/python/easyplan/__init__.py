@@ -236,13 +236,13 @@ class Model:
             options = dict(options)
             del options["tree"]
         options_json = _json.dumps(_option_dict(options))
-        if command == "plan":
+        if spec["python_result"] == "plan":
             result = _raise_on_error(self._model.plan(options_json, tree_json))
             return Plan(result["plan"], _json.loads(result["extra"]))
         result = self._model.run(command, options_json, tree_json)
         result["command"] = command
         _raise_on_error(result)
-        return result["text"] if spec["text_artifact"] else _json.loads(result["text"])
+        return result["text"] if spec["python_result"] == "text" else _json.loads(result["text"])
 
 
 def _split(config, options, spec):
@@ -271,9 +271,7 @@ def _split(config, options, spec):
 _ANNOTATIONS = {"flag": "bool", "string": "str", "int": "int", "unsigned": "int", "number": "float",
                 "strings": "str | Sequence[str]", "mesh": "MeshLike", "sets": "SetLike"}
 _PYTHON_TYPES = {"PathLike": "str | os.PathLike[str]"}
-_RETURNS = {"plan": "a :class:`Plan`", "explain": "the explanation (text)",
-            "export": "the artifact (text); a plan with errors raises :class:`PlanError`",
-            "report": "the page (HTML text); ``output`` also writes it"}
+_RETURN_ANNOTATIONS = {"data": "dict[str, Any]", "text": "str", "plan": "Plan"}
 
 
 def _annotation(option):
@@ -320,8 +318,7 @@ def _signature(spec, method):
     for option in _python_options(spec, method):
         params.append(P(_keyword(option["name"]), P.KEYWORD_ONLY, annotation=_annotation(option),
                         default=option["default"]))
-    returns = "Plan" if spec["name"] == "plan" else ("str" if spec["text_artifact"] else "dict[str, Any]")
-    return _inspect.Signature(params, return_annotation=returns)
+    return _inspect.Signature(params, return_annotation=_RETURN_ANNOTATIONS[spec["python_result"]])
 
 
 def _option_doc(option):
@@ -334,7 +331,7 @@ def _option_doc(option):
 
 def _docstring(spec, method):
     name = spec["name"]
-    returns = _RETURNS.get(name, "what ``easyplan %s --format json`` prints, as Python data" % name)
+    returns = spec["python_returns"] or "what ``easyplan %s --format json`` prints, as Python data" % name
     lines = ["``easyplan %s``: %s." % (name, spec["summary"]), "", "Returns %s." % returns, ""]
     if not method:
         lines += ["``config``: a path, a dict, JSON text, a :class:`Model` or None (EasyDeL's defaults).", ""]
