@@ -288,10 +288,7 @@ Json PipelineJson(const planner::PipelineSplit& split, const kernels::CommLog& c
 }  // namespace
 
 StatusOr<Injection> ParseInjection(const std::string& text) {
-  for (Injection i : {Injection::kNone, Injection::kCorruptShard, Injection::kOffsetBlock, Injection::kDropAllReduce,
-                      Injection::kWrongDim, Injection::kSwapTupleOrder, Injection::kDropStageSend}) {
-    if (kernels::InjectionName(i) == text) return i;
-  }
+  if (const std::optional<Injection> injection = kernels::ParseInjectionName(text)) return *injection;
   for (const auto& [name, fault] : kEngineFaults) {
     if (text == name) return Injection::kNone;
   }

@@ -6,6 +6,7 @@
 
 #include "api/activations_json.h"
 #include "api/json_text.h"
+#include "core/enum_table.h"
 #include "core/human.h"
 #include "core/json_parse.h"
 
@@ -17,33 +18,26 @@ using planner::LayoutGroup;
 using planner::ParamPlan;
 using planner::Plan;
 
-std::string_view OriginName(planner::SpecOrigin origin) {
-  switch (origin) {
-    case planner::SpecOrigin::kRule:
-      return "rule";
-    case planner::SpecOrigin::kScalar:
-      return "scalar";
-    case planner::SpecOrigin::kUnmatched:
-      return "unmatched";
-    case planner::SpecOrigin::kNoCounterpart:
-      return "no-counterpart";
-  }
-  return "rule";
-}
+// Where a tensor's spec came from, as the plan JSON's "origin" says.
+constexpr EnumName<planner::SpecOrigin> kOriginNames[] = {
+    {planner::SpecOrigin::kRule, "rule"},
+    {planner::SpecOrigin::kScalar, "scalar"},
+    {planner::SpecOrigin::kUnmatched, "unmatched"},
+    {planner::SpecOrigin::kNoCounterpart, "no-counterpart"},
+};
+
+std::string_view OriginName(planner::SpecOrigin origin) { return NameOf(kOriginNames, origin); }
+
+// The severities as JSON and text reports write them.
+constexpr EnumName<Severity> kSeverityNames[] = {
+    {Severity::kError, "error"},
+    {Severity::kWarning, "warning"},
+    {Severity::kNote, "note"},
+};
 
 }  // namespace
 
-std::string_view SeverityName(Severity severity) {
-  switch (severity) {
-    case Severity::kError:
-      return "error";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kNote:
-      return "note";
-  }
-  return "error";
-}
+std::string_view SeverityName(Severity severity) { return NameOf(kSeverityNames, severity); }
 
 DeviceSummary SummarizeDevices(const std::vector<int64_t>& device_bytes) {
   DeviceSummary summary;

@@ -48,6 +48,11 @@ PartitionSpec Corrected(const Shape& shape, const PartitionSpec& spec, const Mes
   return CorrectSpec(shape, spec, mesh, UnevenMode::kReplicate).spec;
 }
 
+TEST(UnevenModeTest, EveryModesNameParsesBackToIt) {
+  for (UnevenMode mode : kUnevenModes) EXPECT_EQ(ParseUnevenMode(UnevenModeName(mode)), mode);
+  EXPECT_EQ(ParseUnevenMode("pad"), std::nullopt);
+}
+
 TEST(CorrectSpecTest, DivisibleSpecIsUnchanged) {
   CorrectedSpec out = CorrectSpec({4096, 11008}, P({{"fsdp", "sp"}, {"tp"}}), MeshA(), UnevenMode::kReplicate);
   EXPECT_EQ(out.spec, P({{"fsdp", "sp"}, {"tp"}}));
