@@ -380,8 +380,8 @@ std::string DescribeModel(const kernels::ModelDesc& m) {
     text += fmt::format(" (kv {}), head_dim {}", m.kv_heads, m.head_dim);
   }
   if (mla) {
-    text += fmt::format(", MLA q_lora {} kv_lora {} nope/rope/v {}/{}/{}", m.q_lora_rank, m.kv_lora_rank, m.qk_nope,
-                        m.qk_rope, m.v_head);
+    text += fmt::format(", MLA q_lora {} kv_lora {} nope/rope/v {}/{}/{}", m.q_lora_rank, m.kv_lora_rank,
+                        m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim);
   }
   if (m.experts > 0) {
     text += fmt::format(", {} experts top-{}", m.experts, m.top_k);

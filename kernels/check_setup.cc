@@ -33,7 +33,7 @@ StatusOr<CheckRun> StartCheckRun(const planner::Plan& plan, const NumericOptions
 StatusOr<CheckInputs> PrepareInputs(const ModelDesc& model, const MeshGeometry& geo, uint64_t seed,
                                     NumericReport* report) {
   const Mesh& mesh = geo.mesh();
-  CheckInputs inputs{{}, ActivationSpec(mesh, {model.batch_axes, model.sequence_axes})};
+  CheckInputs inputs{{}, ActivationSpec(mesh, {model.axes.batch, model.axes.sequence})};
   report->batch = model.batch;
   report->seq = model.seq;
   if (!EvenlyDivisible({model.batch, model.seq}, inputs.spec, geo)) {
@@ -50,7 +50,7 @@ std::vector<Activation> ReferenceForward(const ModelDesc& model, const Mesh& mes
   CommLog log;
   Collectives comm(reference_geo, model.bytes_per_element, &log, Injection::kNone);
   Spmd spmd(comm);
-  const DistSpec spec = ActivationSpec(mesh, {model.batch_axes, model.sequence_axes});
+  const DistSpec spec = ActivationSpec(mesh, {model.axes.batch, model.axes.sequence});
   return Forward(model, spmd, params, Distribute(ids, spec, reference_geo));
 }
 
