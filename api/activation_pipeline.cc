@@ -2,6 +2,7 @@
 
 #include "api/choices.h"
 #include "api/context_length.h"
+#include "api/findings_json.h"
 #include "api/option_checks.h"
 #include "schemas/model_dims.h"
 
@@ -116,12 +117,8 @@ StatusOr<std::optional<ExpertReport>> ExpertReportForPlan(const PlanInputs& inpu
 }
 
 bool ActivationsResult::Failed() const {
-  int errors = 0, warnings = 0;
-  for (const planner::Finding& finding : plan.findings) {
-    errors += finding.severity == Severity::kError;
-    warnings += finding.severity == Severity::kWarning;
-  }
-  return errors > 0 || (strict && warnings > 0);
+  const SeverityCounts counts = CountSeverities(plan.findings);
+  return counts.errors > 0 || (strict && counts.warnings > 0);
 }
 
 StatusOr<ActivationsResult> Activations(const std::shared_ptr<const Model>& model, const MeshOptions& mesh,

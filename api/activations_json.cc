@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "api/findings_json.h"
 #include "api/json_text.h"
 #include "api/plan_json.h"
 #include "core/json.h"
@@ -164,21 +165,9 @@ std::string ActivationsToJsonText(const ActivationsView& view) {
     }
     out += first ? "],\n" : "\n  ],\n";
   }
-  int errors = 0, warnings = 0;
-  for (const planner::Finding& finding : plan.findings) {
-    errors += finding.severity == Severity::kError;
-    warnings += finding.severity == Severity::kWarning;
-  }
-  out += fmt::format("  \"summary\": {{\"errors\": {}, \"warnings\": {}}},\n", errors, warnings);
-  out += "  \"findings\": [";
-  bool first = true;
-  for (const planner::Finding& finding : plan.findings) {
-    out += first ? "\n    " : ",\n    ";
-    first = false;
-    out += FindingJson(finding);
-  }
-  out += first ? "]\n}\n" : "\n  ]\n}\n";
-  return out;
+  const SeverityCounts counts = CountSeverities(plan.findings);
+  out += fmt::format("  \"summary\": {{\"errors\": {}, \"warnings\": {}}},\n", counts.errors, counts.warnings);
+  return out + ClosingFindingsJson(plan.findings);
 }
 
 }  // namespace easyplan::api

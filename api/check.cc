@@ -289,10 +289,7 @@ Json PipelineJson(const planner::PipelineSplit& split, const kernels::CommLog& c
 }  // namespace
 
 StatusOr<Injection> ParseInjection(const std::string& text) {
-  for (Injection i : {Injection::kNone, Injection::kCorruptShard, Injection::kOffsetBlock, Injection::kDropAllReduce,
-                      Injection::kWrongDim, Injection::kSwapTupleOrder, Injection::kDropStageSend}) {
-    if (kernels::InjectionName(i) == text) return i;
-  }
+  if (const std::optional<Injection> injection = kernels::ParseInjectionName(text)) return *injection;
   for (const auto& [name, fault] : kEngineFaults) {
     if (text == name) return Injection::kNone;
   }
@@ -391,8 +388,8 @@ std::string DescribeModel(const kernels::ModelDesc& m) {
     text += fmt::format(" (kv {}), head_dim {}", m.kv_heads, m.head_dim);
   }
   if (mla) {
-    text += fmt::format(", MLA q_lora {} kv_lora {} nope/rope/v {}/{}/{}", m.q_lora_rank, m.kv_lora_rank, m.qk_nope,
-                        m.qk_rope, m.v_head);
+    text += fmt::format(", MLA q_lora {} kv_lora {} nope/rope/v {}/{}/{}", m.q_lora_rank, m.kv_lora_rank,
+                        m.qk_nope_head_dim, m.qk_rope_head_dim, m.v_head_dim);
   }
   if (m.experts > 0) {
     text += fmt::format(", {} experts top-{}", m.experts, m.top_k);

@@ -1,5 +1,6 @@
 // `easyplan plan CONFIG`: which slice of which tensor each device holds, and the bytes per device.
 #include "api/commands.h"
+#include "api/findings_json.h"
 #include "api/plan_inputs.h"
 #include "api/plan_json.h"
 

@@ -11,6 +11,7 @@
 #include "api/choices.h"
 #include "api/commands.h"
 #include "api/explain.h"
+#include "api/findings_json.h"
 #include "api/plan_inputs.h"
 #include "api/plan_json.h"
 #include "core/byte_size.h"

@@ -7,6 +7,7 @@
 
 #include "api/choices.h"
 #include "api/context_length.h"
+#include "api/findings_json.h"
 #include "api/forward_model.h"
 #include "api/memory_json.h"
 #include "api/memory_pipeline.h"

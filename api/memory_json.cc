@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "api/findings_json.h"
 #include "api/json_text.h"
 #include "api/plan_json.h"
 

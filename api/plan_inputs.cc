@@ -29,9 +29,7 @@ StatusOr<std::vector<int64_t>> IntList(const Json& config, const char* key) {
 
 StatusOr<planner::UnevenMode> ParseUneven(const std::string& text) {
   EP_RETURN_IF_ERROR(CheckOptionValue("uneven", Json(text)));
-  if (text == "error") return planner::UnevenMode::kError;
-  if (text == "chunk") return planner::UnevenMode::kChunk;
-  return planner::UnevenMode::kReplicate;
+  return planner::ParseUnevenMode(text).value_or(planner::UnevenMode::kReplicate);
 }
 
 // The config's mesh axes (sharding_axis_names, in order), or EasyDeL's when it has none.

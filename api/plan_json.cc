@@ -5,7 +5,9 @@
 #include <algorithm>
 
 #include "api/activations_json.h"
+#include "api/findings_json.h"
 #include "api/json_text.h"
+#include "core/enum_table.h"
 #include "core/human.h"
 #include "core/json_parse.h"
 
@@ -17,33 +19,26 @@ using planner::LayoutGroup;
 using planner::ParamPlan;
 using planner::Plan;
 
-std::string_view OriginName(planner::SpecOrigin origin) {
-  switch (origin) {
-    case planner::SpecOrigin::kRule:
-      return "rule";
-    case planner::SpecOrigin::kScalar:
-      return "scalar";
-    case planner::SpecOrigin::kUnmatched:
-      return "unmatched";
-    case planner::SpecOrigin::kNoCounterpart:
-      return "no-counterpart";
-  }
-  return "rule";
-}
+// Where a tensor's spec came from, as the plan JSON's "origin" says.
+constexpr EnumName<planner::SpecOrigin> kOriginNames[] = {
+    {planner::SpecOrigin::kRule, "rule"},
+    {planner::SpecOrigin::kScalar, "scalar"},
+    {planner::SpecOrigin::kUnmatched, "unmatched"},
+    {planner::SpecOrigin::kNoCounterpart, "no-counterpart"},
+};
+
+std::string_view OriginName(planner::SpecOrigin origin) { return NameOf(kOriginNames, origin); }
+
+// The severities as JSON and text reports write them.
+constexpr EnumName<Severity> kSeverityNames[] = {
+    {Severity::kError, "error"},
+    {Severity::kWarning, "warning"},
+    {Severity::kNote, "note"},
+};
 
 }  // namespace
 
-std::string_view SeverityName(Severity severity) {
-  switch (severity) {
-    case Severity::kError:
-      return "error";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kNote:
-      return "note";
-  }
-  return "error";
-}
+std::string_view SeverityName(Severity severity) { return NameOf(kSeverityNames, severity); }
 
 DeviceSummary SummarizeDevices(const std::vector<int64_t>& device_bytes) {
   DeviceSummary summary;
@@ -63,16 +58,6 @@ DeviceSummary SummarizeDevices(const std::vector<int64_t>& device_bytes) {
   return summary;
 }
 
-Json FindingsJsonArray(const std::vector<Finding>& findings) {
-  Json out = Json::array();
-  for (const Finding& f : findings) {
-    std::optional<Json> value = ParseJsonValue(FindingJson(f));
-    EP_CHECK(value.has_value(), "FindingJson wrote invalid JSON");
-    out.push_back(std::move(*value));
-  }
-  return out;
-}
-
 Json PipelineSplitJson(const planner::PipelineSplit& split) {
   Json out = Json::object();
   out["stages"] = split.stages;
@@ -80,23 +65,6 @@ Json PipelineSplitJson(const planner::PipelineSplit& split) {
   out["virtual_stages"] = split.virtual_stages;
   out["layers"] = split.chunk_layers;
   return out;
-}
-
-std::string FindingJson(const Finding& finding) {
-  std::string out =
-      fmt::format("{{\"code\": \"{}\", \"severity\": \"{}\", \"message\": {}", planner::FindingCodeName(finding.code),
-                  SeverityName(finding.severity), Quoted(finding.message));
-  if (!finding.tensor.empty()) out += ", \"tensor\": " + Quoted(finding.tensor);
-  if (finding.count > 0) out += fmt::format(", \"count\": {}", finding.count);
-  if (finding.rule >= 0) out += fmt::format(", \"rule\": {}", finding.rule);
-  if (!finding.loc.file.empty()) out += ", \"file\": " + Quoted(finding.loc.file);
-  if (finding.loc.line > 0) out += fmt::format(", \"line\": {}", finding.loc.line);
-  if (!finding.notes.empty()) {
-    std::vector<std::string> notes;
-    for (const std::string& note : finding.notes) notes.push_back(Quoted(note));
-    out += fmt::format(", \"notes\": [{}]", fmt::join(notes, ", "));
-  }
-  return out + "}";
 }
 
 std::string PlanToJsonText(const PlanView& view) {
@@ -178,40 +146,14 @@ std::string PlanToJsonText(const PlanView& view) {
     const int64_t bytes = ByteSize(tensor.shape.NumElements().value_or(0), DTypeBits(tensor.dtype)).value_or(0);
     if (__builtin_add_overflow(tensor_bytes, bytes, &tensor_bytes)) tensor_bytes = INT64_MAX;
   }
-  int errors = 0, warnings = 0;
-  for (const Finding& finding : plan.findings) {
-    errors += finding.severity == Severity::kError;
-    warnings += finding.severity == Severity::kWarning;
-  }
+  const SeverityCounts counts = CountSeverities(plan.findings);
   out += fmt::format(
       "  \"summary\": {{\"tensors\": {}, \"total_bytes\": {}, \"layout_groups\": {}, \"min_bytes_per_device\": {}, "
       "\"median_bytes_per_device\": {}, \"max_bytes_per_device\": {}, \"worst_device\": {}, "
       "\"errors\": {}, \"warnings\": {}}},\n",
       tree.tensors.size(), tensor_bytes, plan.groups.size(), summary.min, summary.median, summary.max,
-      summary.worst_device, errors, warnings);
-  out += "  \"findings\": [";
-  bool first = true;
-  for (const Finding& finding : plan.findings) {
-    out += first ? "\n    " : ",\n    ";
-    first = false;
-    out += FindingJson(finding);
-  }
-  out += first ? "]\n}\n" : "\n  ]\n}\n";
-  return out;
-}
-
-std::string FindingsToJsonText(const std::vector<Finding>& findings, const std::string& summary_key_json) {
-  std::string out = "{\n";
-  if (!summary_key_json.empty()) out += summary_key_json;
-  out += "  \"findings\": [";
-  bool first = true;
-  for (const Finding& finding : findings) {
-    out += first ? "\n    " : ",\n    ";
-    first = false;
-    out += FindingJson(finding);
-  }
-  out += first ? "]\n}\n" : "\n  ]\n}\n";
-  return out;
+      summary.worst_device, counts.errors, counts.warnings);
+  return out + ClosingFindingsJson(plan.findings);
 }
 
 }  // namespace easyplan::api

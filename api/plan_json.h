@@ -51,16 +51,6 @@ std::string_view SeverityName(Severity severity);
 
 std::string PlanToJsonText(const PlanView& view);
 
-/// {summary members..., "findings": [...]}: `summary_key_json` holds members at indent 2, each line
-/// ending ",\n".
-std::string FindingsToJsonText(const std::vector<planner::Finding>& findings, const std::string& summary_key_json);
-
-/// The JSON value of a finding (shared by `plan --format json` and `validate --format json`).
-std::string FindingJson(const planner::Finding& finding);
-
-/// The findings as a JSON array of FindingJson values, for documents built as Json (cost, report).
-Json FindingsJsonArray(const std::vector<planner::Finding>& findings);
-
 /// A pipeline's split, the members `plan`, `memory` and `cost` share in their "pipeline" object:
 /// {"stages", "schedule", "virtual_stages", "layers" (per model chunk)}.
 Json PipelineSplitJson(const planner::PipelineSplit& split);

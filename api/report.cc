@@ -10,6 +10,7 @@
 #include "api/context_length.h"
 #include "api/cost.h"
 #include "api/environment.h"
+#include "api/findings_json.h"
 #include "api/memory_json.h"
 #include "api/memory_pipeline.h"
 #include "api/pipeline_timeline.h"

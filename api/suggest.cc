@@ -12,6 +12,7 @@
 #include "api/command_options.h"
 #include "api/command_table.h"
 #include "api/context_length.h"
+#include "api/findings_json.h"
 #include "api/forward_model.h"
 #include "api/memory_pipeline.h"
 #include "api/option_checks.h"

@@ -7,6 +7,7 @@
 #include "api/activation_pipeline.h"
 #include "api/choices.h"
 #include "api/context_length.h"
+#include "api/findings_json.h"
 #include "api/json_text.h"
 #include "api/memory_pipeline.h"
 #include "api/option_checks.h"
@@ -193,10 +194,9 @@ StatusOr<ValidateResult> Validate(const std::shared_ptr<const Model>& model, con
       return static_cast<int>(a.severity) > static_cast<int>(b.severity);
     });
   }
-  for (const planner::Finding& finding : findings) {
-    result.errors += finding.severity == Severity::kError;
-    result.warnings += finding.severity == Severity::kWarning;
-  }
+  const SeverityCounts counts = CountSeverities(findings);
+  result.errors = static_cast<int>(counts.errors);
+  result.warnings = static_cast<int>(counts.warnings);
   result.strict = model->options().strict;
   result.failed = result.errors > 0 || (result.strict && result.warnings > 0);
   result.tensors = static_cast<int64_t>(inputs.tree->tensors.size());

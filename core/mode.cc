@@ -1,40 +1,36 @@
 #include "core/mode.h"
 
+#include "core/enum_table.h"
+
 namespace easyplan {
 
-std::string_view ModeName(Mode mode) {
-  switch (mode) {
-    case Mode::kTrain:
-      return "train";
-    case Mode::kPrefill:
-      return "prefill";
-    case Mode::kDecode:
-      return "decode";
-    case Mode::kInsert:
-      return "insert";
-  }
-  return "train";
-}
+namespace {
 
-std::string_view ModeConstant(Mode mode) {
-  switch (mode) {
-    case Mode::kTrain:
-      return "__train__";
-    case Mode::kPrefill:
-      return "__prefill__";
-    case Mode::kDecode:
-      return "__autoregressive__";
-    case Mode::kInsert:
-      return "__insert__";
-  }
-  return "__train__";
-}
+// The names commands take and print.
+constexpr EnumName<Mode> kModeNames[] = {
+    {Mode::kTrain, "train"},
+    {Mode::kPrefill, "prefill"},
+    {Mode::kDecode, "decode"},
+    {Mode::kInsert, "insert"},
+};
+
+// EasyDeL's constants (easydel/infra/etils.py).
+constexpr EnumName<Mode> kModeConstants[] = {
+    {Mode::kTrain, "__train__"},
+    {Mode::kPrefill, "__prefill__"},
+    {Mode::kDecode, "__autoregressive__"},
+    {Mode::kInsert, "__insert__"},
+};
+
+}  // namespace
+
+std::string_view ModeName(Mode mode) { return NameOf(kModeNames, mode); }
+
+std::string_view ModeConstant(Mode mode) { return NameOf(kModeConstants, mode); }
 
 std::optional<Mode> ParseMode(std::string_view text) {
-  for (Mode mode : kModes) {
-    if (text == ModeName(mode) || text == ModeConstant(mode)) return mode;
-  }
-  return std::nullopt;
+  if (const std::optional<Mode> mode = ParseEnum(kModeNames, text)) return mode;
+  return ParseEnum(kModeConstants, text);
 }
 
 bool IsGenerationMode(Mode mode) { return mode == Mode::kDecode || mode == Mode::kInsert; }

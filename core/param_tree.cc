@@ -1,35 +1,34 @@
 #include "core/param_tree.h"
 
 #include "core/checked_math.h"
+#include "core/enum_table.h"
 
 namespace easyplan {
 
-std::string_view LayoutName(Layout layout) { return layout == Layout::kHf ? "hf" : "easydel"; }
+namespace {
 
-std::optional<Layout> ParseLayout(std::string_view text) {
-  if (text == "easydel") return Layout::kEasyDel;
-  if (text == "hf") return Layout::kHf;
-  return std::nullopt;
-}
+// The layouts as `--layout` and tree JSON name them.
+constexpr EnumName<Layout> kLayoutNames[] = {
+    {Layout::kEasyDel, "easydel"},
+    {Layout::kHf, "hf"},
+};
 
-std::string_view TensorRoleName(TensorRole role) {
-  switch (role) {
-    case TensorRole::kParameter:
-      return "parameter";
-    case TensorRole::kBuffer:
-      return "buffer";
-    case TensorRole::kScale:
-      return "scale";
-  }
-  return "parameter";
-}
+// The roles as tree JSON writes them.
+constexpr EnumName<TensorRole> kTensorRoleNames[] = {
+    {TensorRole::kParameter, "parameter"},
+    {TensorRole::kBuffer, "buffer"},
+    {TensorRole::kScale, "scale"},
+};
 
-std::optional<TensorRole> ParseTensorRole(std::string_view text) {
-  for (TensorRole role : {TensorRole::kParameter, TensorRole::kBuffer, TensorRole::kScale}) {
-    if (text == TensorRoleName(role)) return role;
-  }
-  return std::nullopt;
-}
+}  // namespace
+
+std::string_view LayoutName(Layout layout) { return NameOf(kLayoutNames, layout); }
+
+std::optional<Layout> ParseLayout(std::string_view text) { return ParseEnum(kLayoutNames, text); }
+
+std::string_view TensorRoleName(TensorRole role) { return NameOf(kTensorRoleNames, role); }
+
+std::optional<TensorRole> ParseTensorRole(std::string_view text) { return ParseEnum(kTensorRoleNames, text); }
 
 StatusOr<TreeTotals> ParamTree::Totals() const {
   TreeTotals totals;

@@ -3,24 +3,22 @@
 #include <unordered_map>
 
 #include "core/checked_math.h"
+#include "core/enum_table.h"
 
 namespace easyplan {
 
-std::string_view TreeDifferenceKindName(TreeDifference::Kind kind) {
-  switch (kind) {
-    case TreeDifference::Kind::kMissing:
-      return "missing";
-    case TreeDifference::Kind::kExtra:
-      return "extra";
-    case TreeDifference::Kind::kShape:
-      return "shape";
-    case TreeDifference::Kind::kDType:
-      return "dtype";
-    case TreeDifference::Kind::kTotalSize:
-      return "total_size";
-  }
-  return "missing";
-}
+namespace {
+
+// The kinds as `tree --against` reports them.
+constexpr EnumName<TreeDifference::Kind> kTreeDifferenceKindNames[] = {
+    {TreeDifference::Kind::kMissing, "missing"},      {TreeDifference::Kind::kExtra, "extra"},
+    {TreeDifference::Kind::kShape, "shape"},          {TreeDifference::Kind::kDType, "dtype"},
+    {TreeDifference::Kind::kTotalSize, "total_size"},
+};
+
+}  // namespace
+
+std::string_view TreeDifferenceKindName(TreeDifference::Kind kind) { return NameOf(kTreeDifferenceKindNames, kind); }
 
 TreeDiff DiffTrees(const ParamTree& expected, const Checkpoint& checkpoint) {
   TreeDiff diff;

@@ -2,45 +2,42 @@
 
 #include <algorithm>
 
+#include "core/enum_table.h"
 #include "kernels/stage_mesh.h"
 
 namespace easyplan::kernels {
 
-std::string_view CollectiveName(CollectiveKind kind) {
-  switch (kind) {
-    case CollectiveKind::kAllGather:
-      return "all-gather";
-    case CollectiveKind::kReduceScatter:
-      return "reduce-scatter";
-    case CollectiveKind::kAllReduce:
-      return "all-reduce";
-    case CollectiveKind::kAllToAll:
-      return "all-to-all";
-    case CollectiveKind::kSendRecv:
-      return "send/recv";
-  }
-  return "?";
-}
+namespace {
 
-std::string_view InjectionName(Injection injection) {
-  switch (injection) {
-    case Injection::kNone:
-      return "none";
-    case Injection::kCorruptShard:
-      return "corrupt-shard";
-    case Injection::kOffsetBlock:
-      return "offset-block";
-    case Injection::kDropAllReduce:
-      return "drop-all-reduce";
-    case Injection::kWrongDim:
-      return "wrong-dim";
-    case Injection::kSwapTupleOrder:
-      return "swap-tuple-order";
-    case Injection::kDropStageSend:
-      return "drop-stage-send";
-  }
-  return "?";
-}
+// The collectives as reports name them.
+constexpr EnumName<CollectiveKind> kCollectiveNames[] = {
+    {CollectiveKind::kAllGather, "all-gather"}, {CollectiveKind::kReduceScatter, "reduce-scatter"},
+    {CollectiveKind::kAllReduce, "all-reduce"}, {CollectiveKind::kAllToAll, "all-to-all"},
+    {CollectiveKind::kSendRecv, "send/recv"},
+};
+
+}  // namespace
+
+std::string_view CollectiveName(CollectiveKind kind) { return NameOf(kCollectiveNames, kind); }
+
+namespace {
+
+// The faults `check --inject` takes.
+constexpr EnumName<Injection> kInjectionNames[] = {
+    {Injection::kNone, "none"},
+    {Injection::kCorruptShard, "corrupt-shard"},
+    {Injection::kOffsetBlock, "offset-block"},
+    {Injection::kDropAllReduce, "drop-all-reduce"},
+    {Injection::kWrongDim, "wrong-dim"},
+    {Injection::kSwapTupleOrder, "swap-tuple-order"},
+    {Injection::kDropStageSend, "drop-stage-send"},
+};
+
+}  // namespace
+
+std::string_view InjectionName(Injection injection) { return NameOf(kInjectionNames, injection); }
+
+std::optional<Injection> ParseInjectionName(std::string_view text) { return ParseEnum(kInjectionNames, text); }
 
 int64_t CommLog::Bytes(CollectiveKind kind, std::string_view scope) const {
   int64_t total = 0;

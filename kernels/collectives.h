@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,7 +81,8 @@ CommRecord StageSendRecord(const Dims& shape, const DistSpec& spec, const MeshGe
 /// kDropStageSend: the first pipeline stage boundary's send does not arrive (the next stage starts from
 /// zeros).
 enum class Injection { kNone, kCorruptShard, kOffsetBlock, kDropAllReduce, kWrongDim, kSwapTupleOrder, kDropStageSend };
-std::string_view InjectionName(Injection injection);
+std::string_view InjectionName(Injection injection);                 // "none", "corrupt-shard", ...
+std::optional<Injection> ParseInjectionName(std::string_view text);  // the inverse; nullopt otherwise
 
 class Collectives {
  public:

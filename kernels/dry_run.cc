@@ -105,7 +105,7 @@ StatusOr<DryRunReport> DryRunForward(const ModelDesc& model, const planner::Plan
     return placed;
   };
 
-  const DistSpec ids_spec = ActivationSpec(mesh, {model.batch_axes, model.sequence_axes});
+  const DistSpec ids_spec = ActivationSpec(mesh, {model.axes.batch, model.axes.sequence});
   if (!EvenlyDivisible({model.batch, model.seq}, ids_spec, geo)) {
     return Status::BadInput({}, fmt::format("batch {} x sequence {} is not divisible by the activation layout {}",
                                             model.batch, model.seq, ids_spec.ToString(mesh)));

@@ -18,8 +18,8 @@ namespace easyplan::kernels::internal {
 
 ForwardPass::ForwardPass(const ModelDesc& m, Spmd& spmd, const ParamLookup& param) : m_(m), s_(spmd), param_(param) {
   const Mesh& mesh = spmd.geo().mesh();
-  hidden_spec_ = ActivationSpec(mesh, {m.batch_axes, m.sequence_axes, m.hidden_axes});
-  heads_spec_ = ActivationSpec(mesh, {m.batch_axes, m.sequence_axes, m.head_axes, {}});
+  hidden_spec_ = ActivationSpec(mesh, {m.axes.batch, m.axes.sequence, m.axes.hidden_state});
+  heads_spec_ = ActivationSpec(mesh, {m.axes.batch, m.axes.sequence, m.axes.head, {}});
   if (m.cache_axes) {
     cache_spec_ = ActivationSpec(mesh, *m.cache_axes);
     cache_index_spec_ = ActivationSpec(mesh, m.cache_index_axes);
@@ -220,7 +220,7 @@ int64_t ForwardPass::LayerWindow() const {
 
 int64_t ForwardPass::LayerChunk() const {
   if (static_cast<size_t>(layer_) >= m_.layer_types.size()) return 0;
-  return m_.layer_types[static_cast<size_t>(layer_)] == "chunked_attention" ? m_.attention_chunk : 0;
+  return m_.layer_types[static_cast<size_t>(layer_)] == "chunked_attention" ? m_.attention_chunk_size : 0;
 }
 
 // Scaled, masked scores whose query position is dim `q` and key position dim `k`.
@@ -346,7 +346,7 @@ DistTensor ForwardPass::GroupedQueryAttention(DistTensor x, const std::string& b
 
 DistTensor ForwardPass::MlaAttention(DistTensor x, const std::string& base) {
   const std::string p = base + Parent(m_.forward.attention.o);
-  const int64_t nope = m_.qk_nope, rope = m_.qk_rope;
+  const int64_t nope = m_.qk_nope_head_dim, rope = m_.qk_rope_head_dim;
   DistTensor q;
   if (m_.q_lora_rank > 0) {
     DistTensor qa = RmsNorm(Linear(x, p + "/q_a_proj"), P(p + "/q_a_layernorm/kernel"), p + "/q_a_layernorm");
@@ -364,7 +364,7 @@ DistTensor ForwardPass::MlaAttention(DistTensor x, const std::string& base) {
   c = RmsNorm(std::move(c), P(p + "/kv_a_layernorm/kernel"), p + "/kv_a_layernorm");
   DistTensor kv = Heads(Linear(std::move(c), p + "/kv_b_proj"), m_.heads, p + " kv");  // [B, T, H, nope + v]
   DistTensor k_nope = s_.Narrow(kv, 3, 0, nope, p + " k_nope");
-  DistTensor value = s_.Narrow(std::move(kv), 3, nope, m_.v_head, p + " value");
+  DistTensor value = s_.Narrow(std::move(kv), 3, nope, m_.v_head_dim, p + " value");
   if (m_.cache_axes) {  // the cached key is [k_nope, k_pe] per head, k_pe shared by every head
     DistTensor shared_pe = s_.Broadcast(s_.Unsqueeze(k_pe, 2), 2, m_.heads);
     StoreCache(s_.Concat(k_nope, std::move(shared_pe), 3, p + " cached key"), value);
@@ -501,7 +501,7 @@ DistTensor ForwardPass::MoeBlock(DistTensor x, const std::string& p) {
     // only), which is what splitting the merge back gives. Each expert's output lands there too.
     const int64_t batch = x.shape[0];
     x = s_.Split(s_.Merge(std::move(x), 0, p + " flattened tokens"), 0, batch, p + " flattened tokens as [B, S]");
-    block_spec = ActivationSpec(s_.geo().mesh(), {m_.batch_axes, {}, m_.hidden_axes});
+    block_spec = ActivationSpec(s_.geo().mesh(), {m_.axes.batch, {}, m_.axes.hidden_state});
   }
   DistTensor shared;
   if (moe.shared_kind != schemas::SharedExpertKind::kNone) {

@@ -14,13 +14,18 @@
 #include "core/partition_spec.h"
 #include "kernels/spmd.h"
 #include "schemas/forward_structure.h"
+#include "schemas/model_dims.h"
 
 namespace easyplan::kernels {
 
-struct ModelDesc {
+/// The tiny model's dims are the resolved config's (schemas::ModelDims, whole: a dim added there reaches
+/// the forward without a copy to keep up), over which ModelDescOf (kernels/tiny_model.h) zeroes what the
+/// structure does not run and adds what the tree and the plan say.
+struct ModelDesc : schemas::ModelDims {
+  /// A routed expert's weights renormalized over the top-k unless the structure or config says not.
+  ModelDesc() { norm_topk_prob = true; }
   /// The family's forward structure (schemas/forwards.yaml): its mechanisms and parameter names.
   schemas::ForwardStructure forward;
-  std::string model_type;
   /// Where a text tower inside a multimodal model keeps the parameters the forward structure names:
   /// every name under "language_model/" (Llama 4; gemma3 and mistral3 under c14e25c9), or, under EasyDeL
   /// 090a03b2's nesting of gemma3 and mistral3, "model/..." as "model/language_model/..." (the head stays
@@ -34,10 +39,6 @@ struct ModelDesc {
     }
     return param_prefix + name;
   }
-  int64_t vocab = 0, hidden = 0, layers = 0, heads = 0, kv_heads = 0, head_dim = 0, intermediate = 0;
-  double norm_eps = 1e-6;
-  double rope_theta = 10000.0;
-  bool tied_embeddings = false;
   // What the tree holds of the structure's optional parameters (ModelDescOf reads layer 0).
   bool attention_bias = false;  ///< q/k/v (or the fused qkv) biases
   bool o_bias = false;          ///< the output projection's bias
@@ -57,32 +58,11 @@ struct ModelDesc {
   int64_t rotary_dim = 0;         ///< RoPE on the first rotary_dim of each head (GLM's partial_rotary_factor); 0 = all
   std::vector<bool> nope_layers;  ///< per layer, true: no rotary embedding (no_rope_layers); empty = none
   bool l2_qk_norm = false;        ///< the structure's weight-free q/k norm, when the config's use_qk_norm holds
-  /// Per layer (the config's layer_types): "sliding_attention" masks keys sliding_window or more tokens back,
-  /// "chunked_attention" keys outside the query's chunk of attention_chunk tokens; empty = every layer causal.
-  std::vector<std::string> layer_types;
-  int64_t sliding_window = 0, attention_chunk = 0;
-  // Gated DeltaNet (the structure's linear attention)
-  int64_t linear_key_heads = 0, linear_value_heads = 0, linear_key_dim = 0, linear_value_dim = 0;
-  // MoE
-  int64_t experts = 0, top_k = 0, moe_intermediate = 0;
-  bool norm_topk_prob = true;
-  int64_t shared_intermediate = 0;  ///< width of the shared experts' MLP, 0 = none
-  int64_t first_dense_layers = 0;
+  // Per layer (layer_types): "sliding_attention" masks keys sliding_window or more tokens back (0 when the
+  // config's use_sliding_window is off), "chunked_attention" keys outside the query's chunk of
+  // attention_chunk_size tokens; empty = every layer causal. The activations' sharding constraints are
+  // the dims' `axes` (EasyDeL's PartitionAxis, and its expert mesh for the fused MoE path).
   std::vector<bool> sparse_layers;  ///< per layer, whether its MLP is the MoE block (the structure's sparse_layers)
-  double swiglu_limit = 7.0;        ///< gpt_oss: the experts' gate / up clamp
-  // DeepSeek routing
-  int64_t n_group = 1, topk_group = 1;
-  double routed_scaling = 1.0;
-  double router_jitter = 0.0;  ///< PhiMoE's sparsemixer threshold (router_jitter_noise)
-  // MLA
-  int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope = 0, qk_rope = 0, v_head = 0;
-  // Activations: the PartitionAxis batch / sequence / hidden-state / head axes (EasyDeL's sharding
-  // constraints on hidden states [B, S, H] and on q/k/v [B, S, heads, D]).
-  PartitionSpec::Entry batch_axes, sequence_axes, hidden_axes, head_axes;
-  /// EasyDeL's expert mesh folded out of the model mesh (schemas::ActivationAxes): the axes routed
-  /// experts run data-parallel, expert-parallel and tensor-parallel over in the fused MoE path.
-  PartitionSpec::Entry expert_data_axes, expert_axes, expert_tensor_axes;
-  bool expert_tensor_mode = false;  ///< use_expert_tensor_mode
   int64_t batch = 2, seq = 8;
   int64_t bytes_per_element = 2;  ///< what a collective moves per element (the activation dtype)
   // The KV cache a prefill of `seq` tokens fills (serving): when set, every attention layer also stores

@@ -50,9 +50,9 @@ namespace easyplan::kernels {
 
 Status CheckFusedMoe(const ModelDesc& model, const Mesh& mesh) {
   if (model.experts <= 0) return Status();
-  if (model.expert_tensor_mode) {
+  if (model.axes.expert_tensor_mode) {
     // _sparse_moe_call: "if self.config.use_expert_tensor_mode: if tp_size != 1: raise ValueError".
-    const int64_t tp = EntryTiles(mesh, model.expert_tensor_axes);
+    const int64_t tp = EntryTiles(mesh, model.axes.expert_tensor);
     if (tp != 1) {
       return Status::BadInput({},
                               fmt::format("use_expert_tensor_mode needs the expert mesh's tp of 1, found {}: "
@@ -61,9 +61,9 @@ Status CheckFusedMoe(const ModelDesc& model, const Mesh& mesh) {
                               {"--set use_expert_tensor_mode=false, or a mesh with tp=1"});
     }
   }
-  const int64_t tiles = EntryTiles(mesh, model.expert_axes);
+  const int64_t tiles = EntryTiles(mesh, model.axes.expert);
   std::vector<std::string> names;
-  for (int a : EntryAxes(mesh, model.expert_axes)) {
+  for (int a : EntryAxes(mesh, model.axes.expert)) {
     names.push_back(fmt::format("{}={}", mesh.axis_names[static_cast<size_t>(a)], mesh.shape[static_cast<size_t>(a)]));
   }
   if (model.experts % tiles == 0) return Status();
@@ -84,7 +84,7 @@ PartitionSpec::Entry ForwardPass::ExpertShardAxes(const DistTensor& stored) cons
   // The stored expert dim already split over exactly the folded axes keeps its order (the fold is
   // assumed to line its devices up with them); anything else is moved to the fold's own order.
   const Mesh& mesh = s_.geo().mesh();
-  std::vector<int> fold = AxisIndices(mesh, m_.expert_axes);
+  std::vector<int> fold = AxisIndices(mesh, m_.axes.expert);
   std::vector<int> have;
   for (int a : stored.spec.dims[0]) {
     if (mesh.shape[static_cast<size_t>(a)] > 1) have.push_back(a);
@@ -100,7 +100,7 @@ DistTensor ForwardPass::ExpertKernel(const std::string& name, int tensor_dim) {
   const DistTensor stored = StackedExperts(name, tensor_dim == 2 ? ExpertRole::kInput : ExpertRole::kOutput);
   std::vector<PartitionSpec::Entry> entries(static_cast<size_t>(stored.rank()));
   entries[0] = ExpertShardAxes(stored);
-  if (tensor_dim > 0) entries[static_cast<size_t>(tensor_dim)] = m_.expert_tensor_axes;
+  if (tensor_dim > 0) entries[static_cast<size_t>(tensor_dim)] = m_.axes.expert_tensor;
   return s_.Reshard(stored, ActivationSpec(s_.geo().mesh(), entries), name + " (fused moe expert layout)");
 }
 
@@ -108,15 +108,15 @@ DistTensor ForwardPass::FusedMoe(DistTensor x, DistTensor weights, const RoutedE
   const Mesh& mesh = s_.geo().mesh();
   const MeshGeometry& geo = s_.geo();
   const int64_t k = m_.top_k, n_experts = weights.shape[2];
-  const std::vector<int> ep_axes = AxisIndices(mesh, m_.expert_axes);
-  const std::vector<int> tp_axes = AxisIndices(mesh, m_.expert_tensor_axes);
+  const std::vector<int> ep_axes = AxisIndices(mesh, m_.axes.expert);
+  const std::vector<int> tp_axes = AxisIndices(mesh, m_.axes.expert_tensor);
   std::vector<int> replicated = ep_axes;  // the axes the shard_map's inputs are replicated on
   replicated.insert(replicated.end(), tp_axes.begin(), tp_axes.end());
 
   // 1. Entry, and its backward: the input gradients summed over ep' x tp'.
   CommLog* log = s_.comm().log();
   const size_t first_entry_record = log != nullptr ? log->records.size() : 0;
-  const DistSpec tokens_spec = ActivationSpec(mesh, {m_.expert_data_axes, {}, {}});
+  const DistSpec tokens_spec = ActivationSpec(mesh, {m_.axes.expert_data, {}, {}});
   DistTensor tokens = s_.Reshard(std::move(x), tokens_spec, p + " fused moe entry (tokens)");
   DistTensor probs = s_.Reshard(std::move(weights), tokens_spec, p + " fused moe entry (routing weights)");
   if (log != nullptr) {
@@ -130,7 +130,7 @@ DistTensor ForwardPass::FusedMoe(DistTensor x, DistTensor weights, const RoutedE
 
   // 2. Every local expert's output [E, B, S, H], partial over tp'.
   const std::vector<PartitionSpec::Entry> local_experts = {
-      m_.expert_data_axes, {}, ExpertShardAxes(StackedExperts(experts.kernel, ExpertRole::kInput))};
+      m_.axes.expert_data, {}, ExpertShardAxes(StackedExperts(experts.kernel, ExpertRole::kInput))};
   DistTensor local_probs = s_.Reshard(probs, ActivationSpec(mesh, local_experts), p + " local experts' weights");
   DistTensor outputs = [&] {
     const Spmd::RoutedExperts routed(s_);
@@ -168,7 +168,7 @@ DistTensor ForwardPass::FusedMoe(DistTensor x, DistTensor weights, const RoutedE
         received.push_back(others);
       },
       p + " routed slots");
-  slots = s_.Reshard(std::move(slots), ActivationSpec(mesh, {m_.expert_data_axes, {}, {}, local_experts[2]}),
+  slots = s_.Reshard(std::move(slots), ActivationSpec(mesh, {m_.axes.expert_data, {}, {}, local_experts[2]}),
                      p + " local experts' slots");
 
   // The rows [B, S, K, H]: slot j of a token is its j-th expert's output on this device, zero on the

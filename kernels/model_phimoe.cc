@@ -69,7 +69,7 @@ void SparseMixerRow(const double* v, int64_t e, double jitter, double* w) {
 // router_logits = gate(hidden_states) (a ColumnParallelLinear without bias); the sparsemixer over each
 // token's logits gives its two experts' weights, zero for the others.
 DistTensor ForwardPass::SparseMixerRouter(const DistTensor& x, const std::string& p) {
-  const double jitter = m_.router_jitter;
+  const double jitter = m_.router_jitter_noise;
   return s_.Local(
       Linear(x, p + "/" + m_.forward.moe.router, m_.router_bias), {2},
       [jitter](HostTensor& t, const std::vector<Range>&) {

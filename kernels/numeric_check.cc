@@ -9,20 +9,31 @@
 
 #include "core/dtype.h"
 #include "core/shape.h"
+#include "kernels/check_setup.h"
 #include "kernels/numeric_check_parts.h"
 #include "kernels/pipeline_check.h"
 
 namespace easyplan::kernels {
 
+using internal::CheckEvenLayout;
+using internal::CheckInputs;
+using internal::CheckRun;
 using internal::CheckShard;
 using internal::CheckSimulationFits;
 using internal::CompareOutput;
 using internal::FirstDifference;
 using internal::Fnv1a;
+using internal::ForwardRecords;
 using internal::HashOf;
 using internal::IsSharded;
 using internal::LookupIn;
 using internal::MutatedLayout;
+using internal::OffsetBlock;
+using internal::PrepareInputs;
+using internal::RecordShardError;
+using internal::ReferenceForward;
+using internal::SameExtents;
+using internal::StartCheckRun;
 using internal::TokenIds;
 using internal::Uniform;
 
@@ -45,9 +56,7 @@ EngineComparison CompareWithInProcess(const ModelDesc& model, const Mesh& mesh, 
   Spmd spmd(comm);
   const std::vector<Activation> expected = Forward(model, spmd, params, Distribute(ids, ids_spec, whole));
   EngineComparison c;
-  c.records = static_cast<int64_t>(std::count_if(log.records.begin(), log.records.end(), [](const CommRecord& r) {
-    return r.backward != CommRecord::Backward::kOnly;
-  }));
+  c.records = ForwardRecords(log);
   c.comm_difference = FirstDifference(engine_log, log);
   double scale = 1;
   for (size_t i = 0; i < expected.size() && i < outputs.size(); ++i) {
@@ -130,10 +139,7 @@ StatusOr<Placement> PlaceParameters(const planner::Plan& plan, const ParamTree& 
     const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
     const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
     if (tensor.role != TensorRole::kParameter) continue;
-    if (!group.layout.even() || group.expert_layout) {
-      return Status::BadInput({}, tensor.name + ": the numeric check needs an even layout (" + p.effective.ToString() +
-                                      " on " + tensor.shape.ToString() + ")");
-    }
+    EP_RETURN_IF_ERROR(CheckEvenLayout(tensor, p, group));
     const Dims dims(tensor.shape.dims().begin(), tensor.shape.dims().end());
     EP_ASSIGN_OR_RETURN(DistSpec spec, SpecFromPartition(p.effective, tensor.shape.rank(), mesh));
     const HostTensor w = MakeWeight(tensor.name, dims, options.seed);
@@ -149,28 +155,15 @@ StatusOr<Placement> PlaceParameters(const planner::Plan& plan, const ParamTree& 
     int64_t param_errors = 0;
     for (int64_t d = 0; d < devices; ++d) {
       std::vector<planner::Range> box = layout.SliceOf(d);
-      if (d == fault.offset_device) {
-        for (size_t k = 0; k < box.size(); ++k) {
-          if (geo.Tiles(spec.dims[k]) <= 1) continue;
-          const int64_t length = box[k].second - box[k].first;
-          box[k] = {box[k].first + length, box[k].second + length};
-          break;
-        }
-      }
+      if (d == fault.offset_device) OffsetBlock(spec, geo, &box);
       const std::vector<Range> want_box = placed.BoxOf(geo, d);
-      const bool extent_ok =
-          std::equal(box.begin(), box.end(), want_box.begin(), want_box.end(),
-                     [](const planner::Range& a, const Range& b) { return a.second - a.first == b.second - b.first; });
-      placement.shapes_ok = placement.shapes_ok && extent_ok;
+      placement.shapes_ok = placement.shapes_ok && SameExtents(box, want_box);
       if (!root && !geo.Owns(d)) continue;
       HostTensor local = SliceBox(w, std::vector<Range>(box.begin(), box.end()));
       if (d == fault.corrupt_device && local.size() > 0) local.data[0] += 1.0;
       // Three messages per tensor, twenty in all; shapes on every process, values on the root.
       ShardError error = CheckShard(tensor, p, d, box, want_box, w, local, root);
-      if (root && !error.message.empty()) {
-        ++report->shard_errors_total;
-        if (report->shard_errors.size() < 20 && param_errors++ < 3) report->shard_errors.push_back(std::move(error));
-      }
+      if (root && !error.message.empty()) RecordShardError(std::move(error), &param_errors, report);
       if (root) {
         report->measured_params[static_cast<size_t>(d)] += ByteSize(local.size(), DTypeBits(tensor.dtype)).value_or(0);
       }
@@ -208,82 +201,58 @@ void MeasureActivations(const std::vector<Activation>& got, const ModelDesc& mod
 StatusOr<NumericReport> RunNumericCheck(const ModelDesc& model, const planner::Plan& plan, const ParamTree& tree,
                                         const NumericOptions& options) {
   if (plan.pipeline.pipelined()) return internal::RunPipelinedCheck(model, plan, tree, options);
-  std::unique_ptr<Engine> in_process;
-  Engine* engine = options.engine;
-  if (engine == nullptr) {
-    in_process = MakeInProcessEngine();
-    engine = in_process.get();
-  }
   NumericReport report;
   const Mesh& mesh = plan.mesh;
   const int64_t devices = mesh.NumDevices();
-  report.devices = devices;
-  EP_ASSIGN_OR_RETURN(report.param_bytes, CheckSimulationFits(plan, options));
-  Mesh one = mesh;
-  for (int64_t& s : one.shape) s = 1;
-  one.dcn_shape.clear();
-  const MeshGeometry geo1(one);
+  EP_ASSIGN_OR_RETURN(const CheckRun run, StartCheckRun(plan, options, &report));
+  const MeshGeometry& geo1 = run.reference_geo;
 
   // This process's devices. The root cuts and checks every device's shards (and, on a distributed
   // engine, keeps them all to rerun the forward in process); the other processes cut only their own.
-  EP_ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport, engine->Connect(mesh));
-  const MeshGeometry& geo = transport->geo();
-  const bool root = transport->root();
-  const bool distributed = engine->distributed();  // compared with the in-process engine
+  const MeshGeometry& geo = run.geo();
   EP_ASSIGN_OR_RETURN(const Placement placement,
-                      PlaceParameters(plan, tree, options, geo, geo1, root, distributed, &report));
+                      PlaceParameters(plan, tree, options, geo, geo1, run.root, run.distributed, &report));
 
   // Inputs: token ids [batch, seq], laid out as EasyDeL constrains them (batch and sequence axes).
-  const DistSpec ids_spec = ActivationSpec(mesh, {model.batch_axes, model.sequence_axes});
-  report.batch = model.batch;
-  report.seq = model.seq;
-  if (!EvenlyDivisible({model.batch, model.seq}, ids_spec, geo)) {
-    return Status::BadInput({}, fmt::format("batch {} x sequence {} is not divisible by the activation layout {}",
-                                            model.batch, model.seq, ids_spec.ToString(mesh)));
-  }
-  EP_RETURN_IF_ERROR(CheckMoeBlock(model, mesh));
-  const HostTensor ids = TokenIds(model, options.seed);
+  EP_ASSIGN_OR_RETURN(const CheckInputs inputs, PrepareInputs(model, geo, options.seed, &report));
+  const HostTensor& ids = inputs.ids;
+  const DistSpec& ids_spec = inputs.spec;
   std::vector<Activation> want;
-  if (root) {
-    CommLog reference_log;
-    Collectives comm1(geo1, model.bytes_per_element, &reference_log, Injection::kNone);
-    Spmd spmd1(comm1);
-    want = Forward(model, spmd1, LookupIn(placement.reference), Distribute(ids, ids_spec, geo1));
-  }
+  if (run.root) want = ReferenceForward(model, mesh, geo1, LookupIn(placement.reference), ids);
   if (!placement.shapes_ok) return report;
 
-  Collectives comm(*transport, model.bytes_per_element, &report.comm, options.injection);
+  Collectives comm(*run.transport, model.bytes_per_element, &report.comm, options.injection);
   Spmd spmd(comm);
   LiveMeter meter(geo.local_devices(), model.bytes_per_element);  // declared before `got`, whose tensors it charges
   spmd.set_meter(&meter);
   const std::vector<Activation> got = Forward(model, spmd, LookupIn(placement.sharded), spmd.Place(ids, ids_spec));
   spmd.set_meter(nullptr);
   report.executed = true;
-  MeasureActivations(got, model, geo, meter, *transport, &report);
+  MeasureActivations(got, model, geo, meter, *run.transport, &report);
 
   // Every process must have run the same collectives: their logs hash alike.
   const size_t local = static_cast<size_t>(geo.local_devices());
-  const std::vector<int64_t> log_hashes = transport->GatherValues(std::vector<int64_t>(local, HashOf(report.comm)));
+  const std::vector<int64_t> log_hashes = run.transport->GatherValues(std::vector<int64_t>(local, HashOf(report.comm)));
   std::vector<DistTensor> outputs;  // every device's block of each output, on the root
   for (const Activation& a : got) {
     DistTensor out{a.value.shape, a.value.spec, {}};
-    if (a.compared) out.local = transport->GatherBlocks(a.value.local);
+    if (a.compared) out.local = run.transport->GatherBlocks(a.value.local);
     outputs.push_back(std::move(out));
   }
-  if (!root) return report;
+  if (!run.root) return report;
   for (size_t d = 0; d < log_hashes.size(); ++d) {
     if (log_hashes[d] != log_hashes[0]) {
       return Status::Internal(
           fmt::format("the {} engine's process running device {} ran different collectives "
                       "from the root's",
-                      engine->name(), d));
+                      run.engine->name(), d));
     }
   }
-  if (distributed) {
+  if (run.distributed) {
     report.engine = CompareWithInProcess(model, mesh, LookupIn(placement.sharded_all), ids, ids_spec, options.injection,
                                          outputs, report.comm);
-    report.engine->engine = engine->name();
-    report.engine->processes = engine->processes();
+    report.engine->engine = run.engine->name();
+    report.engine->processes = run.engine->processes();
     report.engine->devices_per_process = geo.local_devices();
   }
   for (size_t i = 0; i < want.size(); ++i) {

@@ -185,7 +185,7 @@ TEST_F(FamilyNumericCheckTest, Llama4TextAgreesOnTpFsdpAndEp) {
                     {FsdpEpTpMesh(1, 1, 2), FsdpEpTpMesh(2, 1, 2), FsdpEpTpMesh(1, 2, 1), FsdpEpTpMesh(2, 2, 2)});
     EXPECT_EQ(model_.param_prefix, std::string(example) == "llama-4-scout" ? "language_model/" : "");
     EXPECT_EQ(model_.layer_types, (std::vector<std::string>{"chunked_attention", "full_attention"}));
-    EXPECT_EQ(model_.attention_chunk, 4);
+    EXPECT_EQ(model_.attention_chunk_size, 4);
     EXPECT_EQ(model_.nope_layers, (std::vector<bool>{false, true}));
     EXPECT_EQ(model_.sparse_layers, (std::vector<bool>{false, true}));
     EXPECT_TRUE(model_.l2_qk_norm);
@@ -269,7 +269,7 @@ TEST_F(FamilyNumericCheckTest, PhiMoePerExpertModulesRunInTheExpertLoop) {
   EXPECT_EQ(model_.forward.moe.layout, schemas::ExpertsLayout::kPerExpert);
   EXPECT_EQ(model_.forward.moe.router_kind, schemas::RouterKind::kSparseMixer);
   EXPECT_TRUE(model_.forward.moe.flatten_tokens);
-  EXPECT_DOUBLE_EQ(model_.router_jitter, 0.01);  // the example's router_jitter_noise
+  EXPECT_DOUBLE_EQ(model_.router_jitter_noise, 0.01);  // the example's router_jitter_noise
   EXPECT_EQ(model_.expert_kernel_leaf, "kernel");
   EXPECT_TRUE(model_.head_bias && model_.attention_bias && model_.o_bias && model_.norm_bias);
   EXPECT_EQ(model_.norm_weight, "scale");

@@ -93,6 +93,12 @@ std::string RecordText(const CommRecord& r) {
                      r.tensor_spec, r.group_size, r.bytes_per_device);
 }
 
+int64_t ForwardRecords(const CommLog& log) {
+  return static_cast<int64_t>(std::count_if(log.records.begin(), log.records.end(), [](const CommRecord& r) {
+    return r.backward != CommRecord::Backward::kOnly;
+  }));
+}
+
 // The first difference between two engines' collectives ("" when none).
 std::string FirstDifference(const CommLog& engine, const CommLog& in_process) {
   const size_t n = std::min(engine.records.size(), in_process.records.size());
@@ -141,6 +147,32 @@ StatusOr<int64_t> CheckSimulationFits(const planner::Plan& plan, const NumericOp
     }
   }
   return elements * 8;
+}
+
+Status CheckEvenLayout(const TensorEntry& tensor, const planner::ParamPlan& p, const planner::LayoutGroup& group) {
+  if (group.layout.even() && !group.expert_layout) return Status();
+  return Status::BadInput({}, tensor.name + ": the numeric check needs an even layout (" + p.effective.ToString() +
+                                  " on " + tensor.shape.ToString() + ")");
+}
+
+void OffsetBlock(const DistSpec& spec, const MeshGeometry& geo, std::vector<planner::Range>* box) {
+  for (size_t k = 0; k < box->size(); ++k) {
+    if (geo.Tiles(spec.dims[k]) <= 1) continue;
+    planner::Range& range = (*box)[k];
+    const int64_t length = range.second - range.first;
+    range = {range.first + length, range.second + length};
+    return;
+  }
+}
+
+bool SameExtents(const std::vector<planner::Range>& box, const std::vector<Range>& want_box) {
+  return std::equal(box.begin(), box.end(), want_box.begin(), want_box.end(),
+                    [](const planner::Range& a, const Range& b) { return a.second - a.first == b.second - b.first; });
+}
+
+void RecordShardError(ShardError error, int64_t* param_errors, NumericReport* report) {
+  ++report->shard_errors_total;
+  if (report->shard_errors.size() < 20 && (*param_errors)++ < 3) report->shard_errors.push_back(std::move(error));
 }
 
 // Device d's shard against the slice the effective spec names: its extent on every process, its values

@@ -48,6 +48,8 @@ std::string RecordKey(const CommRecord& r);
 int64_t HashOf(const CommLog& log);
 /// "all-gather in layer 0 (...): P(...) over a group of 4, 96 bytes per device".
 std::string RecordText(const CommRecord& r);
+/// The collectives two engines compare: the log's records but the backward-only ones.
+int64_t ForwardRecords(const CommLog& log);
 /// The first difference between two engines' collectives ("" when none).
 std::string FirstDifference(const CommLog& engine, const CommLog& in_process);
 
@@ -73,6 +75,20 @@ void AddEngineDifference(const DistTensor& want, const DistTensor& got, EngineCo
 /// The simulation's bounds: the device cap, then every device's shards plus the reference copy in f64
 /// within max_bytes. Returns the parameters' bytes.
 StatusOr<int64_t> CheckSimulationFits(const planner::Plan& plan, const NumericOptions& options);
+
+/// BadInput unless `group` lays the parameter out evenly and without an expert layout: the check cuts
+/// only even shards.
+Status CheckEvenLayout(const TensorEntry& tensor, const planner::ParamPlan& p, const planner::LayoutGroup& group);
+
+/// The offset-block fault: moves `box` one block along the first dim `spec` cuts on `geo`.
+void OffsetBlock(const DistSpec& spec, const MeshGeometry& geo, std::vector<planner::Range>* box);
+
+/// Whether the shard `box` has the extent of `want_box` in every dim (else the forward cannot run).
+bool SameExtents(const std::vector<planner::Range>& box, const std::vector<Range>& want_box);
+
+/// Counts a shard error into `report`, which keeps three messages a parameter (`param_errors`: those of
+/// this parameter so far) and twenty in all.
+void RecordShardError(ShardError error, int64_t* param_errors, NumericReport* report);
 
 /// Device d's shard (`box`, holding `local`) against the slice the effective spec names (`want_box` of
 /// the weight `w`): its extent on every process, its values on the root. The message is "" when it agrees.

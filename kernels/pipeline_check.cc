@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/dtype.h"
+#include "kernels/check_setup.h"
 #include "kernels/numeric_check_parts.h"
 #include "kernels/pipeline_forward.h"
 #include "kernels/stage_mesh.h"
@@ -91,10 +92,7 @@ StatusOr<StagedParams> PlaceStageParameters(const planner::Plan& plan, const Par
     const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
     const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
     if (tensor.role != TensorRole::kParameter) continue;
-    if (!group.layout.even() || group.expert_layout) {
-      return Status::BadInput({}, tensor.name + ": the numeric check needs an even layout (" + p.effective.ToString() +
-                                      " on " + tensor.shape.ToString() + ")");
-    }
+    EP_RETURN_IF_ERROR(CheckEvenLayout(tensor, p, group));
     const Dims dims(tensor.shape.dims().begin(), tensor.shape.dims().end());
     EP_ASSIGN_OR_RETURN(const DistSpec spec, SpecFromPartition(p.effective, tensor.shape.rank(), stage_mesh));
     EP_ASSIGN_OR_RETURN(const DistSpec whole_spec, SpecFromPartition(p.effective, tensor.shape.rank(), plan.mesh));
@@ -116,35 +114,21 @@ StatusOr<StagedParams> PlaceStageParameters(const planner::Plan& plan, const Par
       for (int64_t i = 0; i < stages.geo.devices(); ++i) {
         const int64_t d = stages.Device(s, i);
         std::vector<planner::Range> box = layout.SliceOf(d);
-        if (d == fault.offset_device) {
-          for (size_t k = 0; k < box.size(); ++k) {
-            if (stages.geo.Tiles(spec.dims[k]) <= 1) continue;
-            const int64_t length = box[k].second - box[k].first;
-            box[k] = {box[k].first + length, box[k].second + length};
-            break;
-          }
-        }
+        if (d == fault.offset_device) OffsetBlock(spec, stages.geo, &box);
         const std::vector<Range> want_box = here.BoxOf(stages.geo, i);
-        placed.shapes_ok = placed.shapes_ok && std::equal(box.begin(), box.end(), want_box.begin(), want_box.end(),
-                                                          [](const planner::Range& a, const Range& b) {
-                                                            return a.second - a.first == b.second - b.first;
-                                                          });
+        placed.shapes_ok = placed.shapes_ok && SameExtents(box, want_box);
         const bool owned = mine[static_cast<size_t>(s)].Contains(i);
         if (root && !group.HeldBy(d)) {  // the group's stages and its per-device view must agree
-          ++report->shard_errors_total;
           ShardError error{tensor.name, d};
           error.message =
               fmt::format("the plan puts it on pipeline stage {}, but not on device {} of that stage", s, d);
-          if (report->shard_errors.size() < 20 && param_errors++ < 3) report->shard_errors.push_back(std::move(error));
+          RecordShardError(std::move(error), &param_errors, report);
         }
         if (!root && !owned) continue;
         HostTensor local = SliceBox(w, std::vector<Range>(box.begin(), box.end()));
         if (d == fault.corrupt_device && local.size() > 0) local.data[0] += 1.0;
         ShardError error = CheckShard(tensor, p, d, box, want_box, w, local, root);
-        if (root && !error.message.empty()) {
-          ++report->shard_errors_total;
-          if (report->shard_errors.size() < 20 && param_errors++ < 3) report->shard_errors.push_back(std::move(error));
-        }
+        if (root && !error.message.empty()) RecordShardError(std::move(error), &param_errors, report);
         if (root) {
           report->measured_params[static_cast<size_t>(d)] +=
               ByteSize(local.size(), DTypeBits(tensor.dtype)).value_or(0);
@@ -271,74 +255,48 @@ std::vector<DistTensor> GatherOutputs(const std::vector<StageActivation>& got, c
 
 StatusOr<NumericReport> RunPipelinedCheck(const ModelDesc& model, const planner::Plan& plan, const ParamTree& tree,
                                           const NumericOptions& options) {
-  std::unique_ptr<Engine> in_process;
-  Engine* engine = options.engine;
-  if (engine == nullptr) {
-    in_process = MakeInProcessEngine();
-    engine = in_process.get();
-  }
   const Mesh& mesh = plan.mesh;
   const std::optional<int> pp_axis = mesh.AxisIndex(std::string(planner::kPipelineAxis));
   EP_CHECK(pp_axis.has_value(), "a pipelined plan's mesh has its pp axis");
   const Stages stages(mesh, *pp_axis, plan.pipeline.stages);
   const PipelineRun pipeline{plan.pipeline, *pp_axis, options.injection};
   NumericReport report;
-  report.devices = mesh.NumDevices();
-  EP_ASSIGN_OR_RETURN(report.param_bytes, CheckSimulationFits(plan, options));
-  Mesh one = mesh;
-  for (int64_t& s : one.shape) s = 1;
-  one.dcn_shape.clear();
-  const MeshGeometry geo1(one);
-
-  EP_ASSIGN_OR_RETURN(std::unique_ptr<Transport> transport, engine->Connect(mesh));
-  const MeshGeometry& geo = transport->geo();
-  const bool root = transport->root();
-  const bool distributed = engine->distributed();
+  EP_ASSIGN_OR_RETURN(const CheckRun run, StartCheckRun(plan, options, &report));
+  const MeshGeometry& geo1 = run.reference_geo;
+  const MeshGeometry& geo = run.geo();
   std::vector<StageRange> mine, every;
   for (int64_t s = 0; s < stages.count; ++s) {
     mine.push_back(StageDevicesIn(mesh, *pp_axis, s, geo.first_local(), geo.local_devices()));
     every.push_back({0, stages.geo.devices()});
   }
-  EP_ASSIGN_OR_RETURN(const StagedParams placed,
-                      PlaceStageParameters(plan, tree, options, stages, mine, geo1, root, distributed, &report));
+  EP_ASSIGN_OR_RETURN(const StagedParams placed, PlaceStageParameters(plan, tree, options, stages, mine, geo1, run.root,
+                                                                      run.distributed, &report));
 
-  const DistSpec ids_spec = ActivationSpec(stages.geo.mesh(), {model.batch_axes, model.sequence_axes});
-  report.batch = model.batch;
-  report.seq = model.seq;
-  if (!EvenlyDivisible({model.batch, model.seq}, ids_spec, stages.geo)) {
-    return Status::BadInput({}, fmt::format("batch {} x sequence {} is not divisible by the activation layout {}",
-                                            model.batch, model.seq, ids_spec.ToString(stages.geo.mesh())));
-  }
-  EP_RETURN_IF_ERROR(CheckMoeBlock(model, stages.geo.mesh()));
-  const HostTensor ids = TokenIds(model, options.seed);
+  // Inputs over one stage's mesh: every stage's devices take the same layout.
+  EP_ASSIGN_OR_RETURN(const CheckInputs inputs, PrepareInputs(model, stages.geo, options.seed, &report));
+  const HostTensor& ids = inputs.ids;
   std::vector<Activation> want;
-  if (root) {  // the unsharded reference
-    CommLog reference_log;
-    Collectives comm1(geo1, model.bytes_per_element, &reference_log, Injection::kNone);
-    Spmd spmd1(comm1);
-    want = Forward(model, spmd1, LookupIn(placed.reference),
-                   Distribute(ids, ActivationSpec(mesh, {model.batch_axes, model.sequence_axes}), geo1));
-  }
+  if (run.root) want = ReferenceForward(model, mesh, geo1, LookupIn(placed.reference), ids);
   if (!placed.shapes_ok) return report;
 
   // The stages this process runs; the root reports the stages' missing parameters from the run that holds
   // every stage (this one in process, its rerun under a distributed engine).
   const std::vector<ParamLookup> lookups =
-      StageLookups(placed, placed.sharded, stages, mine, root && !distributed ? &report : nullptr);
+      StageLookups(placed, placed.sharded, stages, mine, run.root && !run.distributed ? &report : nullptr);
   EP_ASSIGN_OR_RETURN(const std::vector<StageActivation> got,
-                      PipelinedForward(model, pipeline, *transport, lookups, ids, &report.comm));
+                      PipelinedForward(model, pipeline, *run.transport, lookups, ids, &report.comm));
   report.executed = true;
 
   // Every process ran its stages' collectives and every boundary: each log hashes as the in-process
   // rerun's part for the same stages (checked on the root below).
   std::vector<bool> runs(static_cast<size_t>(stages.count), false);
   for (int64_t s = 0; s < stages.count; ++s) runs[static_cast<size_t>(s)] = mine[static_cast<size_t>(s)].count > 0;
-  const std::vector<int64_t> log_hashes = transport->GatherValues(
+  const std::vector<int64_t> log_hashes = run.transport->GatherValues(
       std::vector<int64_t>(static_cast<size_t>(geo.local_devices()), StageLogHash(report.comm, runs)));
-  const std::vector<DistTensor> outputs = GatherOutputs(got, stages, mine, *transport);
-  if (!root) return report;
+  const std::vector<DistTensor> outputs = GatherOutputs(got, stages, mine, *run.transport);
+  if (!run.root) return report;
 
-  if (distributed) {
+  if (run.distributed) {
     // The in-process rerun of every stage over every device's shards: the engine's comparison, and the
     // whole pipeline's collectives for the report (each process's share of them checked by its hash).
     const std::unique_ptr<Transport> whole = MakeInProcessTransport(mesh);
@@ -347,12 +305,10 @@ StatusOr<NumericReport> RunPipelinedCheck(const ModelDesc& model, const planner:
     EP_ASSIGN_OR_RETURN(const std::vector<StageActivation> expected,
                         PipelinedForward(model, pipeline, *whole, all_lookups, ids, &log));
     EngineComparison c;
-    c.engine = engine->name();
-    c.processes = engine->processes();
+    c.engine = run.engine->name();
+    c.processes = run.engine->processes();
     c.devices_per_process = geo.local_devices();
-    c.records = static_cast<int64_t>(std::count_if(log.records.begin(), log.records.end(), [](const CommRecord& r) {
-      return r.backward != CommRecord::Backward::kOnly;
-    }));
+    c.records = ForwardRecords(log);
     for (size_t d = 0; d < log_hashes.size() && c.comm_difference.empty(); ++d) {
       const std::vector<bool> its = StagesOfProcess(stages, static_cast<int64_t>(d), geo.local_devices());
       if (log_hashes[d] != StageLogHash(log, its)) {

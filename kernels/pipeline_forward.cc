@@ -33,7 +33,7 @@ std::vector<StageBoundary> StageBoundaries(const planner::PipelineSplit& split) 
 }
 
 DistSpec BoundarySpec(const ModelDesc& model, const Dims& shape, const MeshGeometry& stage) {
-  const std::vector<PartitionSpec::Entry> entries{model.batch_axes, model.sequence_axes, model.hidden_axes};
+  const std::vector<PartitionSpec::Entry> entries{model.axes.batch, model.axes.sequence, model.axes.hidden_state};
   return ConstrainedSpec(shape, ActivationSpec(stage.mesh(), entries), stage);
 }
 
@@ -77,7 +77,7 @@ StatusOr<std::vector<StageActivation>> PipelinedForward(const ModelDesc& model, 
   Activation embed{"embed", DistTensor{hidden_shape, hidden, {}}};
   if (first.pass) {
     embed =
-        first.pass->Embed(first.spmd->Place(ids, ActivationSpec(stage_mesh, {model.batch_axes, model.sequence_axes})));
+        first.pass->Embed(first.spmd->Place(ids, ActivationSpec(stage_mesh, {model.axes.batch, model.axes.sequence})));
   }
   DistTensor h = embed.value;
   EP_RETURN_IF_ERROR(keep(std::move(embed), 0, hidden));

@@ -32,7 +32,7 @@ void AppendStageSends(const ModelDesc& model, const planner::Plan& plan, DryRunR
 // The mesh axes the step's data is split on: the activation layout's batch and sequence axes, of size > 1.
 std::vector<int> DataAxes(const ModelDesc& model, const Mesh& mesh) {
   std::vector<int> axes;
-  for (const PartitionSpec::Entry* entry : {&model.batch_axes, &model.sequence_axes}) {
+  for (const PartitionSpec::Entry* entry : {&model.axes.batch, &model.axes.sequence}) {
     for (const std::string& name : *entry) {
       const std::optional<int> a = mesh.AxisIndex(name);
       if (a && mesh.shape[static_cast<size_t>(*a)] > 1 && std::find(axes.begin(), axes.end(), *a) == axes.end()) {

@@ -53,10 +53,10 @@ inline ModelDesc TinyLlama() {
   m.kv_heads = 4;
   m.head_dim = 8;
   m.intermediate = 64;
-  m.batch_axes = {"fsdp", "dp"};
-  m.sequence_axes = {"sp"};
-  m.hidden_axes = {"tp"};
-  m.head_axes = {"tp"};
+  m.axes.batch = {"fsdp", "dp"};
+  m.axes.sequence = {"sp"};
+  m.axes.hidden_state = {"tp"};
+  m.axes.head = {"tp"};
   m.batch = 4;
   m.seq = 8;
   return m;

@@ -122,6 +122,7 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
   std::unordered_set<std::string_view> names;
   for (const TensorEntry& t : tree.tensors) names.insert(t.name);
   ModelDesc m;
+  static_cast<schemas::ModelDims&>(m) = dims;  // whole: ModelDesc is the dims plus what the tree says
   constexpr std::string_view kModel = "model/";
   if (names.contains("language_model/" + f.embedding)) {
     m.param_prefix = "language_model/";
@@ -135,16 +136,6 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
   };
   const std::string layer0 = f.layers + "/0/";
   m.forward = f;
-  m.model_type = dims.model_type;
-  m.vocab = dims.vocab;
-  m.hidden = dims.hidden;
-  m.layers = dims.layers;
-  m.heads = dims.heads;
-  m.kv_heads = dims.kv_heads;
-  m.head_dim = dims.head_dim;
-  m.intermediate = dims.intermediate;
-  m.norm_eps = dims.norm_eps;
-  m.rope_theta = dims.rope_theta;
   // tied_by_tree: published checkpoints may store a head although tie_word_embeddings holds (Falcon).
   m.tied_embeddings = f.tied_by_tree ? !has_tensor(f.head) : dims.tied_embeddings;
   const std::string& qkv = f.attention.qkv.empty() ? f.attention.q : f.attention.qkv;
@@ -163,9 +154,7 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
   if (dims.partial_rotary_factor < 1.0 && dims.head_dim > 0) {
     m.rotary_dim = static_cast<int64_t>(static_cast<double>(dims.head_dim) * dims.partial_rotary_factor);
   }
-  m.layer_types = dims.layer_types;
-  if (dims.use_sliding_window) m.sliding_window = dims.sliding_window;
-  m.attention_chunk = dims.attention_chunk_size;
+  if (!dims.use_sliding_window) m.sliding_window = 0;
   if (!dims.no_rope_layers.empty()) {
     for (int64_t layer = 0; layer < dims.layers; ++layer) {
       const auto l = static_cast<size_t>(layer);
@@ -173,16 +162,7 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
     }
   }
   m.l2_qk_norm = f.attention.l2_qk_norm && dims.use_qk_norm;
-  m.linear_key_heads = dims.linear_key_heads;
-  m.linear_value_heads = dims.linear_value_heads;
-  m.linear_key_dim = dims.linear_key_dim;
-  m.linear_value_dim = dims.linear_value_dim;
-  m.experts = dims.experts;
-  m.top_k = dims.top_k;
-  m.moe_intermediate = dims.moe_intermediate;
   m.norm_topk_prob = f.moe.norm_topk_prob.value_or(dims.norm_topk_prob);
-  m.first_dense_layers = dims.first_dense_layers;
-  m.swiglu_limit = dims.swiglu_limit;
   if (!f.moe.block.empty()) {
     for (int64_t layer = 0; layer < dims.layers; ++layer) {
       bool sparse = true;
@@ -193,14 +173,13 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
       m.sparse_layers.push_back(sparse);
     }
   }
-  if (f.moe.shared_kind != schemas::SharedExpertKind::kNone) m.shared_intermediate = dims.shared_intermediate;
-  if (f.moe.router_kind == schemas::RouterKind::kSigmoidGroupLimited ||
-      f.moe.router_kind == schemas::RouterKind::kSoftmaxGroupLimited) {
-    m.n_group = dims.n_group;
-    m.topk_group = dims.topk_group;
+  // What the structure does not run stays at its zero: no shared experts, ungrouped routing, no MLA.
+  if (f.moe.shared_kind == schemas::SharedExpertKind::kNone) m.shared_intermediate = 0;
+  if (f.moe.router_kind != schemas::RouterKind::kSigmoidGroupLimited &&
+      f.moe.router_kind != schemas::RouterKind::kSoftmaxGroupLimited) {
+    m.n_group = 1;
+    m.topk_group = 1;
   }
-  m.routed_scaling = dims.routed_scaling;
-  m.router_jitter = dims.router_jitter_noise;
   m.score_bias = !f.moe.score_bias.empty() &&
                  has_tensor(fmt::format("{}/{}/{}/{}", f.layers, dims.layers - 1, f.moe.block, f.moe.score_bias));
   // The router's bias and the experts' weight leaf, read in the first sparse layer (the per-expert
@@ -214,24 +193,16 @@ ModelDesc ModelDescOf(const TinyModel& tiny, const schemas::ModelDims& dims, con
     m.expert_kernel_leaf = has_tensor(block + expert) && !has_tensor(block + expert + "/kernel") ? "" : "kernel";
   }
   m.head_bias = !m.tied_embeddings && has_tensor(Parent(f.head) + "bias");
-  if (f.attention.kind == schemas::AttentionKind::kLatent) {
-    m.q_lora_rank = dims.q_lora_rank;
-    m.kv_lora_rank = dims.kv_lora_rank;
-    m.qk_nope = dims.qk_nope_head_dim;
-    m.qk_rope = dims.qk_rope_head_dim;
-    m.v_head = dims.v_head_dim;
+  if (f.attention.kind != schemas::AttentionKind::kLatent) {
+    m.q_lora_rank = 0;
+    m.kv_lora_rank = 0;
+    m.qk_nope_head_dim = 0;
+    m.qk_rope_head_dim = 0;
+    m.v_head_dim = 0;
   }
-  m.batch_axes = dims.axes.batch;
-  m.sequence_axes = dims.axes.sequence;
-  m.hidden_axes = dims.axes.hidden_state;
-  m.head_axes = dims.axes.head;
-  m.expert_data_axes = dims.axes.expert_data;
-  m.expert_axes = dims.axes.expert;
-  m.expert_tensor_axes = dims.axes.expert_tensor;
-  m.expert_tensor_mode = dims.axes.expert_tensor_mode;
-  const int64_t batch_tiles = EntryTiles(plan.mesh, m.batch_axes);
+  const int64_t batch_tiles = EntryTiles(plan.mesh, m.axes.batch);
   m.batch = batch_tiles > 1 ? batch_tiles : 2;
-  m.seq = RoundUp(8, EntryTiles(plan.mesh, m.sequence_axes));
+  m.seq = RoundUp(8, EntryTiles(plan.mesh, m.axes.sequence));
   m.bytes_per_element = plan.groups.empty() ? 2 : std::max(1, plan.groups[0].bits / 8);
   return m;
 }

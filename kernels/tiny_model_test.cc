@@ -179,7 +179,7 @@ TEST_F(TinyModelTest, ModelDescOfTheResolvedTinyDeepseek) {
   EXPECT_TRUE(m.score_bias);
   EXPECT_EQ(m.sparse_layers, (std::vector<bool>{false, true}));  // after first_k_dense_replace
   EXPECT_EQ(m.q_lora_rank, 32);
-  EXPECT_EQ(m.qk_nope + m.qk_rope, 16);
+  EXPECT_EQ(m.qk_nope_head_dim + m.qk_rope_head_dim, 16);
   EXPECT_TRUE(m.norm_topk_prob);
   EXPECT_FALSE(m.attention_bias);
   // The batch is the batch axes' size (fsdp x dp = 4), the sequence 8 rounded up to sp.

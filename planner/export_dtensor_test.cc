@@ -2,17 +2,11 @@
 
 #include <gtest/gtest.h>
 
-#include "planner/layout.h"
-#include "planner/spec_test_util.h"
+#include "planner/layout_test_util.h"
 
 namespace easyplan::planner {
 namespace {
 
-using plan_testing::kNone;
-using plan_testing::MakeMesh;
-using plan_testing::P;
-
-using Entry = PartitionSpec::Entry;
 using Ints = std::vector<int64_t>;
 
 LocalShard At(Ints global, Ints mesh, Ints coordinate, std::vector<Placement> placements) {
@@ -137,7 +131,7 @@ TEST(ExportDTensorTest, ExpressibleSpecsMatchTheLayoutOnEveryDevice) {
   for (const PartitionSpec& spec : specs) {
     const DTensorPlacements p = PlacementsFor(mesh, spec);
     ASSERT_TRUE(p.reason.empty());
-    const TensorLayout layout = *TensorLayout::Make(shape, spec, mesh, UnevenMode::kChunk);
+    const TensorLayout layout = MakeLayout(shape, spec, mesh, UnevenMode::kChunk);
     for (int64_t device = 0; device < mesh.NumDevices(); ++device) {
       const LocalShard shard = At({13, 12, 7}, mesh.shape, mesh.Coordinates(device), p.placements);
       const std::vector<Range> slice = layout.SliceOf(device);

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <optional>
 
+#include "core/enum_table.h"
 #include "core/status.h"
 #include "planner/export_lines.h"
 
@@ -15,17 +16,14 @@ namespace {
 // OpSharding::Type values, as XLA numbers them (JAX sorts unused-axis groups by this value).
 enum class SubgroupType { kReplicated = 0, kManual = 4, kUnreduced = 6 };
 
-const char* SubgroupName(SubgroupType type) {
-  switch (type) {
-    case SubgroupType::kReplicated:
-      return "replicated";
-    case SubgroupType::kManual:
-      return "manual";
-    case SubgroupType::kUnreduced:
-      return "unreduced";
-  }
-  return "replicated";
-}
+// The names XLA's HloSharding::ToString gives OpSharding types.
+constexpr EnumName<SubgroupType> kSubgroupNames[] = {
+    {SubgroupType::kReplicated, "replicated"},
+    {SubgroupType::kManual, "manual"},
+    {SubgroupType::kUnreduced, "unreduced"},
+};
+
+std::string_view SubgroupName(SubgroupType type) { return NameOf(kSubgroupNames, type); }
 
 int64_t Product(const std::vector<int64_t>& values) {
   int64_t product = 1;
@@ -125,7 +123,7 @@ struct Tiled {
     if (replicate_on_last_tile_dim) text += " last_tile_dim_replicate";
     if (!subgroup_types.empty()) {
       std::vector<std::string> names;
-      for (SubgroupType type : subgroup_types) names.push_back(SubgroupName(type));
+      for (SubgroupType type : subgroup_types) names.emplace_back(SubgroupName(type));
       text += fmt::format(" last_tile_dims={{{}}}", fmt::join(names, ", "));
     }
     return text + "}";

@@ -5,17 +5,10 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "planner/layout.h"
-#include "planner/spec_test_util.h"
+#include "planner/layout_test_util.h"
 
 namespace easyplan::planner {
 namespace {
-
-using plan_testing::kNone;
-using plan_testing::MakeMesh;
-using plan_testing::P;
-
-using Entry = PartitionSpec::Entry;
 
 Mesh M0() { return MakeMesh({{"axis_0", 2}, {"axis_1", 4}, {"axis_2", 4}}); }
 Mesh M2() { return MakeMesh({{"x", 8}, {"y", 4}}); }
@@ -203,7 +196,7 @@ TEST(ExportHloTest, RoundTripAgreesWithLayoutDeviceByDevice) {
   for (const PartitionSpec& spec : specs) {
     const std::string text = HloShardingText(mesh, spec, shape.rank());
     const ParsedHlo parsed = ParseHlo(text);
-    const TensorLayout layout = *TensorLayout::Make(shape, spec, mesh, UnevenMode::kError);
+    const TensorLayout layout = MakeLayout(shape, spec, mesh, UnevenMode::kError);
     if (parsed.replicated) {
       EXPECT_TRUE(spec.IsReplicated()) << text;
       continue;

@@ -5,57 +5,41 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "core/enum_table.h"
+
 namespace easyplan::planner {
 
-std::string_view FindingCodeName(FindingCode code) {
-  switch (code) {
-    case FindingCode::kUnmatchedTensor:
-      return "unmatched-tensor";
-    case FindingCode::kUnknownAxis:
-      return "unknown-axis";
-    case FindingCode::kDuplicateAxis:
-      return "duplicate-axis";
-    case FindingCode::kIndivisible:
-      return "indivisible";
-    case FindingCode::kOverBudget:
-      return "over-budget";
-    case FindingCode::kLogicalIndivisible:
-      return "logical-indivisible";
-    case FindingCode::kTruncatedSpec:
-      return "truncated-spec";
-    case FindingCode::kUnevenReplaced:
-      return "uneven-replicated";
-    case FindingCode::kUnevenChunked:
-      return "uneven-chunked";
-    case FindingCode::kDeadRule:
-      return "dead-rule";
-    case FindingCode::kShadowedRule:
-      return "shadowed-rule";
-    case FindingCode::kLargeReplicated:
-      return "large-replicated";
-    case FindingCode::kNoCounterpart:
-      return "no-counterpart";
-    case FindingCode::kExpertMesh:
-      return "expert-mesh";
-    case FindingCode::kCacheReshard:
-      return "cache-reshard";
-    case FindingCode::kRedundantCompute:
-      return "redundant-compute";
-    case FindingCode::kVocabReplicated:
-      return "vocab-replicated";
-    case FindingCode::kFusedMisaligned:
-      return "fused-misaligned";
-    case FindingCode::kPipelineMicrobatches:
-      return "pipeline-microbatches";
-    case FindingCode::kPipelineImbalance:
-      return "pipeline-imbalance";
-    case FindingCode::kContextLength:
-      return "context-length";
-    case FindingCode::kFitsNoDevice:
-      return "fits-no-device";
-  }
-  return "unknown";
-}
+namespace {
+
+// The stable identifiers of docs/RULES.md.
+constexpr EnumName<FindingCode> kFindingCodeNames[] = {
+    {FindingCode::kUnmatchedTensor, "unmatched-tensor"},
+    {FindingCode::kUnknownAxis, "unknown-axis"},
+    {FindingCode::kDuplicateAxis, "duplicate-axis"},
+    {FindingCode::kIndivisible, "indivisible"},
+    {FindingCode::kOverBudget, "over-budget"},
+    {FindingCode::kLogicalIndivisible, "logical-indivisible"},
+    {FindingCode::kTruncatedSpec, "truncated-spec"},
+    {FindingCode::kUnevenReplaced, "uneven-replicated"},
+    {FindingCode::kUnevenChunked, "uneven-chunked"},
+    {FindingCode::kDeadRule, "dead-rule"},
+    {FindingCode::kShadowedRule, "shadowed-rule"},
+    {FindingCode::kLargeReplicated, "large-replicated"},
+    {FindingCode::kNoCounterpart, "no-counterpart"},
+    {FindingCode::kExpertMesh, "expert-mesh"},
+    {FindingCode::kCacheReshard, "cache-reshard"},
+    {FindingCode::kRedundantCompute, "redundant-compute"},
+    {FindingCode::kVocabReplicated, "vocab-replicated"},
+    {FindingCode::kFusedMisaligned, "fused-misaligned"},
+    {FindingCode::kPipelineMicrobatches, "pipeline-microbatches"},
+    {FindingCode::kPipelineImbalance, "pipeline-imbalance"},
+    {FindingCode::kContextLength, "context-length"},
+    {FindingCode::kFitsNoDevice, "fits-no-device"},
+};
+
+}  // namespace
+
+std::string_view FindingCodeName(FindingCode code) { return NameOf(kFindingCodeNames, code); }
 
 Severity FindingSeverity(FindingCode code) {
   switch (code) {

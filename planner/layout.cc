@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/checked_math.h"
+#include "core/enum_table.h"
 
 namespace easyplan::planner {
 namespace {
@@ -203,19 +204,18 @@ Range LocalChunk(int64_t size, int64_t n, int64_t index) {
 
 int64_t CeilDiv(int64_t a, int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
 
+// The modes `--uneven` takes.
+constexpr EnumName<UnevenMode> kUnevenModeNames[] = {
+    {UnevenMode::kReplicate, "replicate"},
+    {UnevenMode::kError, "error"},
+    {UnevenMode::kChunk, "chunk"},
+};
+
 }  // namespace
 
-std::string_view UnevenModeName(UnevenMode mode) {
-  switch (mode) {
-    case UnevenMode::kReplicate:
-      return "replicate";
-    case UnevenMode::kError:
-      return "error";
-    case UnevenMode::kChunk:
-      return "chunk";
-  }
-  return "unknown";
-}
+std::string_view UnevenModeName(UnevenMode mode) { return NameOf(kUnevenModeNames, mode); }
+
+std::optional<UnevenMode> ParseUnevenMode(std::string_view text) { return ParseEnum(kUnevenModeNames, text); }
 
 Severity SpecIssueSeverity(SpecIssue::Kind kind) {
   switch (kind) {

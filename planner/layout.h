@@ -7,6 +7,7 @@
 // positions in the row-major mesh array.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,7 +29,8 @@ enum class UnevenMode {
 };
 
 inline constexpr UnevenMode kUnevenModes[] = {UnevenMode::kReplicate, UnevenMode::kError, UnevenMode::kChunk};
-std::string_view UnevenModeName(UnevenMode mode);  // "replicate" | "error" | "chunk"
+std::string_view UnevenModeName(UnevenMode mode);                  // "replicate" | "error" | "chunk"
+std::optional<UnevenMode> ParseUnevenMode(std::string_view text);  // the inverse; nullopt otherwise
 
 /// One change the correction made or one problem it found, for findings.
 struct SpecIssue {

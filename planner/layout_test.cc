@@ -4,16 +4,11 @@
 
 #include <map>
 
-#include "planner/spec_test_util.h"
+#include "planner/layout_test_util.h"
 
 namespace easyplan::planner {
 namespace {
 
-using plan_testing::kNone;
-using plan_testing::MakeMesh;
-using plan_testing::P;
-
-using Entry = PartitionSpec::Entry;
 using Ranges = std::vector<Range>;
 using Sizes = std::vector<int64_t>;
 using Kind = SpecIssue::Kind;
@@ -22,13 +17,6 @@ using Kind = SpecIssue::Kind;
 Mesh MeshXY() { return MakeMesh({{"x", 4}, {"y", 2}}); }
 Mesh MeshA() { return MakeMesh({{"dp", 1}, {"fsdp", 4}, {"ep", 1}, {"tp", 2}, {"sp", 1}}); }
 Mesh MeshB() { return MakeMesh({{"dp", 1}, {"fsdp", 4}, {"ep", 2}, {"tp", 2}, {"sp", 2}}); }
-
-TensorLayout Layout(const Shape& shape, const PartitionSpec& spec, const Mesh& mesh,
-                    UnevenMode mode = UnevenMode::kError) {
-  StatusOr<TensorLayout> layout = TensorLayout::Make(shape, spec, mesh, mode);
-  EXPECT_TRUE(layout.ok()) << layout.status().ToString();
-  return layout.ok() ? *layout : *TensorLayout::Make(Shape{}, P(), MakeMesh({{"x", 1}}), mode);
-}
 
 std::vector<Kind> Kinds(const CorrectedSpec& corrected) {
   std::vector<Kind> kinds;
@@ -46,6 +34,11 @@ Sizes ReplicaIds(const TensorLayout& layout, int64_t devices) {
 
 PartitionSpec Corrected(const Shape& shape, const PartitionSpec& spec, const Mesh& mesh) {
   return CorrectSpec(shape, spec, mesh, UnevenMode::kReplicate).spec;
+}
+
+TEST(UnevenModeTest, EveryModesNameParsesBackToIt) {
+  for (UnevenMode mode : kUnevenModes) EXPECT_EQ(ParseUnevenMode(UnevenModeName(mode)), mode);
+  EXPECT_EQ(ParseUnevenMode("pad"), std::nullopt);
 }
 
 TEST(CorrectSpecTest, DivisibleSpecIsUnchanged) {
@@ -258,7 +251,7 @@ TEST(TensorLayoutTest, Array2dShardIndicesShardShapesAndReplicaIds) {
       {P(), {{0, 8}, {0, 2}}, {{0, 8}, {0, 2}}, {8, 2}, {0, 1, 2, 3, 4, 5, 6, 7}},
   };
   for (const ArrayCase& c : cases) {
-    TensorLayout layout = Layout({8, 2}, c.spec, MeshXY());
+    TensorLayout layout = MakeLayout({8, 2}, c.spec, MeshXY());
     EXPECT_EQ(layout.SliceOf(0), c.dev0) << c.spec.ToString();
     EXPECT_EQ(layout.SliceOf(1), c.dev1) << c.spec.ToString();
     EXPECT_EQ(layout.shard_shape(), Shape(c.shard)) << c.spec.ToString();
@@ -269,10 +262,10 @@ TEST(TensorLayoutTest, Array2dShardIndicesShardShapesAndReplicaIds) {
 
 TEST(TensorLayoutTest, TupleEntryIsMajorToMinor) {
   // P(('x','y')): device 5 = (x=2, y=1) holds block 2*2+1 = 5.
-  TensorLayout layout = Layout({8, 2}, P({{"x", "y"}}), MeshXY());
+  TensorLayout layout = MakeLayout({8, 2}, P({{"x", "y"}}), MeshXY());
   for (int64_t d = 0; d < 8; ++d) EXPECT_EQ(layout.SliceOf(d), (Ranges{{d, d + 1}, {0, 2}}));
   // P(('y','x')): y major, so device (x, y) holds block y*4 + x.
-  TensorLayout reversed = Layout({8, 2}, P({{"y", "x"}}), MeshXY());
+  TensorLayout reversed = MakeLayout({8, 2}, P({{"y", "x"}}), MeshXY());
   for (int64_t d = 0; d < 8; ++d) {
     const int64_t block = (d % 2) * 4 + d / 2;
     EXPECT_EQ(reversed.SliceOf(d), (Ranges{{block, block + 1}, {0, 2}})) << d;
@@ -287,12 +280,12 @@ TEST(TensorLayoutTest, ShardShapesOf8x4) {
       {P({kNone, {"x"}}), {8, 1}}, {P({{"x", "y"}}), {1, 4}}, {P(), {8, 4}},
   };
   for (const auto& [spec, shard] : cases) {
-    EXPECT_EQ(Layout({8, 4}, spec, MeshXY()).shard_shape(), Shape(shard)) << spec.ToString();
+    EXPECT_EQ(MakeLayout({8, 4}, spec, MeshXY()).shard_shape(), Shape(shard)) << spec.ToString();
   }
 }
 
 TEST(TensorLayoutTest, TransposedSpecTileAssignment) {
-  TensorLayout layout = Layout({8, 4}, P({{"y"}, {"x"}}), MeshXY());
+  TensorLayout layout = MakeLayout({8, 4}, P({{"y"}, {"x"}}), MeshXY());
   EXPECT_EQ(layout.SliceOf(0), (Ranges{{0, 4}, {0, 1}}));
   EXPECT_EQ(layout.tiles(), (Sizes{2, 4}));
   // HLO tile_assignment_devices [0,2,4,6,1,3,5,7]: the device holding each block, blocks row-major.
@@ -322,7 +315,7 @@ TEST(TensorLayoutTest, IndivisibleDimFailsConstructionOutsideChunkMode) {  // ja
 
 TEST(TensorLayoutTest, VisualizeShardingTwoDimGrid) {
   Mesh mesh = MakeMesh({{"x", 8}, {"y", 4}});
-  TensorLayout layout = Layout({8, 8}, P({{"x"}, {"y"}}), mesh);
+  TensorLayout layout = MakeLayout({8, 8}, P({{"x"}, {"y"}}), mesh);
   for (int64_t i = 0; i < 8; ++i) {
     for (int64_t j = 0; j < 4; ++j) {
       EXPECT_EQ(layout.SliceOf(4 * i + j), (Ranges{{i, i + 1}, {2 * j, 2 * j + 2}}));
@@ -333,7 +326,7 @@ TEST(TensorLayoutTest, VisualizeShardingTwoDimGrid) {
 
 TEST(TensorLayoutTest, VisualizeShardingRowsReplicatedOverY) {
   Mesh mesh = MakeMesh({{"x", 8}, {"y", 4}});
-  TensorLayout layout = Layout({8, 8}, P({{"x"}, kNone}), mesh);
+  TensorLayout layout = MakeLayout({8, 8}, P({{"x"}, kNone}), mesh);
   for (int64_t i = 0; i < 8; ++i) {
     for (int64_t d = 4 * i; d < 4 * i + 4; ++d) {
       EXPECT_EQ(layout.SliceOf(d), (Ranges{{i, i + 1}, {0, 8}}));
@@ -344,7 +337,7 @@ TEST(TensorLayoutTest, VisualizeShardingRowsReplicatedOverY) {
 }
 
 TEST(TensorLayoutTest, VisualizeShardingColumnsReplicatedOverX) {
-  TensorLayout layout = Layout({8, 8}, P({kNone, {"y"}}), MeshXY());
+  TensorLayout layout = MakeLayout({8, 8}, P({kNone, {"y"}}), MeshXY());
   std::map<Ranges, std::vector<int64_t>> holders;
   for (int64_t d = 0; d < 8; ++d) holders[layout.SliceOf(d)].push_back(d);
   EXPECT_EQ(holders.at(Ranges{{0, 8}, {0, 4}}), (Sizes{0, 2, 4, 6}));
@@ -355,8 +348,8 @@ TEST(TensorLayoutTest, VisualizeShardingColumnsReplicatedOverX) {
 
 TEST(TensorLayoutTest, SizeOneAxesAreNoOps) {
   Mesh mesh = MeshA();  // sp = 1
-  TensorLayout tuple = Layout({16, 8}, P({{"fsdp", "sp"}, {"tp"}}), mesh);
-  TensorLayout plain = Layout({16, 8}, P({{"fsdp"}, {"tp"}}), mesh);
+  TensorLayout tuple = MakeLayout({16, 8}, P({{"fsdp", "sp"}, {"tp"}}), mesh);
+  TensorLayout plain = MakeLayout({16, 8}, P({{"fsdp"}, {"tp"}}), mesh);
   for (int64_t d = 0; d < mesh.NumDevices(); ++d) {
     EXPECT_EQ(tuple.SliceOf(d), plain.SliceOf(d));
     EXPECT_EQ(tuple.ReplicaId(d), plain.ReplicaId(d));
@@ -366,7 +359,7 @@ TEST(TensorLayoutTest, SizeOneAxesAreNoOps) {
 }
 
 TEST(TensorLayoutTest, TilesReplicasAndElements) {
-  TensorLayout layout = Layout({32, 12}, P({kNone, {"tp"}}), MeshB());
+  TensorLayout layout = MakeLayout({32, 12}, P({kNone, {"tp"}}), MeshB());
   EXPECT_EQ(layout.tiles(), (Sizes{1, 2}));
   EXPECT_EQ(layout.replicas(), 16);  // dp*fsdp*ep*sp
   EXPECT_EQ(layout.shard_shape(), Shape({32, 6}));
@@ -386,7 +379,7 @@ TEST(TensorLayoutTest, EvenLayoutsPartitionTheTensor) {
       P({{"c"}, kNone, {"d", "a"}}),
   };
   for (const PartitionSpec& spec : specs) {
-    TensorLayout layout = Layout({12, 12, 4}, spec, mesh);
+    TensorLayout layout = MakeLayout({12, 12, 4}, spec, mesh);
     std::map<Ranges, int64_t> seen;
     int64_t total = 0;
     for (int64_t d = 0; d < mesh.NumDevices(); ++d) {
@@ -427,7 +420,7 @@ Local LocalOf(const TensorLayout& layout, int64_t device) {
 Mesh MeshDpTp(int64_t dp, int64_t tp) { return MakeMesh({{"dp", dp}, {"tp", tp}}); }
 
 TEST(ChunkLayoutTest, ShardShardNestsChunksPerAxis) {  // [Shard(0), Shard(0)], (18,2) on (4,2)
-  TensorLayout layout = Layout({18, 2}, P({{"dp", "tp"}}), MeshDpTp(4, 2), UnevenMode::kChunk);
+  TensorLayout layout = MakeLayout({18, 2}, P({{"dp", "tp"}}), MeshDpTp(4, 2), UnevenMode::kChunk);
   for (int64_t dp = 0; dp < 3; ++dp) {
     EXPECT_EQ(LocalOf(layout, 2 * dp), (Local{{3, 2}, {5 * dp, 0}}));
     EXPECT_EQ(LocalOf(layout, 2 * dp + 1), (Local{{2, 2}, {5 * dp + 3, 0}}));
@@ -441,14 +434,14 @@ TEST(ChunkLayoutTest, ShardShardNestsChunksPerAxis) {  // [Shard(0), Shard(0)], 
 
 TEST(ChunkLayoutTest, NestedChunkDiffersFromFlatChunk) {
   // Sizes 3,2 | 3,2 | 3,2 | 2,1 — a flat 8-way torch.chunk would give 3,3,3,3,3,3,0,0.
-  TensorLayout layout = Layout({18}, P({{"dp", "tp"}}), MeshDpTp(4, 2), UnevenMode::kChunk);
+  TensorLayout layout = MakeLayout({18}, P({{"dp", "tp"}}), MeshDpTp(4, 2), UnevenMode::kChunk);
   Sizes sizes;
   for (int64_t d = 0; d < 8; ++d) sizes.push_back(layout.ElementsOn(d));
   EXPECT_EQ(sizes, (Sizes{3, 2, 3, 2, 3, 2, 2, 1}));
 }
 
 TEST(ChunkLayoutTest, EmptyShardOffsetIsTheDimSize) {  // [Shard(0), Shard(0)], (13,2) on (4,2)
-  TensorLayout layout = Layout({13, 2}, P({{"dp", "tp"}}), MeshDpTp(4, 2), UnevenMode::kChunk);
+  TensorLayout layout = MakeLayout({13, 2}, P({{"dp", "tp"}}), MeshDpTp(4, 2), UnevenMode::kChunk);
   for (int64_t dp = 0; dp < 3; ++dp) {
     EXPECT_EQ(LocalOf(layout, 2 * dp), (Local{{2, 2}, {4 * dp, 0}}));
     EXPECT_EQ(LocalOf(layout, 2 * dp + 1), (Local{{2, 2}, {4 * dp + 2, 0}}));
@@ -462,7 +455,7 @@ TEST(ChunkLayoutTest, EmptyShardOffsetIsTheDimSize) {  // [Shard(0), Shard(0)], 
 // [_StridedShard(0, split_factor=S), Shard(0)] on mesh (dp, tp) with S = tp size shards tp first:
 // it is the JAX tuple entry ('tp', 'dp') chunked per axis.
 TEST(ChunkLayoutTest, StridedShardIsTupleInReverseMeshOrder) {  // (4096,4096) on (30,8)
-  TensorLayout layout = Layout({4096, 4096}, P({{"tp", "dp"}}), MeshDpTp(30, 8), UnevenMode::kChunk);
+  TensorLayout layout = MakeLayout({4096, 4096}, P({{"tp", "dp"}}), MeshDpTp(30, 8), UnevenMode::kChunk);
   for (int64_t dp = 0; dp < 30; ++dp) {
     for (int64_t tp = 0; tp < 8; ++tp) {
       const int64_t device = 8 * dp + tp;
@@ -475,7 +468,7 @@ TEST(ChunkLayoutTest, StridedShardIsTupleInReverseMeshOrder) {  // (4096,4096) o
 }
 
 TEST(ChunkLayoutTest, StridedShardSmallCase) {  // [_StridedShard(0, 2), Shard(0)], (18,2) on (4,2)
-  TensorLayout layout = Layout({18, 2}, P({{"tp", "dp"}}), MeshDpTp(4, 2), UnevenMode::kChunk);
+  TensorLayout layout = MakeLayout({18, 2}, P({{"tp", "dp"}}), MeshDpTp(4, 2), UnevenMode::kChunk);
   for (int64_t dp = 0; dp < 4; ++dp) {
     for (int64_t tp = 0; tp < 2; ++tp) {
       const Local expected = dp < 3 ? Local{{3, 2}, {tp * 9 + 3 * dp, 0}} : Local{{0, 2}, {18, 0}};
@@ -487,13 +480,13 @@ TEST(ChunkLayoutTest, StridedShardSmallCase) {  // [_StridedShard(0, 2), Shard(0
 // [Shard(0), _StridedShard(0, split_factor=2)] is not a contiguous JAX block: DTensor reports offsets
 // 5dp+2 for tp=1 that overlap tp=0's rows. Only the local shapes coincide with P(('dp','tp')).
 TEST(ChunkLayoutTest, ShardThenStridedShardMatchesLocalShapesOnly) {
-  TensorLayout layout = Layout({18, 2}, P({{"dp", "tp"}}), MeshDpTp(4, 2), UnevenMode::kChunk);
+  TensorLayout layout = MakeLayout({18, 2}, P({{"dp", "tp"}}), MeshDpTp(4, 2), UnevenMode::kChunk);
   const std::vector<Sizes> torch_shapes = {{3, 2}, {2, 2}, {3, 2}, {2, 2}, {3, 2}, {2, 2}, {2, 2}, {1, 2}};
   for (int64_t d = 0; d < 8; ++d) EXPECT_EQ(LocalOf(layout, d).shape, torch_shapes[static_cast<size_t>(d)]);
 }
 
 TEST(ChunkLayoutTest, DocstringExampleShardsDimOneTwice) {  // (Shard(1), Shard(1)) of a (2,5) on (2,2)
-  TensorLayout layout = Layout({2, 5}, P({kNone, {"a", "b"}}), MakeMesh({{"a", 2}, {"b", 2}}), UnevenMode::kChunk);
+  TensorLayout layout = MakeLayout({2, 5}, P({kNone, {"a", "b"}}), MakeMesh({{"a", 2}, {"b", 2}}), UnevenMode::kChunk);
   EXPECT_EQ(LocalOf(layout, 0), (Local{{2, 2}, {0, 0}}));
   EXPECT_EQ(LocalOf(layout, 1), (Local{{2, 1}, {0, 2}}));
   EXPECT_EQ(LocalOf(layout, 2), (Local{{2, 1}, {0, 3}}));
@@ -505,7 +498,7 @@ TEST(ChunkLayoutTest, DocstringExampleShardsDimOneTwice) {  // (Shard(1), Shard(
 TEST(ChunkLayoutTest, OneDimMatchesTorchChunk) {
   Mesh mesh = MakeMesh({{"x", 8}});
   for (int64_t size = 0; size <= 16; ++size) {
-    TensorLayout layout = Layout({size}, P({{"x"}}), mesh, UnevenMode::kChunk);
+    TensorLayout layout = MakeLayout({size}, P({{"x"}}), mesh, UnevenMode::kChunk);
     const int64_t chunk = (size + 7) / 8;
     for (int64_t rank = 0; rank < 8; ++rank) {
       const int64_t start = std::min(size, chunk * rank);
@@ -518,15 +511,15 @@ TEST(ChunkLayoutTest, OneDimMatchesTorchChunk) {
 
 TEST(ChunkLayoutTest, DivisibleDimsMatchJaxBlocks) {
   Mesh mesh = MeshXY();
-  TensorLayout chunk = Layout({16, 6}, P({{"y", "x"}, kNone}), mesh, UnevenMode::kChunk);
-  TensorLayout block = Layout({16, 6}, P({{"y", "x"}, kNone}), mesh, UnevenMode::kError);
+  TensorLayout chunk = MakeLayout({16, 6}, P({{"y", "x"}, kNone}), mesh, UnevenMode::kChunk);
+  TensorLayout block = MakeLayout({16, 6}, P({{"y", "x"}, kNone}), mesh, UnevenMode::kError);
   for (int64_t d = 0; d < 8; ++d) EXPECT_EQ(chunk.SliceOf(d), block.SliceOf(d));
   EXPECT_TRUE(chunk.even());
 }
 
 TEST(ChunkLayoutTest, ReplicaIdNumbersDevicesSharingABlock) {
   Mesh mesh = MakeMesh({{"dp", 2}, {"fsdp", 4}, {"tp", 2}});
-  TensorLayout layout = Layout({6}, P({{"fsdp"}}), mesh, UnevenMode::kChunk);
+  TensorLayout layout = MakeLayout({6}, P({{"fsdp"}}), mesh, UnevenMode::kChunk);
   // fsdp chunks 2,2,2,0; each block lives on the 4 devices of (dp, tp), numbered in device order.
   for (int64_t d = 0; d < 16; ++d) {
     const Sizes c = mesh.Coordinates(d);
@@ -565,7 +558,7 @@ TEST(TensorLayoutTest, ShapeWhoseElementCountOverflowsIsBadInput) {
 }
 
 TEST(TensorLayoutTest, ScalarLayoutHoldsOneElementEverywhere) {
-  TensorLayout layout = Layout(Shape{}, P(), MeshXY());
+  TensorLayout layout = MakeLayout(Shape{}, P(), MeshXY());
   EXPECT_TRUE(layout.SliceOf(7).empty());
   EXPECT_EQ(layout.ElementsOn(7), 1);
   EXPECT_EQ(layout.ReplicaId(7), 7);
@@ -579,13 +572,13 @@ TEST(TensorLayoutTest, LargeMeshNeedsNoPerDeviceTables) {
   Mesh mesh = MakeMesh(axes);
   ASSERT_EQ(mesh.NumDevices(), int64_t{1} << 16);
   const int64_t big = int64_t{1} << 40;
-  TensorLayout layout = Layout({big, 3}, P({{"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"}}), mesh);
+  TensorLayout layout = MakeLayout({big, 3}, P({{"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"}}), mesh);
   const int64_t last = mesh.NumDevices() - 1;
   EXPECT_EQ(layout.SliceOf(last), (Ranges{{big - (big >> 16), big}, {0, 3}}));
   EXPECT_EQ(layout.ElementsOn(last), (big >> 16) * 3);
   EXPECT_EQ(layout.ReplicaId(last), 0);
 
-  TensorLayout chunked = Layout({big + 1, 3}, P({{"a7", "a0"}}), mesh, UnevenMode::kChunk);
+  TensorLayout chunked = MakeLayout({big + 1, 3}, P({{"a7", "a0"}}), mesh, UnevenMode::kChunk);
   EXPECT_EQ(chunked.shard_shape(), Shape({(big + 1) / 16 + 1, 3}));
   EXPECT_EQ(chunked.SliceOf(0)[0], (Range{0, (big + 1) / 16 + 1}));
 }

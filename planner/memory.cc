@@ -8,6 +8,7 @@
 #include "core/byte_size.h"
 #include "core/checked_math.h"
 #include "core/document.h"
+#include "core/enum_table.h"
 #include "core/json_pointer.h"
 #include "core/shape.h"
 #include "core/yaml_parse.h"
@@ -55,54 +56,37 @@ int64_t StepBytes(const ActivationPlan& plan, std::string_view name) {
   return 0;
 }
 
+// The optimizers `--optimizer` takes.
+constexpr EnumName<Optimizer> kOptimizerNames[] = {
+    {Optimizer::kAdamW, "adamw"},
+    {Optimizer::kAdafactor, "adafactor"},
+    {Optimizer::kLion, "lion"},
+    {Optimizer::kSgd, "sgd"},
+};
+
+// EasyDeL's gradient_checkpointing names, then the aliases it also accepts for them (the names of
+// jax.checkpoint_policies), and "" for none.
+constexpr EnumName<CheckpointPolicy> kCheckpointPolicyNames[] = {
+    {CheckpointPolicy::kNone, "none"},
+    {CheckpointPolicy::kEverythingSaveable, "everything_saveable"},
+    {CheckpointPolicy::kNothingSaveable, "nothing_saveable"},
+    {CheckpointPolicy::kCheckpointDots, "checkpoint_dots"},
+    {CheckpointPolicy::kDotsNoBatchDims, "checkpoint_dots_with_no_batch_dims"},
+    {CheckpointPolicy::kCheckpointDots, "dots_saveable"},
+    {CheckpointPolicy::kDotsNoBatchDims, "dots_with_no_batch_dims_saveable"},
+    {CheckpointPolicy::kNone, ""},
+};
+
 }  // namespace
 
-std::string_view OptimizerName(Optimizer optimizer) {
-  switch (optimizer) {
-    case Optimizer::kAdamW:
-      return "adamw";
-    case Optimizer::kAdafactor:
-      return "adafactor";
-    case Optimizer::kLion:
-      return "lion";
-    case Optimizer::kSgd:
-      return "sgd";
-  }
-  return "adamw";
-}
+std::string_view OptimizerName(Optimizer optimizer) { return NameOf(kOptimizerNames, optimizer); }
 
-std::optional<Optimizer> ParseOptimizer(std::string_view text) {
-  for (Optimizer o : kOptimizers) {
-    if (OptimizerName(o) == text) return o;
-  }
-  return std::nullopt;
-}
+std::optional<Optimizer> ParseOptimizer(std::string_view text) { return ParseEnum(kOptimizerNames, text); }
 
-std::string_view CheckpointPolicyName(CheckpointPolicy policy) {
-  switch (policy) {
-    case CheckpointPolicy::kNone:
-      return "none";
-    case CheckpointPolicy::kEverythingSaveable:
-      return "everything_saveable";
-    case CheckpointPolicy::kNothingSaveable:
-      return "nothing_saveable";
-    case CheckpointPolicy::kCheckpointDots:
-      return "checkpoint_dots";
-    case CheckpointPolicy::kDotsNoBatchDims:
-      return "checkpoint_dots_with_no_batch_dims";
-  }
-  return "none";
-}
+std::string_view CheckpointPolicyName(CheckpointPolicy policy) { return NameOf(kCheckpointPolicyNames, policy); }
 
 std::optional<CheckpointPolicy> ParseCheckpointPolicy(std::string_view text) {
-  if (text.empty() || text == "none") return CheckpointPolicy::kNone;
-  if (text == "everything_saveable") return CheckpointPolicy::kEverythingSaveable;
-  if (text == "nothing_saveable") return CheckpointPolicy::kNothingSaveable;
-  if (text == "checkpoint_dots" || text == "dots_saveable") return CheckpointPolicy::kCheckpointDots;
-  if (text == "checkpoint_dots_with_no_batch_dims" || text == "dots_with_no_batch_dims_saveable") {
-    return CheckpointPolicy::kDotsNoBatchDims;
-  }
-  return std::nullopt;
+  return ParseEnum(kCheckpointPolicyNames, text);
 }
 
 StatusOr<MemoryModel> MemoryModelOf(const schemas::ModelDims& dims, const Json& config) {

@@ -313,6 +313,17 @@ TEST(MemoryParseTest, PoliciesAndOptimizers) {
   EXPECT_EQ(ParseOptimizer("adam"), std::nullopt);
 }
 
+TEST(MemoryParseTest, EveryPolicyAndOptimizerNameParsesBackToIt) {
+  for (CheckpointPolicy policy :
+       {CheckpointPolicy::kNone, CheckpointPolicy::kEverythingSaveable, CheckpointPolicy::kNothingSaveable,
+        CheckpointPolicy::kCheckpointDots, CheckpointPolicy::kDotsNoBatchDims}) {
+    EXPECT_EQ(ParseCheckpointPolicy(CheckpointPolicyName(policy)), policy);
+  }
+  for (Optimizer optimizer : kOptimizers) EXPECT_EQ(ParseOptimizer(OptimizerName(optimizer)), optimizer);
+  // An alias parses but never names: the name is EasyDeL's own.
+  EXPECT_EQ(CheckpointPolicyName(CheckpointPolicy::kCheckpointDots), "checkpoint_dots");
+}
+
 TEST(MemoryModelTest, MoeLayersFromMlpLayerTypesAndGpt2IsNotGated) {
   auto model_of = [](const char* text) {
     const Json config = Json::parse(text);

@@ -4,12 +4,14 @@
 
 #include <algorithm>
 
+#include "core/enum_table.h"
 #include "core/number_literal.h"
 
 namespace easyplan::planner {
 namespace {
 
-constexpr std::pair<PipelineSchedule, std::string_view> kScheduleNames[] = {
+// The schedules of docs/PIPELINE.md, as options and reports name them.
+constexpr EnumName<PipelineSchedule> kScheduleNames[] = {
     {PipelineSchedule::kGpipe, "gpipe"},
     {PipelineSchedule::k1F1B, "1f1b"},
     {PipelineSchedule::kInterleaved, "interleaved"},
@@ -60,19 +62,9 @@ Status TooFewLayers(int64_t layers, const PipelineSplit& split) {
 
 }  // namespace
 
-std::string_view PipelineScheduleName(PipelineSchedule schedule) {
-  for (const auto& [value, name] : kScheduleNames) {
-    if (value == schedule) return name;
-  }
-  return "1f1b";
-}
+std::string_view PipelineScheduleName(PipelineSchedule schedule) { return NameOf(kScheduleNames, schedule); }
 
-std::optional<PipelineSchedule> ParsePipelineSchedule(std::string_view text) {
-  for (const auto& [value, name] : kScheduleNames) {
-    if (name == text) return value;
-  }
-  return std::nullopt;
-}
+std::optional<PipelineSchedule> ParsePipelineSchedule(std::string_view text) { return ParseEnum(kScheduleNames, text); }
 
 int64_t PipelineSplit::StageOfLayer(int64_t layer) const {
   int64_t end = 0;

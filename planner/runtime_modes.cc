@@ -1,7 +1,9 @@
 #include "planner/runtime_modes.h"
 
 #include <map>
+#include <optional>
 
+#include "core/enum_table.h"
 #include "rules/rule_set.h"
 
 namespace easyplan::planner {
@@ -21,13 +23,18 @@ PartitionSpec Canonical(PartitionSpec spec) {
   return PartitionSpec(std::move(entries));
 }
 
+// The layouts `--layout` takes: EasyDeL's AttnLayout values it implements.
+constexpr EnumName<AttnLayout> kAttnLayoutNames[] = {
+    {AttnLayout::kBthd, "bthd"},
+    {AttnLayout::kBhtd, "bhtd"},
+};
+
 }  // namespace
 
-std::string_view AttnLayoutName(AttnLayout layout) { return layout == AttnLayout::kBhtd ? "bhtd" : "bthd"; }
+std::string_view AttnLayoutName(AttnLayout layout) { return NameOf(kAttnLayoutNames, layout); }
 
 StatusOr<AttnLayout> ParseAttnLayout(std::string_view text) {
-  if (text == "bthd") return AttnLayout::kBthd;
-  if (text == "bhtd") return AttnLayout::kBhtd;
+  if (const std::optional<AttnLayout> layout = ParseEnum(kAttnLayoutNames, text)) return *layout;
   if (text == "thd") {
     return Status::BadInput({},
                             "--layout thd is not implemented by EasyDeL: OperationMetadata.get_shardings raises "

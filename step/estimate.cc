@@ -77,7 +77,7 @@ kernels::ModelDesc MicrobatchModel(const StepModel& model, const StepSettings& s
   kernels::ModelDesc desc = model.desc;
   desc.batch = s.batch / std::max<int64_t>(1, s.microbatches);
   desc.seq = s.decode() ? 1 : s.seq;
-  if (s.decode()) desc.sequence_axes.clear();
+  if (s.decode()) desc.axes.sequence.clear();
   return desc;
 }
 

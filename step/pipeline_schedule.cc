@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "core/checked_math.h"
+#include "core/enum_table.h"
 
 namespace easyplan::step {
 namespace {
@@ -241,21 +242,17 @@ struct PassOutput {
   int64_t microbatch = 0;
 };
 
+// The letters of a schedule picture (docs/PIPELINE.md).
+constexpr EnumName<PassKind> kPassKindNames[] = {
+    {PassKind::kForward, "F"},
+    {PassKind::kBackward, "B"},
+    {PassKind::kBackwardInput, "I"},
+    {PassKind::kWeight, "W"},
+};
+
 }  // namespace
 
-std::string_view PassKindName(PassKind kind) {
-  switch (kind) {
-    case PassKind::kForward:
-      return "F";
-    case PassKind::kBackward:
-      return "B";
-    case PassKind::kBackwardInput:
-      return "I";
-    case PassKind::kWeight:
-      return "W";
-  }
-  return "F";
-}
+std::string_view PassKindName(PassKind kind) { return NameOf(kPassKindNames, kind); }
 
 int64_t DeviceOfChunk(const planner::PipelineSplit& split, int64_t chunk, int64_t microbatch, int64_t microbatches) {
   const int64_t p = split.stages;

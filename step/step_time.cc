@@ -204,10 +204,10 @@ StatusOr<StepCost> PriceStep(const kernels::DryRunReport& run, const Mesh& mesh,
   // A fused kernel computes the score blocks on or below the causal diagonal only; a decode step's one
   // query attends to its whole cache, and vanilla attention computes the whole product, then masks it.
   if (options.flash_attention && options.decode_cache_tokens == 0) {
-    cost.attention_causal_share = AttentionCausalShare(kernels::EntryTiles(mesh, model.sequence_axes));
+    cost.attention_causal_share = AttentionCausalShare(kernels::EntryTiles(mesh, model.axes.sequence));
   }
   // The data-parallel degree of the fused MoE block (its tokens are split over these axes only).
-  const int64_t expert_data_tiles = kernels::EntryTiles(mesh, model.expert_data_axes);
+  const int64_t expert_data_tiles = kernels::EntryTiles(mesh, model.axes.expert_data);
   for (const kernels::MatmulRecord& m : run.matmuls.records) {
     const bool scores = m.attention_core;
     double flops = static_cast<double>(m.flops) * (scores ? cost.attention_causal_share : 1.0);
