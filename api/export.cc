@@ -95,6 +95,7 @@ StatusOr<ExportResult> Export(const std::shared_ptr<const Model>& model, const C
                                       .presets = planned.inputs.presets,
                                       .config = &model->config(),
                                       .geometry = &model->resolved().geometry,
+                                      .dim_keys = &model->resolved().dim_keys,
                                       .activation_table = table,
                                       .model = runtime_model,
                                       .vocabulary = vocabulary ? &*vocabulary : nullptr,

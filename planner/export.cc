@@ -124,16 +124,20 @@ StatusOr<std::string> ExportPlan(std::string_view format_name, const ExportInput
   }
   const Json no_geometry = Json::object();
   const Json& geometry = inputs.geometry ? *inputs.geometry : no_geometry;
+  const schemas::DimKeysByObject no_dim_keys;
+  const schemas::DimKeysByObject& dim_keys = inputs.dim_keys ? *inputs.dim_keys : no_dim_keys;
   switch (format->format) {
     case ExportFormat::kJax: {
-      EP_ASSIGN_OR_RETURN(JaxActivations activations, JaxActivationSpecs(*inputs.activation_table, *inputs.presets,
-                                                                         *inputs.config, geometry, plan.mesh));
+      EP_ASSIGN_OR_RETURN(
+          JaxActivations activations,
+          JaxActivationSpecs(*inputs.activation_table, *inputs.presets, *inputs.config, geometry, dim_keys, plan.mesh));
       return JaxModuleExport(plan, tree, *inputs.rules, *inputs.presets, *inputs.config, activations,
                              inputs.easydel_version);
     }
     case ExportFormat::kJaxJson: {
-      EP_ASSIGN_OR_RETURN(JaxActivations activations, JaxActivationSpecs(*inputs.activation_table, *inputs.presets,
-                                                                         *inputs.config, geometry, plan.mesh));
+      EP_ASSIGN_OR_RETURN(
+          JaxActivations activations,
+          JaxActivationSpecs(*inputs.activation_table, *inputs.presets, *inputs.config, geometry, dim_keys, plan.mesh));
       return JaxJsonExport(plan, tree, activations);
     }
     case ExportFormat::kXlaHlo:

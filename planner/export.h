@@ -20,6 +20,7 @@
 #include "planner/runtime_vocabulary.h"
 #include "rules/presets.h"
 #include "rules/rule_set.h"
+#include "schemas/dim_keys.h"
 
 namespace easyplan::planner {
 
@@ -79,6 +80,8 @@ struct ExportInputs {
   const rules::Presets* presets = nullptr;
   const Json* config = nullptr;    ///< the resolved config
   const Json* geometry = nullptr;  ///< its family's geometry (schemas::ResolvedConfig::geometry); null: none
+  /// The config keys its dims are read from (schemas::ResolvedConfig::dim_keys); null: the shared ones.
+  const schemas::DimKeysByObject* dim_keys = nullptr;
   /// rules/_activations.yaml, for the formats that need it (ExportFormatInfo::needs_activation_table).
   const ActivationTable* activation_table = nullptr;
   /// The model facts the runtime exports need (megatron, maxtext): its experts and checkpointing policy.

@@ -9,10 +9,11 @@
 namespace easyplan::planner {
 
 StatusOr<JaxActivations> JaxActivationSpecs(const ActivationTable& table, const rules::Presets& presets,
-                                            const Json& config, const Json& geometry, const Mesh& mesh) {
+                                            const Json& config, const Json& geometry,
+                                            const schemas::DimKeysByObject& dim_keys, const Mesh& mesh) {
   // The geometry of multimodal families is their text_config's, as `easyplan activations` reads it.
   const Json& model = schemas::GeometryConfig(config);
-  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(config, geometry));
+  EP_ASSIGN_OR_RETURN(const schemas::ModelDims dims, schemas::ModelDimsOf(config, geometry, dim_keys));
   const std::string dtype = dims.torch_dtype.empty() ? "bfloat16" : dims.torch_dtype;
   std::optional<DType> parsed_dtype = ParseDType(dtype);
   if (!parsed_dtype) {

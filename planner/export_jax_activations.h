@@ -11,6 +11,7 @@
 #include "planner/activation_table.h"
 #include "planner/export_jax.h"
 #include "rules/presets.h"
+#include "schemas/dim_keys.h"
 
 namespace easyplan::planner {
 
@@ -18,9 +19,11 @@ namespace easyplan::planner {
 /// default: bthd layout, no qkv_mni, no softmax aux, no shapes, the kernel the config selects, and the
 /// dtype of the config's torch_dtype (else bfloat16). `config` is the resolved config (its
 /// text_config is used for multimodal families); `geometry` its family's geometry values
-/// (schemas::ResolvedConfig::geometry).
+/// (schemas::ResolvedConfig::geometry) and `dim_keys` the keys its dims are read from
+/// (schemas::ResolvedConfig::dim_keys).
 StatusOr<JaxActivations> JaxActivationSpecs(const ActivationTable& table, const rules::Presets& presets,
-                                            const Json& config, const Json& geometry, const Mesh& mesh);
+                                            const Json& config, const Json& geometry,
+                                            const schemas::DimKeysByObject& dim_keys, const Mesh& mesh);
 
 }  // namespace easyplan::planner
 

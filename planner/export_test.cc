@@ -88,8 +88,8 @@ TEST_F(ExportTest, EachFormatIsItsOwnArtifact) {
   EXPECT_EQ(*ExportPlan("shardy", inputs), ShardyExport(plan_, model_->tree, false));
   EXPECT_EQ(*ExportPlan("torch", inputs), *TorchExport(plan_, model_->tree));
   EXPECT_EQ(*ExportPlan("hf-tp-plan", inputs), HfTpPlanExport(plan_, model_->tree, "tp"));
-  auto activations =
-      JaxActivationSpecs(*table_, *model_->presets, model_->resolved.config, model_->resolved.geometry, plan_.mesh);
+  auto activations = JaxActivationSpecs(*table_, *model_->presets, model_->resolved.config, model_->resolved.geometry,
+                                        model_->resolved.dim_keys, plan_.mesh);
   ASSERT_TRUE(activations.ok()) << activations.status().ToString();
   EXPECT_EQ(*ExportPlan("jax-json", inputs), JaxJsonExport(plan_, model_->tree, *activations));
   auto module = ExportPlan("jax", inputs);
@@ -119,8 +119,8 @@ TEST_F(ExportTest, JaxFormatsNeedTheActivationTableAndAPlanWithItsEntries) {
 }
 
 TEST_F(ExportTest, ActivationSpecsCoverEveryRuntimeMode) {
-  auto activations =
-      JaxActivationSpecs(*table_, *model_->presets, model_->resolved.config, model_->resolved.geometry, plan_.mesh);
+  auto activations = JaxActivationSpecs(*table_, *model_->presets, model_->resolved.config, model_->resolved.geometry,
+                                        model_->resolved.dim_keys, plan_.mesh);
   ASSERT_TRUE(activations.ok()) << activations.status().ToString();
   ASSERT_EQ(activations->modes.size(), 4u);
   EXPECT_EQ(activations->modes[0].first, "train");

@@ -5,13 +5,13 @@
 // activation plan and `check` need to know about the model (sizes, head counts, experts, MLA ranks,
 // attention windows), so none of them looks keys up in the config again.
 //
-// Keys are transformers' canonical attribute names. A family that stores a dim under its own name
-// declares the canonical one in its `attribute_map` (schemas/families/gpt2.yaml: hidden_size -> n_embd,
-// deepseek_v3.yaml: num_local_experts -> n_routed_experts), and the resolver writes every alias next to
-// its stored name (docs/SCHEMAS.md, "Resolution order" step 8), so the canonical names are present in
-// every resolved config. Where transformers itself has more than one name for a dim (the expert count:
-// MixtralConfig.num_local_experts, Qwen2MoeConfig.num_experts, DeepseekV3Config.n_routed_experts; the
-// norm epsilon: rms_norm_eps, GPT2Config.layer_norm_epsilon), the first present name counts.
+// Each member is a canonical dim (schemas/dim_keys.h) read from the config keys data names: the shared
+// spellings of schemas/dims.yaml (transformers' attribute names; where transformers has several names for
+// a dim, such as the expert count's n_routed_experts, num_local_experts and num_experts, the first
+// present counts), or the family's own `dims:` (docs/SCHEMAS.md, "Dim keys"). A family that stores a
+// dim under a name of its own may instead declare the transformers one in its `attribute_map`
+// (schemas/families/gpt2.yaml: hidden_size -> n_embd), which the resolver writes next to the stored name.
+// The member comments below name the shared spellings.
 //
 // Multimodal configs keep the language model's geometry in a sub-config (Gemma3Config.text_config):
 // GeometryConfig picks it as transformers' PretrainedConfig.get_text_config() does for those families.
@@ -23,6 +23,7 @@
 
 #include "core/json.h"
 #include "core/status.h"
+#include "schemas/dim_keys.h"
 #include "schemas/resolver.h"
 
 namespace easyplan::schemas {
@@ -127,8 +128,11 @@ const Json& GeometryConfig(const Json& config);
 /// pointer, what was expected and what was found. A missing key is not an error: the dim is 0 (or its
 /// default), and the consumer that needs it says so.
 /// `family_geometry` is ResolvedConfig::geometry: the family's own statement of a dim, which wins over
-/// the config key of the same name (docs/SCHEMAS.md, "Geometry").
-StatusOr<ModelDims> ModelDimsOf(const Json& config, const Json& family_geometry = Json::object());
+/// the config key of the same name (docs/SCHEMAS.md, "Geometry"). `family_keys` is
+/// ResolvedConfig::dim_keys: which keys each dim is read from; for an object it lacks, the shared keys of
+/// the built-in schemas/dims.yaml.
+StatusOr<ModelDims> ModelDimsOf(const Json& config, const Json& family_geometry = Json::object(),
+                                const DimKeysByObject& family_keys = {});
 StatusOr<ModelDims> ModelDimsOf(const ResolvedConfig& resolved);
 
 }  // namespace easyplan::schemas

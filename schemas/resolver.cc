@@ -102,6 +102,7 @@ class Resolver {
     ResolvedConfig result;
     result.family = family_name_;
     result.geometry = std::move(geometry_);
+    result.dim_keys = std::move(dim_keys_);
     result.config = Order(config, chain);
     result.provenance = Json::object();
     for (const auto& item : result.config.items()) AppendMember(result.provenance, item.key(), origin_[item.key()]);
@@ -583,7 +584,33 @@ class Resolver {
       }
     }
     if (!values.empty()) geometry_[prefix] = std::move(values);
+    EP_ASSIGN_OR_RETURN(const DimKeys* shared, schemas_.SharedDimKeys());
+    std::vector<const DimKeyOverrides*> overrides;
+    for (const FamilySchema* schema : chain.schemas) overrides.push_back(&schema->dim_keys);
+    DimKeys keys = WithOverrides(*shared, overrides);
+    for (const FamilySchema* schema : chain.schemas) {
+      for (const DerivedSpec& entry : schema->geometry) EP_RETURN_IF_ERROR(CheckGeometryIsRead(entry, keys));
+    }
+    dim_keys_[prefix] = std::move(keys);
     return Status();
+  }
+
+  // A geometry entry is read under one of the dims' keys, or is one ModelDims reads by its own name:
+  // an entry under a key no dim is read from (a family that renamed the dim's keys in `dims:`) would be
+  // silently ignored.
+  static Status CheckGeometryIsRead(const DerivedSpec& entry, const DimKeys& keys) {
+    std::vector<std::string> read = {"gated_mlp", "context_key", "context_positions"};
+    for (size_t i = 0; i < kDimCount; ++i) {
+      for (const std::string& key : keys.Keys(static_cast<Dim>(i))) read.push_back(key);
+    }
+    if (std::find(read.begin(), read.end(), entry.name) != read.end()) return Status();
+    SourceLoc loc = entry.loc;
+    loc.pointer = PointerToMember("/geometry", entry.name);
+    std::string message = "geometry '" + entry.name +
+                          "' is no key a dim is read from (schemas/dims.yaml, or the family's `dims:`), so nothing "
+                          "would read it";
+    if (auto suggestion = SuggestClosest(entry.name, read)) message += " (did you mean '" + *suggestion + "'?)";
+    return Status::BadInput(loc, message);
   }
 
   Status ResolveSubConfig(Json& config, const std::string& prefix, const std::string& key,
@@ -749,6 +776,7 @@ class Resolver {
   std::string family_name_;
   std::map<std::string, std::string> origin_;    // top-level key -> provenance
   Json geometry_ = Json::object();               // ResolvedConfig::geometry
+  DimKeysByObject dim_keys_;                     // ResolvedConfig::dim_keys
   std::map<std::string, std::string> set_text_;  // top-level key -> the --set that touched it
   std::vector<std::string> input_order_;         // top-level keys of file, overrides and --set, in order
   std::vector<Diag> diags_;

@@ -9,6 +9,7 @@
 #include "core/json.h"
 #include "core/limits.h"
 #include "core/status.h"
+#include "schemas/dim_keys.h"
 #include "schemas/schema.h"
 #include "schemas/schema_set.h"
 
@@ -36,6 +37,9 @@ struct ResolvedConfig {
   /// The family's `geometry:` values (docs/SCHEMAS.md), per config object: JSON pointer ("" for the top
   /// level, "/text_config" for a sub-config) -> {dim name: value}. Not part of `config`.
   Json geometry = Json::object();
+  /// Which config keys each canonical dim is read from (schemas/dims.yaml with the family's `dims:`),
+  /// per config object, as `geometry`: what schemas::ModelDimsOf reads.
+  DimKeysByObject dim_keys;
   std::vector<Diag> diags;  ///< warnings and notes (errors are returned as Status instead)
 };
 

@@ -121,6 +121,17 @@ geometry:
   num_local_experts: "ffn_config.experts"
   gated_mlp: false
 )yaml");
+    fs_.AddFile("mem/schemas/families/respelt.yaml", R"yaml(
+model_type: respelt
+inherits: shaped
+dims: {experts: [moe_count]}
+)yaml");
+    fs_.AddFile("mem/schemas/families/respelt_read.yaml", R"yaml(
+model_type: respelt_read
+dims: {experts: [moe_count]}
+geometry:
+  moe_count: 4
+)yaml");
   }
 
   StatusOr<ResolvedConfig> Resolve(const std::string& json, ResolveOptions options = {},
@@ -401,6 +412,28 @@ TEST_F(ResolverTest, GeometryIsEvaluatedBesideTheConfigNotIntoIt) {
   EXPECT_FALSE(resolved->config.contains("gated_mlp"));
   EXPECT_EQ(resolved->geometry[""]["num_local_experts"], 8);
   EXPECT_EQ(resolved->geometry[""]["gated_mlp"], false);
+}
+
+TEST_F(ResolverTest, EachConfigObjectGetsTheSharedDimKeysWithItsFamilysOwn) {
+  auto resolved = Resolve(R"({"model_type": "respelt_read", "moe_count": 2})");
+  ASSERT_TRUE(resolved.ok()) << resolved.status().ToString();
+  const DimKeys& keys = resolved->dim_keys.at("");
+  EXPECT_EQ(keys.Keys(Dim::kExperts), std::vector<std::string>{"moe_count"});
+  EXPECT_EQ(keys.Keys(Dim::kNormEps),  // no schemas/dims.yaml under mem/: the built-in one
+            (std::vector<std::string>{"rms_norm_eps", "layer_norm_epsilon", "layer_norm_eps"}));
+  auto plain = Resolve(R"({"model_type": "toy"})");
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->dim_keys.at("").Keys(Dim::kExperts),
+            (std::vector<std::string>{"n_routed_experts", "num_local_experts", "num_experts"}));
+}
+
+TEST_F(ResolverTest, AGeometryEntryNoDimReadsIsAnErrorAtItsSchemaLine) {
+  // respelt reads its experts from moe_count, so the num_local_experts it inherits from shaped's
+  // geometry would be read by nothing.
+  const std::string error = ErrorOf(R"({"model_type": "respelt"})");
+  EXPECT_NE(error.find("mem/schemas/families/shaped.yaml:"), std::string::npos) << error;
+  EXPECT_NE(error.find("/geometry/num_local_experts"), std::string::npos) << error;
+  EXPECT_NE(error.find("geometry 'num_local_experts' is no key a dim is read from"), std::string::npos) << error;
 }
 
 // docs/SCHEMAS.md ("Every check") lists each check of every built-in family, so the page cannot fall

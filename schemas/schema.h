@@ -9,6 +9,7 @@
 #include "core/document.h"
 #include "core/json.h"
 #include "core/status.h"
+#include "schemas/dim_keys.h"
 #include "schemas/expression.h"
 #include "schemas/type_spec.h"
 
@@ -66,6 +67,9 @@ struct FamilySchema {
   /// What the model's geometry (schemas/model_dims.h) reads where the config does not say it under the
   /// canonical name: `name: expression`, evaluated over the resolved config, never part of the config.
   std::vector<DerivedSpec> geometry;
+  /// `dims:`: the config keys this family reads a canonical dim from (schemas/dim_keys.h), where they are
+  /// not schemas/dims.yaml's shared ones.
+  DimKeyOverrides dim_keys;
   /// Another family whose schema, tree and rules this model_type uses (kimi_k2 -> deepseek_v3); ""
   /// for a family of its own. An alias file holds nothing else.
   std::string alias_of;

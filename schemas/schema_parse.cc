@@ -28,7 +28,7 @@ StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
   EP_RETURN_IF_ERROR(
       reader.CheckKeys(root, "",
                        {"model_type", "config_class", "inherits", "attribute_map", "fields", "subfields", "derived",
-                        "checks", "sub_configs", "numeric_check", "geometry", "context", "alias_of", "doc"}));
+                        "checks", "sub_configs", "numeric_check", "geometry", "dims", "context", "alias_of", "doc"}));
   FamilySchema family;
   family.source = doc.file();
   EP_ASSIGN_OR_RETURN(family.model_type, reader.String(root, "", "model_type", true));
@@ -101,6 +101,9 @@ StatusOr<FamilySchema> ParseFamilySchema(const Document& doc) {
       loc.pointer.clear();
       family.geometry.push_back(DerivedSpec{item.key(), std::move(*value), std::nullopt, loc});
     }
+  }
+  if (auto it = root.find("dims"); it != root.end()) {
+    EP_ASSIGN_OR_RETURN(family.dim_keys, ParseDimKeyOverrides(doc, *it, "/dims"));
   }
   // context: {key, positions}: the config key that bounds a sequence and how positions are encoded
   // (docs/SCHEMAS.md, "context"). Read as two geometry entries, context_key and context_positions (string

@@ -24,6 +24,19 @@ StatusOr<const EasyDelSchema*> SchemaSet::EasyDel(const std::string& version) {
   return slot.get();
 }
 
+StatusOr<const DimKeys*> SchemaSet::SharedDimKeys() {
+  if (!dim_keys_) {
+    const std::string path = "schemas/dims.yaml";
+    bool exists = false;
+    for (const std::string& listed : source_.List("schemas")) exists = exists || listed == path;
+    if (!exists) return BuiltinDimKeys();
+    EP_ASSIGN_OR_RETURN(Document doc, source_.ReadDocument(path));
+    EP_ASSIGN_OR_RETURN(DimKeys keys, ParseDimKeys(doc));
+    dim_keys_ = std::make_unique<DimKeys>(std::move(keys));
+  }
+  return dim_keys_.get();
+}
+
 StatusOr<const EasyDelVersions*> SchemaSet::Versions() {
   if (!versions_) {
     EP_ASSIGN_OR_RETURN(Document doc, source_.ReadDocument("schemas/easydel_versions.yaml"));

@@ -22,6 +22,9 @@ class SchemaSet {
 
   /// schemas/easydel.yaml as EasyDeL `version` has it ("" is the default version).
   StatusOr<const EasyDelSchema*> EasyDel(const std::string& version);
+  /// schemas/dims.yaml: the config keys each canonical dim is read from, shared by every family. A
+  /// --schemas-dir without the file reads the built-in one (BuiltinDimKeys).
+  StatusOr<const DimKeys*> SharedDimKeys();
   /// schemas/easydel_versions.yaml: the EasyDeL versions easyplan describes.
   StatusOr<const EasyDelVersions*> Versions();
 
@@ -48,6 +51,7 @@ class SchemaSet {
   DataSource source_;
   std::map<std::string, std::unique_ptr<EasyDelSchema>> easydel_;  // by version
   std::unique_ptr<EasyDelVersions> versions_;
+  std::unique_ptr<DimKeys> dim_keys_;
   std::map<std::string, std::unique_ptr<FamilySchema>> families_;            // alias files too, by their own name
   std::map<std::string, std::unique_ptr<NumericCheckDecl>> numeric_checks_;  // null: the family has none
   std::map<std::string, std::unique_ptr<TreeTemplate>> trees_;
