@@ -17,6 +17,7 @@
 #include "core/byte_size.h"
 #include "core/did_you_mean.h"
 #include "core/dtype.h"
+#include "core/enum_table.h"
 #include "core/json_parse.h"
 
 namespace easyplan::api {
@@ -574,15 +575,9 @@ Json CommandTableJson() {
 }
 
 std::string_view PythonResultName(PythonResult result) {
-  switch (result) {
-    case PythonResult::kText:
-      return "text";
-    case PythonResult::kPlan:
-      return "plan";
-    case PythonResult::kData:
-      break;
-  }
-  return "data";
+  static constexpr EnumName<PythonResult> kNames[] = {
+      {PythonResult::kData, "data"}, {PythonResult::kText, "text"}, {PythonResult::kPlan, "plan"}};
+  return NameOf(kNames, result);
 }
 
 StatusOr<CheckedCommand> CheckCommandOptions(const CommandSpec& spec, const CommandOptions& options) {

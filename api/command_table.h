@@ -276,7 +276,7 @@ std::vector<std::string> CommandNames();
 StatusOr<std::vector<std::string>> OptionNames(const std::string& command);
 
 /// A flag's text as the option's value: plain decimal integers, finite numbers; "" when `text` is fine
-/// for `type`, else the error (CLI11 reports it as "--flag: error").
+/// for `type`, else the error (CLI11 reports it as "--FLAG: error").
 std::string CheckOptionText(OptionType type, const std::string& text);
 StatusOr<Json> ParseOptionText(OptionType type, const std::string& text);
 
@@ -286,7 +286,7 @@ CommandOptions DefaultOptions(std::string_view command);
 /// `word` as one shell word: itself when it holds only characters no shell reads, else single-quoted.
 std::string ShellWord(const std::string& word);
 
-/// `easyplan COMMAND CONFIG --flag value ...`: the command line that gives `options` to `command`, every
+/// `easyplan COMMAND CONFIG --FLAG value ...`: the command line that gives `options` to `command`, every
 /// flag spelled by the table (the command's options in table order, then the global limits), each option
 /// that differs from the command's default (DefaultOptions) written once per value, values as shell words.
 /// A missing CONFIG is written "CONFIG". suggest's reproduce commands are made of it.

@@ -114,7 +114,7 @@ std::vector<std::pair<int, std::string>> ProseOf(const std::string& text) {
 std::vector<Spelling> SpelledFlags() {
   static const std::regex kFlag(R"((^|[^\w-])(--[a-z][a-z0-9-]*[a-z0-9]))");
   std::vector<Spelling> out;
-  const fs::path root = SourceDir();
+  const fs::path root = testing::SourceDir();
   for (const char* dir : {"core", "schemas", "rules", "planner", "kernels", "step", "api", "cli"}) {
     for (const auto& entry : fs::recursive_directory_iterator(root / dir)) {
       const std::string name = entry.path().filename().string();
@@ -156,7 +156,7 @@ std::set<std::string> TableFlags() {
 
 std::set<std::string> VocabularyFlags() {
   std::set<std::string> flags;
-  for (const auto& entry : fs::directory_iterator(fs::path(SourceDir()) / "schemas" / "runtimes")) {
+  for (const auto& entry : fs::directory_iterator(fs::path(testing::SourceDir()) / "schemas" / "runtimes")) {
     std::ifstream in(entry.path());
     std::stringstream text;
     text << in.rdbuf();

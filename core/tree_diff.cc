@@ -9,7 +9,7 @@ namespace easyplan {
 
 namespace {
 
-// The kinds as `tree --against` reports them.
+// The kinds as `tree --diff` reports them.
 constexpr EnumName<TreeDifference::Kind> kTreeDifferenceKindNames[] = {
     {TreeDifference::Kind::kMissing, "missing"},      {TreeDifference::Kind::kExtra, "extra"},
     {TreeDifference::Kind::kShape, "shape"},          {TreeDifference::Kind::kDType, "dtype"},

@@ -1007,10 +1007,11 @@ StatusOr<std::unique_ptr<Engine>> StartMpiEngine(const MpiOptions& options) {
                         return value ? std::optional<std::string>(value) : std::nullopt;
                       }));
   if (!launch) {
-    return Status::BadInput({}, "--engine mpi runs under mpirun, which starts one easyplan process per rank",
-                            {"mpirun -np 8 easyplan check CONFIG --mesh fsdp=2,tp=4 --engine mpi",
-                             "as root, Open MPI also needs OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                             "(or mpirun's option to allow it; docs/CHECK.md)"});
+    return Status::BadInput(
+        {}, "--engine mpi runs under mpirun, which starts one easyplan process per rank",
+        {"mpirun -np 8 easyplan check CONFIG --mesh fsdp=2,tp=4 --engine mpi",
+         "as root, Open MPI also needs OMPI_ALLOW_RUN_AS_ROOT=1 and OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+         "(or mpirun's option to allow it; docs/CHECK.md)"});
   }
   TestHooks hooks;
   EP_ASSIGN_OR_RETURN(hooks.stop_at, ReadStopAt());
