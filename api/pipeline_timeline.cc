@@ -73,7 +73,11 @@ Status CheckTimelineSize(const planner::PipelineSplit& split, int64_t microbatch
 
 StatusOr<Json> PipelineTimelineJson(const step::PipelineStep& step, const planner::PipelineSplit& split) {
   const std::vector<step::StageTimes> times = step::PipelineStageTimes(step);
-  EP_ASSIGN_OR_RETURN(const step::Timeline timeline, step::SimulateSchedule(split, step.microbatches, times));
+  // The simulation that priced the step (StepSettings::keep_timeline), not a second run of the schedule.
+  const step::Timeline& timeline = step.timeline;
+  if (timeline.boxes.empty()) {
+    return Status::Internal("PipelineTimelineJson: the step was priced without keeping its timeline");
+  }
   const ScheduleText text = TextOf(split);
   Json out = Json::object();
   out["schedule"] = std::string(planner::PipelineScheduleName(split.schedule));

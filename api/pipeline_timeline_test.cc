@@ -32,7 +32,12 @@ Priced PricedStep(const std::string& schedule, int64_t microbatches, int64_t vir
   return {*cost->estimate->pipeline, cost->plan.pipeline, cost->estimate->step.step_time_s};
 }
 
-Json TimelineOf(const step::PipelineStep& step, const planner::PipelineSplit& split) {
+// The page's timeline of `step` as its stages are now: cost keeps no passes (only report asks for them,
+// StepSettings::keep_timeline), and some tests change the stages, so the schedule is simulated here.
+Json TimelineOf(step::PipelineStep step, const planner::PipelineSplit& split) {
+  StatusOr<step::Timeline> timeline = step::SimulateSchedule(split, step.microbatches, step::PipelineStageTimes(step));
+  EXPECT_TRUE(timeline.ok()) << timeline.status().ToString();
+  if (timeline.ok()) step.timeline = *std::move(timeline);
   StatusOr<Json> json = PipelineTimelineJson(step, split);
   EXPECT_TRUE(json.ok()) << json.status().ToString();
   return json.ok() ? *json : Json::object();

@@ -217,6 +217,7 @@ StepSettings SettingsOf(const ReportOptions& options, planner::CheckpointPolicy 
   s.seq = *options.memory->seq;
   s.microbatches = options.pricing.microbatches;
   s.policy = policy;
+  s.keep_timeline = true;  // the page draws the pipeline's passes
   s.precision = PrecisionOf(options.pricing);
   // Checked with the options (CheckReportOptions): a bad --torus never reaches here.
   if (StatusOr<std::vector<int64_t>> torus = ParseTorus(options.pricing.torus); torus.ok()) s.torus = *torus;

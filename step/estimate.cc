@@ -13,7 +13,7 @@ namespace {
 StatusOr<PipelineStep> PricePipelinedStep(const kernels::DryRunReport& run, const planner::Plan& plan,
                                           const kernels::ModelDesc& desc, const HardwareProfile& hardware,
                                           const StepOptions& whole, const planner::MemoryReport& memory,
-                                          int64_t microbatches) {
+                                          int64_t microbatches, bool keep_timeline) {
   if (whole.mode != Mode::kTrain) {
     // api refuses a pipelined serving step before it gets here (api::CheckPricedPipeline).
     return Status::Internal("EstimateStep: a pipelined serving step is not priced");
@@ -25,7 +25,7 @@ StatusOr<PipelineStep> PricePipelinedStep(const kernels::DryRunReport& run, cons
     options.update_bytes = UpdateBytes(stage.worst, microbatches);
     if (stage.stage != split.stages - 1) options.loss_bytes = 0;
   }
-  return PricePipeline(run, plan, desc, hardware, per_stage, microbatches);
+  return PricePipeline(run, plan, desc, hardware, per_stage, microbatches, keep_timeline);
 }
 
 // The whole step of a pipeline in StepCost's terms: the slowest stage's figures over every microbatch,
@@ -111,8 +111,8 @@ StatusOr<StepEstimate> EstimateStep(const kernels::DryRunReport& run, const plan
     step.loss_bytes = 3 * estimate.memory.breakdown.logits;
   }
   if (plan.pipeline.pipelined()) {
-    EP_ASSIGN_OR_RETURN(estimate.pipeline,
-                        PricePipelinedStep(run, plan, desc, hardware, step, estimate.memory, s.microbatches));
+    EP_ASSIGN_OR_RETURN(estimate.pipeline, PricePipelinedStep(run, plan, desc, hardware, step, estimate.memory,
+                                                              s.microbatches, s.keep_timeline));
     EP_ASSIGN_OR_RETURN(estimate.step, PipelineStepCost(*estimate.pipeline));
   } else {
     EP_ASSIGN_OR_RETURN(estimate.step, PriceStep(run, plan.mesh, desc, hardware, step));

@@ -34,6 +34,9 @@ struct StepSettings {
   planner::CheckpointPolicy policy = planner::CheckpointPolicy::kNone;
   Precision precision = Precision::kBf16;  ///< the projections' matmuls (--precision)
   std::vector<int64_t> torus;              ///< --torus: a TPU slice's torus dims; empty = Cloud TPU's for its chips
+  /// A pipelined step keeps its simulated passes (PipelineStep::timeline.boxes): report draws them from
+  /// the simulation that priced the step rather than running the schedule again.
+  bool keep_timeline = false;
   bool decode() const { return mode == Mode::kDecode; }
 };
 

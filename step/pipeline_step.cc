@@ -34,7 +34,8 @@ double SendSeconds(const step::HardwareProfile& hw, bool network, int64_t bytes)
 
 StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const planner::Plan& plan,
                                      const kernels::ModelDesc& model, const step::HardwareProfile& hw,
-                                     const std::vector<StepOptions>& per_stage, int64_t microbatches) {
+                                     const std::vector<StepOptions>& per_stage, int64_t microbatches,
+                                     bool keep_timeline) {
   const planner::PipelineSplit& split = plan.pipeline;
   const std::optional<int> pp = plan.mesh.AxisIndex(std::string(planner::kPipelineAxis));
   if (!split.pipelined() || !pp || static_cast<int64_t>(per_stage.size()) != split.stages) {
@@ -97,7 +98,8 @@ StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const pla
   out.pace = times[static_cast<size_t>(out.slowest)];
   // The schedule's own order run with every stage's times: its end is the pipeline's time, and the busiest
   // device's idle time in it the bubble.
-  EP_ASSIGN_OR_RETURN(const Timeline timeline, SimulateSchedule(split, out.microbatches, times, /*keep_boxes=*/false));
+  EP_ASSIGN_OR_RETURN(out.timeline, SimulateSchedule(split, out.microbatches, times, keep_timeline));
+  const Timeline& timeline = out.timeline;
   const auto busiest =
       static_cast<int64_t>(std::max_element(timeline.busy.begin(), timeline.busy.end()) - timeline.busy.begin());
   out.pace_microbatch = mb;
@@ -105,15 +107,7 @@ StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const pla
     // Device d holds stages d and p - 1 - d, each for half the microbatches.
     const StepCost::Microbatch& a = out.stages[static_cast<size_t>(busiest)].cost.microbatch;
     const StepCost::Microbatch& b = out.stages[static_cast<size_t>(split.stages - 1 - busiest)].cost.microbatch;
-    auto mean = [](double x, double y) { return (x + y) / 2; };
-    out.pace_microbatch = {mean(a.forward_s, b.forward_s),
-                           mean(a.backward_s, b.backward_s),
-                           mean(a.weight_gradient_s, b.weight_gradient_s),
-                           mean(a.forward_exposed_s, b.forward_exposed_s),
-                           mean(a.backward_exposed_s, b.backward_exposed_s),
-                           mean(a.parameter_s, b.parameter_s),
-                           mean(a.parameter_gather_s, b.parameter_gather_s),
-                           mean(a.parameter_reduce_s, b.parameter_reduce_s)};
+    out.pace_microbatch = StepCost::Microbatch::Mean(a, b);
   }
   out.pipeline_s = timeline.end;
   out.bubble_s = std::max(0.0, timeline.end - timeline.busy[static_cast<size_t>(busiest)]);

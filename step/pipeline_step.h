@@ -60,6 +60,9 @@ struct PipelineStep {
   double update_s = 0;
   double step_time_s = 0;
   double bubble_free_s = 0;  ///< the same step without the bubble: the busiest device's passes, plus the rest
+  /// The simulated schedule that priced the step: its end and busy times, and its passes when the caller
+  /// kept them (StepSettings::keep_timeline; report draws them).
+  Timeline timeline;
 };
 
 /// Prices `plan`'s pipelined training step from `run`, the dry run of one microbatch with its step records
@@ -68,7 +71,8 @@ struct PipelineStep {
 /// The schedule is simulated: the caller bounds its passes first (SchedulePasses).
 StatusOr<PipelineStep> PricePipeline(const kernels::DryRunReport& run, const planner::Plan& plan,
                                      const kernels::ModelDesc& model, const step::HardwareProfile& hardware,
-                                     const std::vector<StepOptions>& per_stage, int64_t microbatches);
+                                     const std::vector<StepOptions>& per_stage, int64_t microbatches,
+                                     bool keep_timeline = false);
 
 /// Every stage's F, B (input part) and W of one microbatch as the schedule runs them: its forward and
 /// backward with their exposed collectives, and the sends of each boundary the microbatch crosses each way.

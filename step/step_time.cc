@@ -423,4 +423,16 @@ StatusOr<StepCost> PriceStep(const kernels::DryRunReport& run, const Mesh& mesh,
   return cost;
 }
 
+StepCost::Microbatch StepCost::Microbatch::Mean(const Microbatch& a, const Microbatch& b) {
+  static constexpr double Microbatch::*kFields[] = {&Microbatch::forward_s,          &Microbatch::backward_s,
+                                                    &Microbatch::weight_gradient_s,  &Microbatch::forward_exposed_s,
+                                                    &Microbatch::backward_exposed_s, &Microbatch::parameter_s,
+                                                    &Microbatch::parameter_gather_s, &Microbatch::parameter_reduce_s};
+  // A field added to Microbatch and not here would be left at 0: the sizes tell.
+  static_assert(sizeof(Microbatch) == std::size(kFields) * sizeof(double), "Microbatch::Mean misses a field");
+  Microbatch out;
+  for (double Microbatch::*field : kFields) out.*field = (a.*field + b.*field) / 2;
+  return out;
+}
+
 }  // namespace easyplan::step

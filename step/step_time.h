@@ -131,6 +131,9 @@ struct StepCost {
     double parameter_s = 0;         ///< parameter gathers and their gradients' reduce-scatters (overlappable)
     double parameter_gather_s = 0;  ///< of parameter_s: the forward's gathers
     double parameter_reduce_s = 0;  ///< of parameter_s: the gradients' reduce-scatters
+
+    /// Field by field, the mean of `a` and `b` (DualPipe: a device's two stages, each half the microbatches).
+    static Microbatch Mean(const Microbatch& a, const Microbatch& b);
   } microbatch;
   double gradient_sync_s = 0;  ///< the gradient all-reduce over the data axes, once per step (overlappable)
   /// The share of attention's q.k and p.v FLOPs a fused kernel computes on the busiest device: it skips

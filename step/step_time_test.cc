@@ -37,6 +37,16 @@ Priced Price(const kernels::ModelDesc& model, const std::vector<int64_t>& mesh, 
   return {std::move(*run), std::move(*cost)};
 }
 
+TEST(StepTimeTest, MicrobatchMeanIsTheMeanOfEveryField) {
+  // DualPipe's pace is the mean of a device's two stages, field by field (PricePipeline).
+  const StepCost::Microbatch a{1, 2, 3, 4, 5, 6, 7, 8};
+  const StepCost::Microbatch b{3, 4, 5, 6, 7, 8, 9, 10};
+  const StepCost::Microbatch mean = StepCost::Microbatch::Mean(a, b);
+  const double got[] = {mean.forward_s,          mean.backward_s,  mean.weight_gradient_s,  mean.forward_exposed_s,
+                        mean.backward_exposed_s, mean.parameter_s, mean.parameter_gather_s, mean.parameter_reduce_s};
+  for (size_t i = 0; i < std::size(got); ++i) EXPECT_DOUBLE_EQ(got[i], static_cast<double>(i) + 2) << i;
+}
+
 TEST(StepTimeTest, DenseTrainingFlopsAreSixNTokensPlusAttention) {
   const kernels::ModelDesc m = kernels::TinyLlama();
   // Vanilla attention computes the whole score product, then masks it.
