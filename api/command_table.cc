@@ -183,6 +183,7 @@ CommandOption Resolve(const OptionSpec& spec, std::string_view command) {
   option.help = spec.help;
   option.choices = spec.choices;
   option.surface = spec.surface;
+  option.cli_only = spec.cli_only;
   option.group = spec.group;
   CommandOptions defaults;
   option.default_value = FieldJson(spec.field(defaults));
@@ -190,6 +191,8 @@ CommandOption Resolve(const OptionSpec& spec, std::string_view command) {
     if (variant->help) option.help = *variant->help;
     if (!variant->choices.empty()) option.choices = variant->choices;
     if (variant->surface) option.surface = *variant->surface;
+    if (!variant->cli_only.empty()) option.cli_only = variant->cli_only;
+    if (option.surface != Surface::kCli) option.cli_only = {};  // report's output: Python takes it
     if (variant->group) option.group = *variant->group;
     option.required = variant->required;
     if (variant->default_value) {
@@ -279,6 +282,7 @@ Json OptionJson(const CommandOption& option) {
   for (std::string_view choice : option.choices) choices.push_back(choice);
   out["choices"] = choices;
   out["surface"] = kSurfaces[static_cast<int>(option.surface)];
+  out["cli_only"] = option.cli_only;
   out["positional"] = spec.positional;
   out["required"] = option.required;
   out["hidden"] = spec.hidden;

@@ -97,7 +97,8 @@ struct OptionVariant {
   std::optional<std::string_view> default_value;  ///< as the CLI writes it
   std::vector<std::string_view> choices;          ///< replaces the option's (kChoice, kMode)
   std::optional<Surface> surface;
-  bool required = false;  ///< positional: the command needs it
+  std::string_view cli_only;  ///< with surface kCli: why Python does not take it (OptionSpec::cli_only)
+  bool required = false;      ///< positional: the command needs it
   /// The command reads the option as its own, not as the group it belongs to elsewhere: suggest's
   /// devices is the chips it searches (a step option), not the Model's config option that fills a -1.
   std::optional<OptionGroup> group;
@@ -131,6 +132,9 @@ struct OptionSpec {
   std::string_view retired;  ///< kRetired: the message
   std::string_view retired_note;
   Surface surface = Surface::kBoth;
+  /// Surface::kCli: why Python does not take it (Python parity, issue 46: every other CLI option of a
+  /// command is a keyword of its Python function).
+  std::string_view cli_only;
   bool positional = false;       ///< CONFIG, PATTERN
   bool hidden = false;           ///< not in --help, the docs or the signatures (mutation tests only)
   std::string_view python_type;  ///< the stub's type when it is not the type's own ("TreeLike")
@@ -146,6 +150,7 @@ struct CommandOption {
   Json default_value;  ///< null: none (the option is not given unless the caller gives it)
   std::vector<std::string_view> choices;
   Surface surface = Surface::kBoth;
+  std::string_view cli_only;  ///< Surface::kCli: why Python does not take it
   bool required = false;
   OptionGroup group = OptionGroup::kConfig;  ///< the declaration's, or the command's own (OptionVariant::group)
 

@@ -19,6 +19,22 @@ Status ApplyTo(const std::string& command, const Json& options, Surface caller =
   return ApplyOptions(command, options, &out, caller);
 }
 
+TEST(CommandTableTest, EveryOptionPythonDoesNotTakeSaysWhy) {
+  // Python parity (issue 46): a command's Python function takes every option its CLI command takes,
+  // except those the table marks CLI-only, and each of those says why.
+  for (const std::string& command : CommandNames()) {
+    const StatusOr<std::vector<CommandOption>> options = OptionsOf(command);
+    ASSERT_TRUE(options.ok());
+    for (const CommandOption& option : *options) {
+      if (option.surface == Surface::kCli) {
+        EXPECT_FALSE(option.cli_only.empty()) << command << " " << option.Flag() << " is CLI-only without a reason";
+      } else {
+        EXPECT_TRUE(option.cli_only.empty()) << command << " " << option.Flag() << " is Python's too";
+      }
+    }
+  }
+}
+
 TEST(CommandTableTest, EveryIdIsUniqueAndEveryReferenceResolves) {
   std::set<std::string_view> ids;
   for (const OptionSpec& option : AllOptions()) {

@@ -85,14 +85,16 @@ std::vector<OptionSpec> MakeOptions() {
        .group = OptionGroup::kLimits,
        .help = "also print the notes a user cannot act on (rules of a built-in table that take no tensor)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.verbose; },
-       .surface = Surface::kCli});
+       .surface = Surface::kCli,
+       .cli_only = "the terminal's extra notes: Python returns every finding and raises warnings as warnings"});
 
   // ---- config: how CONFIG becomes a resolved config (`resolve`'s options) ----
   add({.name = "config",
        .group = OptionGroup::kConfig,
        .help = "config.json, a directory holding one, or - for stdin",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.plan.config.config; },
-       .surface = Surface::kCli,  // Python: the functions' first argument
+       .surface = Surface::kCli,
+       .cli_only = "Python's functions take it as their first argument (a path, a dict, JSON text or a Model)",
        .positional = true,
        .variants = {{.commands = {"resolve", "activations", "suggest"}, .required = true}}});
   add({.name = "defaults",
@@ -277,7 +279,8 @@ std::vector<OptionSpec> MakeOptions() {
        .field = +[](CommandOptions& c) -> FieldRef { return &c.engine; },
        .check = CheckKind::kChoice,
        .choices = {"in-process", "mpi"},
-       .surface = Surface::kCli});
+       .surface = Surface::kCli,
+       .cli_only = "the MPI engine is one easyplan process per rank under mpirun; a Python call runs in process"});
   add({.id = "mpi_timeout",
        .name = "mpi_timeout",
        .type = OptionType::kNumber,
@@ -286,7 +289,8 @@ std::vector<OptionSpec> MakeOptions() {
        .field = +[](CommandOptions& c) -> FieldRef { return &c.mpi_timeout_seconds; },
        .check = CheckKind::kSeconds,
        .min = kMinMpiWaitSeconds,
-       .surface = Surface::kCli});
+       .surface = Surface::kCli,
+       .cli_only = "an MPI launch's wait (--engine mpi), which a Python call never starts"});
   add({.name = "mpi_start_timeout",
        .type = OptionType::kNumber,
        .help = "--engine mpi: seconds for every rank to start (MPI_Init, reading the config) before ending the run "
@@ -294,12 +298,14 @@ std::vector<OptionSpec> MakeOptions() {
        .field = +[](CommandOptions& c) -> FieldRef { return &c.mpi_start_timeout_seconds; },
        .check = CheckKind::kSeconds,
        .min = kMinMpiWaitSeconds,
-       .surface = Surface::kCli});
+       .surface = Surface::kCli,
+       .cli_only = "an MPI launch's wait (--engine mpi), which a Python call never starts"});
   // Mutation tests only (docs/CHECK.md): deliberately break the run to prove the check fails.
   add({.name = "inject",
        .help = "a fault to inject (mutation tests, docs/CHECK.md)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.inject; },
        .surface = Surface::kCli,
+       .cli_only = "the MPI engine's faults, for the CLI's mutation tests (--engine mpi)",
        .hidden = true});
 
   // ---- activations: the attention of a runtime mode ----
@@ -431,13 +437,18 @@ std::vector<OptionSpec> MakeOptions() {
            {.commands = {"activations"},
             .help = "the memory of one device, e.g. 80GiB: the KV cache is shown against it (default: the "
                     "--hardware's)",
-            .surface = Surface::kCli}}});
+            .surface = Surface::kCli,
+            .cli_only = "the table's KV-cache budget line; the JSON Python returns has the cache bytes, not a "
+                        "budget"}}});
   add({.name = "hardware",
        .group = OptionGroup::kHardware,
        .help = "the accelerator: a profile of schemas/hardware/ (tpu-v5p, h100-sxm, ...), a profile YAML file, or "
                "for a memory budget a memory-only accelerator of schemas/hardware/ (h100-80g, ...)",
        .field = +[](CommandOptions& c) -> FieldRef { return &c.memory.hardware; },
-       .variants = {{.commands = {"activations"}, .surface = Surface::kCli}}});
+       .variants = {{.commands = {"activations"},
+                     .surface = Surface::kCli,
+                     .cli_only = "the table's KV-cache budget line; the JSON Python returns has the cache bytes, "
+                                 "not a budget"}}});
 
   // ---- how a step is priced ----
   add({.name = "microbatches",
@@ -531,6 +542,7 @@ std::vector<OptionSpec> MakeOptions() {
        .check = CheckKind::kChoice,
        .choices = {"table", "json"},
        .surface = Surface::kCli,
+       .cli_only = "the terminal's rendering: a Python call returns the JSON document as data (or a Plan, or text)",
        .variants = {
            {.commands = {"plan", "activations", "memory", "cost", "suggest"}, .default_value = "table"},
            {.commands = {"resolve"},
@@ -550,6 +562,7 @@ std::vector<OptionSpec> MakeOptions() {
        .field = +[](CommandOptions& c) -> FieldRef { return &c.output; },
        .check = CheckKind::kPath,
        .surface = Surface::kCli,
+       .cli_only = "where the terminal's rendering goes: a Python call returns its result (report takes it)",
        .python_type = "PathLike",
        .variants = {{.commands = {"report"},
                      .help = "write the page to FILE (atomically) instead of stdout; Python: also return it",

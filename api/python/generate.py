@@ -105,7 +105,7 @@ def render_stubs(easyplan):
 def _python_name(option, positional):
     name = option["name"] + ("_" if keyword.iskeyword(option["name"]) else "")
     if option["surface"] == "cli":
-        return "-"
+        return "- (%s)" % option["cli_only"]
     if option["name"] in positional:
         return "`%s` (by position)" % name
     return "`%s`" % name
@@ -142,8 +142,8 @@ def render_options_doc(table):
            "The CLI's flags and `--help`, and the Python module's keyword arguments, signatures and stubs, come "
            "from the same table, and `tests/python/test_command_table.py` checks all of them against it.", "",
            "An option's Python keyword is its flag without the dashes, `-` as `_` (`--max-tensors` is "
-           "`max_tensors`, `--from` is `from_`); `-` in the Python column marks what only the CLI has "
-           "(how it renders and where it writes). An option without a default is not given unless the caller "
+           "`max_tensors`, `--from` is `from_`); `-` in the Python column marks what only the CLI has, "
+           "with why (the table's `cli_only`). An option without a default is not given unless the caller "
            "gives it (None in Python); its meaning says what applies then.", "",
            "## Global options", "",
            "Before or after the command on the command line; keyword arguments of `easyplan.Model` and of "
