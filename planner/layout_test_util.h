@@ -20,8 +20,6 @@ using plan_testing::kNone;
 using plan_testing::MakeMesh;
 using plan_testing::P;
 
-using Entry = PartitionSpec::Entry;
-
 /// The layout of `spec` over `mesh` for a tensor of `shape`. A layout that cannot be made fails the test
 /// and stands in as the replicated layout of a scalar, so the test runs on to its other expectations.
 inline TensorLayout MakeLayout(const Shape& shape, const PartitionSpec& spec, const Mesh& mesh,
