@@ -16,13 +16,11 @@ bool ChosenByUser(const Model& model, const std::string& key) {
   return it != provenance.end() && it->is_string() && !it->get<std::string>().starts_with("default:");
 }
 
-// A routed MoE: any of the families' expert-count keys (schemas/families/*.yaml) is a positive integer.
-bool RoutedExperts(const Json& config) {
-  for (const char* key : {"num_local_experts", "num_experts", "n_routed_experts", "moe_num_experts"}) {
-    auto it = config.find(key);
-    if (it != config.end() && it->is_number_integer() && it->get<int64_t>() > 0) return true;
-  }
-  return false;
+// A routed MoE: the model's canonical expert count (ModelDims::experts, read through the family's own
+// key spellings: schemas/dims.yaml) is positive.
+bool RoutedExperts(const Model& model) {
+  const StatusOr<schemas::ModelDims> dims = schemas::ModelDimsOf(model.resolved());
+  return dims.ok() && dims->experts > 0;
 }
 
 }  // namespace
@@ -111,7 +109,7 @@ std::vector<std::string> StepAssumptions(const Model& model, const StepAssumptio
           model.model_type(), dims->experts));
     }
   }
-  if (step.priced && RoutedExperts(config) && execution == schemas::ExpertsExecution::kFusedMoe) {
+  if (step.priced && RoutedExperts(model) && execution == schemas::ExpertsExecution::kFusedMoe) {
     std::string line =
         "balanced routing: each expert receives top_k / experts of the tokens and each expert shard sends every "
         "peer the rows it computed in the ragged all-to-all of EasyDeL's fused_moe path; skewed routing moves more";

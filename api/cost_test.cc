@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
+#include "api/assumptions.h"
 #include "api/check.h"
 #include "api/memory_pipeline.h"
 #include "api/test_models.h"
@@ -21,6 +23,16 @@ CostOptions Train(const std::string& mesh, int64_t batch, int64_t seq, const std
   options.memory.seq = seq;
   options.memory.hardware = hardware;
   return options;
+}
+
+TEST(CostTest, AMoeWhoseExpertsSitInTextConfigAssumesBalancedRouting) {
+  // Llama 4 keeps num_local_experts under text_config: the assumption once read the top-level keys only and
+  // was missing from its cost (the expert count is now ModelDims::experts, read where the dims are).
+  const auto model = LoadExample("llama-4-scout");
+  const std::vector<std::string> lines = StepAssumptions(*model, {.train = true, .priced = true});
+  const bool said = std::any_of(lines.begin(), lines.end(),
+                                [](const std::string& line) { return line.starts_with("balanced routing"); });
+  EXPECT_TRUE(said);
 }
 
 TEST(CostTest, MemoryIsTheMemoryCommandsForTheSameSettings) {
