@@ -15,6 +15,7 @@
 
 namespace easyplan::kernels {
 
+using internal::CheckedParameter;
 using internal::CheckEvenLayout;
 using internal::CheckInputs;
 using internal::CheckRun;
@@ -23,6 +24,7 @@ using internal::CheckSimulationFits;
 using internal::CompareOutput;
 using internal::FirstDifference;
 using internal::Fnv1a;
+using internal::ForEachCheckedParameter;
 using internal::ForwardRecords;
 using internal::HashOf;
 using internal::IsSharded;
@@ -135,15 +137,13 @@ StatusOr<Placement> PlaceParameters(const planner::Plan& plan, const ParamTree& 
   Placement placement;
   bool injected = options.injection == Injection::kNone || options.injection == Injection::kDropAllReduce;
   if (root) report->measured_params.assign(static_cast<size_t>(devices), 0);
-  for (const planner::ParamPlan& p : plan.params) {
-    const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
-    const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
-    if (tensor.role != TensorRole::kParameter) continue;
-    EP_RETURN_IF_ERROR(CheckEvenLayout(tensor, p, group));
-    const Dims dims(tensor.shape.dims().begin(), tensor.shape.dims().end());
+  EP_RETURN_IF_ERROR(ForEachCheckedParameter(plan, tree, options.seed, report, [&](const CheckedParameter& param) {
+    const planner::ParamPlan& p = param.plan;
+    const TensorEntry& tensor = param.tensor;
+    const planner::LayoutGroup& group = param.group;
+    const Dims& dims = param.dims;
+    const HostTensor& w = param.weight;
     EP_ASSIGN_OR_RETURN(DistSpec spec, SpecFromPartition(p.effective, tensor.shape.rank(), mesh));
-    const HostTensor w = MakeWeight(tensor.name, dims, options.seed);
-    ++report->params;
     InjectedFault fault;
     if (!injected) {
       fault = InjectInto(tensor, p, spec, geo, mesh, options.injection, devices);
@@ -173,7 +173,8 @@ StatusOr<Placement> PlaceParameters(const planner::Plan& plan, const ParamTree& 
     placement.sharded.emplace(tensor.name, std::move(placed));
     if (root && distributed) placement.sharded_all.emplace(tensor.name, std::move(all));
     if (root) placement.reference.emplace(tensor.name, Distribute(w, spec, geo1));
-  }
+    return Status();
+  }));
   return placement;
 }
 

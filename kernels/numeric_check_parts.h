@@ -80,6 +80,35 @@ StatusOr<int64_t> CheckSimulationFits(const planner::Plan& plan, const NumericOp
 /// only even shards.
 Status CheckEvenLayout(const TensorEntry& tensor, const planner::ParamPlan& p, const planner::LayoutGroup& group);
 
+/// A parameter the numeric check places: its plan entry, tensor and layout group, its dims, and its
+/// deterministic weight (MakeWeight of the check's seed).
+struct CheckedParameter {
+  const planner::ParamPlan& plan;
+  const TensorEntry& tensor;
+  const planner::LayoutGroup& group;
+  Dims dims;
+  HostTensor weight;
+};
+
+/// Calls `place` (returning Status) on every parameter of `plan` in order (buffers are not placed), each
+/// laid out evenly (CheckEvenLayout) and counted in report->params: what the unpipelined and the
+/// pipelined check both walk before placing a parameter their own way.
+template <typename Place>
+Status ForEachCheckedParameter(const planner::Plan& plan, const ParamTree& tree, uint64_t seed, NumericReport* report,
+                               Place&& place) {
+  for (const planner::ParamPlan& p : plan.params) {
+    const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
+    const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
+    if (tensor.role != TensorRole::kParameter) continue;
+    EP_RETURN_IF_ERROR(CheckEvenLayout(tensor, p, group));
+    Dims dims(tensor.shape.dims().begin(), tensor.shape.dims().end());
+    HostTensor weight = MakeWeight(tensor.name, dims, seed);
+    ++report->params;
+    EP_RETURN_IF_ERROR(place(CheckedParameter{p, tensor, group, std::move(dims), std::move(weight)}));
+  }
+  return Status();
+}
+
 /// The offset-block fault: moves `box` one block along the first dim `spec` cuts on `geo`.
 void OffsetBlock(const DistSpec& spec, const MeshGeometry& geo, std::vector<planner::Range>* box);
 

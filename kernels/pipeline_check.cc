@@ -88,16 +88,14 @@ StatusOr<StagedParams> PlaceStageParameters(const planner::Plan& plan, const Par
   bool injected = options.injection == Injection::kNone || options.injection == Injection::kDropAllReduce ||
                   options.injection == Injection::kDropStageSend;
   if (root) report->measured_params.assign(static_cast<size_t>(plan.mesh.NumDevices()), 0);
-  for (const planner::ParamPlan& p : plan.params) {
-    const TensorEntry& tensor = tree.tensors[static_cast<size_t>(p.tensor)];
-    const planner::LayoutGroup& group = plan.groups[static_cast<size_t>(p.group)];
-    if (tensor.role != TensorRole::kParameter) continue;
-    EP_RETURN_IF_ERROR(CheckEvenLayout(tensor, p, group));
-    const Dims dims(tensor.shape.dims().begin(), tensor.shape.dims().end());
+  EP_RETURN_IF_ERROR(ForEachCheckedParameter(plan, tree, options.seed, report, [&](const CheckedParameter& param) {
+    const planner::ParamPlan& p = param.plan;
+    const TensorEntry& tensor = param.tensor;
+    const planner::LayoutGroup& group = param.group;
+    const Dims& dims = param.dims;
+    const HostTensor& w = param.weight;
     EP_ASSIGN_OR_RETURN(const DistSpec spec, SpecFromPartition(p.effective, tensor.shape.rank(), stage_mesh));
     EP_ASSIGN_OR_RETURN(const DistSpec whole_spec, SpecFromPartition(p.effective, tensor.shape.rank(), plan.mesh));
-    const HostTensor w = MakeWeight(tensor.name, dims, options.seed);
-    ++report->params;
     placed.layouts.emplace(tensor.name, std::make_pair(dims, spec));
     StageFault fault;
     if (!injected) {
@@ -140,7 +138,8 @@ StatusOr<StagedParams> PlaceStageParameters(const planner::Plan& plan, const Par
       if (root && distributed) placed.sharded_all[static_cast<size_t>(s)].emplace(tensor.name, std::move(all));
     }
     if (root) placed.reference.emplace(tensor.name, Distribute(w, whole_spec, geo1));
-  }
+    return Status();
+  }));
   return placed;
 }
 
