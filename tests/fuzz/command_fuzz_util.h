@@ -37,8 +37,8 @@
 #include "api/command_table.h"
 #include "api/environment.h"
 #include "api/model.h"
-#include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/run_command.h"
 #include "core/file_system.h"
 #include "core/json.h"
 #include "core/json_parse.h"
@@ -264,9 +264,9 @@ struct CommandRun {
 };
 
 /// Runs `command` on CONFIG `config_path` with `options_json` as the CLI would: options applied and
-/// checked, the model (the workspace's), the pipeline, the renderer. Checks what holds for every run: a
-/// failure is bad input with a message, never an internal error or an escaping exception (both exit 3).
-/// nullopt when the options are refused before anything runs.
+/// checked, the model (the workspace's), the pipeline, what it shows (cli::ShowResult). Checks what holds for every
+/// run: a failure is bad input with a message, never an internal error or an escaping exception (both exit 3). nullopt
+/// when the options are refused before anything runs.
 inline CommandRun RunCommand(const std::string& command, const std::string& config_path, const Json& options_json,
                              const std::vector<std::string>& base_sets) {
   CommandRun run;
@@ -295,12 +295,9 @@ inline CommandRun RunCommand(const std::string& command, const std::string& conf
     std::istringstream in;
     std::ostringstream out, err;
     cli::Context ctx{*run.written, in, out, err, ""};
-    for (const cli::Command& renderer : cli::AllCommands()) {
-      if (renderer.name != command) continue;
-      if (Status rendered = renderer.render(*run.result, run.options, ctx); !rendered.ok()) {
-        run.result.reset();
-        return fail(rendered);
-      }
+    if (Status rendered = cli::ShowResult(**spec, *run.result, run.options, ctx); !rendered.ok()) {
+      run.result.reset();
+      return fail(rendered);
     }
     run.out = out.str();
     run.err = err.str();
