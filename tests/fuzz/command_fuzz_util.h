@@ -4,7 +4,8 @@
 // Helpers of the fuzz targets that run a whole command (cost, suggest, report) on fuzzed command-line
 // words: the words are read as the CLI reads them (each option's flag and type from the command table,
 // ParseOptionText, ApplyOptions), the command runs as every caller runs it (CheckCommandOptions, the
-// model, RunCommand) and the CLI's renderer writes its table or page, all in memory. An input is text:
+// model, RunCommand) and the CLI shows the result (cli::ShowResult): its table or page, all in memory. An input is
+// text:
 //
 //     mixtral-8x7b          line 1: the example (examples/NAME), one of Examples(); anything else is gpt2
 //     --mesh                then one command-line word per line (at most kMaxWords), up to a line "---"
@@ -254,7 +255,7 @@ inline std::optional<Json> OptionsFromWords(const std::string& command, const st
   return out;
 }
 
-/// One command's run: the options as applied, the result, and what the CLI's renderer wrote.
+/// One command's run: the options as applied, the result, and what the CLI wrote of it.
 struct CommandRun {
   api::CommandOptions options;
   std::optional<api::CommandResult> result;  ///< nullopt: the run failed, with bad input
