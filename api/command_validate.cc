@@ -8,7 +8,6 @@
 #include "core/human.h"
 
 namespace easyplan::api {
-
 namespace {
 
 std::string ValidateDocument(const CommandResult& result, const CommandOptions&) {
