@@ -9,10 +9,10 @@
 // CommandOptions it fills (whose initial value is its default) and, for the few that read differently
 // in one command, that command's help, default or choices. A command (api/command_<name>.cc) is
 // declared with its name, summary, the option groups and options it takes, the checks across its
-// options, its run: options in, a CommandResult out (a typed result, the outcome), and what the result shows: the
-// document `--format json` prints and Python returns, and the terminal's form (tables, text, JUnit, ...)
-// the CLI writes (api/terminal_output.h). The CLI holds no list of its own: it runs any command of the
-// table the same way (cli/run_command.h).
+// options, its run (options in, a CommandResult out: a typed result and the outcome), and what the
+// result shows: the document `--format json` prints and Python returns, and the terminal's form
+// (tables, text, JUnit, ...; api/terminal_output.h) the CLI writes. The CLI holds no list of commands
+// of its own: it runs any command of the table the same way (cli/run_command.h).
 //
 // Values arrive as JSON (the Python keyword arguments; the CLI's flag texts after ParseOptionText) and
 // ApplyOptions checks each by its declaration, the same way for every command and caller.
