@@ -27,8 +27,6 @@ std::string ResidualJson(const ActivationPlan& plan, const std::string& name) {
   return spec ? SpecJson(*spec) : "null";
 }
 
-std::string ModeTest(const planner::KernelReport& kernel) { return fmt::format("query.shape[{}]", kernel.mode_dim); }
-
 std::string KernelJson(const ActivationPlan& plan) {
   if (!plan.kernel) return "  \"kernel\": null,\n  \"kernel_note\": " + Quoted(plan.kernel_note) + ",\n";
   const planner::KernelReport& kernel = *plan.kernel;
@@ -36,7 +34,7 @@ std::string KernelJson(const ActivationPlan& plan) {
   out += fmt::format(
       "\"name\": {}, \"easydel\": {}, \"selected_by\": {}, \"mode_test\": {}, \"tested\": {}, \"mode\": \"{}\", "
       "\"layout\": \"{}\", \"qkv_mni_sharding\": {}, \"shard_map\": {}, \"transposed\": {},\n    \"specs\": {{",
-      Quoted(kernel.name), Quoted(kernel.easydel_name), Quoted(kernel.selected_by), Quoted(ModeTest(kernel)),
+      Quoted(kernel.name), Quoted(kernel.easydel_name), Quoted(kernel.selected_by), Quoted(KernelModeTest(kernel)),
       kernel.tested ? std::to_string(*kernel.tested) : "null", ModeName(kernel.kernel_mode),
       planner::AttnLayoutName(kernel.layout), kernel.qkv_mni ? "true" : "false", kernel.shard_map ? "true" : "false",
       kernel.transposed ? "true" : "false");
@@ -168,6 +166,10 @@ std::string ActivationsToJsonText(const ActivationsView& view) {
   const SeverityCounts counts = CountSeverities(plan.findings);
   out += fmt::format("  \"summary\": {{\"errors\": {}, \"warnings\": {}}},\n", counts.errors, counts.warnings);
   return out + ClosingFindingsJson(plan.findings);
+}
+
+std::string KernelModeTest(const planner::KernelReport& kernel) {
+  return fmt::format("query.shape[{}]", kernel.mode_dim);
 }
 
 }  // namespace easyplan::api

@@ -25,6 +25,10 @@ std::string ActivationsToJsonText(const ActivationsView& view);
 /// indent 2, each line ending ",\n").
 std::string ExpertJsonMembers(const planner::ExpertMesh& mesh, const planner::ExpertSpecs& specs);
 
+/// "query.shape[1]": the dimension of the query a kernel's mode is told by, as the JSON and the table
+/// both write it.
+std::string KernelModeTest(const planner::KernelReport& kernel);
+
 }  // namespace easyplan::api
 
 #endif  // EASYPLAN_API_ACTIVATIONS_JSON_H_

@@ -1,9 +1,31 @@
 // `easyplan cost CONFIG --hardware H --mode M --batch B --seq S`: one configuration's estimated step
 // time and its breakdown (docs/COST.md). Exit 1 when the plan has errors or the step does not fit.
 #include "api/commands.h"
+#include "api/cost_text.h"
+#include "api/findings_text.h"
 #include "core/emit.h"
 
 namespace easyplan::api {
+
+namespace {
+
+std::string CostDocument(const CommandResult& result, const CommandOptions&) {
+  const CostResult& value = std::get<CostResult>(result.value);
+  return value.estimate ? EmitJson(CostToJson(value)) : NoArtifactDocument(value.plan.findings);
+}
+
+// The figures whenever the plan can be priced; a plan with errors adds its findings on stderr. Without
+// --mode the step is a training step, and the text says so.
+Status ShowCost(const CommandResult& result, const CommandOptions& options, TerminalOutput& shown) {
+  const CostResult& value = std::get<CostResult>(result.value);
+  if (value.plan.HasErrors()) shown.err = FindingsForTerminal(value.plan.findings, options.verbose);
+  if (!value.estimate) return Status();
+  shown.out = options.format == "json" ? CostDocument(result, options)
+                                       : CostText(value, options.Given("mode"), options.verbose);
+  return Status();
+}
+
+}  // namespace
 
 CommandSpec CostCommand() {
   return {
@@ -21,11 +43,8 @@ CommandSpec CostCommand() {
         const bool failed = !result.estimate || !result.estimate->fits || result.plan.HasErrors();
         return CommandResult{.outcome = failed ? Outcome::kFindings : Outcome::kOk, .value = std::move(result)};
       },
-      .document =
-          [](const CommandResult& result, const CommandOptions&) {
-            const CostResult& value = std::get<CostResult>(result.value);
-            return value.estimate ? EmitJson(CostToJson(value)) : NoArtifactDocument(value.plan.findings);
-          },
+      .document = CostDocument,
+      .terminal = ShowCost,
   };
 }
 

@@ -25,6 +25,11 @@ CommandSpec ExplainCommand() {
       },
       .document = [](const CommandResult& result,
                      const CommandOptions&) { return std::get<ExplainValue>(result.value).text; },
+      .terminal =
+          [](const CommandResult& result, const CommandOptions&, TerminalOutput& shown) {
+            shown.out = std::get<ExplainValue>(result.value).text;
+            return Status();
+          },
   };
 }
 

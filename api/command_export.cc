@@ -1,6 +1,7 @@
 // `easyplan export CONFIG --to FORMAT`: the plan in the form another runtime reads (docs/FORMATS.md).
 // A plan with errors has no artifact: its findings instead, and exit 1 (Python: PlanError).
 #include "api/commands.h"
+#include "api/findings_text.h"
 
 namespace easyplan::api {
 
@@ -28,6 +29,14 @@ CommandSpec ExportCommand() {
           [](const CommandResult& result, const CommandOptions&) {
             const ExportResult& value = std::get<ExportResult>(result.value);
             return value.failed ? NoArtifactDocument(value.findings) : value.text;
+          },
+      // The findings on stderr; a plan with errors has no artifact, and nothing is written.
+      .terminal =
+          [](const CommandResult& result, const CommandOptions& options, TerminalOutput& shown) {
+            const ExportResult& value = std::get<ExportResult>(result.value);
+            shown.err = FindingsForTerminal(value.findings, options.verbose);
+            if (!value.failed) shown.out = value.text;
+            return Status();
           },
   };
 }

@@ -1,7 +1,9 @@
 // `easyplan memory CONFIG --mode train|prefill|decode --batch B --seq S`: the bytes every device
 // holds and whether it fits (docs/MEMORY.md); exit 1 when it does not.
 #include "api/commands.h"
+#include "api/findings_text.h"
 #include "api/memory_json.h"
+#include "api/memory_text.h"
 
 namespace easyplan::api {
 namespace {
@@ -11,6 +13,23 @@ MemoryOptions StepOf(const CommandOptions& options) {
   MemoryOptions step = options.memory;
   step.microbatches = options.pricing.microbatches;
   return step;
+}
+
+std::string MemoryDocument(const CommandResult& result, const CommandOptions&) {
+  const MemoryResult& value = std::get<MemoryResult>(result.value);
+  return MemoryToJsonText(*value.report, value.hardware, &value.plan.findings,
+                          value.inputs.model->easydel_version().name);
+}
+
+// The figures whenever the plan can be laid out; a plan with errors adds its findings. Without --mode the
+// step is a training step, and the table says so.
+Status ShowMemory(const CommandResult& run, const CommandOptions& options, TerminalOutput& shown) {
+  const MemoryResult& result = std::get<MemoryResult>(run.value);
+  if (result.plan.HasErrors()) shown.err = FindingsForTerminal(result.plan.findings, options.verbose);
+  shown.out = options.format == "json" ? MemoryDocument(run, options)
+                                       : MemoryTable(*result.report, result.inputs, options.memory, result.budget_label,
+                                                     options.Given("mode"));
+  return Status();
 }
 
 }  // namespace
@@ -33,12 +52,8 @@ CommandSpec MemoryCommand() {
         const bool failed = !result.report->fits || result.plan.HasErrors();
         return CommandResult{.outcome = failed ? Outcome::kFindings : Outcome::kOk, .value = std::move(result)};
       },
-      .document =
-          [](const CommandResult& result, const CommandOptions&) {
-            const MemoryResult& value = std::get<MemoryResult>(result.value);
-            return MemoryToJsonText(*value.report, value.hardware, &value.plan.findings,
-                                    value.inputs.model->easydel_version().name);
-          },
+      .document = MemoryDocument,
+      .terminal = ShowMemory,
   };
 }
 

@@ -35,6 +35,12 @@ CommandSpec ReportCommand() {
             if (!options.output.empty()) files.emplace_back(options.output, std::get<ReportValue>(result.value).page);
             return files;
           },
+      // The CLI's -o is Python's output=: the page goes there, or to stdout.
+      .terminal =
+          [](const CommandResult& result, const CommandOptions&, TerminalOutput& shown) {
+            shown.out = std::get<ReportValue>(result.value).page;
+            return Status();
+          },
   };
 }
 

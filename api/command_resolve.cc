@@ -3,6 +3,16 @@
 #include "core/emit.h"
 
 namespace easyplan::api {
+namespace {
+
+// JSON, or YAML for --format yaml.
+Status ShowResolved(const CommandResult& result, const CommandOptions& options, TerminalOutput& shown) {
+  const Json& document = std::get<Json>(result.value);
+  shown.out = options.format == "yaml" ? EmitYaml(document) : EmitJson(document);
+  return Status();
+}
+
+}  // namespace
 
 CommandSpec ResolveCommand() {
   return {
@@ -15,6 +25,7 @@ CommandSpec ResolveCommand() {
       },
       .document = [](const CommandResult& result,
                      const CommandOptions&) { return EmitJson(std::get<Json>(result.value)); },
+      .terminal = ShowResolved,
   };
 }
 

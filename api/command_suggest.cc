@@ -5,6 +5,8 @@
 #include <string>
 
 #include "api/commands.h"
+#include "api/findings_text.h"
+#include "api/suggest_text.h"
 #include "core/emit.h"
 
 namespace easyplan::api {
@@ -34,6 +36,37 @@ StatusOr<std::any> CheckSuggestCommand(const CommandOptions& options) {
   return checked;
 }
 
+std::string SuggestDocument(const CommandResult& result, const CommandOptions&) {
+  const SuggestValue& value = std::get<SuggestValue>(result.value);
+  return EmitJson(SuggestToJson(value.options, value.result));
+}
+
+// --report's page, made by the run when something fits.
+std::vector<std::pair<std::string, std::string>> SuggestFiles(const CommandResult& result,
+                                                              const CommandOptions& options) {
+  std::vector<std::pair<std::string, std::string>> files;
+  const SuggestValue& value = std::get<SuggestValue>(result.value);
+  if (!options.report.empty() && value.page) files.emplace_back(options.report, *value.page);
+  return files;
+}
+
+// The ranking (or JSON), and --report's page beside it; with nothing that fits, a note that no page was
+// written. Both files or neither: `-o BAD/s.json --report OK/s.html` used to write s.html and then fail
+// (issue 44; the CLI writes TerminalOutput's files all or none).
+Status ShowSuggestions(const CommandResult& result, const CommandOptions& options, TerminalOutput& shown) {
+  const SuggestValue& value = std::get<SuggestValue>(result.value);
+  if (!value.result.findings.empty()) shown.err = FindingsForTerminal(value.result.findings, options.verbose);
+  shown.out = options.format == "json" ? SuggestDocument(result, options)
+                                       : SuggestText(value.options, value.result, options.verbose);
+  if (!options.report.empty() && !value.page) {
+    shown.notes.push_back(Diag{Severity::kNote, {}, "nothing fits: no report written to " + options.report, {}});
+  }
+  for (auto& [path, text] : SuggestFiles(result, options)) {
+    shown.files.push_back({std::move(path), "--report", std::move(text)});
+  }
+  return Status();
+}
+
 }  // namespace
 
 CommandSpec SuggestCommand() {
@@ -59,18 +92,9 @@ CommandSpec SuggestCommand() {
             value.result.ranked.empty() || !value.result.findings.empty() ? Outcome::kFindings : Outcome::kOk;
         return CommandResult{.outcome = outcome, .value = std::move(value)};
       },
-      .document =
-          [](const CommandResult& result, const CommandOptions&) {
-            const SuggestValue& value = std::get<SuggestValue>(result.value);
-            return EmitJson(SuggestToJson(value.options, value.result));
-          },
-      .files =
-          [](const CommandResult& result, const CommandOptions& options) {
-            std::vector<std::pair<std::string, std::string>> files;
-            const SuggestValue& value = std::get<SuggestValue>(result.value);
-            if (!options.report.empty() && value.page) files.emplace_back(options.report, *value.page);
-            return files;
-          },
+      .document = SuggestDocument,
+      .files = SuggestFiles,
+      .terminal = ShowSuggestions,
   };
 }
 

@@ -9,8 +9,10 @@
 // CommandOptions it fills (whose initial value is its default) and, for the few that read differently
 // in one command, that command's help, default or choices. A command (api/command_<name>.cc) is
 // declared with its name, summary, the option groups and options it takes, the checks across its
-// options, and its run: options in, a CommandResult out (a typed result for the renderers, the outcome,
-// and the document `--format json` prints and Python returns).
+// options, its run (options in, a CommandResult out: a typed result and the outcome), and what the
+// result shows: the document `--format json` prints and Python returns, and the terminal's form
+// (tables, text, JUnit, ...; api/terminal_output.h) the CLI writes. The CLI holds no list of commands
+// of its own: it runs any command of the table the same way (cli/run_command.h).
 //
 // Values arrive as JSON (the Python keyword arguments; the CLI's flag texts after ParseOptionText) and
 // ApplyOptions checks each by its declaration, the same way for every command and caller.
@@ -36,6 +38,7 @@
 #include "api/plan_pipeline.h"
 #include "api/report.h"
 #include "api/suggest.h"
+#include "api/terminal_output.h"
 #include "api/tree_source.h"
 #include "api/validate.h"
 #include "core/json.h"
@@ -191,7 +194,7 @@ using CommandValue =
 struct CommandResult {
   Outcome outcome = Outcome::kOk;
   std::shared_ptr<const Model> model;  ///< the model it ran on
-  CommandValue value;                  ///< the pipeline's result, for the CLI's renderers
+  CommandValue value;                  ///< the pipeline's result, for `document` and `terminal`
 };
 
 /// What a command's run may use besides its options.
@@ -254,8 +257,18 @@ struct CommandSpec {
   /// What `--format json` prints and Python returns (explain, export, report: their text).
   std::function<std::string(const CommandResult&, const CommandOptions&)> document;
   /// The files a Python call writes besides returning the document: (path, text), e.g. report's
-  /// output= and suggest's report= (the CLI's renderers write the same with its -o and --report).
+  /// output= and suggest's report= (the CLI writes the same: report's page is its `out`, for -o, and
+  /// suggest's page one of its TerminalOutput::files, for --report).
   std::function<std::vector<std::pair<std::string, std::string>>(const CommandResult&, const CommandOptions&)> files;
+  /// What the CLI shows, in every --format it takes (json included: as `document`, except that a
+  /// command with nothing to show writes nothing where `document` gives the findings): the artifact,
+  /// the findings for stderr (verbose: `options.verbose`), the files it writes besides. It fills `shown`
+  /// as it goes, so what it showed before a failure (the findings, then a bad --hardware) is still
+  /// shown, in that order, as the CLI always printed it.
+  std::function<Status(const CommandResult&, const CommandOptions&, TerminalOutput& shown)> terminal;
+  /// Where the command runs, started before its checks (check: in process, or MPI under mpirun, whose
+  /// other ranks show nothing and agree on the root's exit code; kernels/engine.h). Unset: in process.
+  std::function<StatusOr<std::unique_ptr<kernels::Engine>>(const CommandOptions&)> engine;
 };
 
 /// Every option, in --help order.

@@ -2,6 +2,7 @@
 // (--from) or the user's own dump (--tree), and the diff between template and checkpoint (--diff).
 #include "api/commands.h"
 #include "api/tree_document.h"
+#include "api/tree_text.h"
 #include "core/emit.h"
 
 namespace easyplan::api {
@@ -47,6 +48,27 @@ StatusOr<CommandResult> RunTree(const RunContext& context, const CheckedCommand&
   return CommandResult{.value = std::move(value)};
 }
 
+std::string TreeDocument(const CommandResult& result, const CommandOptions&) {
+  const TreeValue& value = std::get<TreeValue>(result.value);
+  return value.diff ? EmitJson(DiffToJson(*value.diff))
+                    : TreeToJsonText(*value.tree, value.totals, value.easydel_version);
+}
+
+// The tree as a table, CSV or JSON; the diff as text or JSON.
+Status ShowTree(const CommandResult& result, const CommandOptions& options, TerminalOutput& shown) {
+  const TreeValue& value = std::get<TreeValue>(result.value);
+  if (options.format == "json") {
+    shown.out = TreeDocument(result, options);
+  } else if (value.diff) {
+    shown.out = DiffToText(*value.diff);
+  } else if (options.format == "csv") {
+    shown.out = TreeToCsv(*value.tree, value.totals);
+  } else {
+    shown.out = TreeToTable(*value.tree, value.totals);
+  }
+  return Status();
+}
+
 }  // namespace
 
 CommandSpec TreeCommand() {
@@ -68,12 +90,8 @@ CommandSpec TreeCommand() {
             return config;
           },
       .run = RunTree,
-      .document =
-          [](const CommandResult& result, const CommandOptions&) {
-            const TreeValue& value = std::get<TreeValue>(result.value);
-            return value.diff ? EmitJson(DiffToJson(*value.diff))
-                              : TreeToJsonText(*value.tree, value.totals, value.easydel_version);
-          },
+      .document = TreeDocument,
+      .terminal = ShowTree,
   };
 }
 

@@ -38,7 +38,7 @@ StatusOr<PlanResult> PlanModel(const std::shared_ptr<const Model>& model, const 
 StatusOr<PlanResult> PlanModel(const std::shared_ptr<const Model>& model, const PlanOptions& options,
                                const PlanViewOptions& view = {});
 
-/// What the renderers read of `result`: the plan, tree, rules, expert report and EasyDeL version.
+/// What the terminal and JSON forms read of `result`: the plan, tree, rules, expert report and EasyDeL version.
 PlanView ViewOfPlan(const PlanResult& result, const PlanViewOptions& view = {});
 
 /// `plan --format json` of `result`.

@@ -5,9 +5,11 @@
 #include <map>
 #include <memory>
 #include <ostream>
+#include <utility>
+#include <variant>
 
 #include "api/command_table.h"
-#include "cli/commands.h"
+#include "cli/run_command.h"
 #include "core/did_you_mean.h"
 
 namespace easyplan::cli {
@@ -117,6 +119,24 @@ void Bind(CLI::App* app, BoundFlags& flags, std::string_view command) {
   }
 }
 
+// CONFIG is the first positional, but a --tree file needs none: given one with a single positional
+// word, the word is the command's next positional that is missing (`explain --tree T.json PATTERN`).
+// The rule reads the command table, so it holds for any command with positionals after CONFIG.
+void ReadPositionalsPastConfig(std::string_view command, api::CommandOptions& options) {
+  std::string& config = options.plan.config.config;
+  if (options.plan.tree.file.empty() || config.empty()) return;
+  const StatusOr<std::vector<api::CommandOption>> declared = api::OptionsOf(command);
+  if (!declared.ok()) return;
+  for (const api::CommandOption& option : *declared) {
+    if (!option.spec->positional || option.name() == "config") continue;
+    api::FieldRef field = option.spec->field(options);
+    std::string* const* text = std::get_if<std::string*>(&field);
+    if (text == nullptr || !(*text)->empty()) continue;
+    std::swap(**text, config);
+    return;
+  }
+}
+
 }  // namespace
 
 int RunApp(int argc, const char* const* argv, Context& ctx) {
@@ -222,11 +242,7 @@ int RunApp(int argc, const char* const* argv, Context& ctx) {
     return ReportError(ctx, status);
   }
   options.verbose = ctx.verbose;
-  for (const Command& command : AllCommands()) {
-    if (command.name != name) continue;
-    if (command.prepare != nullptr) command.prepare(options);
-    if (command.drive != nullptr) return command.drive(**spec, options, ctx);
-  }
+  ReadPositionalsPastConfig(name, options);
   return RunCommandLine(**spec, options, ctx);
 }
 

@@ -4,7 +4,8 @@
 // Helpers of the fuzz targets that run a whole command (cost, suggest, report) on fuzzed command-line
 // words: the words are read as the CLI reads them (each option's flag and type from the command table,
 // ParseOptionText, ApplyOptions), the command runs as every caller runs it (CheckCommandOptions, the
-// model, RunCommand) and the CLI's renderer writes its table or page, all in memory. An input is text:
+// model, RunCommand) and the CLI shows the result (cli::ShowResult): its table or page, all in memory. An input is
+// text:
 //
 //     mixtral-8x7b          line 1: the example (examples/NAME), one of Examples(); anything else is gpt2
 //     --mesh                then one command-line word per line (at most kMaxWords), up to a line "---"
@@ -37,8 +38,8 @@
 #include "api/command_table.h"
 #include "api/environment.h"
 #include "api/model.h"
-#include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/run_command.h"
 #include "core/file_system.h"
 #include "core/json.h"
 #include "core/json_parse.h"
@@ -254,7 +255,7 @@ inline std::optional<Json> OptionsFromWords(const std::string& command, const st
   return out;
 }
 
-/// One command's run: the options as applied, the result, and what the CLI's renderer wrote.
+/// One command's run: the options as applied, the result, and what the CLI wrote of it.
 struct CommandRun {
   api::CommandOptions options;
   std::optional<api::CommandResult> result;  ///< nullopt: the run failed, with bad input
@@ -264,9 +265,9 @@ struct CommandRun {
 };
 
 /// Runs `command` on CONFIG `config_path` with `options_json` as the CLI would: options applied and
-/// checked, the model (the workspace's), the pipeline, the renderer. Checks what holds for every run: a
-/// failure is bad input with a message, never an internal error or an escaping exception (both exit 3).
-/// nullopt when the options are refused before anything runs.
+/// checked, the model (the workspace's), the pipeline, what it shows (cli::ShowResult). Checks what holds for every
+/// run: a failure is bad input with a message, never an internal error or an escaping exception (both exit 3). nullopt
+/// when the options are refused before anything runs.
 inline CommandRun RunCommand(const std::string& command, const std::string& config_path, const Json& options_json,
                              const std::vector<std::string>& base_sets) {
   CommandRun run;
@@ -295,12 +296,9 @@ inline CommandRun RunCommand(const std::string& command, const std::string& conf
     std::istringstream in;
     std::ostringstream out, err;
     cli::Context ctx{*run.written, in, out, err, ""};
-    for (const cli::Command& renderer : cli::AllCommands()) {
-      if (renderer.name != command) continue;
-      if (Status rendered = renderer.render(*run.result, run.options, ctx); !rendered.ok()) {
-        run.result.reset();
-        return fail(rendered);
-      }
+    if (Status rendered = cli::ShowResult(**spec, *run.result, run.options, ctx); !rendered.ok()) {
+      run.result.reset();
+      return fail(rendered);
     }
     run.out = out.str();
     run.err = err.str();

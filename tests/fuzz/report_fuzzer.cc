@@ -6,7 +6,7 @@
 // Properties beyond "no crash": every failure is bad input with a message (never exit 3). A page carries
 // its data as one JSON object in the #easyplan-data element the page's script parses (with every key a
 // page always has, and no "</" that would close the element early), no number in it is negative or not
-// finite, the renderer writes exactly that page (to -o or stdout), and the exit code is the data's
+// finite, the CLI writes exactly that page (to -o or stdout), and the exit code is the data's
 // verdict: 1 exactly when the plan has errors or the step does not fit.
 #include <cstddef>
 #include <cstdint>

@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "api/tree_document.h"
-#include "cli/tree_format.h"
+#include "api/tree_text.h"
 #include "core/document.h"
 #include "core/json_parse.h"
 #include "core/tree_json.h"
@@ -60,8 +60,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   StatusOr<TreeTotals> totals = tree->Totals();
   fuzz::CheckBadInput(totals.status());
   if (!totals.ok()) return 0;
-  (void)cli::TreeToTable(*tree, *totals);
-  (void)cli::TreeToCsv(*tree, *totals);
+  (void)api::TreeToTable(*tree, *totals);
+  (void)api::TreeToCsv(*tree, *totals);
   std::string json_text = api::TreeToJsonText(*tree, *totals);
   if (!fuzz::RoundTrippable(document->root())) return 0;  // names with invalid UTF-8 are replaced
   StatusOr<Document> again = ParseJsonDocument(json_text, "again.json", limits);

@@ -27,8 +27,8 @@
 #include "api/model.h"
 #include "api/plan_pipeline.h"
 #include "api/validate.h"
-#include "cli/commands.h"
 #include "cli/context.h"
+#include "cli/run_command.h"
 #include "core/emit.h"
 #include "core/file_system.h"
 #include "core/tree_json.h"
@@ -72,8 +72,8 @@ const Setup& GetSetup() {
   return *setup;
 }
 
-/// `command` on `tree` as the CLI runs it (options applied and checked, the pipeline, the renderer
-/// when the command has one): the result, or nullopt after checking that the failure is bad input.
+/// `command` on `tree` as the CLI runs it (options applied and checked, the pipeline, what it shows:
+/// cli::ShowResult): the result, or nullopt after checking that the failure is bad input.
 std::optional<api::CommandResult> Run(const std::string& command, Json options,
                                       const std::shared_ptr<const ParamTree>& tree) {
   StatusOr<const api::CommandSpec*> spec = api::FindCommand(command);
@@ -92,14 +92,11 @@ std::optional<api::CommandResult> Run(const std::string& command, Json options,
     CheckBadInput(result.status());
     return std::nullopt;
   }
-  for (const cli::Command& renderer : cli::AllCommands()) {
-    if (renderer.name != command || renderer.render == nullptr) continue;
-    MemFileSystem written;
-    std::istringstream in;
-    std::ostringstream out, err;
-    cli::Context ctx{written, in, out, err, ""};
-    CheckBadInput(renderer.render(*result, parsed, ctx));
-  }
+  MemFileSystem written;
+  std::istringstream in;
+  std::ostringstream out, err;
+  cli::Context ctx{written, in, out, err, ""};
+  CheckBadInput(cli::ShowResult(**spec, *result, parsed, ctx));
   return std::move(*result);
 }
 

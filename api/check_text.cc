@@ -1,24 +1,14 @@
-// `easyplan check CONFIG`: proves a plan by executing it on simulated devices (api/check.h runs it);
-// here are its flags and its text report. docs/CHECK.md describes the output.
+// `easyplan check`'s terminal form: the layout check, the numeric check's comparisons, the communication
+// per scope, the memory comparison and the verdict (docs/CHECK.md describes it). The JSON form is
+// CheckToJson (api/check.h).
+#include "api/check_text.h"
+
 #include <fmt/format.h>
 
-#include <memory>
-#include <ostream>
-
-#include "api/check.h"
-#include "api/findings_text.h"
-#include "cli/commands.h"
-#include "cli/plan_format.h"
-#include "core/emit.h"
 #include "core/human.h"
 
-namespace easyplan::cli {
+namespace easyplan::api {
 namespace {
-
-using api::CheckRun;
-using api::kPeakBandHigh;
-using api::kPeakBandLow;
-using api::NumericSetup;
 
 // Every figure the text prints passes the non-finite guard (core/human.h), as the JSON's pass EmitJson's:
 // a NaN comparison is an internal error naming it, never "nan" in a report that then says FAIL or pass.
@@ -29,7 +19,7 @@ std::string Ratio(double v, const std::string& what) { return fmt::format("{:.2f
 std::string IndexText(const kernels::Dims& index) { return fmt::format("[{}]", fmt::join(index, ", ")); }
 
 // The pipeline the numeric check ran and each stage boundary's send/recv (docs/PIPELINE.md).
-std::string PipelineText(const planner::PipelineSplit& split, const kernels::CommLog& comm) {
+std::string CheckPipelineText(const planner::PipelineSplit& split, const kernels::CommLog& comm) {
   std::vector<const kernels::CommRecord*> sends;
   int64_t total = 0;
   for (const kernels::CommRecord& r : comm.records) {
@@ -51,7 +41,9 @@ std::string PipelineText(const planner::PipelineSplit& split, const kernels::Com
   return out;
 }
 
-std::string ToText(const CheckRun& run) {
+}  // namespace
+
+std::string CheckText(const CheckRun& run) {
   std::string out;
   out += fmt::format("mesh {} ({} devices)\n", run.mesh.ToString(), run.mesh.NumDevices());
   if (run.layout) {
@@ -68,7 +60,7 @@ std::string ToText(const CheckRun& run) {
     const kernels::NumericReport& n = *run.numeric;
     const NumericSetup& s = *run.numeric_setup;
     out += fmt::format("numeric: {} (tiny {}; batch {} x seq {}, seed {}, {} parameters)\n", n.ok() ? "pass" : "FAIL",
-                       api::DescribeModel(s.model), n.batch, n.seq, run.seed, n.params);
+                       DescribeModel(s.model), n.batch, n.seq, run.seed, n.params);
     for (const std::string& d : s.differences) out += "  note: the tiny plan differs: " + d + "\n";
     for (const kernels::ShardError& e : n.shard_errors) out += fmt::format("  error: {}: {}\n", e.param, e.message);
     if (n.shard_errors_total > static_cast<int64_t>(n.shard_errors.size())) {
@@ -118,7 +110,7 @@ std::string ToText(const CheckRun& run) {
                            n.comm.Bytes(kernels::CollectiveKind::kAllReduce, scope),
                            n.comm.Bytes(kernels::CollectiveKind::kAllToAll, scope));
       }
-      if (s.plan.pipeline.pipelined()) out += PipelineText(s.plan.pipeline, n.comm);
+      if (s.plan.pipeline.pipelined()) out += CheckPipelineText(s.plan.pipeline, n.comm);
       // Routed collectives move what the routing sends: this run's figure beside cost's expectation.
       const int64_t routed = n.comm.Bytes(kernels::CollectiveKind::kAllToAll);
       const int64_t expected = n.comm.ExpectedBytes(kernels::CollectiveKind::kAllToAll);
@@ -164,27 +156,4 @@ std::string ToText(const CheckRun& run) {
   return out;
 }
 
-}  // namespace
-
-Status RenderCheck(const api::CommandResult& result, const api::CommandOptions& options, Context& ctx) {
-  const CheckRun& run = std::get<CheckRun>(result.value);
-  if (run.plan.HasErrors()) {
-    ctx.err << api::FindingsForTerminal(run.plan.findings, ctx.verbose);
-    return Status();
-  }
-  if (!run.root) return Status();  // the root reports, and its exit code is everyone's
-  return WriteOutput(ctx, options.output, options.format == "json" ? EmitJson(api::CheckToJson(run)) : ToText(run));
-}
-
-// Starts the engine (MPI under mpirun), runs the check on it, and agrees on the root's exit code. Only
-// the root (every in-process run) writes anything: other MPI ranks get a context whose streams drop it.
-int DriveCheck(const api::CommandSpec& spec, const api::CommandOptions& options, Context& ctx) {
-  StatusOr<std::unique_ptr<kernels::Engine>> engine = api::StartEngine(options.Check());  // checks the options
-  if (!engine.ok()) return ExitCode(engine.status(), ctx);
-  std::ostream dropped(nullptr);
-  Context quiet{ctx.fs, ctx.in, dropped, dropped, ctx.schemas_dir, ctx.limits, ctx.verbose};
-  Context& here = (*engine)->root() ? ctx : quiet;
-  return (*engine)->AgreeExitCode(RunCommandLine(spec, options, here, engine->get()));
-}
-
-}  // namespace easyplan::cli
+}  // namespace easyplan::api

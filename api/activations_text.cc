@@ -1,22 +1,16 @@
-#include "cli/activations_format.h"
+#include "api/activations_text.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "api/json_text.h"
-#include "cli/plan_format.h"
-#include "cli/text_table.h"
+#include "api/text_table.h"
 #include "core/human.h"
 #include "core/json.h"
 
-namespace easyplan::cli {
+namespace easyplan::api {
 namespace {
-
-using api::DimsJson;
-using api::MeshJson;
-using api::Quoted;
-using api::SpecJson;
 
 using planner::ActivationPlan;
 using planner::ActivationTensor;
@@ -26,16 +20,14 @@ std::string GroupText(const planner::ExpertMesh& mesh, int group) {
   return members.empty() ? "none" : fmt::format("{}", fmt::join(members, " x "));
 }
 
-std::string ModeTest(const planner::KernelReport& kernel) { return fmt::format("query.shape[{}]", kernel.mode_dim); }
-
 std::string KernelTable(const ActivationPlan& plan) {
   if (!plan.kernel) return "attention kernel: " + plan.kernel_note + "\n";
   const planner::KernelReport& kernel = *plan.kernel;
   std::string out = fmt::format(
       "attention kernel {} ({} {}{}): get_mode on {} = {} -> {} rules, layout {}, qkv_mni {}\n", kernel.name,
       kernel.selected_by, kernel.easydel_name, kernel.selected_by == "--kernel" ? "" : ", selected by the config",
-      ModeTest(kernel), kernel.tested ? std::to_string(*kernel.tested) : "more than 1", ModeName(kernel.kernel_mode),
-      planner::AttnLayoutName(kernel.layout), kernel.qkv_mni ? "True" : "False");
+      KernelModeTest(kernel), kernel.tested ? std::to_string(*kernel.tested) : "more than 1",
+      ModeName(kernel.kernel_mode), planner::AttnLayoutName(kernel.layout), kernel.qkv_mni ? "True" : "False");
   out += kernel.shard_map ? "  shard_map specs (create_stable_sharding)" : "  with_sharding_constraint (no shard_map)";
   out += kernel.transposed ? ", on the transposed (B, H, T, D) tensors:\n" : ":\n";
   std::vector<std::vector<std::string>> rows;
@@ -161,4 +153,4 @@ std::string ActivationsToTable(const ActivationsView& view) {
   return out;
 }
 
-}  // namespace easyplan::cli
+}  // namespace easyplan::api

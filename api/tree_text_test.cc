@@ -1,4 +1,4 @@
-#include "cli/tree_format.h"
+#include "api/tree_text.h"
 
 #include <gtest/gtest.h>
 
@@ -6,10 +6,10 @@
 #include "core/json_parse.h"
 #include "tests/test_util.h"
 
-namespace easyplan::cli {
+namespace easyplan::api {
 namespace {
 
-ParamTree SampleTree() {
+ParamTree TreeTextSample() {
   ParamTree tree;
   tree.model_type = "llama";
   tree.layout = Layout::kHf;
@@ -19,26 +19,26 @@ ParamTree SampleTree() {
   return tree;
 }
 
-TEST(TreeFormatTest, BuffersDoNotCountAsParameters) {
-  TreeTotals totals = *SampleTree().Totals();
+TEST(TreeTextTest, BuffersDoNotCountAsParameters) {
+  TreeTotals totals = *TreeTextSample().Totals();
   EXPECT_EQ(totals.tensors, 3);
   EXPECT_EQ(totals.params, 128 * 64 + 1);
   EXPECT_EQ(totals.bytes, 128 * 64 * 2 + 16 * 4 + 4);
 }
 
-TEST(TreeFormatTest, TableEndsWithHumanSummary) {
-  ParamTree tree = SampleTree();
+TEST(TreeTextTest, TableEndsWithHumanSummary) {
+  ParamTree tree = TreeTextSample();
   std::string table = TreeToTable(tree, *tree.Totals());
   EXPECT_NE(table.find("float32 (buffer)"), std::string::npos);
   EXPECT_TRUE(table.ends_with("llama (hf layout): 3 tensors, 8,193 parameters, 16.1 KiB\n")) << table;
 }
 
-TEST(TreeFormatTest, CsvQuotesShapesAndEndsWithATotalRow) {
-  ParamTree tree = SampleTree();
+TEST(TreeTextTest, CsvQuotesShapesAndEndsWithATotalRow) {
+  ParamTree tree = TreeTextSample();
   std::string csv = TreeToCsv(tree, *tree.Totals());
   EXPECT_NE(csv.find("model.embed_tokens.weight,\"[128, 64]\",bfloat16,8192,16384\n"), std::string::npos) << csv;
   EXPECT_TRUE(csv.ends_with("total,,,8193,16452\n")) << csv;
 }
 
 }  // namespace
-}  // namespace easyplan::cli
+}  // namespace easyplan::api

@@ -1,30 +1,28 @@
-// `easyplan suggest CONFIG --devices N --hardware H --mode train|serve --batch B --seq S`: every mesh,
-// checkpoint policy and microbatch count that EasyDeL accepts and that fits, ranked by the step-time
-// model, with why the winner wins and the commands that reproduce each candidate (docs/COST.md).
-// Exit 1 when nothing fits.
+// `easyplan suggest`'s terminal form: the search, the ranked candidates, why the winner wins, the Pareto
+// front, what was rejected and the commands that reproduce each candidate (docs/COST.md). The JSON form
+// is SuggestToJson (api/suggest.h).
+#include "api/suggest_text.h"
+
 #include <fmt/format.h>
 
-#include <memory>
+#include <algorithm>
 
-#include "api/findings_text.h"
-#include "api/report.h"
-#include "api/suggest.h"
-#include "cli/commands.h"
-#include "cli/cost_format.h"
-#include "cli/text_table.h"
+#include "api/cost_text.h"
+#include "api/text_table.h"
 #include "core/checked_math.h"
-#include "core/emit.h"
 #include "core/human.h"
 
-namespace easyplan::cli {
+namespace easyplan::api {
 namespace {
 
-std::string Term(const api::TermDifference& t, double value) {
+std::string TermText(const TermDifference& t, double value) {
   // Bytes are int64 counts carried as double: 2^63 (INT64_MAX rounded up) is the one value past the range.
   return t.unit == "bytes" ? HumanBytesBinary(CheckedFromDouble(value).value_or(INT64_MAX)) : HumanSeconds(value);
 }
 
-std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& r, bool verbose) {
+}  // namespace
+
+std::string SuggestText(const SuggestOptions& o, const SuggestResult& r, bool verbose) {
   const step::HardwareProfile& hardware = *r.hardware;
   const bool train = o.memory.mode == "train";
   std::string out = fmt::format("{} of {} (EasyDeL {}) on {} x {} ({}{}), {}batch {} x seq {}\n",
@@ -32,7 +30,7 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
                                 r.easydel_version, SuggestDevices(o), hardware.name, hardware.description,
                                 o.slices > 1 ? fmt::format(", {} slices", o.slices) : "", train ? "global " : "",
                                 *o.memory.batch, *o.memory.seq);
-  if (api::PrecisionOf(o.pricing) == step::Precision::kFp8) out.insert(out.size() - 1, ", fp8 projections");
+  if (PrecisionOf(o.pricing) == step::Precision::kFp8) out.insert(out.size() - 1, ", fp8 projections");
   int64_t rejected = 0;
   for (const auto& [reason, count] : r.rejected) rejected += count;
   out += fmt::format("considered {} configurations: {} feasible, {} rejected\n\n", WithThousands(r.considered),
@@ -52,10 +50,10 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
                                  decode ? "tokens/s/device" : "tokens/s", "MFU", "exposed comm"});
     std::vector<std::vector<std::string>> rows = {header};
     for (size_t i = 0; i < shown; ++i) {
-      const api::Candidate& c = r.ranked[i];
-      const api::StepEstimate& e = c.estimate;
+      const Candidate& c = r.ranked[i];
+      const StepEstimate& e = c.estimate;
       const planner::DeviceMemory& worst = e.memory.Worst();
-      const std::string policy = api::PolicyFlagValue(c.policy);
+      const std::string policy = PolicyFlagValue(c.policy);
       std::vector<std::string> row = {std::to_string(i + 1), c.MeshFlag(), c.DcnFlag().empty() ? "-" : c.DcnFlag(),
                                       train ? (policy.empty() ? "none" : policy) : "-"};
       if (pipelines) {
@@ -78,14 +76,14 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
       out += gap < 1e-9 ? std::string("\n#1 ties #2 on step time and needs less memory:\n")
                         : fmt::format("\n#1 beats #2 by {} per step:\n", HumanSeconds(gap));
       std::vector<std::vector<std::string>> terms = {{"", "#1", "#2"}};
-      for (const api::TermDifference& t : r.winner_vs_runner_up) {
-        terms.push_back({t.term, Term(t, t.winner), Term(t, t.runner_up)});
+      for (const TermDifference& t : r.winner_vs_runner_up) {
+        terms.push_back({t.term, TermText(t, t.winner), TermText(t, t.runner_up)});
       }
       out += Columns(terms, {1, 2}, "  ");
     }
     std::vector<std::string> front;
     for (size_t i : r.pareto) {
-      const api::Candidate& c = r.ranked[i];
+      const Candidate& c = r.ranked[i];
       front.push_back(fmt::format("#{} ({}, {})", i + 1, HumanSeconds(c.estimate.step.step_time_s),
                                   HumanBytesBinary(c.estimate.memory.Worst().total)));
     }
@@ -109,7 +107,7 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
     out += "\nreproduce:\n";
     const size_t shown = std::min(r.ranked.size(), static_cast<size_t>(o.top));
     for (size_t i = 0; i < shown; ++i) {
-      const std::vector<std::string> commands = api::ReproduceCommands(o, r.ranked[i], r.limits);
+      const std::vector<std::string> commands = ReproduceCommands(o, r.ranked[i], r.limits);
       for (size_t k = 0; k < commands.size(); ++k) {
         out += fmt::format("  {:<4}{}\n", k == 0 ? fmt::format("#{}", i + 1) : "", commands[k]);
       }
@@ -118,23 +116,4 @@ std::string SuggestText(const api::SuggestOptions& o, const api::SuggestResult& 
   return out;
 }
 
-}  // namespace
-
-Status RenderSuggest(const api::CommandResult& run, const api::CommandOptions& options, Context& ctx) {
-  const api::SuggestValue& value = std::get<api::SuggestValue>(run.value);
-  if (!value.result.findings.empty()) ctx.err << api::FindingsForTerminal(value.result.findings, ctx.verbose);
-  const std::string text = options.format == "json" ? EmitJson(api::SuggestToJson(value.options, value.result))
-                                                    : SuggestText(value.options, value.result, ctx.verbose);
-  std::vector<Output> outputs = {{options.output, "-o", text}};
-  if (!options.report.empty()) {
-    if (!value.page) {
-      PrintDiag(ctx, Diag{Severity::kNote, {}, "nothing fits: no report written to " + options.report, {}});
-    } else {
-      outputs.push_back({options.report, "--report", *value.page});
-    }
-  }
-  // Both or neither: `-o BAD/s.json --report OK/s.html` used to write s.html and then fail (issue 44).
-  return WriteOutputs(ctx, outputs);
-}
-
-}  // namespace easyplan::cli
+}  // namespace easyplan::api

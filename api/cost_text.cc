@@ -1,4 +1,4 @@
-#include "cli/cost_format.h"
+#include "api/cost_text.h"
 
 #include <fmt/format.h>
 
@@ -7,10 +7,10 @@
 #include <optional>
 
 #include "api/assumptions.h"
-#include "cli/text_table.h"
+#include "api/text_table.h"
 #include "core/human.h"
 
-namespace easyplan::cli {
+namespace easyplan::api {
 
 std::string HumanSeconds(double seconds) {
   if (FiniteFigure(seconds, "a time") == 0) return "0 s";
@@ -35,8 +35,10 @@ std::string HumanRate(double per_second) {
 
 std::string HumanPercent(double fraction) { return fmt::format("{:.1f}%", FiniteFigure(fraction, "an MFU") * 100); }
 
+namespace {
+
 // A pipelined step: the schedule and its bubble, the sends, and each stage's microbatch (docs/PIPELINE.md).
-std::string PipelineText(const step::PipelineStep& p, const planner::PipelineSplit& split) {
+std::string StepPipelineText(const step::PipelineStep& p, const planner::PipelineSplit& split) {
   std::string out = fmt::format(
       "\npipeline: {} stages, {} schedule{}, {} microbatches; bubble {} ({} of the step; the schedule simulated, "
       "docs/PIPELINE.md), bubble-free step {}\n",
@@ -55,6 +57,8 @@ std::string PipelineText(const step::PipelineStep& p, const planner::PipelineSpl
   }
   return out + Columns(rows, {1, 2, 3, 4}, "  ");
 }
+
+}  // namespace
 
 std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
   const api::StepEstimate& e = *r.estimate;
@@ -106,7 +110,7 @@ std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
                   {"TTFT", HumanSeconds(c.step_time_s), "time to first token: the batch's prompts prefilled"});
   }
   out += Columns(totals, {1});
-  if (e.pipeline) out += PipelineText(*e.pipeline, r.plan.pipeline);
+  if (e.pipeline) out += StepPipelineText(*e.pipeline, r.plan.pipeline);
 
   out += "\ncommunication per device (one microbatch):\n";
   std::vector<std::vector<std::string>> kinds = {{"", "all-gather", "reduce-scatter", "all-reduce", "all-to-all"}};
@@ -157,4 +161,4 @@ std::string CostText(const api::CostResult& r, bool mode_given, bool verbose) {
   return out;
 }
 
-}  // namespace easyplan::cli
+}  // namespace easyplan::api

@@ -1,8 +1,8 @@
-#include "cli/cost_format.h"
+#include "api/cost_text.h"
 
 #include <gtest/gtest.h>
 
-namespace easyplan::cli {
+namespace easyplan::api {
 namespace {
 
 TEST(HumanSecondsTest, EachMagnitudeGetsTheUnitThatFitsIt) {
@@ -24,4 +24,4 @@ TEST(HumanSecondsTest, BelowANanosecondReadsAsZero) {
 }
 
 }  // namespace
-}  // namespace easyplan::cli
+}  // namespace easyplan::api

@@ -1,13 +1,14 @@
-#ifndef EASYPLAN_CLI_COST_FORMAT_H_
-#define EASYPLAN_CLI_COST_FORMAT_H_
+#ifndef EASYPLAN_API_COST_TEXT_H_
+#define EASYPLAN_API_COST_TEXT_H_
 
-// Text of `cost` (and of `suggest`'s candidates): seconds, rates and the step's breakdown.
+// The terminal form of `cost` (and the figures of `suggest`'s candidates): seconds, rates and the
+// step's breakdown. The JSON form is CostToJson (api/cost.h).
 
 #include <string>
 
 #include "api/cost.h"
 
-namespace easyplan::cli {
+namespace easyplan::api {
 
 /// "1.23 s", "45.6 ms", "7.80 us": three significant figures in the unit that fits.
 std::string HumanSeconds(double seconds);
@@ -21,8 +22,8 @@ std::string HumanPercent(double fraction);
 /// `cost`'s table: the header, the totals, communication per kind, the costliest collectives and the
 /// per-layer split.
 /// `mode_given`: false when --mode took its default (train), which the header then says.
-std::string CostText(const api::CostResult& result, bool mode_given = true, bool verbose = false);
+std::string CostText(const CostResult& result, bool mode_given = true, bool verbose = false);
 
-}  // namespace easyplan::cli
+}  // namespace easyplan::api
 
-#endif  // EASYPLAN_CLI_COST_FORMAT_H_
+#endif  // EASYPLAN_API_COST_TEXT_H_

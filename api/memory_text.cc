@@ -1,23 +1,19 @@
-// `easyplan memory CONFIG --mode train|serve --batch B --seq S`: the bytes every device holds (parameters,
-// gradients, optimizer state, activations, KV cache, transient peaks), the worst device, and whether it
-// fits a device's memory (docs/MEMORY.md). Exit 1 when it does not.
+// `easyplan memory`'s terminal form: the bytes every device holds (parameters, gradients, optimizer state,
+// activations, KV cache, transient peaks), the worst device, and whether it fits (docs/MEMORY.md). The
+// JSON form is MemoryToJsonText (api/memory_json.h).
+#include "api/memory_text.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
-#include <memory>
 #include <tuple>
 
 #include "api/assumptions.h"
-#include "api/findings_text.h"
-#include "api/memory_json.h"
-#include "api/memory_pipeline.h"
-#include "cli/commands.h"
-#include "cli/plan_format.h"
-#include "cli/text_table.h"
+#include "api/text_table.h"
 #include "core/human.h"
 
-namespace easyplan::cli {
+namespace easyplan::api {
 namespace {
 
 /// "0-3,8,10-11" for sorted ids.
@@ -56,8 +52,10 @@ std::string StageTable(const planner::MemoryReport& report) {
   return out + Columns(cells, {1, 2, 3, 4, 5, 6, 7});
 }
 
-std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInputs& inputs,
-                        const api::MemoryOptions& flags, const std::string& budget_label, bool mode_given) {
+}  // namespace
+
+std::string MemoryTable(const planner::MemoryReport& report, const PlanInputs& inputs, const MemoryOptions& flags,
+                        const std::string& budget_label, bool mode_given) {
   const bool train = report.mode == Mode::kTrain;
   const Mesh& mesh = inputs.mesh;
   std::string out =
@@ -121,7 +119,7 @@ std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInpu
   out += fmt::format("float32 logits {}\n", HumanBytesBinary(b.logits));
   // What EasyDeL's defaults assumed, before the verdict line that scripts tail.
   for (const std::string& assumed :
-       api::StepAssumptions(*inputs.model, {.train = train, .priced = false, .tree = &inputs.tree_spec})) {
+       StepAssumptions(*inputs.model, {.train = train, .priced = false, .tree = &inputs.tree_spec})) {
     out += "assumed " + assumed + "\n";
   }
   const planner::DeviceMemory& worst = report.Worst();
@@ -132,20 +130,4 @@ std::string MemoryTable(const planner::MemoryReport& report, const api::PlanInpu
   return out;
 }
 
-}  // namespace
-
-Status RenderMemory(const api::CommandResult& run, const api::CommandOptions& options, Context& ctx) {
-  const api::MemoryResult& result = std::get<api::MemoryResult>(run.value);
-  // The figures whenever the plan can be laid out; a plan with errors adds its findings and exit 1.
-  const planner::MemoryReport& report = *result.report;
-  if (result.plan.HasErrors()) ctx.err << api::FindingsForTerminal(result.plan.findings, ctx.verbose);
-  // Without --mode the step is a training step, and the table says so.
-  const std::string text =
-      options.format == "json"
-          ? api::MemoryToJsonText(report, result.hardware, &result.plan.findings,
-                                  result.inputs.model->easydel_version().name)
-          : MemoryTable(report, result.inputs, options.memory, result.budget_label, options.Given("mode"));
-  return WriteOutput(ctx, options.output, text);
-}
-
-}  // namespace easyplan::cli
+}  // namespace easyplan::api

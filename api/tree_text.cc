@@ -1,4 +1,4 @@
-#include "cli/tree_format.h"
+#include "api/tree_text.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "core/human.h"
 
-namespace easyplan::cli {
+namespace easyplan::api {
 namespace {
 
 std::string EntryText(const TensorEntry& entry) {
@@ -105,4 +105,4 @@ std::string DiffToText(const TreeDiff& diff) {
   return out;
 }
 
-}  // namespace easyplan::cli
+}  // namespace easyplan::api

@@ -1,10 +1,10 @@
-#include "cli/text_table.h"
+#include "api/text_table.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-namespace easyplan::cli {
+namespace easyplan::api {
 
 std::string Columns(const std::vector<std::vector<std::string>>& rows, const std::vector<size_t>& right_aligned,
                     const std::string& indent) {
@@ -27,4 +27,4 @@ std::string Columns(const std::vector<std::vector<std::string>>& rows, const std
   return out;
 }
 
-}  // namespace easyplan::cli
+}  // namespace easyplan::api
