@@ -2,22 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "api/sample_tree_test_util.h"
 #include "core/document.h"
 #include "core/json_parse.h"
 #include "tests/test_util.h"
 
 namespace easyplan::api {
 namespace {
-
-ParamTree SampleTree() {
-  ParamTree tree;
-  tree.model_type = "llama";
-  tree.layout = Layout::kHf;
-  tree.tensors = {{"model.embed_tokens.weight", Shape{128, 64}, DType::kBFloat16, TensorRole::kParameter},
-                  {"model.layers.0.self_attn.rotary_emb.inv_freq", Shape{16}, DType::kFloat32, TensorRole::kBuffer},
-                  {"step", Shape{}, DType::kInt32, TensorRole::kParameter}};
-  return tree;
-}
 
 TEST(TreeFormatTest, JsonTextParsesToTheSameValueAsTreeToJson) {
   ParamTree tree = SampleTree();
